@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0
+// x86-64 instruction decoding for the safety checker, on top of Zydis.
+//
+// Pure C++: used by the module and by the host tests on real kernel bytes.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace okp::x86 {
+
+// The longest legal x86 instruction.
+constexpr size_t max_instruction_length = 15;
+
+// Length of the 64-bit-mode instruction at bytes, or 0 when the bytes do not
+// decode as one within available bytes.
+unsigned instruction_length(const uint8_t *bytes, size_t available);
+
+enum class Boundary {
+	instruction_start, // offset is where an instruction begins
+	inside_instruction,
+	undecodable, // the walk from the start met bytes that do not decode
+	past_end,    // offset is not inside the function
+};
+
+// Proves whether offset is an instruction boundary by decoding the function
+// linearly from its first byte, as the kernel's kprobes do.
+Boundary check_instruction_boundary(const uint8_t *function, size_t function_size, size_t offset);
+
+} // namespace okp::x86

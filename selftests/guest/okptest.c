@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okptest: okprobe's in-guest test runner, PID 1 of the test initramfs.
+ *
+ * It mounts what the tests need, runs the test suite named by the kernel
+ * command line parameter okptest=SUITE, prints kselftest-style TAP on the
+ * console, and powers the guest off. The host side (tools/guest-run) parses
+ * the TAP and also fails the run on any kernel warning in the console.
+ *
+ * Statically linked for each architecture; no shell is needed (the riscv64
+ * guest has none).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MODULE_DIR "/lib/okprobe"
+#define OKPROBE_KO MODULE_DIR "/okprobe.ko"
+#define SAMPLE_KO MODULE_DIR "/okprobe_sample.ko"
+#define WARN_KO MODULE_DIR "/okprobe_test_warn.ko"
+#define SYSCTL_OPTIMIZATION "/proc/sys/debug/kprobes_optimization"
+#define DEBUGFS_DIR "/sys/kernel/debug/okprobe"
+
+/* ---- Output -------------------------------------------------------------- */
+
+/* One write() per line, so kernel messages cannot split a TAP line. */
+static void say(const char *format, ...)
+{
+	char line[1024];
+	va_list args;
+	int length;
+
+	va_start(args, format);
+	length = vsnprintf(line, sizeof(line) - 1, format, args);
+	va_end(args);
+	if (length < 0)
+		return;
+	if (length > (int)sizeof(line) - 2)
+		length = sizeof(line) - 2;
+	line[length++] = '\n';
+	if (write(1, line, length) < 0)
+		_exit(1);
+}
+
+/* The reason the current test failed, reported as a TAP diagnostic. */
+static char why[512];
+
+static int fail(const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vsnprintf(why, sizeof(why), format, args);
+	va_end(args);
+	return 1;
+}
+
+#define SKIP 2
+static int skip(const char *reason)
+{
+	snprintf(why, sizeof(why), "%s", reason);
+	return SKIP;
+}
+
+/* Evaluates a check; on failure, records where and returns from the test. */
+#define CHECK(condition, ...)                                                  \
+	do {                                                                   \
+		if (!(condition))                                              \
+			return fail(__VA_ARGS__);                              \
+	} while (0)
+
+/* Runs a sub-step returning 0 or a failure (already recorded in why). */
+#define STEP(call)                                                             \
+	do {                                                                   \
+		int step_result = (call);                                      \
+		if (step_result)                                               \
+			return step_result;                                    \
+	} while (0)
+
+/* ---- Files --------------------------------------------------------------- */
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Reads a whole small file into buffer (NUL-terminated); -errno on error. */
+static int read_file(const char *path, char *buffer, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t used = 0;
+	ssize_t got;
+
+	if (fd < 0)
+		return -errno;
+	while (used + 1 < size &&
+	       (got = read(fd, buffer + used, size - 1 - used)) > 0)
+		used += got;
+	buffer[used] = '\0';
+	close(fd);
+	return 0;
+}
+
+/* Writes text to path in one write(); 0 or -errno. */
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* ---- Kernel log ---------------------------------------------------------- */
+
+/* A position in /dev/kmsg; later reads see only newer records. */
+static int kmsg_mark(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+/* Collects the messages of records written after mark. Consumes mark. */
+static void kmsg_collect(int mark, char *text, size_t size)
+{
+	char record[2048];
+	size_t used = 0;
+	ssize_t got;
+	char *message;
+
+	text[0] = '\0';
+	if (mark < 0)
+		return;
+	for (;;) {
+		got = read(mark, record, sizeof(record) - 1);
+		if (got < 0 && errno == EPIPE)
+			continue; /* overwritten records: keep reading */
+		if (got <= 0)
+			break;
+		record[got] = '\0';
+		/* "prio,seq,time,flags;message\n": keep the message. */
+		message = strchr(record, ';');
+		message = message ? message + 1 : record;
+		used += snprintf(text + used, size - used, "%s", message);
+		if (used >= size - 1)
+			break;
+	}
+	close(mark);
+}
+
+/* True when a record written after mark contains needle. Consumes mark. */
+static int kmsg_contains(int mark, const char *needle)
+{
+	static char text[16384];
+
+	kmsg_collect(mark, text, sizeof(text));
+	return strstr(text, needle) != NULL;
+}
+
+/* ---- Modules ------------------------------------------------------------- */
+
+/* Loads a module file with parameters; 0 or -errno. */
+static int load_module(const char *path, const char *params)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, params, 0) != 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int unload_module(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+static int module_loaded(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	return exists(path);
+}
+
+/* Address of a kernel symbol from /proc/kallsyms, or 0. */
+static unsigned long kallsyms_address(const char *name)
+{
+	FILE *kallsyms = fopen("/proc/kallsyms", "re");
+	char line[512], symbol[256], type;
+	unsigned long address, found = 0;
+
+	if (!kallsyms)
+		return 0;
+	while (!found && fgets(line, sizeof(line), kallsyms))
+		if (sscanf(line, "%lx %c %255s", &address, &type, symbol) ==
+			    3 &&
+		    !strcmp(symbol, name))
+			found = address;
+	fclose(kallsyms);
+	return found;
+}
+
+/* ---- Steps shared by tests ----------------------------------------------- */
+
+static int expect_loaded_surfaces(void)
+{
+	static const char *const paths[] = {
+		SYSCTL_OPTIMIZATION, DEBUGFS_DIR "/list",
+		DEBUGFS_DIR "/enabled", DEBUGFS_DIR "/blacklist",
+	};
+	size_t i;
+
+	CHECK(module_loaded("okprobe"), "/sys/module/okprobe is missing");
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		CHECK(exists(paths[i]), "%s is missing", paths[i]);
+	return 0;
+}
+
+static int expect_nothing_left(void)
+{
+	static const char *const paths[] = {
+		"/sys/module/okprobe", SYSCTL_OPTIMIZATION, DEBUGFS_DIR,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		CHECK(!exists(paths[i]), "%s still exists after unload",
+		      paths[i]);
+	return 0;
+}
+
+static int load_okprobe(const char *params)
+{
+	int ret = load_module(OKPROBE_KO, params);
+
+	CHECK(ret == 0, "loading okprobe.ko (%s): %s", params,
+	      strerror(-ret));
+	return expect_loaded_surfaces();
+}
+
+static int unload_okprobe(void)
+{
+	int mark = kmsg_mark();
+	int ret = unload_module("okprobe");
+
+	CHECK(ret == 0, "unloading okprobe: %s", strerror(-ret));
+	STEP(expect_nothing_left());
+	CHECK(!kmsg_contains(mark, "leak"), "okprobe reported a leak");
+	return 0;
+}
+
+/* Loads okprobe with params, which must fail with errno expected and log
+ * lines containing every needle (a NULL-terminated list). */
+static int expect_load_failure(const char *params, int expected, ...)
+{
+	static char log[16384];
+	int mark = kmsg_mark(), ret;
+	const char *needle;
+	va_list needles;
+
+	ret = load_module(OKPROBE_KO, params);
+	kmsg_collect(mark, log, sizeof(log));
+	if (ret == 0)
+		unload_module("okprobe");
+	CHECK(ret == -expected, "load with '%s' returned %s, expected %s",
+	      params, ret ? strerror(-ret) : "success", strerror(expected));
+	CHECK(!module_loaded("okprobe"), "okprobe is loaded after failing");
+	va_start(needles, expected);
+	while ((needle = va_arg(needles, const char *))) {
+		if (!strstr(log, needle)) {
+			va_end(needles);
+			return fail("no kernel log line containing '%s'",
+				    needle);
+		}
+	}
+	va_end(needles);
+	return 0;
+}
+
+/* ---- The okprobe suite --------------------------------------------------- */
+
+static int test_load(void)
+{
+	return load_okprobe("");
+}
+
+static int test_sysctl_default(void)
+{
+	char value[32];
+	int ret = read_file(SYSCTL_OPTIMIZATION, value, sizeof(value));
+
+	CHECK(ret == 0, "reading %s: %s", SYSCTL_OPTIMIZATION, strerror(-ret));
+	CHECK(!strcmp(value, "1\n"), "default is '%s', expected 1", value);
+	return 0;
+}
+
+static int expect_sysctl(const char *expected)
+{
+	char value[32];
+
+	CHECK(read_file(SYSCTL_OPTIMIZATION, value, sizeof(value)) == 0,
+	      "cannot read %s", SYSCTL_OPTIMIZATION);
+	CHECK(!strncmp(value, expected, strlen(expected)) &&
+		      value[strlen(expected)] == '\n',
+	      "sysctl reads '%s', expected %s", value, expected);
+	return 0;
+}
+
+static int test_sysctl_write(void)
+{
+	CHECK(write_file(SYSCTL_OPTIMIZATION, "0") == 0, "writing 0 failed");
+	STEP(expect_sysctl("0"));
+	CHECK(write_file(SYSCTL_OPTIMIZATION, "1\n") == 0, "writing 1 failed");
+	STEP(expect_sysctl("1"));
+	return 0;
+}
+
+static int test_sysctl_rejects(void)
+{
+	static const char *const bad[] = { "2", "-1", "abc", "100000" };
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ret = write_file(SYSCTL_OPTIMIZATION, bad[i]);
+		CHECK(ret == -EINVAL, "writing '%s' returned %s, not EINVAL",
+		      bad[i], ret ? strerror(-ret) : "success");
+		STEP(expect_sysctl("1"));
+	}
+	return 0;
+}
+
+static int test_debugfs_list(void)
+{
+	char text[256];
+
+	CHECK(read_file(DEBUGFS_DIR "/list", text, sizeof(text)) == 0,
+	      "cannot read list");
+	CHECK(text[0] == '\0', "list is not empty: '%s'", text);
+	return 0;
+}
+
+static int expect_enabled(const char *expected)
+{
+	char text[16];
+
+	CHECK(read_file(DEBUGFS_DIR "/enabled", text, sizeof(text)) == 0,
+	      "cannot read enabled");
+	CHECK(text[0] == expected[0] && text[1] == '\n',
+	      "enabled reads '%s', expected %s", text, expected);
+	return 0;
+}
+
+static int test_debugfs_enabled(void)
+{
+	STEP(expect_enabled("1"));
+	CHECK(write_file(DEBUGFS_DIR "/enabled", "0") == 0, "writing 0");
+	STEP(expect_enabled("0"));
+	CHECK(write_file(DEBUGFS_DIR "/enabled", "1") == 0, "writing 1");
+	STEP(expect_enabled("1"));
+	CHECK(write_file(DEBUGFS_DIR "/enabled", "2") == -EINVAL,
+	      "writing 2 was not refused with EINVAL");
+	STEP(expect_enabled("1"));
+	return 0;
+}
+
+static int test_debugfs_blacklist(void)
+{
+	char text[4096], section[64], expected[128], *line;
+	unsigned long text_address, start, end;
+	unsigned long noinstr_start = kallsyms_address("__noinstr_text_start");
+	unsigned long noinstr_end = kallsyms_address("__noinstr_text_end");
+	int covered = 0;
+
+	CHECK(read_file(DEBUGFS_DIR "/blacklist", text, sizeof(text)) == 0,
+	      "cannot read blacklist");
+	/* The noinstr section, exactly as /proc/kallsyms bounds it. */
+	CHECK(noinstr_start && noinstr_end, "no noinstr markers in kallsyms");
+	snprintf(expected, sizeof(expected), "0x%016lx-0x%016lx\tnoinstr text\n",
+		 noinstr_start, noinstr_end);
+	CHECK(strstr(text, expected), "no line '%s' in the blacklist",
+	      expected);
+	/* okprobe's own range must cover its own .text, as sysfs reports it. */
+	CHECK(read_file("/sys/module/okprobe/sections/.text", section,
+			sizeof(section)) == 0,
+	      "cannot read okprobe's .text address");
+	text_address = strtoul(section, NULL, 16);
+	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		if (strstr(line, "\tokprobe itself") &&
+		    sscanf(line, "0x%lx-0x%lx", &start, &end) == 2 &&
+		    start <= text_address && text_address < end)
+			covered = 1;
+	CHECK(covered, "no 'okprobe itself' range covers .text at 0x%lx",
+	      text_address);
+	return 0;
+}
+
+static int test_sample_client(void)
+{
+	int ret = load_module(SAMPLE_KO, "");
+
+	CHECK(ret == 0, "loading the sample client: %s", strerror(-ret));
+	ret = unload_module("okprobe");
+	CHECK(ret == -EWOULDBLOCK || ret == -EBUSY,
+	      "unloading okprobe under its client returned %s",
+	      ret ? strerror(-ret) : "success");
+	CHECK(module_loaded("okprobe"), "okprobe went away under its client");
+	ret = unload_module("okprobe_sample");
+	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
+	return 0;
+}
+
+static int test_unload(void)
+{
+	return unload_okprobe();
+}
+
+static int test_load_unload_cycles(void)
+{
+	int cycle;
+
+	for (cycle = 0; cycle < 20; cycle++) {
+		if (load_okprobe("") || unload_okprobe()) {
+			char detail[sizeof(why)];
+
+			snprintf(detail, sizeof(detail), "%s", why);
+			return fail("cycle %d: %s", cycle, detail);
+		}
+	}
+	return 0;
+}
+
+static int test_loader_parameter(void)
+{
+	unsigned long address = kallsyms_address("kallsyms_lookup_name");
+	char params[64];
+
+	CHECK(address, "kallsyms_lookup_name not in /proc/kallsyms");
+	snprintf(params, sizeof(params), "kallsyms_lookup_name=0x%lx",
+		 address);
+	STEP(load_okprobe(params));
+	return unload_okprobe();
+}
+
+static int test_wrong_kallsyms_address(void)
+{
+	unsigned long other = kallsyms_address("sprint_symbol");
+	unsigned long right = kallsyms_address("kallsyms_lookup_name");
+	char params[64];
+
+	CHECK(other && right, "symbols missing from /proc/kallsyms");
+	snprintf(params, sizeof(params), "kallsyms_lookup_name=0x%lx", other);
+	STEP(expect_load_failure(params, EINVAL,
+				 "cannot resolve kernel symbol kallsyms_lookup_name",
+				 "sprint_symbol+0x0",
+				 "belongs to another symbol", NULL));
+	snprintf(params, sizeof(params), "kallsyms_lookup_name=0x%lx",
+		 right + 2);
+	STEP(expect_load_failure(params, EINVAL,
+				 "kallsyms_lookup_name+0x2",
+				 "not the start of the symbol", NULL));
+	return 0;
+}
+
+static int test_missing_symbol(void)
+{
+	return expect_load_failure("require_symbol=okprobe_no_such_symbol",
+				   ENOENT,
+				   "cannot resolve kernel symbol okprobe_no_such_symbol: not found",
+				   NULL);
+}
+
+static int test_loader_script(void)
+{
+	pid_t child;
+	int status;
+
+	if (!exists("/bin/sh"))
+		return skip("no shell in this guest");
+	child = fork();
+	if (child == 0) {
+		execl("/bin/sh", "sh", "/sbin/okprobe-load", OKPROBE_KO,
+		      (char *)NULL);
+		_exit(127);
+	}
+	CHECK(child > 0 && waitpid(child, &status, 0) == child,
+	      "could not run okprobe-load");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "okprobe-load exited with status 0x%x", status);
+	STEP(expect_loaded_surfaces());
+	return unload_okprobe();
+}
+
+/* ---- The demo (make demo) ----------------------------------------------- */
+
+/* Shows a file the way an operator would see it with cat. */
+static int show(const char *path)
+{
+	static char text[8192];
+	char *line;
+	int ret = read_file(path, text, sizeof(text));
+
+	CHECK(ret == 0, "reading %s: %s", path, strerror(-ret));
+	say("# $ cat %s", path);
+	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		say("#   %s", line);
+	return 0;
+}
+
+static int demo_load(void)
+{
+	STEP(load_okprobe(""));
+	return load_module(SAMPLE_KO, "") == 0 ? 0 :
+	       fail("the sample client did not load");
+}
+
+static int demo_show(void)
+{
+	STEP(show(SYSCTL_OPTIMIZATION));
+	STEP(show(DEBUGFS_DIR "/enabled"));
+	STEP(show(DEBUGFS_DIR "/list"));
+	STEP(show(DEBUGFS_DIR "/blacklist"));
+	return 0;
+}
+
+static int demo_unload(void)
+{
+	CHECK(unload_module("okprobe_sample") == 0, "unloading the sample");
+	return unload_okprobe();
+}
+
+/* ---- Harness self-tests (make check expects these runs to FAIL) ---------- */
+
+static int test_deliberate_failure(void)
+{
+	return fail("this failure is deliberate: the harness must report it");
+}
+
+static int test_deliberate_warning(void)
+{
+	int ret = load_module(WARN_KO, "");
+
+	CHECK(ret == 0, "loading okprobe_test_warn.ko: %s", strerror(-ret));
+	ret = unload_module("okprobe_test_warn");
+	CHECK(ret == 0, "unloading okprobe_test_warn: %s", strerror(-ret));
+	return 0;
+}
+
+static int test_deliberate_hang(void)
+{
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* ---- Suites -------------------------------------------------------------- */
+
+struct test {
+	const char *name;
+	int (*run)(void);
+};
+
+#define TEST(function, description) { description, function }
+
+static const struct test okprobe_suite[] = {
+	TEST(test_load, "okprobe.ko loads"),
+	TEST(test_sysctl_default, "sysctl kprobes_optimization defaults to 1"),
+	TEST(test_sysctl_write, "sysctl kprobes_optimization takes 0 and 1"),
+	TEST(test_sysctl_rejects, "sysctl kprobes_optimization rejects other values with EINVAL"),
+	TEST(test_debugfs_list, "debugfs list exists and is empty"),
+	TEST(test_debugfs_enabled, "debugfs enabled reads and takes 0/1"),
+	TEST(test_debugfs_blacklist, "debugfs blacklist covers okprobe and noinstr text"),
+	TEST(test_sample_client, "sample client loads on okprobe and pins it"),
+	TEST(test_unload, "unload leaves nothing behind"),
+	TEST(test_load_unload_cycles, "20 load/unload cycles without a leak"),
+	TEST(test_loader_parameter, "loads with kallsyms_lookup_name from /proc/kallsyms"),
+	TEST(test_wrong_kallsyms_address, "a wrong kallsyms_lookup_name address fails the load, naming it"),
+	TEST(test_missing_symbol, "a missing kernel symbol fails the load, naming it"),
+	TEST(test_loader_script, "tools/okprobe-load loads okprobe"),
+};
+
+static const struct test demo_suite[] = {
+	TEST(demo_load, "load okprobe.ko and the sample client"),
+	TEST(demo_show, "show the sysctl and the debugfs files"),
+	TEST(demo_unload, "unload both; nothing is left behind"),
+};
+
+static const struct test selftest_fail_suite[] = {
+	TEST(test_deliberate_failure, "harness self-test: a deliberately failing test"),
+};
+
+static const struct test selftest_warn_suite[] = {
+	TEST(test_deliberate_warning, "harness self-test: a module that WARNs"),
+};
+
+static const struct test selftest_hang_suite[] = {
+	TEST(test_deliberate_hang, "harness self-test: a guest that hangs"),
+};
+
+struct suite {
+	const char *name;
+	const struct test *tests;
+	size_t count;
+};
+
+#define SUITE(name, array) { name, array, sizeof(array) / sizeof(array[0]) }
+
+static const struct suite suites[] = {
+	SUITE("okprobe", okprobe_suite),
+	SUITE("demo", demo_suite),
+	SUITE("selftest-fail", selftest_fail_suite),
+	SUITE("selftest-warn", selftest_warn_suite),
+	SUITE("selftest-hang", selftest_hang_suite),
+};
+
+static void run_suite(const struct suite *suite)
+{
+	size_t i;
+	int result;
+
+	say("TAP version 13");
+	say("1..%zu", suite->count);
+	for (i = 0; i < suite->count; i++) {
+		why[0] = '\0';
+		result = suite->tests[i].run();
+		if (result == SKIP)
+			say("ok %zu %s # SKIP %s", i + 1, suite->tests[i].name,
+			    why);
+		else if (result == 0)
+			say("ok %zu %s", i + 1, suite->tests[i].name);
+		else {
+			for (char *c = why; *c; c++)
+				if (*c == '\n')
+					*c = ' ';
+			say("# %s", why);
+			say("not ok %zu %s", i + 1, suite->tests[i].name);
+		}
+	}
+}
+
+static void mount_filesystems(void)
+{
+	mkdir("/proc", 0755);
+	mkdir("/sys", 0755);
+	mkdir("/dev", 0755);
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+}
+
+/* Busybox (x86 guests only) provides the shell tools/okprobe-load needs. */
+static void install_busybox(void)
+{
+	pid_t child;
+
+	if (!exists("/bin/busybox"))
+		return;
+	child = fork();
+	if (child == 0) {
+		execl("/bin/busybox", "busybox", "--install", "-s", "/bin",
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (child > 0)
+		waitpid(child, NULL, 0);
+}
+
+int main(void)
+{
+	const char *wanted = getenv("okptest");
+	size_t i;
+
+	mount_filesystems();
+	install_busybox();
+	setenv("PATH", "/bin:/sbin", 1);
+	if (!wanted)
+		wanted = "okprobe";
+	for (i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+		if (!strcmp(suites[i].name, wanted))
+			break;
+	if (i == sizeof(suites) / sizeof(suites[0]))
+		say("Bail out! no test suite '%s'", wanted);
+	else
+		run_suite(&suites[i]);
+	say("# okptest: done");
+	sync();
+	reboot(RB_POWER_OFF);
+	return 0;
+}

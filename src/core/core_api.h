@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The boundary between okprobe's C glue (which includes <linux/...> headers)
+ * and its freestanding C++ core (which never does).
+ *
+ * Only plain C types cross it: integers, pointers, and the structs below.
+ * Functions named okp_core_* are implemented in C++ and called by the glue;
+ * functions named okp_glue_* are implemented in C and called by the core.
+ */
+#ifndef OKPROBE_CORE_API_H
+#define OKPROBE_CORE_API_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Kernel symbol resolution ------------------------------------------ */
+
+/* Why a resolved symbol was rejected; okp_core_symbol_verdict_text names it. */
+enum okp_symbol_verdict {
+	OKP_SYMBOL_OK = 0,
+	OKP_SYMBOL_NOT_FOUND,		/* the lookup returned 0 */
+	OKP_SYMBOL_UNDESCRIBED,		/* no symbol is known at that address */
+	OKP_SYMBOL_NAME_MISMATCH,	/* the address belongs to another symbol */
+	OKP_SYMBOL_NOT_AT_START,	/* the address is inside the symbol */
+	OKP_SYMBOL_IN_MODULE,		/* the address is in a module, not the kernel */
+};
+
+/* One kernel symbol okprobe needs, and where its address goes. */
+struct okp_symbol_request {
+	const char *name;
+	unsigned long *address;	/* written only when the symbol validates */
+	int required;		/* 0: a missing optional symbol leaves 0 */
+};
+
+/* How the core asks the kernel about symbols (kallsyms, sprint_symbol). */
+struct okp_symbol_ops {
+	unsigned long (*lookup)(const char *name);
+	/* Writes "name+0xOFF/0xSIZE [module]" like sprint_symbol(), or "". */
+	void (*describe)(unsigned long address, char *buffer,
+			 unsigned long size);
+};
+
+/* The first request that failed, for the log line that names it. */
+struct okp_symbol_failure {
+	const char *name;
+	unsigned long address;
+	enum okp_symbol_verdict verdict;
+	char description[160];	/* what the kernel says is at address */
+};
+
+/*
+ * Checks that sprint_symbol()'s description of address is exactly the start
+ * of the core-kernel symbol name.
+ */
+enum okp_symbol_verdict okp_core_check_symbol(const char *name,
+					      unsigned long address,
+					      const char *description);
+
+/*
+ * Resolves and validates every request in order. Returns the number of
+ * required requests that failed (0 on success); the first failure is copied
+ * to *failure. Optional requests that fail are left 0 and do not count.
+ */
+int okp_core_resolve_symbols(struct okp_symbol_request *requests,
+			     unsigned long count,
+			     const struct okp_symbol_ops *ops,
+			     struct okp_symbol_failure *failure);
+
+const char *okp_core_symbol_verdict_text(enum okp_symbol_verdict verdict);
+
+/* ---- Operator switches (sysctl and debugfs) ---------------------------- */
+
+int okp_core_init(void);
+void okp_core_exit(void);
+
+/* debug.kprobes_optimization: 1 lets probes be optimized into jumps. */
+int okp_core_optimization_enabled(void);
+void okp_core_set_optimization(int enabled);
+
+/* debugfs okprobe/enabled: 0 disarms every probe without unregistering. */
+int okp_core_probes_enabled(void);
+void okp_core_set_probes_enabled(int enabled);
+
+/* ---- Address ranges okprobe refuses to probe (debugfs okprobe/blacklist) */
+
+/* Returns 0, or -1 when out of memory or the range is empty. */
+int okp_core_blacklist_add(unsigned long start, unsigned long end,
+			   const char *why);
+/* Returns the entry's why string, or 0 when the address is probeable. */
+const char *okp_core_blacklist_find(unsigned long address);
+unsigned long okp_core_blacklist_count(void);
+/* Copies entry index; returns 0 when index is past the end. */
+int okp_core_blacklist_entry(unsigned long index, unsigned long *start,
+			     unsigned long *end, const char **why);
+
+/* ---- Provided by the C glue -------------------------------------------- */
+
+/* Process-context allocation for C++ operator new (may sleep). */
+void *okp_glue_alloc(unsigned long size);
+void okp_glue_free(void *pointer);
+/* Called for conditions the core cannot survive (pure virtual call). */
+void okp_glue_fatal(const char *message);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OKPROBE_CORE_API_H */

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The address ranges okprobe refuses to probe, shown in debugfs
+ * okprobe/blacklist: okprobe's own module, and the kernel text sections the
+ * kernel's kprobes refuse as a whole (entry, noinstr, kprobes, irqentry).
+ * Their bounds are linker markers, not exported: resolved like every other
+ * unexported symbol, and left out when this kernel has no such section.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/version.h>
+
+#include "core/core_api.h"
+#include "glue.h"
+
+struct okp_section {
+	const char *start_symbol;
+	const char *end_symbol;
+	const char *why;
+};
+
+static const struct okp_section okp_refused_sections[] = {
+	{ "__entry_text_start", "__entry_text_end", "entry text" },
+	{ "__noinstr_text_start", "__noinstr_text_end", "noinstr text" },
+	{ "__kprobes_text_start", "__kprobes_text_end", "kprobes text" },
+	{ "__irqentry_text_start", "__irqentry_text_end", "irqentry text" },
+	{ "__softirqentry_text_start", "__softirqentry_text_end",
+	  "softirqentry text" },
+};
+
+static int okp_blacklist_own_module(void)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
+	unsigned long base = (unsigned long)THIS_MODULE->core_layout.base;
+
+	return okp_core_blacklist_add(base,
+				      base + THIS_MODULE->core_layout.size,
+				      "okprobe itself");
+#else
+#error "struct module's layout changed in 6.4: port okp_blacklist_own_module"
+#endif
+}
+
+static int okp_blacklist_section(const struct okp_section *section)
+{
+	unsigned long start = okp_ksyms_resolve_optional(section->start_symbol);
+	unsigned long end = okp_ksyms_resolve_optional(section->end_symbol);
+
+	if (!start || !end || end <= start) {
+		pr_debug("no %s section in this kernel\n", section->why);
+		return 0;
+	}
+	return okp_core_blacklist_add(start, end, section->why);
+}
+
+int okp_blacklist_init(void)
+{
+	int i;
+
+	if (okp_blacklist_own_module())
+		return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(okp_refused_sections); i++)
+		if (okp_blacklist_section(&okp_refused_sections[i]))
+			return -ENOMEM;
+	return 0;
+}

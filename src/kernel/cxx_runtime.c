@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the C++ core's runtime (src/core/runtime.cpp) needs from the kernel:
+ * allocation for operator new/delete, and a way to die loudly.
+ *
+ * Live allocations are counted so that module exit can report a leak with a
+ * WARN, which the test harness treats as a failure.
+ */
+#include <linux/atomic.h>
+#include <linux/bug.h>
+#include <linux/slab.h>
+
+#include "core/core_api.h"
+#include "glue.h"
+
+static atomic_long_t okp_live_allocations = ATOMIC_LONG_INIT(0);
+
+void *okp_glue_alloc(unsigned long size)
+{
+	void *pointer = kmalloc(size, GFP_KERNEL);
+
+	if (pointer)
+		atomic_long_inc(&okp_live_allocations);
+	return pointer;
+}
+
+void okp_glue_free(void *pointer)
+{
+	if (!pointer)
+		return;
+	atomic_long_dec(&okp_live_allocations);
+	kfree(pointer);
+}
+
+void okp_glue_fatal(const char *message)
+{
+	panic("okprobe: %s\n", message);
+}
+
+long okp_cxx_live_allocations(void)
+{
+	return atomic_long_read(&okp_live_allocations);
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Declarations shared by okprobe's C glue files (never seen by the C++ core).
+ */
+#ifndef OKPROBE_GLUE_H
+#define OKPROBE_GLUE_H
+
+#include <linux/types.h>
+
+/*
+ * Kernel functions and data that 6.1 does not export to modules, resolved
+ * once at load (ksyms.c) and validated. A field is 0 only for a symbol the
+ * running kernel's configuration does not have.
+ */
+struct okp_kernel_symbols {
+	unsigned long kallsyms_lookup_name;
+	unsigned long text_mutex;
+	unsigned long module_alloc;
+	unsigned long set_memory_x;
+	unsigned long set_memory_nx;
+	unsigned long set_memory_ro;
+	unsigned long set_memory_rw;
+	unsigned long search_exception_tables;
+	unsigned long core_kernel_text;
+	unsigned long kernel_text_address;
+	unsigned long __module_text_address;
+	unsigned long jump_label_text_reserved;
+	unsigned long ftrace_location;
+#ifdef CONFIG_X86
+	unsigned long text_poke;
+	unsigned long text_poke_bp;
+	unsigned long text_poke_sync;
+	unsigned long text_poke_copy;
+	unsigned long static_call_text_reserved;
+	unsigned long alternatives_text_reserved;
+#endif
+#ifdef CONFIG_RISCV
+	unsigned long patch_text;
+	unsigned long patch_text_nosync;
+	unsigned long excp_vect_table;
+#endif
+};
+
+extern struct okp_kernel_symbols okp_ksyms;
+
+int okp_ksyms_resolve(unsigned long kallsyms_lookup_name_address,
+		      const char *extra_required_symbol);
+/* Looks a symbol up with the resolved kallsyms_lookup_name. */
+unsigned long okp_ksyms_lookup(const char *name);
+/* Resolves and validates one more symbol; 0 when it is missing or invalid. */
+unsigned long okp_ksyms_resolve_optional(const char *name);
+
+int okp_blacklist_init(void);
+
+int okp_sysctl_init(void);
+void okp_sysctl_exit(void);
+
+int okp_debugfs_init(void);
+void okp_debugfs_exit(void);
+
+/* Number of live C++ allocations; nonzero at unload is a leak. */
+long okp_cxx_live_allocations(void);
+
+#endif /* OKPROBE_GLUE_H */

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Load-time resolution of the kernel symbols okprobe needs but 6.1 does not
+ * export. Everything is resolved here, once, before anything else runs; a
+ * required symbol that is missing or fails validation fails the load with a
+ * log line naming it.
+ *
+ * kallsyms_lookup_name itself is not exported either. It comes from
+ *  - the module parameter kallsyms_lookup_name=ADDRESS, filled from
+ *    /proc/kallsyms by tools/okprobe-load (works without CONFIG_KPROBES), or
+ *  - a temporary kprobe on it, whose address the kprobes core resolves.
+ * Either way the address is checked with sprint_symbol() (exported) before it
+ * is ever called, so a stale address from another boot fails cleanly.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kallsyms.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "core/core_api.h"
+#include "glue.h"
+
+struct okp_kernel_symbols okp_ksyms;
+
+#define OKP_REQUIRED(sym) { #sym, &okp_ksyms.sym, 1 }
+/* Required exactly when the running kernel was configured with option. */
+#define OKP_REQUIRED_IF(option, sym) { #sym, &okp_ksyms.sym, IS_ENABLED(option) }
+
+static struct okp_symbol_request okp_symbol_table[] = {
+	OKP_REQUIRED(text_mutex),
+	OKP_REQUIRED(module_alloc),
+	OKP_REQUIRED(set_memory_x),
+	OKP_REQUIRED(set_memory_nx),
+	OKP_REQUIRED(set_memory_ro),
+	OKP_REQUIRED(set_memory_rw),
+	OKP_REQUIRED(search_exception_tables),
+	OKP_REQUIRED(core_kernel_text),
+	OKP_REQUIRED(kernel_text_address),
+	OKP_REQUIRED(__module_text_address),
+	OKP_REQUIRED_IF(CONFIG_JUMP_LABEL, jump_label_text_reserved),
+	OKP_REQUIRED_IF(CONFIG_DYNAMIC_FTRACE, ftrace_location),
+#ifdef CONFIG_X86
+	OKP_REQUIRED(text_poke),
+	OKP_REQUIRED(text_poke_bp),
+	OKP_REQUIRED(text_poke_sync),
+	OKP_REQUIRED(text_poke_copy),
+	OKP_REQUIRED_IF(CONFIG_HAVE_STATIC_CALL_INLINE, static_call_text_reserved),
+	OKP_REQUIRED(alternatives_text_reserved),
+#endif
+#ifdef CONFIG_RISCV
+	OKP_REQUIRED(patch_text),
+	OKP_REQUIRED(patch_text_nosync),
+	OKP_REQUIRED(excp_vect_table),
+#endif
+};
+
+unsigned long okp_ksyms_lookup(const char *name)
+{
+	unsigned long (*lookup)(const char *name) =
+		(void *)okp_ksyms.kallsyms_lookup_name;
+
+	return lookup ? lookup(name) : 0;
+}
+
+static void okp_describe_address(unsigned long address, char *buffer,
+				 unsigned long size)
+{
+	char *description = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+
+	buffer[0] = '\0';
+	if (!description)
+		return;
+	sprint_symbol(description, address);
+	strscpy(buffer, description, size);
+	kfree(description);
+}
+
+static const struct okp_symbol_ops okp_kernel_symbol_ops = {
+	.lookup = okp_ksyms_lookup,
+	.describe = okp_describe_address,
+};
+
+static unsigned long okp_kallsyms_lookup_name_from_kprobe(void)
+{
+#ifdef CONFIG_KPROBES
+	struct kprobe probe = { .symbol_name = "kallsyms_lookup_name" };
+	unsigned long address;
+
+	if (register_kprobe(&probe))
+		return 0;
+	address = (unsigned long)probe.addr;
+	unregister_kprobe(&probe);
+	return address;
+#else
+	return 0;
+#endif
+}
+
+/* Resolves and validates kallsyms_lookup_name; logs and fails if it can't. */
+static int okp_resolve_kallsyms(unsigned long from_parameter)
+{
+	const char *source = "module parameter kallsyms_lookup_name";
+	unsigned long address = from_parameter;
+	char description[160];
+	enum okp_symbol_verdict verdict;
+
+	if (!address) {
+		source = "a temporary kprobe";
+		address = okp_kallsyms_lookup_name_from_kprobe();
+	}
+	if (!address) {
+		pr_err("cannot resolve kernel symbol kallsyms_lookup_name: not exported and no kprobes; load with tools/okprobe-load\n");
+		return -ENOENT;
+	}
+	okp_describe_address(address, description, sizeof(description));
+	verdict = okp_core_check_symbol("kallsyms_lookup_name", address,
+					description);
+	if (verdict != OKP_SYMBOL_OK) {
+		pr_err("cannot resolve kernel symbol kallsyms_lookup_name: address 0x%lx from %s is \"%s\": %s\n",
+		       address, source, description,
+		       okp_core_symbol_verdict_text(verdict));
+		return -EINVAL;
+	}
+	okp_ksyms.kallsyms_lookup_name = address;
+	return 0;
+}
+
+static int okp_resolve_table(struct okp_symbol_request *table,
+			     unsigned long count)
+{
+	struct okp_symbol_failure failure = {};
+	int failed;
+
+	failed = okp_core_resolve_symbols(table, count, &okp_kernel_symbol_ops,
+					  &failure);
+	if (!failed)
+		return 0;
+	if (failure.verdict == OKP_SYMBOL_NOT_FOUND)
+		pr_err("cannot resolve kernel symbol %s: %s\n", failure.name,
+		       okp_core_symbol_verdict_text(failure.verdict));
+	else
+		pr_err("cannot resolve kernel symbol %s: address 0x%lx is \"%s\": %s\n",
+		       failure.name, failure.address, failure.description,
+		       okp_core_symbol_verdict_text(failure.verdict));
+	if (failed > 1)
+		pr_err("%d more kernel symbols failed to resolve\n", failed - 1);
+	return failure.verdict == OKP_SYMBOL_NOT_FOUND ? -ENOENT : -EINVAL;
+}
+
+unsigned long okp_ksyms_resolve_optional(const char *name)
+{
+	unsigned long address;
+	struct okp_symbol_request request = { name, &address, 0 };
+	struct okp_symbol_failure unused;
+
+	okp_core_resolve_symbols(&request, 1, &okp_kernel_symbol_ops, &unused);
+	return address;
+}
+
+int okp_ksyms_resolve(unsigned long kallsyms_lookup_name_address,
+		      const char *extra_required_symbol)
+{
+	int ret;
+
+	ret = okp_resolve_kallsyms(kallsyms_lookup_name_address);
+	if (ret)
+		goto fail;
+	ret = okp_resolve_table(okp_symbol_table, ARRAY_SIZE(okp_symbol_table));
+	if (ret)
+		goto fail;
+	if (extra_required_symbol && *extra_required_symbol) {
+		unsigned long ignored;
+		struct okp_symbol_request extra = {
+			extra_required_symbol, &ignored, 1
+		};
+
+		ret = okp_resolve_table(&extra, 1);
+		if (ret)
+			goto fail;
+	}
+	return 0;
+fail:
+	memset(&okp_ksyms, 0, sizeof(okp_ksyms));
+	return ret;
+}

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0
+// The module's single C++ translation unit.
+//
+// Every C++ source of the core is compiled here as one unit: with several C++
+// objects linked by ld -r, inline functions and template instances emitted in
+// more than one object were deduplicated while __mcount_loc and objtool's
+// .return_sites still referenced the discarded copies. The host tests compile
+// the same files one by one.
+#include "core/runtime.cpp"
+#include "core/core_state.cpp"
+#include "core/range_list.cpp"
+#include "core/symbol_description.cpp"
+#include "core/symbol_resolver.cpp"
+
+#if defined(__x86_64__)
+#include "x86/instruction_decoder.cpp"
+#endif

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Boot a test guest (x86-64 or riscv64) under QEMU, run okptest, judge it.
+
+The guest's /init is selftests/guest/okptest (static), which loads the
+modules, runs one suite and prints TAP on the serial console. This side
+builds the initramfs, runs QEMU with a timeout, parses the TAP and scans the
+whole console for kernel problems: an Oops, BUG, WARNING, lockdep report,
+RCU stall, panic, or a guest that never powers off fails the run even when
+every TAP line says ok.
+
+Used by tools/check and tools/demo; also a command:
+  tools/guest_run.py --arch x86 --kernel vmlinuz --init okptest \
+      --module okprobe.ko ... [--suite okprobe] [--log console.log]
+"""
+
+import argparse
+import dataclasses
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+OPENSBI = "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.bin"
+
+# Lines of a console that mean the kernel is unwell. Each is a failure.
+KERNEL_PROBLEMS = [
+    r"\bOops\b",
+    r"\bBUG\b",
+    r"WARNING:",
+    r"Kernel panic",
+    r"Unable to handle kernel",
+    r"general protection fault",
+    r"possible (circular|recursive) locking",
+    r"inconsistent lock state",
+    r"suspicious RCU usage",
+    r"INFO: task .* blocked for more than",
+    r"rcu: INFO: .*stall",
+    r"soft lockup|hard LOCKUP",
+    r"Call Trace:|Call trace:",
+    r"\blockdep\b.*(turning off|disabled)",
+]
+KERNEL_PROBLEM_RE = re.compile("|".join(f"(?:{p})" for p in KERNEL_PROBLEMS))
+TAP_RESULT_RE = re.compile(r"^(not )?ok (\d+) (.*?)(?: # (SKIP|TODO)\b\s*(.*))?$")
+TAP_PLAN_RE = re.compile(r"^1\.\.(\d+)$")
+
+
+@dataclasses.dataclass
+class TestResult:
+    name: str
+    passed: bool
+    detail: str = ""
+    skipped: bool = False
+
+
+@dataclasses.dataclass
+class GuestRun:
+    results: list
+    console: str
+    seconds: float
+
+    @property
+    def failed(self):
+        return [r for r in self.results if not r.passed]
+
+
+# ---- initramfs -------------------------------------------------------------
+
+def _cpio_entry(name, mode, data=b"", rdev=(0, 0), ino=0):
+    name_bytes = name.encode() + b"\0"
+    fields = [ino, mode, 0, 0, 1, 0, len(data), 0, 0, rdev[0], rdev[1],
+              len(name_bytes), 0]
+    header = b"070701" + b"".join(b"%08X" % f for f in fields)
+    out = header + name_bytes
+    out += b"\0" * (-len(out) % 4)
+    out += data
+    out += b"\0" * (-len(out) % 4)
+    return out
+
+
+def build_initramfs(path, init, modules, busybox=None, extra_files=()):
+    """Write a newc cpio with /init, the modules under /lib/okprobe, the
+    console device node, and (x86) busybox. No root or cpio tool needed."""
+    entries = []
+
+    def directory(name):
+        entries.append((name, stat.S_IFDIR | 0o755, b"", (0, 0)))
+
+    def regular(name, source, mode=0o644):
+        with open(source, "rb") as f:
+            entries.append((name, stat.S_IFREG | mode, f.read(), (0, 0)))
+
+    for d in ("bin", "sbin", "dev", "proc", "sys", "tmp", "lib",
+              "lib/okprobe"):
+        directory(d)
+    # The kernel opens /dev/console for init before devtmpfs is mounted.
+    entries.append(("dev/console", stat.S_IFCHR | 0o600, b"", (5, 1)))
+    regular("init", init, 0o755)
+    for module in modules:
+        regular("lib/okprobe/" + os.path.basename(module), module)
+    if busybox:
+        regular("bin/busybox", busybox, 0o755)
+        entries.append(("bin/sh", stat.S_IFLNK | 0o777, b"busybox", (0, 0)))
+    for name, source, mode in extra_files:
+        regular(name, source, mode)
+
+    blob = b"".join(_cpio_entry(n, m, d, r, i + 1)
+                    for i, (n, m, d, r) in enumerate(entries))
+    blob += _cpio_entry("TRAILER!!!", 0)
+    with open(path, "wb") as f:
+        f.write(blob)
+
+
+# ---- QEMU ------------------------------------------------------------------
+
+def qemu_command(arch, kernel, initrd, append, smp=2, memory="1G"):
+    if arch == "x86":
+        return ["qemu-system-x86_64", "-machine", "q35", "-cpu", "max",
+                "-smp", str(smp), "-m", memory, "-nodefaults",
+                "-display", "none", "-serial", "stdio", "-no-reboot",
+                "-kernel", kernel, "-initrd", initrd, "-append", append]
+    if arch == "riscv":
+        return ["qemu-system-riscv64", "-machine", "virt", "-smp", str(smp),
+                "-m", memory, "-nodefaults", "-display", "none",
+                "-serial", "stdio", "-no-reboot", "-bios", OPENSBI,
+                "-kernel", kernel, "-initrd", initrd, "-append", append]
+    raise ValueError(f"unknown arch {arch}")
+
+
+def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False):
+    """Run the guest; return (console text, seconds, timed_out)."""
+    append = f"console=ttyS0 panic=-1 okptest={suite}"
+    if arch == "riscv":
+        append += " earlycon"
+    command = qemu_command(arch, kernel, initrd, append)
+    start = time.monotonic()
+    console = []
+    timed_out = False
+    log = open(log_path, "w") if log_path else None
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          bufsize=0) as qemu:
+        os.set_blocking(qemu.stdout.fileno(), False)
+        pending = b""
+        while True:
+            chunk = None
+            try:
+                chunk = qemu.stdout.read(65536)
+            except BlockingIOError:
+                pass
+            if chunk:
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for raw in lines:
+                    line = raw.decode("utf-8", "replace").rstrip("\r")
+                    console.append(line)
+                    if log:
+                        log.write(line + "\n")
+                        log.flush()
+                    if echo:
+                        print(line, flush=True)
+                continue
+            if chunk == b"" or qemu.poll() is not None:
+                if qemu.poll() is not None:
+                    rest = qemu.stdout.read() or b""
+                    pending += rest
+                    break
+            if time.monotonic() - start > timeout:
+                timed_out = True
+                qemu.kill()
+                break
+            time.sleep(0.05)
+        qemu.wait()
+        if pending:
+            console.append(pending.decode("utf-8", "replace").rstrip("\r"))
+    if log:
+        log.close()
+    return "\n".join(console), time.monotonic() - start, timed_out
+
+
+# ---- Judging ---------------------------------------------------------------
+
+def parse_tap(console):
+    """Return (planned count or None, {number: TestResult}, bailed out)."""
+    planned, results, bailed = None, {}, False
+    diagnostics = []
+    for line in console.splitlines():
+        line = line.strip()
+        if m := TAP_PLAN_RE.match(line):
+            planned = int(m.group(1))
+        elif m := TAP_RESULT_RE.match(line):
+            number = int(m.group(2))
+            skipped = m.group(4) == "SKIP"
+            detail = m.group(5) or "; ".join(diagnostics)
+            results[number] = TestResult(m.group(3), not m.group(1), detail,
+                                         skipped)
+            diagnostics = []
+        elif line.startswith("# "):
+            diagnostics.append(line[2:])
+        elif line.startswith("Bail out!"):
+            bailed = True
+    return planned, results, bailed
+
+
+def kernel_problems(console):
+    return [line for line in console.splitlines()
+            if KERNEL_PROBLEM_RE.search(line)]
+
+
+def judge(console, timed_out, label):
+    """Turn a console into results: one per TAP test, plus the console check
+    and the power-off check."""
+    planned, tap, bailed = parse_tap(console)
+    results = []
+    if planned is None:
+        results.append(TestResult(f"{label}: TAP plan", False,
+                                  "the guest printed no TAP plan"))
+    for number in range(1, (planned or 0) + 1):
+        if number in tap:
+            r = tap[number]
+            results.append(TestResult(f"{label}: {r.name}", r.passed,
+                                      r.detail, r.skipped))
+        else:
+            results.append(TestResult(f"{label}: test {number}", False,
+                                      "did not run"))
+    if bailed:
+        results.append(TestResult(f"{label}: bail out", False,
+                                  "the guest bailed out"))
+    problems = kernel_problems(console)
+    results.append(TestResult(
+        f"{label}: console free of Oops/BUG/WARNING/lockdep", not problems,
+        "; ".join(problems[:5])))
+    finished = "# okptest: done" in console and not timed_out
+    results.append(TestResult(
+        f"{label}: guest finished and powered off", finished,
+        "" if finished else
+        "timed out (hang)" if timed_out else "okptest did not finish"))
+    return results
+
+
+def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
+        extra_files=(), timeout=600, log_path=None, echo=False, label=None):
+    with tempfile.TemporaryDirectory() as tmp:
+        initrd = os.path.join(tmp, "initramfs.cpio")
+        build_initramfs(initrd, init, modules, busybox, extra_files)
+        console, seconds, timed_out = boot(arch, kernel, initrd, suite,
+                                           timeout, log_path, echo)
+    return GuestRun(judge(console, timed_out, label or f"{arch}/{suite}"),
+                    console, seconds)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", required=True, choices=["x86", "riscv"])
+    parser.add_argument("--kernel", required=True)
+    parser.add_argument("--init", required=True)
+    parser.add_argument("--module", action="append", default=[])
+    parser.add_argument("--busybox")
+    parser.add_argument("--suite", default="okprobe")
+    parser.add_argument("--timeout", type=int, default=600)
+    parser.add_argument("--log")
+    parser.add_argument("--echo", action="store_true")
+    args = parser.parse_args()
+    result = run(args.arch, args.kernel, args.init, args.module, args.suite,
+                 args.busybox, (), args.timeout, args.log, args.echo)
+    for r in result.results:
+        status = "SKIP" if r.skipped else ("PASS" if r.passed else "FAIL")
+        print(f"{status} {r.name}" + (f" -- {r.detail}" if r.detail and
+                                       not r.passed or r.skipped else ""))
+    print(f"{len(result.results) - len(result.failed)} passed, "
+          f"{len(result.failed)} failed")
+    return 1 if result.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Shared steps of tools/check and tools/demo: fetch or build the guest
+kernels, build okprobe for a target in its own copy of the tree, build the
+in-guest test program.
+
+A target is a (arch, kernel) pair: "x86" is Debian's stock 6.1 kernel,
+"riscv-preempt" and "riscv-ftrace" are the riscv64 kernels built from
+Debian's linux-source-6.1 (tools/riscv-kernel*.config).
+"""
+
+import dataclasses
+import os
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOOLS = os.path.join(ROOT, "tools")
+BUILD = os.path.join(ROOT, "build")
+X86_RELEASE = os.environ.get("OKPROBE_X86_KERNEL", "6.1.0-56-amd64")
+RISCV_CROSS = "riscv64-linux-gnu-"
+MODULES = ["okprobe.ko", "samples/okprobe_sample.ko",
+           "selftests/modules/okprobe_test_warn.ko"]
+
+
+class StepFailed(Exception):
+    def __init__(self, step, output):
+        super().__init__(f"{step} failed")
+        self.step = step
+        self.output = output
+
+
+def run(command, step, cwd=ROOT, env=None):
+    """Run a command; return its stdout; raise StepFailed with its output."""
+    done = subprocess.run(command, cwd=cwd, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        raise StepFailed(step, done.stdout)
+    return done.stdout
+
+
+@dataclasses.dataclass
+class Target:
+    name: str      # x86, riscv-preempt, riscv-ftrace
+    arch: str      # x86 or riscv
+    kdir: str = ""
+    kernel_image: str = ""
+    modules: list = dataclasses.field(default_factory=list)
+    okptest: str = ""
+
+    @property
+    def cross(self):
+        return RISCV_CROSS if self.arch == "riscv" else ""
+
+    @property
+    def build_dir(self):
+        return os.path.join(BUILD, self.name)
+
+
+def target(name):
+    return Target(name, "riscv" if name.startswith("riscv") else "x86")
+
+
+def prepare_kernel(t):
+    """Fetch (x86) or build (riscv) the guest kernel; set kdir and image."""
+    if t.arch == "x86":
+        out = run([os.path.join(TOOLS, "fetch-x86-kernel")],
+                  "fetching the x86 kernel").strip().splitlines()[-1]
+        t.kernel_image = os.path.join(out, "vmlinuz")
+        t.kdir = f"/usr/src/linux-headers-{X86_RELEASE}"
+        if not os.path.isdir(t.kdir):
+            raise StepFailed("x86 headers", f"{t.kdir} is missing "
+                             f"(linux-headers-{X86_RELEASE})")
+    else:
+        variant = t.name.split("-", 1)[1]
+        out = run([os.path.join(TOOLS, "build-riscv-kernel"), variant],
+                  f"building the riscv {variant} kernel").strip()
+        out = out.splitlines()[-1]
+        t.kdir = out
+        t.kernel_image = os.path.join(out, "arch/riscv/boot/Image")
+
+
+def build_modules(t):
+    """Build okprobe.ko and the test modules in build/TARGET/tree, a copy of
+    the source tree, so targets never share objects."""
+    tree = os.path.join(t.build_dir, "tree")
+    os.makedirs(tree, exist_ok=True)
+    # What .gitignore ignores (build products, the Zydis copy) is neither
+    # copied nor deleted, so the copy builds incrementally.
+    run(["rsync", "-a", "--delete", "--exclude=/.git", "--filter=:- .gitignore",
+         f"{ROOT}/", f"{tree}/"], "copying the tree")
+    make = ["make", "-C", tree, f"ARCH={t.arch}", f"KDIR={t.kdir}"]
+    if t.cross:
+        make.append(f"CROSS_COMPILE={t.cross}")
+    # Not -j: kbuild parallelism inside one small module gains little and
+    # the riscv kernel build may share the cores.
+    run(make + ["modules"], f"building okprobe.ko for {t.name}")
+    t.modules = [os.path.join(tree, m) for m in MODULES]
+
+
+def build_okptest(t):
+    """Build the static in-guest test program for the target's arch."""
+    out = os.path.join(BUILD, f"okptest-{t.arch}")
+    cc = f"{t.cross}gcc" if t.cross else "gcc"
+    run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", out,
+         os.path.join(ROOT, "selftests/guest/okptest.c")],
+        f"building okptest for {t.arch}")
+    t.okptest = out
+
+
+def guest_extras(t):
+    """What the initramfs gets besides init and modules: busybox and the
+    loader script on x86 (Debian ships no riscv64 busybox)."""
+    if t.arch == "x86":
+        return "/bin/busybox", [("sbin/okprobe-load",
+                                 os.path.join(TOOLS, "okprobe-load"), 0o755)]
+    return None, []
