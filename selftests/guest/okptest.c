@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define ARRAY_SIZE(array) (sizeof(array) / sizeof((array)[0]))
+
 #define MODULE_DIR "/lib/okprobe"
 #define OKPROBE_KO MODULE_DIR "/okprobe.ko"
 #define SAMPLE_KO MODULE_DIR "/okprobe_sample.ko"
@@ -235,7 +237,7 @@ static int expect_loaded_surfaces(void)
 	size_t i;
 
 	CHECK(module_loaded("okprobe"), "/sys/module/okprobe is missing");
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(paths); i++)
 		CHECK(exists(paths[i]), "%s is missing", paths[i]);
 	return 0;
 }
@@ -247,7 +249,7 @@ static int expect_nothing_left(void)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(paths); i++)
 		CHECK(!exists(paths[i]), "%s still exists after unload",
 		      paths[i]);
 	return 0;
@@ -273,8 +275,10 @@ static int unload_okprobe(void)
 	return 0;
 }
 
-/* Loads okprobe with params, which must fail with errno expected and log
- * lines containing every needle (a NULL-terminated list). */
+/*
+ * Loads okprobe with params, which must fail with errno expected and log
+ * lines containing every needle (a NULL-terminated list).
+ */
 static int expect_load_failure(const char *params, int expected, ...)
 {
 	static char log[16384];
@@ -345,7 +349,7 @@ static int test_sysctl_rejects(void)
 	size_t i;
 	int ret;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ret = write_file(SYSCTL_OPTIMIZATION, bad[i]);
 		CHECK(ret == -EINVAL, "writing '%s' returned %s, not EINVAL",
 		      bad[i], ret ? strerror(-ret) : "success");
@@ -627,7 +631,7 @@ struct suite {
 	size_t count;
 };
 
-#define SUITE(name, array) { name, array, sizeof(array) / sizeof(array[0]) }
+#define SUITE(name, array) { name, array, ARRAY_SIZE(array) }
 
 static const struct suite suites[] = {
 	SUITE("okprobe", okprobe_suite),
@@ -700,10 +704,10 @@ int main(void)
 	setenv("PATH", "/bin:/sbin", 1);
 	if (!wanted)
 		wanted = "okprobe";
-	for (i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(suites); i++)
 		if (!strcmp(suites[i].name, wanted))
 			break;
-	if (i == sizeof(suites) / sizeof(suites[0]))
+	if (i == ARRAY_SIZE(suites))
 		say("Bail out! no test suite '%s'", wanted);
 	else
 		run_suite(&suites[i]);

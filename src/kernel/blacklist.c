@@ -10,7 +10,6 @@
 
 #include <linux/kernel.h>
 #include <linux/module.h>
-#include <linux/version.h>
 
 #include "core/core_api.h"
 #include "glue.h"
@@ -32,15 +31,12 @@ static const struct okp_section okp_refused_sections[] = {
 
 static int okp_blacklist_own_module(void)
 {
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
+	/* 6.1's struct module; 6.4 replaced core_layout by mem[]. */
 	unsigned long base = (unsigned long)THIS_MODULE->core_layout.base;
 
 	return okp_core_blacklist_add(base,
 				      base + THIS_MODULE->core_layout.size,
 				      "okprobe itself");
-#else
-#error "struct module's layout changed in 6.4: port okp_blacklist_own_module"
-#endif
 }
 
 static int okp_blacklist_section(const struct okp_section *section)

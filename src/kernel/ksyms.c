@@ -26,8 +26,8 @@
 struct okp_kernel_symbols okp_ksyms;
 
 #define OKP_REQUIRED(sym) { #sym, &okp_ksyms.sym, 1 }
-/* Required exactly when the running kernel was configured with option. */
-#define OKP_REQUIRED_IF(option, sym) { #sym, &okp_ksyms.sym, IS_ENABLED(option) }
+/* Required exactly when the running kernel's configuration has it. */
+#define OKP_REQUIRED_IF(configured, sym) { #sym, &okp_ksyms.sym, configured }
 
 static struct okp_symbol_request okp_symbol_table[] = {
 	OKP_REQUIRED(text_mutex),
@@ -40,14 +40,14 @@ static struct okp_symbol_request okp_symbol_table[] = {
 	OKP_REQUIRED(core_kernel_text),
 	OKP_REQUIRED(kernel_text_address),
 	OKP_REQUIRED(__module_text_address),
-	OKP_REQUIRED_IF(CONFIG_JUMP_LABEL, jump_label_text_reserved),
-	OKP_REQUIRED_IF(CONFIG_DYNAMIC_FTRACE, ftrace_location),
+	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_text_reserved),
+	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_DYNAMIC_FTRACE), ftrace_location),
 #ifdef CONFIG_X86
 	OKP_REQUIRED(text_poke),
 	OKP_REQUIRED(text_poke_bp),
 	OKP_REQUIRED(text_poke_sync),
 	OKP_REQUIRED(text_poke_copy),
-	OKP_REQUIRED_IF(CONFIG_HAVE_STATIC_CALL_INLINE, static_call_text_reserved),
+	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_HAVE_STATIC_CALL_INLINE), static_call_text_reserved),
 	OKP_REQUIRED(alternatives_text_reserved),
 #endif
 #ifdef CONFIG_RISCV
