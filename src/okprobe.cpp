@@ -14,4 +14,6 @@
 
 #if defined(__x86_64__)
 #include "x86/instruction_decoder.cpp"
+#include "x86/instruction_analysis.cpp"
+#include "x86/out_of_line.cpp"
 #endif

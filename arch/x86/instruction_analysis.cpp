@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "x86/instruction_analysis.hpp"
+
+#include <Zydis/Decoder.h>
+
+namespace okp::x86 {
+namespace {
+
+constexpr uint8_t rm_rip_relative = 5;
+
+Analysis refused(Refusal refusal, uint8_t length = 0)
+{
+	Analysis analysis;
+	analysis.length = length;
+	analysis.execution = Execution::refuse;
+	analysis.refusal = refusal;
+	return analysis;
+}
+
+Analysis emulated(uint8_t length)
+{
+	Analysis analysis;
+	analysis.length = length;
+	analysis.execution = Execution::emulate;
+	analysis.refusal = Refusal::none;
+	return analysis;
+}
+
+// Register number (0-15) of a thunk at target, or -1.
+int indirect_thunk_register(const Thunks &thunks, uint64_t target)
+{
+	for (int reg = 0; reg < 16; ++reg)
+		if (thunks.indirect_thunk[reg] != 0 && thunks.indirect_thunk[reg] == target)
+			return reg;
+	return -1;
+}
+
+// A relative jump (conditional or not): into a thunk it is a return or an
+// indirect jump in disguise.
+void set_jump_target(Analysis &analysis, const Thunks &thunks, uint64_t target)
+{
+	const int reg = indirect_thunk_register(thunks, target);
+	if (thunks.return_thunk != 0 && target == thunks.return_thunk) {
+		analysis.transfer = Transfer::ret;
+	} else if (reg >= 0) {
+		analysis.transfer = Transfer::jump_register;
+		analysis.reg = static_cast<uint8_t>(reg);
+	} else {
+		analysis.transfer = Transfer::jump;
+		analysis.target = target;
+	}
+}
+
+Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, const Thunks &thunks)
+{
+	const uint8_t length = insn.length;
+	const bool legacy_map = insn.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT;
+	const bool has_modrm = insn.attributes & ZYDIS_ATTRIB_HAS_MODRM;
+	const uint64_t next = address + length;
+	const int64_t relative = insn.raw.imm[0].value.s;
+
+	switch (insn.mnemonic) {
+	case ZYDIS_MNEMONIC_INT3:
+		return refused(Refusal::breakpoint, length);
+	case ZYDIS_MNEMONIC_INT:
+	case ZYDIS_MNEMONIC_INT1:
+	case ZYDIS_MNEMONIC_INTO:
+		return refused(Refusal::interrupt, length);
+	case ZYDIS_MNEMONIC_UD0:
+	case ZYDIS_MNEMONIC_UD1:
+	case ZYDIS_MNEMONIC_UD2:
+		return refused(Refusal::undefined_opcode, length);
+	case ZYDIS_MNEMONIC_HLT:
+	case ZYDIS_MNEMONIC_IRET:
+	case ZYDIS_MNEMONIC_IRETD:
+	case ZYDIS_MNEMONIC_IRETQ:
+	case ZYDIS_MNEMONIC_SYSRET:
+	case ZYDIS_MNEMONIC_SYSEXIT:
+	case ZYDIS_MNEMONIC_SYSCALL:
+	case ZYDIS_MNEMONIC_SYSENTER:
+		return refused(Refusal::privileged_flow, length);
+	case ZYDIS_MNEMONIC_PUSHF:
+	case ZYDIS_MNEMONIC_PUSHFD:
+	case ZYDIS_MNEMONIC_PUSHFQ: {
+		if (insn.operand_width != 64)
+			return refused(Refusal::unsupported_prefix, length);
+		Analysis analysis = emulated(length);
+		analysis.flag_operation = FlagOperation::pushf;
+		return analysis;
+	}
+	case ZYDIS_MNEMONIC_POPF:
+	case ZYDIS_MNEMONIC_POPFD:
+	case ZYDIS_MNEMONIC_POPFQ: {
+		if (insn.operand_width != 64)
+			return refused(Refusal::unsupported_prefix, length);
+		Analysis analysis = emulated(length);
+		analysis.flag_operation = FlagOperation::popf;
+		return analysis;
+	}
+	case ZYDIS_MNEMONIC_CLI: {
+		Analysis analysis = emulated(length);
+		analysis.flag_operation = FlagOperation::cli;
+		return analysis;
+	}
+	case ZYDIS_MNEMONIC_STI: {
+		Analysis analysis = emulated(length);
+		analysis.flag_operation = FlagOperation::sti;
+		return analysis;
+	}
+	case ZYDIS_MNEMONIC_POP:
+	case ZYDIS_MNEMONIC_MOV:
+		// mov ss, r/m (8e /2) delays interrupts by one instruction: the
+		// breakpoint after it in the slot would land in the shadow.
+		if (legacy_map && insn.opcode == 0x8e && insn.raw.modrm.reg == 2)
+			return refused(Refusal::interrupt_shadow, length);
+		break;
+	case ZYDIS_MNEMONIC_RET: {
+		if (legacy_map && (insn.opcode == 0xcb || insn.opcode == 0xca))
+			return refused(Refusal::far_transfer, length);
+		if (insn.operand_width != 64)
+			return refused(Refusal::unsupported_prefix, length);
+		Analysis analysis = emulated(length);
+		analysis.transfer = Transfer::ret;
+		analysis.ret_pop = insn.opcode == 0xc2 ? static_cast<uint16_t>(insn.raw.imm[0].value.u) : 0;
+		return analysis;
+	}
+	case ZYDIS_MNEMONIC_JMP:
+	case ZYDIS_MNEMONIC_CALL: {
+		const bool is_call = insn.mnemonic == ZYDIS_MNEMONIC_CALL;
+		Analysis analysis = emulated(length);
+		if (insn.raw.imm[0].is_relative) {
+			if (insn.operand_width != 64)
+				return refused(Refusal::unsupported_prefix, length);
+			const uint64_t target = next + relative;
+			if (is_call) {
+				const int reg = indirect_thunk_register(thunks, target);
+				analysis.transfer = reg >= 0 ? Transfer::call_register : Transfer::call;
+				analysis.reg = reg >= 0 ? static_cast<uint8_t>(reg) : 0;
+				analysis.target = reg >= 0 ? 0 : target;
+			} else {
+				set_jump_target(analysis, thunks, target);
+			}
+			return analysis;
+		}
+		// ff /2 call, ff /3 call far, ff /4 jmp, ff /5 jmp far
+		if (!(legacy_map && insn.opcode == 0xff && has_modrm))
+			return refused(Refusal::far_transfer, length);
+		if (insn.raw.modrm.reg == 3 || insn.raw.modrm.reg == 5)
+			return refused(Refusal::far_transfer, length);
+		if (insn.raw.modrm.mod != 3)
+			return refused(Refusal::indirect_through_memory, length);
+		analysis.transfer = is_call ? Transfer::call_register : Transfer::jump_register;
+		analysis.reg = static_cast<uint8_t>(insn.raw.modrm.rm | (insn.raw.rex.B << 3));
+		return analysis;
+	}
+	case ZYDIS_MNEMONIC_JO:
+	case ZYDIS_MNEMONIC_JNO:
+	case ZYDIS_MNEMONIC_JB:
+	case ZYDIS_MNEMONIC_JNB:
+	case ZYDIS_MNEMONIC_JZ:
+	case ZYDIS_MNEMONIC_JNZ:
+	case ZYDIS_MNEMONIC_JBE:
+	case ZYDIS_MNEMONIC_JNBE:
+	case ZYDIS_MNEMONIC_JS:
+	case ZYDIS_MNEMONIC_JNS:
+	case ZYDIS_MNEMONIC_JP:
+	case ZYDIS_MNEMONIC_JNP:
+	case ZYDIS_MNEMONIC_JL:
+	case ZYDIS_MNEMONIC_JNL:
+	case ZYDIS_MNEMONIC_JLE:
+	case ZYDIS_MNEMONIC_JNLE: {
+		if (insn.operand_width != 64)
+			return refused(Refusal::unsupported_prefix, length);
+		Analysis analysis = emulated(length);
+		analysis.condition = Condition::flags;
+		analysis.condition_code = insn.opcode & 0x0f;
+		set_jump_target(analysis, thunks, next + relative);
+		return analysis;
+	}
+	case ZYDIS_MNEMONIC_LOOP:
+	case ZYDIS_MNEMONIC_LOOPE:
+	case ZYDIS_MNEMONIC_LOOPNE:
+	case ZYDIS_MNEMONIC_JCXZ:
+	case ZYDIS_MNEMONIC_JECXZ:
+	case ZYDIS_MNEMONIC_JRCXZ: {
+		// With an address-size prefix they count in ecx: never emitted by
+		// the kernel, not emulated.
+		if (insn.address_width != 64)
+			return refused(Refusal::unsupported_prefix, length);
+		Analysis analysis = emulated(length);
+		analysis.transfer = Transfer::jump;
+		analysis.target = next + relative;
+		analysis.condition = insn.mnemonic == ZYDIS_MNEMONIC_LOOP     ? Condition::loop
+				     : insn.mnemonic == ZYDIS_MNEMONIC_LOOPE  ? Condition::loope
+				     : insn.mnemonic == ZYDIS_MNEMONIC_LOOPNE ? Condition::loopne
+									      : Condition::jrcxz;
+		return analysis;
+	}
+	default:
+		break;
+	}
+
+	// Anything else that is relative to ip (xbegin, ...) is not handled.
+	if (insn.raw.imm[0].is_relative || insn.raw.imm[1].is_relative)
+		return refused(Refusal::unsupported_relative, length);
+
+	Analysis analysis;
+	analysis.length = length;
+	analysis.refusal = Refusal::none;
+	analysis.execution = Execution::copy;
+	if (has_modrm && insn.raw.modrm.mod == 0 && insn.raw.modrm.rm == rm_rip_relative) {
+		if (insn.address_width != 64 || insn.raw.disp.size != 32)
+			return refused(Refusal::unsupported_prefix, length);
+		analysis.execution = Execution::copy_rip_relative;
+		analysis.disp_offset = insn.raw.disp.offset;
+		analysis.target = next + insn.raw.disp.value;
+	}
+	return analysis;
+}
+
+} // namespace
+
+Analysis analyze_instruction(const uint8_t *bytes, size_t available, uint64_t address, const Thunks &thunks)
+{
+	ZydisDecoder decoder;
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+		return refused(Refusal::undecodable);
+	ZydisDecodedInstruction insn;
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes, available, &insn)))
+		return refused(Refusal::undecodable);
+	return analyze_decoded(insn, address, thunks);
+}
+
+const char *refusal_text(Refusal refusal)
+{
+	switch (refusal) {
+	case Refusal::none:
+		return "probeable";
+	case Refusal::undecodable:
+		return "the bytes do not decode as an instruction";
+	case Refusal::breakpoint:
+		return "the instruction is an int3 (another breakpoint or padding)";
+	case Refusal::interrupt:
+		return "the instruction raises an interrupt";
+	case Refusal::undefined_opcode:
+		return "the instruction is a ud0/ud1/ud2 (BUG or WARN site)";
+	case Refusal::privileged_flow:
+		return "the instruction changes privilege or halts";
+	case Refusal::far_transfer:
+		return "the instruction is a far transfer";
+	case Refusal::interrupt_shadow:
+		return "the instruction loads ss (interrupt shadow)";
+	case Refusal::indirect_through_memory:
+		return "the instruction is an indirect branch through memory";
+	case Refusal::rip_relative_unreachable:
+		return "a rebased rip-relative displacement does not fit in 32 bits";
+	case Refusal::unsupported_prefix:
+		return "the instruction has an operand- or address-size prefix okprobe does not emulate";
+	case Refusal::unsupported_relative:
+		return "the instruction is ip-relative in a way okprobe does not handle";
+	}
+	return "unknown refusal";
+}
+
+} // namespace okp::x86

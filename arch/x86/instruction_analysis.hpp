@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+// What a breakpoint probe must do with the instruction it displaces (x86-64).
+//
+// Every probed instruction is either run out of line (a copy in an
+// executable slot, RIP-relative displacements rebased to the slot), emulated
+// in the breakpoint handler (everything that changes ip or IF), or refused
+// with a reason. Pure C++ on bytes: the module decides with it at
+// registration, the host tests check it on kernel encodings.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace okp::x86 {
+
+// How the probe executes the displaced instruction.
+enum class Execution : uint8_t {
+	copy,		   // a copy runs out of line
+	copy_rip_relative, // a copy runs out of line, its disp32 rebased
+	emulate,	   // the breakpoint handler emulates it
+	refuse,		   // not probeable: see Refusal
+};
+
+enum class Refusal : uint8_t {
+	none,
+	undecodable,		  // not a valid instruction
+	breakpoint,		  // int3: someone else's breakpoint or padding
+	interrupt,		  // int n, into, int1: a deliberate trap
+	undefined_opcode,	  // ud0/ud1/ud2: BUG()/WARN() sites
+	privileged_flow,	  // hlt, iret, sysret, sysexit, syscall, sysenter
+	far_transfer,		  // far jmp/call/ret: segment changes
+	interrupt_shadow,	  // mov ss / pop ss: block interrupts for one insn
+	indirect_through_memory,  // call/jmp [mem]: target from memory (no retpoline)
+	rip_relative_unreachable, // rebased disp32 out of reach of the slot
+	unsupported_prefix,	  // 16/32-bit operand or address size on a branch
+	unsupported_relative,	  // other ip-relative forms (xbegin)
+};
+
+// Control transfers the handler emulates.
+enum class Transfer : uint8_t {
+	none,
+	jump,	       // to target
+	call,	       // push the return address, go to target
+	ret,	       // pop ip (and ret_pop bytes); also jmp __x86_return_thunk
+	jump_register, // jmp *%reg, also jmp __x86_indirect_thunk_reg
+	call_register, // call *%reg, also call __x86_indirect_thunk_reg
+};
+
+// When the transfer happens.
+enum class Condition : uint8_t {
+	always,
+	flags,	// jcc: condition_code over EFLAGS
+	loop,	// dec rcx; taken if rcx != 0
+	loope,	// dec rcx; taken if rcx != 0 && ZF
+	loopne, // dec rcx; taken if rcx != 0 && !ZF
+	jrcxz,	// taken if rcx == 0
+};
+
+// Flag instructions the handler emulates, because IF must not change behind
+// the handler's back.
+enum class FlagOperation : uint8_t { none, pushf, popf, cli, sti };
+
+// Branch thunks that stand for plain instructions under retpoline/rethunk
+// kernels. Addresses are 0 where the kernel has none.
+struct Thunks {
+	uint64_t return_thunk = 0;	  // __x86_return_thunk
+	uint64_t indirect_thunk[16] = {}; // __x86_indirect_thunk_<reg>, by register number
+};
+
+struct Analysis {
+	uint8_t length = 0;
+	Execution execution = Execution::refuse;
+	Refusal refusal = Refusal::undecodable;
+	Transfer transfer = Transfer::none;
+	Condition condition = Condition::always;
+	FlagOperation flag_operation = FlagOperation::none;
+	uint8_t condition_code = 0; // Condition::flags: the jcc's low nibble
+	uint8_t reg = 0;	    // *_register: x86 register number 0-15
+	uint8_t disp_offset = 0;    // copy_rip_relative: offset of the disp32
+	uint16_t ret_pop = 0;	    // ret imm16
+	uint64_t target = 0;	    // jump/call targets; copy_rip_relative: the operand's address
+};
+
+// Analyses the instruction at bytes, which sits at address in the kernel.
+Analysis analyze_instruction(const uint8_t *bytes, size_t available, uint64_t address, const Thunks &thunks);
+
+const char *refusal_text(Refusal refusal);
+
+} // namespace okp::x86
