@@ -3,13 +3,14 @@
 kernels, build okprobe for a target in its own copy of the tree, build the
 in-guest test program.
 
-A target is a (arch, kernel) pair: "x86" is Debian's stock 6.1 kernel,
-"riscv-preempt" and "riscv-ftrace" are the riscv64 kernels built from
-Debian's linux-source-6.1 (tools/riscv-kernel*.config).
+A target is a (arch, kernel) pair: "x86" is Debian's stock 6.1 kernel;
+"riscv-preempt", "riscv-ftrace" and "riscv-nokprobes" are the riscv64
+kernels built from Debian's linux-source-6.1 (tools/riscv-kernel*.config).
 """
 
 import dataclasses
 import os
+import shutil
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -39,7 +40,7 @@ def run(command, step, cwd=ROOT, env=None):
 
 @dataclasses.dataclass
 class Target:
-    name: str      # x86, riscv-preempt, riscv-ftrace
+    name: str      # x86, riscv-preempt, riscv-ftrace, riscv-nokprobes
     arch: str      # x86 or riscv
     kdir: str = ""
     kernel_image: str = ""
@@ -76,6 +77,17 @@ def prepare_kernel(t):
         out = out.splitlines()[-1]
         t.kdir = out
         t.kernel_image = os.path.join(out, "arch/riscv/boot/Image")
+        prune_stale_kernels(out, variant)
+
+
+def prune_stale_kernels(current, variant):
+    """Remove builds of the same variant made from other inputs (about
+    1.5 GB each): the cache keeps one kernel per variant."""
+    parent = os.path.dirname(current)
+    for name in os.listdir(parent):
+        path = os.path.join(parent, name)
+        if name.startswith(f"{variant}-") and path != current:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def build_modules(t):

@@ -226,6 +226,30 @@ static unsigned long kallsyms_address(const char *name)
 	return found;
 }
 
+/* ---- What kind of kernel this is ---------------------------------------- */
+
+/* With CONFIG_KPROBES okprobe finds kallsyms_lookup_name by itself. */
+static int kernel_has_kprobes;
+/* What every load passes: nothing, or the loader's parameter. */
+static char default_params[64];
+
+static void probe_kernel(void)
+{
+	kernel_has_kprobes = kallsyms_address("register_kprobe") != 0;
+	if (!kernel_has_kprobes)
+		snprintf(default_params, sizeof(default_params),
+			 "kallsyms_lookup_name=0x%lx",
+			 kallsyms_address("kallsyms_lookup_name"));
+}
+
+/* default_params followed by more, in buffer. */
+static const char *params_with(char *buffer, size_t size, const char *more)
+{
+	snprintf(buffer, size, "%s%s%s", default_params,
+		 default_params[0] ? " " : "", more);
+	return buffer;
+}
+
 /* ---- Steps shared by tests ----------------------------------------------- */
 
 static int expect_loaded_surfaces(void)
@@ -309,7 +333,7 @@ static int expect_load_failure(const char *params, int expected, ...)
 
 static int test_load(void)
 {
-	return load_okprobe("");
+	return load_okprobe(default_params);
 }
 
 static int test_sysctl_default(void)
@@ -448,7 +472,7 @@ static int test_load_unload_cycles(void)
 	int cycle;
 
 	for (cycle = 0; cycle < 20; cycle++) {
-		if (load_okprobe("") || unload_okprobe()) {
+		if (load_okprobe(default_params) || unload_okprobe()) {
 			char detail[sizeof(why)];
 
 			snprintf(detail, sizeof(detail), "%s", why);
@@ -492,9 +516,21 @@ static int test_wrong_kallsyms_address(void)
 
 static int test_missing_symbol(void)
 {
-	return expect_load_failure("require_symbol=okprobe_no_such_symbol",
+	char params[128];
+
+	return expect_load_failure(params_with(params, sizeof(params),
+					       "require_symbol=okprobe_no_such_symbol"),
 				   ENOENT,
 				   "cannot resolve kernel symbol okprobe_no_such_symbol: not found",
+				   NULL);
+}
+
+static int test_no_kprobes_needs_parameter(void)
+{
+	if (kernel_has_kprobes)
+		return skip("this kernel has CONFIG_KPROBES");
+	return expect_load_failure("", ENOENT,
+				   "cannot resolve kernel symbol kallsyms_lookup_name: not exported and no kprobes",
 				   NULL);
 }
 
@@ -537,7 +573,7 @@ static int show(const char *path)
 
 static int demo_load(void)
 {
-	STEP(load_okprobe(""));
+	STEP(load_okprobe(default_params));
 	return load_module(SAMPLE_KO, "") == 0 ? 0 :
 	       fail("the sample client did not load");
 }
@@ -604,6 +640,7 @@ static const struct test okprobe_suite[] = {
 	TEST(test_loader_parameter, "loads with kallsyms_lookup_name from /proc/kallsyms"),
 	TEST(test_wrong_kallsyms_address, "a wrong kallsyms_lookup_name address fails the load, naming it"),
 	TEST(test_missing_symbol, "a missing kernel symbol fails the load, naming it"),
+	TEST(test_no_kprobes_needs_parameter, "without CONFIG_KPROBES a load without kallsyms_lookup_name= fails, naming it"),
 	TEST(test_loader_script, "tools/okprobe-load loads okprobe"),
 };
 
@@ -704,6 +741,7 @@ int main(void)
 	setenv("PATH", "/bin:/sbin", 1);
 	if (!wanted)
 		wanted = "okprobe";
+	probe_kernel();
 	for (i = 0; i < ARRAY_SIZE(suites); i++)
 		if (!strcmp(suites[i].name, wanted))
 			break;
