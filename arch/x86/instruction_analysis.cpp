@@ -26,6 +26,13 @@ Analysis emulated(uint8_t length)
 	return analysis;
 }
 
+Analysis flag_instruction(uint8_t length, FlagOperation operation)
+{
+	Analysis analysis = emulated(length);
+	analysis.flag_operation = operation;
+	return analysis;
+}
+
 // Register number (0-15) of a thunk at target, or -1.
 int indirect_thunk_register(const Thunks &thunks, uint64_t target)
 {
@@ -81,32 +88,18 @@ Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, 
 		return refused(Refusal::privileged_flow, length);
 	case ZYDIS_MNEMONIC_PUSHF:
 	case ZYDIS_MNEMONIC_PUSHFD:
-	case ZYDIS_MNEMONIC_PUSHFQ: {
-		if (insn.operand_width != 64)
-			return refused(Refusal::unsupported_prefix, length);
-		Analysis analysis = emulated(length);
-		analysis.flag_operation = FlagOperation::pushf;
-		return analysis;
-	}
+	case ZYDIS_MNEMONIC_PUSHFQ:
+		return insn.operand_width == 64 ? flag_instruction(length, FlagOperation::pushf)
+						: refused(Refusal::unsupported_prefix, length);
 	case ZYDIS_MNEMONIC_POPF:
 	case ZYDIS_MNEMONIC_POPFD:
-	case ZYDIS_MNEMONIC_POPFQ: {
-		if (insn.operand_width != 64)
-			return refused(Refusal::unsupported_prefix, length);
-		Analysis analysis = emulated(length);
-		analysis.flag_operation = FlagOperation::popf;
-		return analysis;
-	}
-	case ZYDIS_MNEMONIC_CLI: {
-		Analysis analysis = emulated(length);
-		analysis.flag_operation = FlagOperation::cli;
-		return analysis;
-	}
-	case ZYDIS_MNEMONIC_STI: {
-		Analysis analysis = emulated(length);
-		analysis.flag_operation = FlagOperation::sti;
-		return analysis;
-	}
+	case ZYDIS_MNEMONIC_POPFQ:
+		return insn.operand_width == 64 ? flag_instruction(length, FlagOperation::popf)
+						: refused(Refusal::unsupported_prefix, length);
+	case ZYDIS_MNEMONIC_CLI:
+		return flag_instruction(length, FlagOperation::cli);
+	case ZYDIS_MNEMONIC_STI:
+		return flag_instruction(length, FlagOperation::sti);
 	case ZYDIS_MNEMONIC_POP:
 	case ZYDIS_MNEMONIC_MOV:
 		// mov ss, r/m (8e /2) delays interrupts by one instruction: the

@@ -192,6 +192,7 @@ TEST(X86Analysis, RefusalsCarryTheirReason)
 		{{0xff, 0x10}, Refusal::indirect_through_memory},
 		{{0xff, 0x25, 0, 0, 0, 0}, Refusal::indirect_through_memory},
 		{{0x8e, 0xd0}, Refusal::interrupt_shadow},
+		{{0x66, 0x9c}, Refusal::unsupported_prefix}, // pushfw
 		{{0xc7, 0xf8, 0, 0, 0, 0}, Refusal::unsupported_relative},
 		{{0x0f, 0xff}, Refusal::undecodable},
 		{{0xe8, 0x00}, Refusal::undecodable},
