@@ -131,9 +131,10 @@ def qemu_command(arch, kernel, initrd, append, smp=2, memory="1G"):
     raise ValueError(f"unknown arch {arch}")
 
 
-def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False):
+def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
+         kernel_args=""):
     """Run the guest; return (console text, seconds, timed_out)."""
-    append = f"console=ttyS0 panic=-1 okptest={suite}"
+    append = f"console=ttyS0 panic=-1 okptest={suite} {kernel_args}".strip()
     if arch == "riscv":
         append += " earlycon"
     command = qemu_command(arch, kernel, initrd, append)
@@ -243,12 +244,14 @@ def judge(console, timed_out, label):
 
 
 def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
-        extra_files=(), timeout=600, log_path=None, echo=False, label=None):
+        extra_files=(), timeout=600, log_path=None, echo=False, label=None,
+        kernel_args=""):
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, "initramfs.cpio")
         build_initramfs(initrd, init, modules, busybox, extra_files)
         console, seconds, timed_out = boot(arch, kernel, initrd, suite,
-                                           timeout, log_path, echo)
+                                           timeout, log_path, echo,
+                                           kernel_args)
     return GuestRun(judge(console, timed_out, label or f"{arch}/{suite}"),
                     console, seconds)
 

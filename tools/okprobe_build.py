@@ -80,6 +80,32 @@ def prepare_kernel(t):
         prune_stale_kernels(out, variant)
 
 
+def x86_kernel_symbols(t):
+    """Text symbols of the x86 guest kernel at their link addresses, dumped
+    once from a guest booted with nokaslr (Debian's vmlinuz has no symbol
+    table and ships a stub System.map). Cached beside the kernel; returns
+    the file's path."""
+    path = os.path.join(os.path.dirname(t.kernel_image),
+                        "kallsyms-nokaslr.txt")
+    if os.path.exists(path):
+        return path
+    import guest_run
+    run = guest_run.run(t.arch, t.kernel_image, t.okptest, [], "kallsyms",
+                        timeout=600, kernel_args="nokaslr",
+                        log_path=os.path.join(t.build_dir,
+                                              "console-kallsyms.log"))
+    lines = [line[len("# kallsyms "):] for line in run.console.splitlines()
+             if line.startswith("# kallsyms ")]
+    if run.failed or len(lines) < 1000:
+        raise StepFailed("dumping the x86 kernel's symbols",
+                         "\n".join(f"{r.name}: {r.detail[:200]}"
+                                   for r in run.failed))
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
+    return path
+
+
 def prune_stale_kernels(current, variant):
     """Remove builds of the same variant made from other inputs (about
     1.5 GB each): the cache keeps one kernel per variant."""

@@ -593,6 +593,38 @@ static int demo_unload(void)
 	return unload_okprobe();
 }
 
+/* ---- Kernel facts for host-side analysis --------------------------------- */
+
+/*
+ * Prints every text symbol of /proc/kallsyms as "# kallsyms ADDRESS TYPE
+ * NAME [MODULE]" lines. Booted with nokaslr, the addresses match the
+ * kernel image's link addresses, so host tools can find functions in the
+ * vmlinux extracted from Debian's vmlinuz (which carries no symbol table).
+ */
+static int dump_kallsyms(void)
+{
+	FILE *kallsyms = fopen("/proc/kallsyms", "re");
+	char line[512], out[600];
+	size_t length;
+	long count = 0;
+
+	CHECK(kallsyms, "cannot open /proc/kallsyms");
+	while (fgets(line, sizeof(line), kallsyms)) {
+		char type;
+
+		if (sscanf(line, "%*s %c", &type) != 1 ||
+		    (type != 't' && type != 'T'))
+			continue;
+		length = snprintf(out, sizeof(out), "# kallsyms %s", line);
+		if (write(1, out, length) < 0)
+			break;
+		count++;
+	}
+	fclose(kallsyms);
+	CHECK(count > 1000, "only %ld text symbols", count);
+	return 0;
+}
+
 /* ---- Harness self-tests (make check expects these runs to FAIL) ---------- */
 
 static int test_deliberate_failure(void)
@@ -650,6 +682,10 @@ static const struct test demo_suite[] = {
 	TEST(demo_unload, "unload both; nothing is left behind"),
 };
 
+static const struct test kallsyms_suite[] = {
+	TEST(dump_kallsyms, "print the kernel's text symbols"),
+};
+
 static const struct test selftest_fail_suite[] = {
 	TEST(test_deliberate_failure, "harness self-test: a deliberately failing test"),
 };
@@ -673,6 +709,7 @@ struct suite {
 static const struct suite suites[] = {
 	SUITE("okprobe", okprobe_suite),
 	SUITE("demo", demo_suite),
+	SUITE("kallsyms", kallsyms_suite),
 	SUITE("selftest-fail", selftest_fail_suite),
 	SUITE("selftest-warn", selftest_warn_suite),
 	SUITE("selftest-hang", selftest_hang_suite),
