@@ -11,9 +11,11 @@
 #include "core/range_list.cpp"
 #include "core/symbol_description.cpp"
 #include "core/symbol_resolver.cpp"
+#include "core/registration.cpp"
 
 #if defined(__x86_64__)
 #include "x86/instruction_decoder.cpp"
 #include "x86/instruction_analysis.cpp"
 #include "x86/out_of_line.cpp"
+#include "x86/probe_rules.cpp"
 #endif

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "x86/probe_rules.hpp"
+
+#include "x86/instruction_analysis.hpp"
+#include "x86/instruction_decoder.hpp"
+
+namespace okp::x86 {
+
+InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address)
+{
+	constexpr int error_eperm = 1, error_ebusy = 16, error_eilseq = 84;
+	InstructionVerdict verdict;
+	switch (check_instruction_boundary(function, size, offset)) {
+	case Boundary::instruction_start:
+		break;
+	case Boundary::inside_instruction:
+		verdict.error = error_eilseq;
+		verdict.why = "the address is inside an instruction";
+		return verdict;
+	case Boundary::undecodable:
+	case Boundary::past_end:
+		verdict.error = error_eilseq;
+		verdict.why = "the function does not decode up to the address";
+		return verdict;
+	}
+	const size_t available = size - offset < max_instruction_length ? size - offset : max_instruction_length;
+	const Analysis analysis =
+		analyze_instruction(function + offset, available, function_address + offset, Thunks{});
+	switch (analysis.refusal) {
+	case Refusal::none:
+		verdict.length = analysis.length;
+		return verdict;
+	case Refusal::undecodable:
+		verdict.error = error_eilseq;
+		break;
+	case Refusal::breakpoint:
+		verdict.error = error_ebusy; // someone else's int3 (or padding)
+		break;
+	default:
+		verdict.error = error_eperm;
+		break;
+	}
+	verdict.why = refusal_text(analysis.refusal);
+	return verdict;
+}
+
+} // namespace okp::x86

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+// Every way a registration can be refused, with its errno, against a fake
+// kernel; and the accepted cases.
+#include "core/registration.hpp"
+#include "x86/probe_rules.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+using okp::KernelFacts;
+using okp::ProbeRequest;
+using okp::Registration;
+using okp::TextKind;
+
+constexpr uint64_t core_base = 0xffffffff81000000;
+constexpr uint64_t traced = core_base;		   // a normal function
+constexpr uint64_t nokprobe = core_base + 0x1000;  // blacklisted
+constexpr uint64_t garbled = core_base + 0x2000;   // does not decode
+constexpr uint64_t init_text = 0xffffffff83000000; // freed after boot
+
+struct Function {
+	uint64_t start;
+	std::vector<uint8_t> bytes;
+};
+
+struct FakeKernel {
+	std::map<std::string, uint64_t> symbols = {
+		{"traced", traced}, {"nokprobe_fn", nokprobe}, {"garbled", garbled}, {"init_fn", init_text}};
+	std::vector<Function> functions = {
+		{traced,
+		 {
+			 0xe8, 0,    0,	   0,	 0,	  //  0 call __fentry__ (ftrace site)
+			 0x55,				  //  5 push %rbp
+			 0x48, 0x89, 0xe5,		  //  6 mov %rsp,%rbp
+			 0x0f, 0x0b,			  //  9 ud2 (WARN)
+			 0xcc,				  // 11 int3 (another tool's)
+			 0x48, 0x8b, 0x05, 0x10, 0, 0, 0, // 12 mov 0x10(%rip),%rax
+			 0xc3,				  // 19 ret
+			 0xcc, 0xcc, 0xcc, 0xcc,	  // 20 padding
+		 }},
+		{nokprobe, {0x55, 0xc3}},
+		{garbled, {0x0f, 0xff, 0x90, 0x90, 0xc3}},
+		{init_text, {0x55, 0xc3}},
+	};
+};
+FakeKernel *fake;
+
+const Function *function_at(uint64_t address)
+{
+	for (const Function &f : fake->functions)
+		if (f.start <= address && address < f.start + f.bytes.size())
+			return &f;
+	return nullptr;
+}
+
+const KernelFacts facts = {
+	[](const char *name, void *) -> uint64_t {
+		auto it = fake->symbols.find(name);
+		return it == fake->symbols.end() ? 0 : it->second;
+	},
+	[](uint64_t address, uint64_t *start, uint64_t *size, void *) {
+		const Function *f = function_at(address);
+		if (!f)
+			return false;
+		*start = f->start;
+		*size = f->bytes.size();
+		return true;
+	},
+	[](uint64_t address, void *) {
+		if (address >= init_text && address < init_text + 0x1000)
+			return TextKind::init_after_boot;
+		if (address >= core_base && address < core_base + 0x3000)
+			return TextKind::core_kernel;
+		return TextKind::none;
+	},
+	[](uint64_t address, void *) -> const char * {
+		return address >= nokprobe && address < nokprobe + 2 ? "NOKPROBE_SYMBOL(nokprobe_fn)" : nullptr;
+	},
+	[](uint64_t address, size_t length, void *) -> const char * {
+		return address < traced + 5 && address + length > traced ? "an ftrace call site" : nullptr;
+	},
+	[](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
+		const Function *f = function_at(address);
+		if (!f)
+			return 0;
+		const size_t n = std::min(size, f->bytes.size() - static_cast<size_t>(address - f->start));
+		memcpy(buffer, f->bytes.data() + (address - f->start), n);
+		return n;
+	},
+	nullptr,
+};
+
+struct Case {
+	const char *what;
+	ProbeRequest request;
+	int error;
+	const char *why_contains;
+};
+
+ProbeRequest at_symbol(const char *name, uint64_t offset, bool post = false)
+{
+	ProbeRequest r;
+	r.symbol_name = name;
+	r.offset = offset;
+	r.has_pre_handler = true;
+	r.has_post_handler = post;
+	return r;
+}
+
+ProbeRequest at_address(uint64_t address)
+{
+	ProbeRequest r;
+	r.address = address;
+	r.has_pre_handler = true;
+	return r;
+}
+
+TEST(Registration, EveryRefusalHasItsErrnoAndReason)
+{
+	FakeKernel kernel;
+	fake = &kernel;
+	ProbeRequest no_handler = at_symbol("traced", 5);
+	no_handler.has_pre_handler = false;
+	ProbeRequest both = at_symbol("traced", 5);
+	both.address = traced;
+	ProbeRequest neither = at_symbol(nullptr, 5);
+
+	const Case cases[] = {
+		{"no handler", no_handler, EINVAL, "pre_handler or a post_handler"},
+		{"symbol and addr", both, EINVAL, "not both"},
+		{"neither symbol nor addr", neither, EINVAL, "symbol_name or addr"},
+		{"unknown symbol", at_symbol("no_such_function", 0), ENOENT, "no such kernel symbol"},
+		{"not text", at_address(0xffff888000001000), EINVAL, "not kernel or module text"},
+		{"init text after boot", at_symbol("init_fn", 0), EPERM, "init text"},
+		{"offset past the function", at_symbol("traced", 24), EINVAL, "past the end"},
+		{"offset wraps", at_symbol("traced", ~0ull), EINVAL, "wraps"},
+		{"blacklisted", at_symbol("nokprobe_fn", 0), EPERM, "NOKPROBE_SYMBOL"},
+		{"inside an instruction", at_symbol("traced", 7), EILSEQ, "inside an instruction"},
+		{"undecodable before the address", at_symbol("garbled", 3), EILSEQ, "does not decode"},
+		{"ud2", at_symbol("traced", 9), EPERM, "ud2"},
+		{"someone else's int3", at_symbol("traced", 11), EBUSY, "int3"},
+		{"ftrace call site", at_symbol("traced", 0), EBUSY, "ftrace"},
+	};
+	for (const Case &c : cases) {
+		const Registration r = okp::check_registration(c.request, facts, okp::x86::probe_rules);
+		EXPECT_EQ(r.error, c.error) << c.what << ": " << r.why;
+		EXPECT_NE(std::string(r.why).find(c.why_contains), std::string::npos) << c.what << ": " << r.why;
+		EXPECT_EQ(r.address, 0u) << c.what;
+	}
+}
+
+TEST(Registration, AcceptedProbesKnowTheirInstruction)
+{
+	FakeKernel kernel;
+	fake = &kernel;
+	const Registration push = okp::check_registration(at_symbol("traced", 5, true), facts, okp::x86::probe_rules);
+	EXPECT_EQ(push.error, 0) << push.why;
+	EXPECT_EQ(push.address, traced + 5);
+	EXPECT_EQ(push.length, 1);
+	EXPECT_EQ(push.function, traced);
+	EXPECT_EQ(push.function_size, 24u);
+
+	const Registration rip = okp::check_registration(at_symbol("traced", 12), facts, okp::x86::probe_rules);
+	EXPECT_EQ(rip.error, 0) << rip.why;
+	EXPECT_EQ(rip.length, 7);
+
+	const Registration by_address = okp::check_registration(at_address(traced + 6), facts, okp::x86::probe_rules);
+	EXPECT_EQ(by_address.error, 0) << by_address.why;
+	EXPECT_EQ(by_address.length, 3);
+
+	const Registration ret = okp::check_registration(at_symbol("traced", 19), facts, okp::x86::probe_rules);
+	EXPECT_EQ(ret.error, 0) << ret.why;
+}
+
+} // namespace

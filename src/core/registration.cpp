@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "registration.hpp"
+
+namespace okp {
+namespace {
+
+// errno values are the same on every Linux architecture.
+constexpr int error_eperm = 1, error_enoent = 2, error_enomem = 12, error_ebusy = 16, error_einval = 22,
+	      error_eilseq = 84;
+
+Registration refused(int error, const char *why)
+{
+	Registration registration;
+	registration.error = error;
+	registration.why = why;
+	return registration;
+}
+
+// Owns the copy of a function's bytes for the boundary walk.
+class FunctionBytes {
+public:
+	explicit FunctionBytes(size_t size) : bytes_(new uint8_t[size]), size_(size) {}
+	~FunctionBytes() { delete[] bytes_; }
+	FunctionBytes(const FunctionBytes &) = delete;
+	FunctionBytes &operator=(const FunctionBytes &) = delete;
+	uint8_t *data() { return bytes_; }
+	size_t size() const { return size_; }
+
+private:
+	uint8_t *bytes_;
+	size_t size_;
+};
+
+} // namespace
+
+Registration check_registration(const ProbeRequest &request, const KernelFacts &facts, InstructionRules rules)
+{
+	if (!request.has_pre_handler && !request.has_post_handler)
+		return refused(error_einval, "a probe needs a pre_handler or a post_handler");
+	if (request.symbol_name && request.address)
+		return refused(error_einval, "give symbol_name or addr, not both");
+	if (!request.symbol_name && !request.address)
+		return refused(error_einval, "give symbol_name or addr");
+
+	uint64_t base = request.address;
+	if (request.symbol_name) {
+		base = facts.lookup_symbol(request.symbol_name, facts.context);
+		if (!base)
+			return refused(error_enoent, "no such kernel symbol");
+	}
+	const uint64_t target = base + request.offset;
+	if (target < base)
+		return refused(error_einval, "the offset wraps around the address space");
+
+	// The function is the symbol's when one is named, so an offset past its
+	// end is reported as such rather than as whatever lies beyond.
+	const uint64_t anchor = request.symbol_name ? base : target;
+	uint64_t function = 0, size = 0;
+	const TextKind kind = facts.text_kind(target, facts.context);
+	if (!facts.function_of(anchor, &function, &size, facts.context))
+		return refused(error_einval, kind == TextKind::none ? "the address is not kernel or module text"
+								    : "no function contains the address");
+	if (target < function || target - function >= size)
+		return refused(error_einval, "the offset is past the end of the function");
+	switch (kind) {
+	case TextKind::none:
+		return refused(error_einval, "the address is not kernel or module text");
+	case TextKind::init_after_boot:
+		return refused(error_eperm, "the address is init text, freed after boot");
+	case TextKind::core_kernel:
+	case TextKind::module:
+		break;
+	}
+	if (const char *why = facts.blacklisted(target, facts.context))
+		return refused(error_eperm, why);
+
+	// Decode from the function's first byte up to the probe (and its
+	// instruction): anything less cannot prove an instruction boundary.
+	const size_t offset = target - function;
+	if (offset >= max_function_walk)
+		return refused(error_eilseq, "the function is too large to prove an instruction boundary");
+	const size_t wanted = size < max_function_walk ? size : max_function_walk;
+	FunctionBytes bytes(wanted);
+	if (!bytes.data())
+		return refused(error_enomem, "out of memory");
+	const size_t read = facts.read_text(function, bytes.data(), bytes.size(), facts.context);
+	if (read <= offset)
+		return refused(error_einval, "the function's text cannot be read");
+	const InstructionVerdict verdict = rules(bytes.data(), read, offset, function);
+	if (verdict.error)
+		return refused(verdict.error, verdict.why);
+	if (const char *why = facts.reserved(target, verdict.length, facts.context))
+		return refused(error_ebusy, why);
+
+	Registration registration;
+	registration.address = target;
+	registration.function = function;
+	registration.function_size = size;
+	registration.length = verdict.length;
+	return registration;
+}
+
+} // namespace okp
