@@ -4,18 +4,79 @@
  *
  * The public C API for client modules. Client modules are built against
  * okprobe's Module.symvers (KBUILD_EXTRA_SYMBOLS) and depend on okprobe.ko.
+ * Shaped like <linux/kprobes.h>; see Documentation/api.md.
+ *
+ * This header includes no kernel header: okprobe's C++ core reads it too.
  */
 #ifndef _OKPROBE_H
 #define _OKPROBE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /*
  * The interface revision this header describes. A client compares it with
  * okprobe_api_version() of the loaded module and refuses to run on a
  * mismatch rather than misinterpreting structures.
  */
-#define OKPROBE_API_VERSION 1
+#define OKPROBE_API_VERSION 2
 
 /* Returns the OKPROBE_API_VERSION okprobe.ko was built with. */
 int okprobe_api_version(void);
+
+struct okprobe;
+struct pt_regs;
+
+/*
+ * Runs before the probed instruction, with preemption off, in the
+ * breakpoint handler's context (treat it like NMI context: no sleeping, no
+ * locks that other contexts hold). regs->ip is the probed address + 1 (x86)
+ * or the probed address (riscv). Return 0 to let the probed instruction run;
+ * return nonzero after setting regs->ip yourself to skip it (only while the
+ * probe is not optimized).
+ */
+typedef int (*okprobe_pre_handler_t)(struct okprobe *probe,
+				     struct pt_regs *regs);
+/* Runs after the probed instruction, regs as it left them. flags is 0. */
+typedef void (*okprobe_post_handler_t)(struct okprobe *probe,
+				       struct pt_regs *regs,
+				       unsigned long flags);
+
+/* okprobe.flags */
+#define OKPROBE_FLAG_DISABLED	0x1	/* registered but not armed */
+#define OKPROBE_FLAG_GONE	0x2	/* its module was unloaded */
+
+struct okprobe {
+	/* Where: symbol_name + offset, or addr (not both). */
+	const char *symbol_name;
+	unsigned long offset;
+	/* In: the address to probe; out: the probed address. */
+	void *addr;
+	okprobe_pre_handler_t pre_handler;
+	okprobe_post_handler_t post_handler;
+	/* Hits not handled because a probe handler was already running. */
+	unsigned long nmissed;
+	/* OKPROBE_FLAG_*; set OKPROBE_FLAG_DISABLED to register disabled. */
+	unsigned int flags;
+	/* okprobe's own: zero before registering, do not touch. */
+	void *okp_site;
+};
+
+/*
+ * Registers and arms a probe. May sleep. Returns 0 or a negative errno
+ * (EINVAL, ENOENT, EILSEQ, EPERM, EBUSY, ENOMEM: Documentation/api.md)
+ * and logs one line saying why.
+ */
+int okprobe_register(struct okprobe *probe);
+/*
+ * Disarms and unregisters; when it returns no handler of the probe is
+ * running or will run, and the struct may be freed. May sleep.
+ */
+void okprobe_unregister(struct okprobe *probe);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* _OKPROBE_H */

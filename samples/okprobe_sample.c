@@ -1,17 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A client of okprobe's API: loads only on top of okprobe.ko and refuses to
- * run against an okprobe built with another API version.
+ * A client of okprobe's API: counts the hits of one probe.
+ *
+ *   insmod okprobe_sample.ko symbol=ksys_read offset=5
+ *
+ * Without symbol= it only checks that it was built for the loaded okprobe's
+ * API version. The count is in debugfs okprobe/list while it is loaded and
+ * in the log when it unloads.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 
 #include <okprobe.h>
+
+static char *symbol;
+module_param(symbol, charp, 0444);
+MODULE_PARM_DESC(symbol, "Kernel function to probe");
+
+static ulong offset;
+module_param(offset, ulong, 0444);
+MODULE_PARM_DESC(offset, "Offset of the probed instruction in the function");
+
+static atomic_long_t okprobe_sample_hits = ATOMIC_LONG_INIT(0);
+
+static int okprobe_sample_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	atomic_long_inc(&okprobe_sample_hits);
+	return 0;
+}
+
+static struct okprobe okprobe_sample_probe = {
+	.pre_handler = okprobe_sample_pre,
+};
 
 static int __init okprobe_sample_init(void)
 {
 	int version = okprobe_api_version();
+	int ret;
 
 	if (version != OKPROBE_API_VERSION) {
 		pr_err("okprobe API version %d, built for %d\n", version,
@@ -19,15 +47,27 @@ static int __init okprobe_sample_init(void)
 		return -EINVAL;
 	}
 	pr_info("using okprobe API version %d\n", version);
+	if (!symbol)
+		return 0;
+	okprobe_sample_probe.symbol_name = symbol;
+	okprobe_sample_probe.offset = offset;
+	ret = okprobe_register(&okprobe_sample_probe);
+	if (ret)
+		return ret;
+	pr_info("probing %s+0x%lx at %pS\n", symbol, offset,
+		okprobe_sample_probe.addr);
 	return 0;
 }
 
 static void __exit okprobe_sample_exit(void)
 {
-	pr_info("unloaded\n");
+	if (okprobe_sample_probe.okp_site)
+		okprobe_unregister(&okprobe_sample_probe);
+	pr_info("unloaded after %ld hits\n",
+		atomic_long_read(&okprobe_sample_hits));
 }
 
 module_init(okprobe_sample_init);
 module_exit(okprobe_sample_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("okprobe sample client");
+MODULE_DESCRIPTION("okprobe sample client: counts the hits of one probe");

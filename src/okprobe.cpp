@@ -18,4 +18,5 @@
 #include "x86/instruction_analysis.cpp"
 #include "x86/out_of_line.cpp"
 #include "x86/probe_rules.cpp"
+#include "x86/breakpoint_probes.cpp"
 #endif

@@ -122,9 +122,13 @@ def build_modules(t):
     tree = os.path.join(t.build_dir, "tree")
     os.makedirs(tree, exist_ok=True)
     # What .gitignore ignores (build products, the Zydis copy) is neither
-    # copied nor deleted, so the copy builds incrementally.
-    run(["rsync", "-a", "--delete", "--exclude=/.git", "--filter=:- .gitignore",
-         f"{ROOT}/", f"{tree}/"], "copying the tree")
+    # copied nor deleted, so the copy builds incrementally. Files are
+    # compared by content and a changed one gets the time of the copy
+    # (no -t): with the source's own mtime, an edit made while a previous
+    # build ran could look older than the object built from the old text.
+    run(["rsync", "-rlpD", "--checksum", "--delete", "--exclude=/.git",
+         "--filter=:- .gitignore", f"{ROOT}/", f"{tree}/"],
+        "copying the tree")
     make = ["make", "-C", tree, f"ARCH={t.arch}", f"KDIR={t.kdir}"]
     if t.cross:
         make.append(f"CROSS_COMPILE={t.cross}")
@@ -132,6 +136,9 @@ def build_modules(t):
     # the riscv kernel build may share the cores.
     run(make + ["modules"], f"building okprobe.ko for {t.name}")
     t.modules = [os.path.join(tree, m) for m in MODULES]
+    if t.arch == "x86":
+        t.modules.append(os.path.join(tree,
+                                      "selftests/modules/okprobe_selftest.ko"))
 
 
 def build_okptest(t):

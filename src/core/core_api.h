@@ -94,6 +94,33 @@ unsigned long okp_core_blacklist_count(void);
 int okp_core_blacklist_entry(unsigned long index, unsigned long *start,
 			     unsigned long *end, const char **why);
 
+/* ---- Breakpoint probes ------------------------------------------------- */
+
+struct okprobe;
+
+/* Called with the probe mutex held; may sleep. 0 or -errno, and *why. */
+int okp_core_register(struct okprobe *probe, const char **why);
+void okp_core_unregister(struct okprobe *probe);
+/* Unregisters whatever clients left behind (module exit). */
+void okp_core_probes_exit(void);
+/*
+ * The breakpoint handler: regs is the trap's struct pt_regs. Returns 1 when
+ * the breakpoint was okprobe's (regs now says where to continue), 0 when
+ * it was not. NMI-like context: no locks, no allocation.
+ */
+int okp_core_breakpoint(void *regs);
+
+/* One line per probe site for debugfs okprobe/list; 0 past the end. */
+int okp_core_list_entry(unsigned long index, unsigned long *address,
+			unsigned long *hits, unsigned long *missed,
+			unsigned int *flags);
+
+/* Per-CPU handler state, owned by the glue (DEFINE_PER_CPU). */
+struct okp_cpu_state {
+	void *active_site;		/* a handler or a post-trap step runs */
+	unsigned long saved_flags;	/* IF to restore at the post trap */
+};
+
 /* ---- Provided by the C glue -------------------------------------------- */
 
 /* Process-context allocation for C++ operator new (may sleep). */
@@ -101,6 +128,31 @@ void *okp_glue_alloc(unsigned long size);
 void okp_glue_free(void *pointer);
 /* Called for conditions the core cannot survive (pure virtual call). */
 void okp_glue_fatal(const char *message);
+
+/* Kernel facts for registration checks (see registration.hpp). */
+enum okp_text_kind {
+	OKP_TEXT_NONE, OKP_TEXT_CORE, OKP_TEXT_MODULE, OKP_TEXT_INIT_AFTER_BOOT
+};
+unsigned long okp_glue_lookup_symbol(const char *name);
+int okp_glue_function_of(unsigned long address, unsigned long *start,
+			 unsigned long *size);
+enum okp_text_kind okp_glue_text_kind(unsigned long address);
+const char *okp_glue_reserved(unsigned long address, unsigned long length);
+unsigned long okp_glue_read_text(unsigned long address, void *buffer,
+				 unsigned long size);
+
+/*
+ * A page of executable memory within rel32 reach of kernel text, filled
+ * with breakpoints, read-only; written only through okp_glue_text_write.
+ */
+void *okp_glue_exec_page_alloc(void);
+void okp_glue_exec_page_free(void *page);
+/* Cross-modifies text (text_poke under text_mutex, then sync all CPUs). */
+void okp_glue_text_write(unsigned long address, const void *bytes,
+			 unsigned long length);
+void okp_glue_synchronize_rcu(void);
+void okp_glue_synchronize_rcu_tasks(void);
+struct okp_cpu_state *okp_glue_cpu_state(void);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,8 @@
 /*
  * /sys/kernel/debug/okprobe/: the operator's view, shaped like the kernel's
  * /sys/kernel/debug/kprobes/.
- *   list       one line per registered probe (none are registered yet)
+ *   list       one line per probed address (x86 so far): address,
+ *              symbol+offset [module], hits, missed hits
  *   enabled    1/0: arm or disarm every probe without unregistering it
  *   blacklist  the address ranges okprobe refuses to probe
  */
@@ -19,7 +20,7 @@ static struct dentry *okp_debugfs_dir;
 
 static int okp_list_show(struct seq_file *m, void *unused)
 {
-	/* The probe table arrives with the probe core; until then it is empty. */
+	okp_probes_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(okp_list);

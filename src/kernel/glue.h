@@ -14,6 +14,9 @@
  */
 struct okp_kernel_symbols {
 	unsigned long kallsyms_lookup_name;
+	unsigned long kallsyms_lookup_size_offset;
+	unsigned long _sinittext;
+	unsigned long _einittext;
 	unsigned long text_mutex;
 	unsigned long module_alloc;
 	unsigned long set_memory_x;
@@ -54,6 +57,19 @@ int okp_blacklist_init(void);
 
 int okp_sysctl_init(void);
 void okp_sysctl_exit(void);
+
+struct seq_file;
+
+#ifdef CONFIG_X86
+int okp_probes_init(void);
+void okp_probes_exit(void);
+/* Writes debugfs okprobe/list. */
+void okp_probes_show(struct seq_file *m);
+#else
+static inline int okp_probes_init(void) { return 0; }
+static inline void okp_probes_exit(void) { }
+static inline void okp_probes_show(struct seq_file *m) { }
+#endif
 
 int okp_debugfs_init(void);
 void okp_debugfs_exit(void);

@@ -30,6 +30,9 @@ struct okp_kernel_symbols okp_ksyms;
 #define OKP_REQUIRED_IF(configured, sym) { #sym, &okp_ksyms.sym, configured }
 
 static struct okp_symbol_request okp_symbol_table[] = {
+	OKP_REQUIRED(kallsyms_lookup_size_offset),
+	OKP_REQUIRED(_sinittext),
+	OKP_REQUIRED(_einittext),
 	OKP_REQUIRED(text_mutex),
 	OKP_REQUIRED(module_alloc),
 	OKP_REQUIRED(set_memory_x),

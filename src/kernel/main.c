@@ -57,14 +57,19 @@ static int __init okp_init(void)
 	ret = okp_sysctl_init();
 	if (ret)
 		goto fail_core;
-	ret = okp_debugfs_init();
+	ret = okp_probes_init();
 	if (ret)
 		goto fail_sysctl;
+	ret = okp_debugfs_init();
+	if (ret)
+		goto fail_probes;
 	pr_info("loaded: %lu blacklisted ranges, optimization %s\n",
 		okp_core_blacklist_count(),
 		okp_core_optimization_enabled() ? "on" : "off");
 	return 0;
 
+fail_probes:
+	okp_probes_exit();
 fail_sysctl:
 	okp_sysctl_exit();
 fail_core:
@@ -76,6 +81,7 @@ fail_core:
 static void __exit okp_exit(void)
 {
 	okp_debugfs_exit();
+	okp_probes_exit();
 	okp_sysctl_exit();
 	okp_core_exit();
 	okp_check_leaks();

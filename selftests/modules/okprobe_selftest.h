@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Probe targets of okprobe_selftest.ko (okprobe_selftest_targets.S), written
+ * in assembly so the instruction at each probed offset is known. Each is
+ * long name(long a, long b); the probed offsets are noted.
+ */
+#ifndef OKPROBE_SELFTEST_H
+#define OKPROBE_SELFTEST_H
+
+long okp_target_add(long a, long b);		/* +0 mov, +3 add (copied) */
+long okp_target_rip(long a, long b);		/* +0 rip-relative load */
+long okp_target_jcc(long a, long b);		/* +4 je (emulated) */
+long okp_target_call(long a, long b);		/* +0 call rel32 (emulated) */
+long okp_target_ret(long a, long b);		/* +3 return (emulated) */
+long okp_target_push_pop(long a, long b);	/* +0 push, +1 pop */
+long okp_target_pushf(long a, long b);		/* +0 pushf (emulated) */
+long okp_target_lea_imm(long a, long b);	/* +0 lea disp, +4 imul imm */
+long okp_helper_double(long a);
+
+/* What okp_target_rip loads. */
+extern long okp_target_data;
+
+#endif /* OKPROBE_SELFTEST_H */

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Probe targets for okprobe_selftest.ko: see okprobe_selftest.h. RET is the
+ * kernel's return (jmp __x86_return_thunk under RETHUNK).
+ */
+#include <linux/linkage.h>
+
+	.data
+SYM_DATA(okp_target_data, .quad 0x5a5a1234)
+
+	.text
+SYM_FUNC_START(okp_target_add)
+	mov	%rdi, %rax		/* +0 */
+	add	%rsi, %rax		/* +3 */
+	RET				/* +6 */
+SYM_FUNC_END(okp_target_add)
+
+SYM_FUNC_START(okp_target_rip)
+	mov	okp_target_data(%rip), %rax	/* +0 */
+	add	%rdi, %rax
+	RET
+SYM_FUNC_END(okp_target_rip)
+
+SYM_FUNC_START(okp_target_jcc)
+	cmp	$0x0, %rdi		/* +0: 48 83 ff 00 */
+	je	1f			/* +4 */
+	mov	$1, %eax
+	RET
+1:	mov	$2, %eax
+	RET
+SYM_FUNC_END(okp_target_jcc)
+
+SYM_FUNC_START(okp_helper_double)
+	lea	(%rdi,%rdi,1), %rax
+	RET
+SYM_FUNC_END(okp_helper_double)
+
+SYM_FUNC_START(okp_target_call)
+	call	okp_helper_double	/* +0 */
+	add	%rsi, %rax
+	RET
+SYM_FUNC_END(okp_target_call)
+
+SYM_FUNC_START(okp_target_ret)
+	mov	%rsi, %rax		/* +0 */
+	RET				/* +3 */
+SYM_FUNC_END(okp_target_ret)
+
+SYM_FUNC_START(okp_target_push_pop)
+	push	%rdi			/* +0 */
+	pop	%rax			/* +1 */
+	sub	%rsi, %rax
+	RET
+SYM_FUNC_END(okp_target_push_pop)
+
+SYM_FUNC_START(okp_target_pushf)
+	pushf				/* +0 */
+	pop	%rax			/* +1 */
+	RET
+SYM_FUNC_END(okp_target_pushf)
+
+SYM_FUNC_START(okp_target_lea_imm)
+	lea	0x10(%rdi), %rax	/* +0: 48 8d 47 10 */
+	imul	$0x3, %rsi, %rsi	/* +4 */
+	add	%rsi, %rax
+	RET
+SYM_FUNC_END(okp_target_lea_imm)
