@@ -296,6 +296,79 @@ out:
 	kfree(b);
 }
 
+/* A probe hit inside another probe's handler is missed, not run. */
+static struct okp_probe_record *okp_inner;
+static long okp_inner_result;
+
+static int okp_outer_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	okp_inner_result = okp_target_rip(1, 0);
+	return okp_record_pre(probe, regs);
+}
+
+static void okp_test_recursion(void)
+{
+	struct okp_probe_record *outer = kzalloc(sizeof(*outer), GFP_KERNEL);
+	char why[160] = "";
+	bool ok = false;
+
+	okp_inner = kzalloc(sizeof(*okp_inner), GFP_KERNEL);
+	EXPECT(outer && okp_inner, "out of memory");
+	outer->probe.addr = (void *)okp_target_add;
+	outer->probe.pre_handler = okp_outer_pre;
+	okp_inner->probe.addr = (void *)okp_target_rip;
+	okp_inner->probe.pre_handler = okp_record_pre;
+	EXPECT(!okprobe_register(&outer->probe) &&
+	       !okprobe_register(&okp_inner->probe), "register failed");
+	EXPECT(okp_target_add(2, 3) == 5, "outer target result");
+	EXPECT(okp_inner_result == 0x5a5a1234 + 1,
+	       "inner target returned %lx inside the handler",
+	       okp_inner_result);
+	EXPECT(atomic_read(&outer->pre_hits) == 1 &&
+	       atomic_read(&okp_inner->pre_hits) == 0 &&
+	       okp_inner->probe.nmissed == 1,
+	       "outer %d inner %d nmissed %lu", atomic_read(&outer->pre_hits),
+	       atomic_read(&okp_inner->pre_hits), okp_inner->probe.nmissed);
+	/* Outside a handler the inner probe runs normally. */
+	EXPECT(okp_target_rip(1, 0) == 0x5a5a1234 + 1 &&
+	       atomic_read(&okp_inner->pre_hits) == 1, "inner probe alone");
+	ok = true;
+out:
+	if (outer && outer->probe.okp_site)
+		okprobe_unregister(&outer->probe);
+	if (okp_inner && okp_inner->probe.okp_site)
+		okprobe_unregister(&okp_inner->probe);
+	okp_report(ok, "a probe hit inside a handler is counted in nmissed",
+		   why);
+	kfree(outer);
+	kfree(okp_inner);
+}
+
+/* Registering the same struct twice is refused; the first stays intact. */
+static void okp_test_double_registration(void)
+{
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	char why[160] = "";
+	bool ok = false;
+	int ret;
+
+	EXPECT(r, "out of memory");
+	r->probe.addr = (void *)okp_target_add + 3;
+	r->probe.pre_handler = okp_record_pre;
+	EXPECT(!okprobe_register(&r->probe), "first register failed");
+	ret = okprobe_register(&r->probe);
+	EXPECT(ret == -EINVAL, "second register returned %d", ret);
+	EXPECT(okp_target_add(1, 1) == 2 && atomic_read(&r->pre_hits) == 1,
+	       "the first registration broke");
+	ok = true;
+out:
+	if (r && r->probe.okp_site)
+		okprobe_unregister(&r->probe);
+	okp_report(ok, "registering the same probe twice fails with EINVAL",
+		   why);
+	kfree(r);
+}
+
 /* Bad registrations fail with their errno. */
 static void okp_test_bad_registrations(void)
 {
@@ -371,6 +444,8 @@ static int __init okp_selftest_init(void)
 	okp_test_redirect();
 	okp_test_aggregation();
 	okp_test_bad_registrations();
+	okp_test_recursion();
+	okp_test_double_registration();
 
 	okp_resident.probe.addr = (void *)okp_target_add + 3;
 	okp_resident.probe.pre_handler = okp_record_pre;
