@@ -398,13 +398,14 @@ extern "C" int okp_core_register(struct okprobe *probe, const char **why)
 		*why = "a probe needs a pre_handler or a post_handler";
 		return -22;
 	}
+	// Filled before attach() publishes the probe to the handler.
+	probe->addr = reinterpret_cast<void *>(address);
+	probe->nmissed = 0;
 	const int ret = attach(*site, probe);
 	if (ret) {
 		*why = "too many probes at this address";
 		return ret;
 	}
-	probe->addr = reinterpret_cast<void *>(address);
-	probe->nmissed = 0;
 	return 0;
 }
 
