@@ -156,6 +156,7 @@ KernelFacts kernel_facts()
 	};
 	facts.blacklisted = [](uint64_t address, void *) { return okp_core_blacklist_find(address); };
 	facts.reserved = [](uint64_t address, size_t length, void *) { return okp_glue_reserved(address, length); };
+	facts.has_exception_entry = [](uint64_t address, void *) { return okp_glue_has_exception_entry(address) != 0; };
 	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
 		return okp_glue_read_text(address, buffer, size);
 	};

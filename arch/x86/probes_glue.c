@@ -111,6 +111,14 @@ const char *okp_glue_reserved(unsigned long address, unsigned long length)
 	return reserved ? "the address is patched by alternatives" : NULL;
 }
 
+int okp_glue_has_exception_entry(unsigned long address)
+{
+	const void *(*search)(unsigned long address) =
+		(void *)okp_ksyms.search_exception_tables;
+
+	return search(address) != NULL;
+}
+
 unsigned long okp_glue_read_text(unsigned long address, void *buffer,
 				 unsigned long size)
 {

@@ -86,6 +86,7 @@ const KernelFacts facts = {
 	[](uint64_t address, size_t length, void *) -> const char * {
 		return address < traced + 5 && address + length > traced ? "an ftrace call site" : nullptr;
 	},
+	[](uint64_t address, void *) { return address == traced + 6; }, // mov %rsp,%rbp "may fault"
 	[](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
 		const Function *f = function_at(address);
 		if (!f)
@@ -147,6 +148,7 @@ TEST(Registration, EveryRefusalHasItsErrnoAndReason)
 		{"ud2", at_symbol("traced", 9), EPERM, "ud2"},
 		{"someone else's int3", at_symbol("traced", 11), EBUSY, "int3"},
 		{"ftrace call site", at_symbol("traced", 0), EBUSY, "ftrace"},
+		{"exception-table entry", at_symbol("traced", 6), EPERM, "exception-table entry"},
 	};
 	for (const Case &c : cases) {
 		const Registration r = okp::check_registration(c.request, facts, okp::x86::probe_rules);
@@ -171,9 +173,9 @@ TEST(Registration, AcceptedProbesKnowTheirInstruction)
 	EXPECT_EQ(rip.error, 0) << rip.why;
 	EXPECT_EQ(rip.length, 7);
 
-	const Registration by_address = okp::check_registration(at_address(traced + 6), facts, okp::x86::probe_rules);
+	const Registration by_address = okp::check_registration(at_address(traced + 12), facts, okp::x86::probe_rules);
 	EXPECT_EQ(by_address.error, 0) << by_address.why;
-	EXPECT_EQ(by_address.length, 3);
+	EXPECT_EQ(by_address.address, traced + 12);
 
 	const Registration ret = okp::check_registration(at_symbol("traced", 19), facts, okp::x86::probe_rules);
 	EXPECT_EQ(ret.error, 0) << ret.why;

@@ -16,6 +16,7 @@ long okp_target_push_pop(long a, long b);	/* +0 push, +1 pop */
 long okp_target_pushf(long a, long b);		/* +0 pushf (emulated) */
 long okp_target_lea_imm(long a, long b);	/* +0 lea disp, +4 imul imm */
 long okp_helper_double(long a);
+long okp_target_extable(long *pointer);	/* +0 has an extable entry */
 
 /* What okp_target_rip loads. */
 extern long okp_target_data;

@@ -392,6 +392,8 @@ static void okp_test_bad_registrations(void)
 		  -EPERM },
 		{ "ftrace call site", "okp_test_fixed_results", NULL, 0, true,
 		  -EBUSY },
+		{ "exception-table entry", "okp_target_extable", NULL, 0, true,
+		  -EPERM },
 	};
 	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
 	char why[160] = "";

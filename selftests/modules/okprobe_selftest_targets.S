@@ -4,6 +4,7 @@
  * kernel's return (jmp __x86_return_thunk under RETHUNK).
  */
 #include <linux/linkage.h>
+#include <asm/asm.h>
 
 	.data
 SYM_DATA(okp_target_data, .quad 0x5a5a1234)
@@ -65,3 +66,9 @@ SYM_FUNC_START(okp_target_lea_imm)
 	add	%rsi, %rax
 	RET
 SYM_FUNC_END(okp_target_lea_imm)
+
+SYM_FUNC_START(okp_target_extable)
+1:	mov	(%rdi), %rax		/* +0: may fault, fixed up at 2 */
+2:	RET
+	_ASM_EXTABLE(1b, 2b)
+SYM_FUNC_END(okp_target_extable)

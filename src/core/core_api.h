@@ -138,6 +138,7 @@ int okp_glue_function_of(unsigned long address, unsigned long *start,
 			 unsigned long *size);
 enum okp_text_kind okp_glue_text_kind(unsigned long address);
 const char *okp_glue_reserved(unsigned long address, unsigned long length);
+int okp_glue_has_exception_entry(unsigned long address);
 unsigned long okp_glue_read_text(unsigned long address, void *buffer,
 				 unsigned long size);
 

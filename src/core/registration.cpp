@@ -89,6 +89,8 @@ Registration check_registration(const ProbeRequest &request, const KernelFacts &
 	const InstructionVerdict verdict = rules(bytes.data(), read, offset, function);
 	if (verdict.error)
 		return refused(verdict.error, verdict.why);
+	if (facts.has_exception_entry(target, facts.context))
+		return refused(error_eperm, "the instruction has an exception-table entry");
 	if (const char *why = facts.reserved(target, verdict.length, facts.context))
 		return refused(error_ebusy, why);
 

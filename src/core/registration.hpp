@@ -12,7 +12,8 @@
 //   EILSEQ  not an instruction boundary, or bytes that do not decode
 //   EPERM   an address okprobe refuses on principle: its own code, the
 //           kprobe blacklist and the sections it covers, init text after
-//           boot, an instruction that cannot be probed (ud2, int, ...)
+//           boot, an instruction that cannot be probed (ud2, int, ...), an
+//           instruction with an exception-table entry
 //   EBUSY   the address belongs to another patching mechanism: someone
 //           else's int3, an ftrace call site, a jump label, static call or
 //           alternative
@@ -48,6 +49,11 @@ struct KernelFacts {
 	// Why [address, address + length) is reserved by another patching
 	// mechanism (ftrace, jump label, static call, alternative), or nullptr.
 	const char *(*reserved)(uint64_t address, size_t length, void *context);
+	// True when the instruction at address has an exception-table entry:
+	// a fault in its out-of-line copy would find no fixup (x86 page
+	// faults do not pass through die notifiers, so a module cannot
+	// redirect them as kprobes' fault handler does).
+	bool (*has_exception_entry)(uint64_t address, void *context);
 	// Copies up to size bytes of text at address; returns how many.
 	size_t (*read_text)(uint64_t address, uint8_t *buffer, size_t size, void *context);
 	void *context;
