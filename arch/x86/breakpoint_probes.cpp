@@ -158,7 +158,14 @@ KernelFacts kernel_facts()
 	facts.reserved = [](uint64_t address, size_t length, void *) { return okp_glue_reserved(address, length); };
 	facts.has_exception_entry = [](uint64_t address, void *) { return okp_glue_has_exception_entry(address) != 0; };
 	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
-		return okp_glue_read_text(address, buffer, size);
+		const size_t read = okp_glue_read_text(address, buffer, size);
+		// The text holds okprobe's own int3s: put the original bytes back,
+		// or a boundary walk through a probed instruction goes astray.
+		probe_core.sites.for_each([&](Site *site) {
+			if (site->address >= address && site->address < address + read)
+				buffer[site->address - address] = site->original[0];
+		});
+		return read;
 	};
 	facts.context = nullptr;
 	return facts;
@@ -375,29 +382,19 @@ extern "C" int okp_core_register(struct okprobe *probe, const char **why)
 	request.has_pre_handler = probe->pre_handler != nullptr;
 	request.has_post_handler = probe->post_handler != nullptr;
 
-	Site *site = nullptr;
-	uint64_t address = request.address + request.offset;
-	if (request.symbol_name && !request.address) {
-		const uint64_t base = okp_glue_lookup_symbol(request.symbol_name);
-		address = base ? base + request.offset : 0;
+	// Every registration is checked, also one joining an existing site:
+	// the checks see the original text, not okprobe's int3.
+	const Registration checked = check_registration(request, kernel_facts(), probe_rules);
+	if (checked.error) {
+		*why = checked.why;
+		return -checked.error;
 	}
-	site = address ? probe_core.sites.lookup(address) : nullptr;
+	const uint64_t address = checked.address;
+	Site *site = probe_core.sites.lookup(address);
 	if (!site) {
-		const Registration checked = check_registration(request, kernel_facts(), probe_rules);
-		if (checked.error) {
-			*why = checked.why;
-			return -checked.error;
-		}
-		address = checked.address;
 		site = create_site(address, why);
 		if (!site)
 			return -12; // ENOMEM
-	} else if (request.symbol_name && request.address) {
-		*why = "give symbol_name or addr, not both";
-		return -22;
-	} else if (!request.has_pre_handler && !request.has_post_handler) {
-		*why = "a probe needs a pre_handler or a post_handler";
-		return -22;
 	}
 	// Filled before attach() publishes the probe to the handler.
 	probe->addr = reinterpret_cast<void *>(address);

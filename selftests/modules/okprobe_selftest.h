@@ -17,6 +17,7 @@ long okp_target_pushf(long a, long b);		/* +0 pushf (emulated) */
 long okp_target_lea_imm(long a, long b);	/* +0 lea disp, +4 imul imm */
 long okp_helper_double(long a);
 long okp_target_extable(long *pointer);	/* +0 has an extable entry */
+long okp_target_overlay(long a, long b);	/* +0 mov $0xe8, +5 add */
 
 /* What okp_target_rip loads. */
 extern long okp_target_data;

@@ -344,6 +344,43 @@ out:
 	kfree(okp_inner);
 }
 
+/*
+ * A second probe later in a function already probed: the boundary walk
+ * decodes the original bytes, not okprobe's own int3.
+ */
+static void okp_test_second_probe_in_function(void)
+{
+	struct okp_probe_record *first = kzalloc(sizeof(*first), GFP_KERNEL);
+	struct okp_probe_record *second = kzalloc(sizeof(*second), GFP_KERNEL);
+	char why[160] = "";
+	bool ok = false;
+	int ret;
+
+	EXPECT(first && second, "out of memory");
+	first->probe.addr = (void *)okp_target_overlay;
+	first->probe.pre_handler = okp_record_pre;
+	second->probe.addr = (void *)okp_target_overlay + 5;
+	second->probe.pre_handler = okp_record_pre;
+	EXPECT(!okprobe_register(&first->probe), "first register failed");
+	ret = okprobe_register(&second->probe);
+	EXPECT(ret == 0, "second register returned %d", ret);
+	EXPECT(okp_target_overlay(0, 2) == 0xe8 + 2, "result %ld",
+	       okp_target_overlay(0, 2));
+	EXPECT(atomic_read(&first->pre_hits) == 1 &&
+	       atomic_read(&second->pre_hits) == 1, "hits %d/%d",
+	       atomic_read(&first->pre_hits), atomic_read(&second->pre_hits));
+	ok = true;
+out:
+	if (first && first->probe.okp_site)
+		okprobe_unregister(&first->probe);
+	if (second && second->probe.okp_site)
+		okprobe_unregister(&second->probe);
+	okp_report(ok, "a second probe after a probed instruction registers",
+		   why);
+	kfree(first);
+	kfree(second);
+}
+
 /* Registering the same struct twice is refused; the first stays intact. */
 static void okp_test_double_registration(void)
 {
@@ -448,6 +485,7 @@ static int __init okp_selftest_init(void)
 	okp_test_bad_registrations();
 	okp_test_recursion();
 	okp_test_double_registration();
+	okp_test_second_probe_in_function();
 
 	okp_resident.probe.addr = (void *)okp_target_add + 3;
 	okp_resident.probe.pre_handler = okp_record_pre;

@@ -72,3 +72,13 @@ SYM_FUNC_START(okp_target_extable)
 2:	RET
 	_ASM_EXTABLE(1b, 2b)
 SYM_FUNC_END(okp_target_extable)
+
+/*
+ * With an int3 on +0, the bytes after it decode as a 5-byte call that runs
+ * past +5: the boundary walk must see the original instruction.
+ */
+SYM_FUNC_START(okp_target_overlay)
+	mov	$0xe8, %eax		/* +0: b8 e8 00 00 00 */
+	add	%esi, %eax		/* +5 */
+	RET
+SYM_FUNC_END(okp_target_overlay)
