@@ -20,7 +20,7 @@ extern "C" {
  * okprobe_api_version() of the loaded module and refuses to run on a
  * mismatch rather than misinterpreting structures.
  */
-#define OKPROBE_API_VERSION 2
+#define OKPROBE_API_VERSION 3
 
 /* Returns the OKPROBE_API_VERSION okprobe.ko was built with. */
 int okprobe_api_version(void);
@@ -43,9 +43,9 @@ typedef void (*okprobe_post_handler_t)(struct okprobe *probe,
 				       struct pt_regs *regs,
 				       unsigned long flags);
 
-/* okprobe.flags */
-#define OKPROBE_FLAG_DISABLED	0x1	/* registered but not armed */
-#define OKPROBE_FLAG_GONE	0x2	/* its module was unloaded */
+/* okprobe.flags (written by okprobe once registered; read them freely) */
+#define OKPROBE_FLAG_DISABLED	0x1	/* registered, handlers do not run */
+#define OKPROBE_FLAG_GONE	0x2	/* its text went away (module unload) */
 
 struct okprobe {
 	/* Where: symbol_name + offset, or addr (not both). */
@@ -71,9 +71,30 @@ struct okprobe {
 int okprobe_register(struct okprobe *probe);
 /*
  * Disarms and unregisters; when it returns no handler of the probe is
- * running or will run, and the struct may be freed. May sleep.
+ * running or will run, and the struct may be freed. May sleep. A probe that
+ * is not registered is ignored.
  */
 void okprobe_unregister(struct okprobe *probe);
+
+/*
+ * Registers count probes, all or nothing: on the first failure the ones
+ * already registered are unregistered and its errno returned (-EINVAL for
+ * count <= 0).
+ */
+int okprobe_register_many(struct okprobe **probes, int count);
+/*
+ * Unregisters count probes and waits for one grace period for the whole
+ * batch instead of one per probe.
+ */
+void okprobe_unregister_many(struct okprobe **probes, int count);
+
+/*
+ * Stop / resume running a registered probe's handlers. The breakpoint is
+ * removed once no probe at its address is enabled. 0, or -EINVAL when the
+ * probe is not registered (or, to enable, is gone). May sleep.
+ */
+int okprobe_disable(struct okprobe *probe);
+int okprobe_enable(struct okprobe *probe);
 
 #ifdef __cplusplus
 }

@@ -6,13 +6,16 @@
  *
  * Without symbol= it only checks that it was built for the loaded okprobe's
  * API version. The count is in debugfs okprobe/list while it is loaded and
- * in the log when it unloads.
+ * in the log when it unloads. Writing 1 to
+ * /sys/module/okprobe_sample/parameters/disabled disables the probe
+ * (okprobe_disable()), 0 enables it again.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/sysfs.h>
 
 #include <okprobe.h>
 
@@ -35,6 +38,35 @@ static int okprobe_sample_pre(struct okprobe *probe, struct pt_regs *regs)
 static struct okprobe okprobe_sample_probe = {
 	.pre_handler = okprobe_sample_pre,
 };
+
+static int okprobe_sample_set_disabled(const char *value,
+				       const struct kernel_param *kp)
+{
+	bool disable;
+	int ret;
+
+	ret = kstrtobool(value, &disable);
+	if (ret)
+		return ret;
+	if (disable)
+		return okprobe_disable(&okprobe_sample_probe);
+	return okprobe_enable(&okprobe_sample_probe);
+}
+
+static int okprobe_sample_get_disabled(char *buffer,
+				       const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%d\n",
+			  !!(READ_ONCE(okprobe_sample_probe.flags) &
+			     OKPROBE_FLAG_DISABLED));
+}
+
+static const struct kernel_param_ops okprobe_sample_disabled_ops = {
+	.set = okprobe_sample_set_disabled,
+	.get = okprobe_sample_get_disabled,
+};
+module_param_cb(disabled, &okprobe_sample_disabled_ops, NULL, 0644);
+MODULE_PARM_DESC(disabled, "1 disables the probe, 0 enables it");
 
 static int __init okprobe_sample_init(void)
 {

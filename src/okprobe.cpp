@@ -19,4 +19,6 @@
 #include "x86/out_of_line.cpp"
 #include "x86/probe_rules.cpp"
 #include "x86/breakpoint_probes.cpp"
+#include "core/probe_table.cpp"
+#include "core/probe_api.cpp"
 #endif

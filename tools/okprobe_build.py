@@ -137,8 +137,9 @@ def build_modules(t):
     run(make + ["modules"], f"building okprobe.ko for {t.name}")
     t.modules = [os.path.join(tree, m) for m in MODULES]
     if t.arch == "x86":
-        t.modules.append(os.path.join(tree,
-                                      "selftests/modules/okprobe_selftest.ko"))
+        t.modules += [os.path.join(tree, f"selftests/modules/{m}.ko")
+                      for m in ("okprobe_selftest", "okprobe_test_target",
+                                "okprobe_test_gone")]
 
 
 def build_okptest(t):

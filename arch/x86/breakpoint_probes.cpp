@@ -1,21 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
-// x86-64 breakpoint probes: sites, out-of-line slots and the int3 handler.
+// x86-64 breakpoint probes: the arch half of a Site (the analysed
+// instruction and its out-of-line slot), the slot pool, and the int3
+// handler. The probe lifecycle is src/core/probe_table.cpp's.
 //
-// Ownership and order:
-// - A Site is one armed int3 and everything needed to execute the
-//   instruction it displaces; up to max_probes_per_site client probes share
-//   it. Sites, the site tables and the slot pool are changed only under the
-//   glue's probe mutex (okp_core_register/unregister); the handler reads
-//   sites and their probe arrays with atomic loads and no lock.
-// - A site goes live in this order: slot written, site inserted into the
-//   tables, int3 written. It dies in reverse: int3 removed, site removed
-//   from the tables, synchronize_rcu() (no handler still uses it: handlers
-//   run as NMI-like RCU readers), synchronize_rcu_tasks() (no task is
-//   preempted inside its slot after a boosted run), then slot and site are
-//   freed.
+// Ownership: sites, the post-trap table and the slot pool are changed only
+// by the probe table's writer (under the glue's probe mutex); the handler
+// reads them with atomic loads and no lock. A site's slot is written before
+// the site is published; its post-trap entry goes away only in
+// retire_site(), after the grace periods, because a CPU may be executing
+// the trapping copy (interrupts off) until its post trap arrives.
 #include "core/address_table.hpp"
 #include "core/core_api.h"
-#include "core/registration.hpp"
+#include "core/probe_table.hpp"
 #include "x86/out_of_line.hpp"
 #include "x86/probe_rules.hpp"
 
@@ -24,7 +20,6 @@
 namespace okp::x86 {
 namespace {
 
-constexpr int max_probes_per_site = 8;
 constexpr uint8_t int3 = 0xcc;
 constexpr unsigned long page_size = 4096;
 // Each slot holds two copies: [0, 32) ends in a jmp back (boosted runs and
@@ -33,14 +28,9 @@ constexpr unsigned long slot_bytes = 2 * slot_size;
 constexpr unsigned long slots_per_page = page_size / slot_bytes;
 constexpr int max_slot_pages = 64;
 
-struct Site {
-	uint64_t address = 0;
+struct BreakpointSite : Site {
 	Analysis analysis;
-	uint8_t original[max_instruction_length] = {};
 	uint64_t slot = 0; // 0 for emulated instructions
-	okprobe *probes[max_probes_per_site] = {};
-	unsigned long hits = 0;
-	unsigned long missed = 0;
 };
 
 // Executable slots, a page at a time.
@@ -86,27 +76,25 @@ struct SlotPool {
 	}
 };
 
-struct ProbeCore {
-	AddressTable<Site> sites;      // by probed address
-	AddressTable<Site> post_traps; // by the address of a slot's trailing int3
+struct ArchProbes {
+	AddressTable<BreakpointSite> post_traps; // by the address of a slot's trailing int3
 	SlotPool slots;
 	Thunks thunks;
 	bool thunks_resolved = false;
 };
 
-constinit ProbeCore probe_core;
+constinit ArchProbes arch_probes;
 
-void free_retired(AddressTable<Site>::Storage *old, void *)
+void free_retired(AddressTable<BreakpointSite>::Storage *old, void *)
 {
-	// Called with the probe mutex held; readers may still walk the old
-	// storage until a grace period has passed.
+	// Handlers may still walk the old storage until a grace period ends.
 	okp_glue_synchronize_rcu();
-	AddressTable<Site>::free_storage(old);
+	AddressTable<BreakpointSite>::free_storage(old);
 }
 
 void resolve_thunks()
 {
-	if (probe_core.thunks_resolved)
+	if (arch_probes.thunks_resolved)
 		return;
 	static const char *const names[16] = {"__x86_indirect_thunk_rax",
 					      "__x86_indirect_thunk_rcx",
@@ -124,86 +112,24 @@ void resolve_thunks()
 					      "__x86_indirect_thunk_r13",
 					      "__x86_indirect_thunk_r14",
 					      "__x86_indirect_thunk_r15"};
-	probe_core.thunks.return_thunk = okp_glue_lookup_symbol("__x86_return_thunk");
+	arch_probes.thunks.return_thunk = okp_glue_lookup_symbol("__x86_return_thunk");
 	for (int reg = 0; reg < 16; ++reg)
-		probe_core.thunks.indirect_thunk[reg] = names[reg] ? okp_glue_lookup_symbol(names[reg]) : 0;
-	probe_core.thunks_resolved = true;
-}
-
-KernelFacts kernel_facts()
-{
-	KernelFacts facts;
-	facts.lookup_symbol = [](const char *name, void *) -> uint64_t { return okp_glue_lookup_symbol(name); };
-	facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *) {
-		unsigned long s = 0, n = 0;
-		const bool found = okp_glue_function_of(address, &s, &n);
-		*start = s;
-		*size = n;
-		return found;
-	};
-	facts.text_kind = [](uint64_t address, void *) {
-		switch (okp_glue_text_kind(address)) {
-		case OKP_TEXT_CORE:
-			return TextKind::core_kernel;
-		case OKP_TEXT_MODULE:
-			return TextKind::module;
-		case OKP_TEXT_INIT_AFTER_BOOT:
-			return TextKind::init_after_boot;
-		case OKP_TEXT_NONE:
-			break;
-		}
-		return TextKind::none;
-	};
-	facts.blacklisted = [](uint64_t address, void *) { return okp_core_blacklist_find(address); };
-	facts.reserved = [](uint64_t address, size_t length, void *) { return okp_glue_reserved(address, length); };
-	facts.has_exception_entry = [](uint64_t address, void *) { return okp_glue_has_exception_entry(address) != 0; };
-	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
-		const size_t read = okp_glue_read_text(address, buffer, size);
-		// The text holds okprobe's own int3s: put the original bytes back,
-		// or a boundary walk through a probed instruction goes astray.
-		probe_core.sites.for_each([&](Site *site) {
-			if (site->address >= address && site->address < address + read)
-				buffer[site->address - address] = site->original[0];
-		});
-		return read;
-	};
-	facts.context = nullptr;
-	return facts;
-}
-
-bool site_has_post_handler(const Site &site)
-{
-	for (okprobe *probe : site.probes)
-		if (probe && probe->post_handler)
-			return true;
-	return false;
-}
-
-int attach(Site &site, okprobe *probe)
-{
-	for (okprobe *&slot : site.probes) {
-		if (!slot) {
-			probe->okp_site = &site;
-			__atomic_store_n(&slot, probe, __ATOMIC_RELEASE);
-			return 0;
-		}
-	}
-	return -16; // EBUSY: the site is full
+		arch_probes.thunks.indirect_thunk[reg] = names[reg] ? okp_glue_lookup_symbol(names[reg]) : 0;
+	arch_probes.thunks_resolved = true;
 }
 
 // Builds both copies of the instruction in the site's slot.
-bool write_slot(Site &site)
+bool write_slot(BreakpointSite &site, const uint8_t *original)
 {
 	if (site.analysis.execution == Execution::emulate)
 		return true;
-	site.slot = probe_core.slots.take();
+	site.slot = arch_probes.slots.take();
 	if (!site.slot)
 		return false;
 	uint8_t boosted[slot_size], trapping[slot_size];
-	if (!build_slot(site.analysis, site.original, site.address, site.slot, SlotEnd::jump_back, boosted) ||
-	    !build_slot(site.analysis, site.original, site.address, site.slot + slot_size, SlotEnd::breakpoint,
-			trapping)) {
-		probe_core.slots.give_back(site.slot);
+	if (!build_slot(site.analysis, original, site.address, site.slot, SlotEnd::jump_back, boosted) ||
+	    !build_slot(site.analysis, original, site.address, site.slot + slot_size, SlotEnd::breakpoint, trapping)) {
+		arch_probes.slots.give_back(site.slot);
 		site.slot = 0;
 		return false;
 	}
@@ -212,55 +138,9 @@ bool write_slot(Site &site)
 	return true;
 }
 
-uint64_t post_trap_address(const Site &site)
+uint64_t post_trap_address(const BreakpointSite &site)
 {
 	return site.slot + slot_size + site.analysis.length;
-}
-
-Site *create_site(uint64_t address, const char **why)
-{
-	Site *site = new Site;
-	if (!site) {
-		*why = "out of memory";
-		return nullptr;
-	}
-	site->address = address;
-	if (okp_glue_read_text(address, site->original, sizeof(site->original)) == 0) {
-		delete site;
-		*why = "the text cannot be read";
-		return nullptr;
-	}
-	site->analysis = analyze_instruction(site->original, sizeof(site->original), address, probe_core.thunks);
-	if (!write_slot(*site)) {
-		delete site;
-		*why = "no out-of-line slot within reach";
-		return nullptr;
-	}
-	if (!probe_core.sites.insert(address, site, free_retired, nullptr) ||
-	    (site->slot && !probe_core.post_traps.insert(post_trap_address(*site), site, free_retired, nullptr))) {
-		probe_core.sites.remove(address);
-		if (site->slot)
-			probe_core.slots.give_back(site->slot);
-		delete site;
-		*why = "out of memory";
-		return nullptr;
-	}
-	okp_glue_text_write(address, &int3, 1);
-	return site;
-}
-
-void destroy_site(Site *site)
-{
-	// The original first byte comes back; the rest never changed.
-	okp_glue_text_write(site->address, site->original, 1);
-	probe_core.sites.remove(site->address);
-	if (site->slot)
-		probe_core.post_traps.remove(post_trap_address(*site));
-	okp_glue_synchronize_rcu();
-	okp_glue_synchronize_rcu_tasks();
-	if (site->slot)
-		probe_core.slots.give_back(site->slot);
-	delete site;
 }
 
 // ---- The handler ------------------------------------------------------------
@@ -277,17 +157,22 @@ void write_stack(uint64_t address, uint64_t value)
 
 const StackAccess stack = {write_stack, read_stack};
 
-void run_post_handlers(Site &site, Registers &regs)
+pt_regs *as_pt_regs(Registers &regs)
 {
-	for (okprobe *&slot : site.probes) {
-		okprobe *probe = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
-		if (probe && probe->post_handler && !(probe->flags & OKPROBE_FLAG_DISABLED))
-			probe->post_handler(probe, reinterpret_cast<pt_regs *>(&regs), 0);
-	}
+	return reinterpret_cast<pt_regs *>(&regs);
+}
+
+// The per-CPU state's storage for the probes of the hit in progress.
+ProbeTable::HitProbes &hit_probes_of(okp_cpu_state &cpu)
+{
+	static_assert(sizeof(cpu.hit_probes) == sizeof(ProbeTable::HitProbes::probes));
+	static_assert(offsetof(okp_cpu_state, hit_count) ==
+		      offsetof(okp_cpu_state, hit_probes) + offsetof(ProbeTable::HitProbes, count));
+	return *reinterpret_cast<ProbeTable::HitProbes *>(&cpu.hit_probes);
 }
 
 // Continues at the displaced instruction without running handlers.
-void execute_without_handlers(Site &site, Registers &regs)
+void execute_without_handlers(BreakpointSite &site, Registers &regs)
 {
 	if (site.analysis.execution == Execution::emulate)
 		emulate(site.analysis, site.address, regs, stack);
@@ -295,39 +180,35 @@ void execute_without_handlers(Site &site, Registers &regs)
 		regs.ip = site.slot; // the boosted copy
 }
 
-int breakpoint_hit(Site &site, Registers &regs, okp_cpu_state &cpu)
+int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 {
 	if (cpu.active_site) {
 		// A probe hit inside a handler (or between a copy and its post
 		// trap): count it, run the instruction, call no handler.
-		__atomic_fetch_add(&site.missed, 1, __ATOMIC_RELAXED);
-		for (okprobe *&slot : site.probes)
-			if (okprobe *probe = __atomic_load_n(&slot, __ATOMIC_ACQUIRE))
-				__atomic_fetch_add(&probe->nmissed, 1, __ATOMIC_RELAXED);
+		ProbeTable::count_missed(site);
 		execute_without_handlers(site, regs);
 		return 1;
 	}
-	__atomic_fetch_add(&site.hits, 1, __ATOMIC_RELAXED);
-	cpu.active_site = &site;
-	const bool probes_on = okp_core_probes_enabled();
-	for (okprobe *&slot : site.probes) {
-		okprobe *probe = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
-		if (!probes_on || !probe || !probe->pre_handler || (probe->flags & OKPROBE_FLAG_DISABLED))
-			continue;
-		if (probe->pre_handler(probe, reinterpret_cast<pt_regs *>(&regs))) {
-			// The handler moved ip itself: the instruction is skipped.
-			cpu.active_site = nullptr;
-			return 1;
-		}
+	if (!registered_probes.all_enabled()) {
+		// Disarming raced with this hit.
+		execute_without_handlers(site, regs);
+		return 1;
 	}
-	if (site.analysis.execution == Execution::emulate) {
-		emulate(site.analysis, site.address, regs, stack);
-		if (probes_on)
-			run_post_handlers(site, regs);
+	cpu.active_site = &site;
+	ProbeTable::HitProbes &probes = hit_probes_of(cpu);
+	ProbeTable::start_hit(site, probes);
+	if (ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
+		// A pre_handler moved ip itself: the instruction is skipped.
 		cpu.active_site = nullptr;
 		return 1;
 	}
-	if (!probes_on || !site_has_post_handler(site)) {
+	if (site.analysis.execution == Execution::emulate) {
+		emulate(site.analysis, site.address, regs, stack);
+		ProbeTable::run_post_handlers(probes, as_pt_regs(regs));
+		cpu.active_site = nullptr;
+		return 1;
+	}
+	if (!ProbeTable::wants_post_handlers(probes)) {
 		regs.ip = site.slot; // boosted: the copy jumps back by itself
 		cpu.active_site = nullptr;
 		return 1;
@@ -339,19 +220,87 @@ int breakpoint_hit(Site &site, Registers &regs, okp_cpu_state &cpu)
 	return 1;
 }
 
-int post_trap_hit(Site &site, Registers &regs, okp_cpu_state &cpu)
+int post_trap_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 {
 	regs.ip = site.address + site.analysis.length;
 	regs.flags |= cpu.saved_flags;
 	cpu.saved_flags = 0;
 	if (cpu.active_site == &site)
-		run_post_handlers(site, regs);
+		ProbeTable::run_post_handlers(hit_probes_of(cpu), as_pt_regs(regs));
 	cpu.active_site = nullptr;
 	return 1;
 }
 
 } // namespace
 } // namespace okp::x86
+
+// ---- The probe table's arch hooks --------------------------------------------
+
+namespace okp::arch {
+
+using namespace okp::x86;
+
+Site *create_site(uint64_t address, const uint8_t (&original)[max_original_bytes], const char **why)
+{
+	resolve_thunks();
+	BreakpointSite *site = new BreakpointSite;
+	if (!site) {
+		*why = "out of memory";
+		return nullptr;
+	}
+	site->address = address;
+	site->analysis = analyze_instruction(original, max_original_bytes, address, arch_probes.thunks);
+	if (!write_slot(*site, original)) {
+		delete site;
+		*why = "no out-of-line slot within reach";
+		return nullptr;
+	}
+	if (site->slot && !arch_probes.post_traps.insert(post_trap_address(*site), site, free_retired, nullptr)) {
+		arch_probes.slots.give_back(site->slot);
+		delete site;
+		*why = "out of memory";
+		return nullptr;
+	}
+	return site;
+}
+
+void arm(Site &site)
+{
+	okp_glue_text_write(site.address, &int3, 1);
+	site.patched_bytes = 1;
+}
+
+void disarm(Site &site)
+{
+	// Only the first byte ever changed; it comes back as it was.
+	okp_glue_text_restore(site.address, &int3, site.original, 1);
+	site.patched_bytes = 0;
+}
+
+void retire_site(Site *generic)
+{
+	BreakpointSite *site = static_cast<BreakpointSite *>(generic);
+	if (site->slot) {
+		arch_probes.post_traps.remove(post_trap_address(*site));
+		arch_probes.slots.give_back(site->slot);
+	}
+	delete site;
+}
+
+InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address)
+{
+	return x86::probe_rules(function, size, offset, function_address);
+}
+
+void release_resources()
+{
+	// Every site is retired: no post trap can arrive any more.
+	arch_probes.post_traps.destroy();
+	arch_probes.slots.release_all();
+	arch_probes.thunks_resolved = false;
+}
+
+} // namespace okp::arch
 
 using namespace okp;
 using namespace okp::x86;
@@ -361,107 +310,18 @@ extern "C" int okp_core_breakpoint(void *raw_regs)
 	Registers &regs = *static_cast<Registers *>(raw_regs);
 	const uint64_t address = regs.ip - 1; // int3 has executed
 	okp_cpu_state &cpu = *okp_glue_cpu_state();
-	if (Site *site = probe_core.sites.lookup(address))
-		return breakpoint_hit(*site, regs, cpu);
-	if (Site *site = probe_core.post_traps.lookup(address))
+	if (Site *site = registered_probes.lookup(address))
+		return breakpoint_hit(*static_cast<BreakpointSite *>(site), regs, cpu);
+	if (BreakpointSite *site = arch_probes.post_traps.lookup(address))
 		return post_trap_hit(*site, regs, cpu);
-	return 0;
-}
-
-extern "C" int okp_core_register(struct okprobe *probe, const char **why)
-{
-	resolve_thunks();
-	if (probe->okp_site) {
-		*why = "the probe is already registered";
-		return -22;
-	}
-	ProbeRequest request;
-	request.symbol_name = probe->symbol_name;
-	request.offset = probe->offset;
-	request.address = reinterpret_cast<uint64_t>(probe->addr);
-	request.has_pre_handler = probe->pre_handler != nullptr;
-	request.has_post_handler = probe->post_handler != nullptr;
-
-	// Every registration is checked, also one joining an existing site:
-	// the checks see the original text, not okprobe's int3.
-	const Registration checked = check_registration(request, kernel_facts(), probe_rules);
-	if (checked.error) {
-		*why = checked.why;
-		return -checked.error;
-	}
-	const uint64_t address = checked.address;
-	Site *site = probe_core.sites.lookup(address);
-	if (!site) {
-		site = create_site(address, why);
-		if (!site)
-			return -12; // ENOMEM
-	}
-	// Filled before attach() publishes the probe to the handler.
-	probe->addr = reinterpret_cast<void *>(address);
-	probe->nmissed = 0;
-	const int ret = attach(*site, probe);
-	if (ret) {
-		*why = "too many probes at this address";
-		return ret;
+	// A breakpoint removed while this CPU was already trapping on it: the
+	// byte is the original again, so run it from the start (as kprobes
+	// does). The kernel's own int3 users (text_poke_bp, kprobes) handle
+	// theirs before die notifiers run; a breakpoint still present is
+	// someone else's and not ours to claim.
+	if (*reinterpret_cast<const volatile uint8_t *>(address) != int3) {
+		regs.ip = address;
+		return 1;
 	}
 	return 0;
-}
-
-extern "C" void okp_core_unregister(struct okprobe *probe)
-{
-	Site *site = static_cast<Site *>(probe->okp_site);
-	if (!site)
-		return;
-	bool empty = true;
-	for (okprobe *&slot : site->probes) {
-		if (slot == probe)
-			__atomic_store_n(&slot, static_cast<okprobe *>(nullptr), __ATOMIC_RELEASE);
-		else if (slot)
-			empty = false;
-	}
-	probe->okp_site = nullptr;
-	if (empty)
-		destroy_site(site);
-	else
-		okp_glue_synchronize_rcu(); // no handler still runs this probe's
-}
-
-extern "C" void okp_core_probes_exit(void)
-{
-	Site *left[64];
-	int count;
-	do {
-		count = 0;
-		probe_core.sites.for_each([&](Site *site) {
-			if (count < 64)
-				left[count++] = site;
-		});
-		for (int i = 0; i < count; ++i) {
-			for (okprobe *&slot : left[i]->probes)
-				if (slot)
-					slot->okp_site = nullptr;
-			destroy_site(left[i]);
-		}
-	} while (count > 0);
-	probe_core.sites.destroy();
-	probe_core.post_traps.destroy();
-	probe_core.slots.release_all();
-	probe_core.thunks_resolved = false;
-}
-
-extern "C" int okp_core_list_entry(unsigned long index, unsigned long *address, unsigned long *hits,
-				   unsigned long *missed, unsigned int *flags)
-{
-	unsigned long i = 0;
-	int found = 0;
-	probe_core.sites.for_each([&](Site *site) {
-		if (i++ != index || found)
-			return;
-		*address = site->address;
-		*hits = __atomic_load_n(&site->hits, __ATOMIC_RELAXED);
-		*missed = __atomic_load_n(&site->missed, __ATOMIC_RELAXED);
-		*flags = 0;
-		found = 1;
-	});
-	return found;
 }

@@ -236,7 +236,7 @@ const char *refusal_text(Refusal refusal)
 	case Refusal::interrupt:
 		return "the instruction raises an interrupt";
 	case Refusal::undefined_opcode:
-		return "the instruction is a ud0/ud1/ud2 (BUG or WARN site)";
+		return "the instruction is a ud0/ud1/ud2 (a bug or warning trap)";
 	case Refusal::privileged_flow:
 		return "the instruction changes privilege or halts";
 	case Refusal::far_transfer:

@@ -31,6 +31,9 @@
 #define OKPROBE_KO MODULE_DIR "/okprobe.ko"
 #define SAMPLE_KO MODULE_DIR "/okprobe_sample.ko"
 #define WARN_KO MODULE_DIR "/okprobe_test_warn.ko"
+#define SELFTEST_KO MODULE_DIR "/okprobe_selftest.ko"
+#define TARGET_KO MODULE_DIR "/okprobe_test_target.ko"
+#define GONE_KO MODULE_DIR "/okprobe_test_gone.ko"
 #define SYSCTL_OPTIMIZATION "/proc/sys/debug/kprobes_optimization"
 #define DEBUGFS_DIR "/sys/kernel/debug/okprobe"
 
@@ -434,11 +437,13 @@ static int test_debugfs_enabled(void)
 
 static int test_debugfs_blacklist(void)
 {
-	char text[4096], section[64], expected[128], *line;
+	static char text[65536];
+	char section[64], expected[128], *line;
 	unsigned long text_address, start, end;
 	unsigned long noinstr_start = kallsyms_address("__noinstr_text_start");
 	unsigned long noinstr_end = kallsyms_address("__noinstr_text_end");
-	int covered = 0;
+	unsigned long nokprobe = kallsyms_address("notify_die");
+	int covered = 0, nokprobe_covered = 0;
 
 	CHECK(read_file(DEBUGFS_DIR "/blacklist", text, sizeof(text)) == 0,
 	      "cannot read blacklist");
@@ -454,12 +459,19 @@ static int test_debugfs_blacklist(void)
 	      "cannot read okprobe's .text address");
 	text_address = strtoul(section, NULL, 16);
 	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-		if (strstr(line, "\tokprobe itself") &&
-		    sscanf(line, "0x%lx-0x%lx", &start, &end) == 2 &&
-		    start <= text_address && text_address < end)
-			covered = 1;
+		if (sscanf(line, "0x%lx-0x%lx", &start, &end) == 2) {
+			if (strstr(line, "\tokprobe itself") &&
+			    start <= text_address && text_address < end)
+				covered = 1;
+			/* notify_die is a NOKPROBE_SYMBOL() */
+			if (strstr(line, "\tNOKPROBE_SYMBOL") &&
+			    start <= nokprobe && nokprobe < end)
+				nokprobe_covered = 1;
+		}
 	CHECK(covered, "no 'okprobe itself' range covers .text at 0x%lx",
 	      text_address);
+	CHECK(!kernel_has_kprobes || nokprobe_covered,
+	      "no NOKPROBE_SYMBOL range covers notify_die at 0x%lx", nokprobe);
 	return 0;
 }
 
@@ -684,6 +696,203 @@ static int test_syscall_probe_under_load(void)
 	return 0;
 }
 
+/* The debugfs okprobe/list line containing needle, copied to line. */
+static int list_line(const char *needle, char *line, size_t size)
+{
+	char list[4096], *at;
+
+	if (read_file(DEBUGFS_DIR "/list", list, sizeof(list)))
+		return 0;
+	for (at = strtok(list, "\n"); at; at = strtok(NULL, "\n")) {
+		if (strstr(at, needle)) {
+			snprintf(line, size, "%s", at);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Reads from two processes, so both CPUs run ksys_read. */
+static void read_from_two_processes(int reads)
+{
+	pid_t children[2];
+	int i, status;
+
+	for (i = 0; i < 2; i++) {
+		children[i] = fork();
+		if (children[i] == 0) {
+			read_proc_repeatedly(reads);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < 2; i++)
+		waitpid(children[i], &status, 0);
+}
+
+static int read_text_byte(char *byte, size_t size)
+{
+	return read_file("/sys/kernel/debug/okprobe_selftest/resident_byte",
+			 byte, size);
+}
+
+/*
+ * okprobe_disable() through the sample's parameter, and debugfs enabled:
+ * hits stop while disabled, resume after, and enabled=0 takes the int3
+ * out of the text (the selftest module's resident probe shows its byte).
+ */
+static int enabled_switch_steps(void)
+{
+	char line[512], byte[8];
+	long before, after;
+
+	read_from_two_processes(200);
+	before = list_hits("ksys_read+0x5/");
+	CHECK(before >= 400, "%ld hits for 400 reads", before);
+
+	CHECK(!write_file("/sys/module/okprobe_sample/parameters/disabled",
+			  "1"), "disabling through the sample failed");
+	CHECK(list_line("ksys_read+0x5/", line, sizeof(line)) &&
+	      strstr(line, "[DISABLED]"), "list shows '%s'", line);
+	/* Reading the list is itself a read: baselines are taken after. */
+	before = list_hits("ksys_read+0x5/");
+	read_from_two_processes(200);
+	after = list_hits("ksys_read+0x5/");
+	CHECK(after == before, "disabled probe counted %ld hits",
+	      after - before);
+	CHECK(!write_file("/sys/module/okprobe_sample/parameters/disabled",
+			  "0"), "enabling through the sample failed");
+	CHECK(list_line("ksys_read+0x5/", line, sizeof(line)) &&
+	      !strstr(line, "[DISABLED]"), "list shows '%s'", line);
+	read_from_two_processes(200);
+	before = list_hits("ksys_read+0x5/");
+	CHECK(before >= after + 400, "re-enabled probe counted %ld of 400",
+	      before - after);
+
+	CHECK(!read_text_byte(byte, sizeof(byte)) && !strcmp(byte, "cc\n"),
+	      "resident probe's byte is %s", byte);
+	CHECK(!write_file(DEBUGFS_DIR "/enabled", "0"), "enabled=0 failed");
+	CHECK(!read_text_byte(byte, sizeof(byte)) && !strcmp(byte, "48\n"),
+	      "with enabled=0 the resident probe's byte is %s", byte);
+	before = list_hits("ksys_read+0x5/");
+	read_from_two_processes(200);
+	after = list_hits("ksys_read+0x5/");
+	CHECK(after == before, "enabled=0 still counted %ld hits",
+	      after - before);
+	CHECK(list_line("okp_target_add+0x3/", line, sizeof(line)),
+	      "enabled=0 dropped the resident probe from the list");
+	CHECK(!write_file(DEBUGFS_DIR "/enabled", "1"), "enabled=1 failed");
+	CHECK(!read_text_byte(byte, sizeof(byte)) && !strcmp(byte, "cc\n"),
+	      "with enabled=1 the resident probe's byte is %s", byte);
+	read_from_two_processes(200);
+	before = list_hits("ksys_read+0x5/");
+	CHECK(before >= after + 400, "enabled=1 counted %ld of 400",
+	      before - after);
+	return 0;
+}
+
+static int test_enable_disable_switches(void)
+{
+	int ret;
+
+	if (!exists(SELFTEST_KO))
+		return skip("breakpoint probes are x86-only so far");
+	STEP(load_okprobe(default_params));
+	ret = load_module(SELFTEST_KO, "");
+	if (!ret) {
+		ret = load_module(SAMPLE_KO, "symbol=ksys_read offset=5");
+		if (!ret) {
+			ret = enabled_switch_steps();
+			write_file(DEBUGFS_DIR "/enabled", "1");
+			unload_module("okprobe_sample");
+		} else {
+			ret = fail("sample on ksys_read+5: %s",
+				   strerror(-ret));
+		}
+		unload_module("okprobe_selftest");
+	} else {
+		ret = fail("okprobe_selftest.ko: %s", strerror(-ret));
+	}
+	if (ret)
+		return ret;
+	return unload_okprobe();
+}
+
+static long read_long(const char *path)
+{
+	char text[64];
+
+	if (read_file(path, text, sizeof(text)))
+		return -1;
+	return strtol(text, NULL, 0);
+}
+
+#define GONE_PARAMS "/sys/module/okprobe_test_gone/parameters/"
+#define TARGET_PARAMS "/sys/module/okprobe_test_target/parameters/"
+
+/*
+ * A probe on a module's text: it counts while the module is there, turns
+ * [GONE] when the module unloads and never runs again, not even when the
+ * module comes back. Registering on the module's freed init text fails.
+ */
+static int gone_steps(void)
+{
+	char params[64], line[512];
+	unsigned long init_address;
+	int ret;
+
+	init_address = read_long(TARGET_PARAMS "init_address");
+	CHECK(init_address, "no init_address from the target module");
+	snprintf(params, sizeof(params), "init_address=0x%lx", init_address);
+	ret = load_module(GONE_KO, params);
+	CHECK(!ret, "okprobe_test_gone.ko: %s", strerror(-ret));
+	CHECK(read_long(GONE_PARAMS "init_result") == -EINVAL,
+	      "registering on freed init text returned %ld, not -EINVAL",
+	      read_long(GONE_PARAMS "init_result"));
+	CHECK(!write_file(TARGET_PARAMS "call", "10"), "calling the target");
+	CHECK(read_long(GONE_PARAMS "hits") == 10, "%ld hits for 10 calls",
+	      read_long(GONE_PARAMS "hits"));
+	CHECK(list_line("okp_gone_target+0x0/", line, sizeof(line)) &&
+	      strstr(line, "[okprobe_test_target]") &&
+	      strstr(line, "hits=10 ") && !strstr(line, "[GONE]"),
+	      "list shows '%s'", line);
+
+	CHECK(!unload_module("okprobe_test_target"), "unloading the target");
+	CHECK(read_long(GONE_PARAMS "flags") == 2, "probe flags %ld, not GONE",
+	      read_long(GONE_PARAMS "flags"));
+	CHECK(list_line("okp_gone_target+0x0/", line, sizeof(line)) &&
+	      strstr(line, "[GONE]"), "list shows '%s'", line);
+
+	ret = load_module(TARGET_KO, "");
+	CHECK(!ret, "reloading the target: %s", strerror(-ret));
+	CHECK(!write_file(TARGET_PARAMS "call", "10"), "calling the target");
+	CHECK(read_long(GONE_PARAMS "hits") == 10,
+	      "a gone probe ran: %ld hits", read_long(GONE_PARAMS "hits"));
+	CHECK(!unload_module("okprobe_test_gone"), "unloading the client");
+	CHECK(!list_line("okp_gone_target", line, sizeof(line)),
+	      "list still shows '%s'", line);
+	return 0;
+}
+
+static int test_module_gone(void)
+{
+	int ret;
+
+	if (!exists(GONE_KO))
+		return skip("breakpoint probes are x86-only so far");
+	STEP(load_okprobe(default_params));
+	ret = load_module(TARGET_KO, "");
+	if (!ret) {
+		ret = gone_steps();
+		unload_module("okprobe_test_gone");
+		unload_module("okprobe_test_target");
+	} else {
+		ret = fail("okprobe_test_target.ko: %s", strerror(-ret));
+	}
+	if (ret)
+		return ret;
+	return unload_okprobe();
+}
+
 /* ---- The demo (make demo) ----------------------------------------------- */
 
 /* Shows a file the way an operator would see it with cat. */
@@ -804,7 +1013,7 @@ static const struct test okprobe_suite[] = {
 	TEST(test_sysctl_rejects, "sysctl kprobes_optimization rejects other values with EINVAL"),
 	TEST(test_debugfs_list, "debugfs list exists and is empty"),
 	TEST(test_debugfs_enabled, "debugfs enabled reads and takes 0/1"),
-	TEST(test_debugfs_blacklist, "debugfs blacklist covers okprobe and noinstr text"),
+	TEST(test_debugfs_blacklist, "debugfs blacklist covers okprobe, noinstr text and NOKPROBE symbols"),
 	TEST(test_sample_client, "sample client loads on okprobe and pins it"),
 	TEST(test_unload, "unload leaves nothing behind"),
 	TEST(test_load_unload_cycles, "20 load/unload cycles without a leak"),
@@ -815,6 +1024,8 @@ static const struct test okprobe_suite[] = {
 	TEST(test_loader_script, "tools/okprobe-load loads okprobe"),
 	TEST(test_in_kernel_probes, "in-kernel probe tests (okprobe_selftest.ko)"),
 	TEST(test_syscall_probe_under_load, "a probe on ksys_read counts every read of two concurrent processes"),
+	TEST(test_enable_disable_switches, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the int3"),
+	TEST(test_module_gone, "a probe on module text turns [GONE] on unload; freed init text is refused"),
 };
 
 static const struct test demo_suite[] = {

@@ -15,17 +15,13 @@ protected:
 TEST_F(CoreState, SwitchesStartOnAndFollowWrites)
 {
 	okp_core_set_optimization(0);
-	okp_core_set_probes_enabled(0);
 	okp_core_exit();
 	ASSERT_EQ(okp_core_init(), 0); // a reload starts from the defaults
 	EXPECT_EQ(okp_core_optimization_enabled(), 1);
-	EXPECT_EQ(okp_core_probes_enabled(), 1);
 	okp_core_set_optimization(0);
 	EXPECT_EQ(okp_core_optimization_enabled(), 0);
 	okp_core_set_optimization(7); // any nonzero is on
 	EXPECT_EQ(okp_core_optimization_enabled(), 1);
-	okp_core_set_probes_enabled(0);
-	EXPECT_EQ(okp_core_probes_enabled(), 0);
 }
 
 TEST_F(CoreState, BlacklistEntriesAndLookups)

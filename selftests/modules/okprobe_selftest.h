@@ -18,6 +18,12 @@ long okp_target_lea_imm(long a, long b);	/* +0 lea disp, +4 imul imm */
 long okp_helper_double(long a);
 long okp_target_extable(long *pointer);	/* +0 has an extable entry */
 long okp_target_overlay(long a, long b);	/* +0 mov $0xe8, +5 add */
+long okp_target_rip_store(long a, long b);	/* +0 rip store, +7 rip+imm */
+long okp_target_jmp(long a, long b);		/* +3 jmp rel8, +11 jmp rel32 */
+long okp_target_popf(long a, long b);		/* +1 popf (emulated) */
+long okp_target_string(long a, long b);	/* +10 movsq; returns 2a */
+long okp_target_imm_disp(long a, long b);	/* +5 imm32 and disp8 */
+long okp_target_refused(long a, long b);	/* +5 ud2, +12 int3 */
 
 /* What okp_target_rip loads. */
 extern long okp_target_data;

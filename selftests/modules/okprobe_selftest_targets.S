@@ -8,6 +8,7 @@
 
 	.data
 SYM_DATA(okp_target_data, .quad 0x5a5a1234)
+SYM_DATA(okp_target_store, .quad 0)
 
 	.text
 SYM_FUNC_START(okp_target_add)
@@ -82,3 +83,67 @@ SYM_FUNC_START(okp_target_overlay)
 	add	%esi, %eax		/* +5 */
 	RET
 SYM_FUNC_END(okp_target_overlay)
+
+SYM_FUNC_START(okp_target_rip_store)
+	mov	%rdi, okp_target_store(%rip)	/* +0: 48 89 3d rel32 */
+	addq	$0x10, okp_target_store(%rip)	/* +7: 48 83 05 rel32 10 */
+	mov	okp_target_store(%rip), %rax	/* +15 */
+	add	%rsi, %rax
+	RET
+SYM_FUNC_END(okp_target_rip_store)
+
+SYM_FUNC_START(okp_target_jmp)
+	mov	%rdi, %rax		/* +0 */
+	jmp	1f			/* +3: eb 06 (rel8) */
+4:	add	$100, %rax		/* +5: skipped */
+	jmp	2f			/* +9 */
+1:	.byte	0xe9			/* +11: jmp rel32 */
+	.long	2f - 3f
+3:	add	$100, %rax		/* +16: skipped */
+2:	test	%rsi, %rsi		/* b >= 0: the skipped code stays */
+	js	4b			/* skipped, yet reachable for objtool */
+	js	3b
+	add	%rsi, %rax
+	RET
+SYM_FUNC_END(okp_target_jmp)
+
+SYM_FUNC_START(okp_target_popf)
+	pushf				/* +0 */
+	popf				/* +1 */
+	mov	%rdi, %rax
+	add	%rsi, %rax
+	RET
+SYM_FUNC_END(okp_target_popf)
+
+SYM_FUNC_START(okp_target_string)
+	push	%rsi			/* +0 */
+	push	%rdi			/* +1 */
+	mov	%rsp, %rsi		/* +2: source: a */
+	lea	8(%rsp), %rdi		/* +5: destination: b's slot */
+	movsq				/* +10: 48 a5 */
+	pop	%rax
+	pop	%rdx
+	add	%rdx, %rax		/* a + a */
+	RET
+SYM_FUNC_END(okp_target_string)
+
+SYM_FUNC_START(okp_target_imm_disp)
+	push	%rdi			/* +0 */
+	sub	$8, %rsp		/* +1 */
+	addq	$0x1234, 0x8(%rsp)	/* +5: 48 81 44 24 08 imm32 */
+	add	$8, %rsp
+	pop	%rax
+	add	%rsi, %rax
+	RET
+SYM_FUNC_END(okp_target_imm_disp)
+
+/* Never called: instructions okprobe must refuse to probe. */
+SYM_FUNC_START(okp_target_refused)
+	test	%rdi, %rdi		/* +0 */
+	jnz	1f			/* +3 */
+	ud2				/* +5: a BUG() site */
+1:	test	%rsi, %rsi		/* +7 */
+	jnz	2f			/* +10 */
+	int3				/* +12: someone else's breakpoint */
+2:	RET				/* +13 */
+SYM_FUNC_END(okp_target_refused)

@@ -78,10 +78,6 @@ void okp_core_exit(void);
 int okp_core_optimization_enabled(void);
 void okp_core_set_optimization(int enabled);
 
-/* debugfs okprobe/enabled: 0 disarms every probe without unregistering. */
-int okp_core_probes_enabled(void);
-void okp_core_set_probes_enabled(int enabled);
-
 /* ---- Address ranges okprobe refuses to probe (debugfs okprobe/blacklist) */
 
 /* Returns 0, or -1 when out of memory or the range is empty. */
@@ -94,31 +90,54 @@ unsigned long okp_core_blacklist_count(void);
 int okp_core_blacklist_entry(unsigned long index, unsigned long *start,
 			     unsigned long *end, const char **why);
 
-/* ---- Breakpoint probes ------------------------------------------------- */
+/* ---- Probes (src/core/probe_api.cpp, under the glue's probe mutex) ---- */
 
 struct okprobe;
 
-/* Called with the probe mutex held; may sleep. 0 or -errno, and *why. */
+/* May sleep. 0 or -errno, and *why. */
 int okp_core_register(struct okprobe *probe, const char **why);
-void okp_core_unregister(struct okprobe *probe);
+/* One grace period for the batch; NULL or unregistered entries are skipped. */
+void okp_core_unregister_many(struct okprobe **probes, unsigned long count);
+/* okprobe_enable/okprobe_disable: 0 or -EINVAL. */
+int okp_core_set_probe_enabled(struct okprobe *probe, int enabled);
+/* debugfs okprobe/enabled: 0 disarms every probe without unregistering. */
+int okp_core_probes_enabled(void);
+void okp_core_set_probes_enabled(int enabled);
+/* Text [start, end) goes away (module unload): its probes become gone. */
+void okp_core_text_gone(unsigned long start, unsigned long end);
+/* Up to capacity probes whose struct or handlers lie in [start, end). */
+unsigned long okp_core_probes_within(unsigned long start, unsigned long end,
+				     struct okprobe **found,
+				     unsigned long capacity);
 /* Unregisters whatever clients left behind (module exit). */
 void okp_core_probes_exit(void);
+
+/* One line of debugfs okprobe/list. */
+struct okp_list_line {
+	unsigned long address;
+	const char *description;	/* symbol+0xoff/0xsize [module] */
+	unsigned long hits;
+	unsigned long missed;
+	unsigned int flags;		/* OKPROBE_FLAG_* */
+};
+void okp_core_list(void (*emit)(const struct okp_list_line *line,
+				void *context),
+		   void *context);
+
 /*
- * The breakpoint handler: regs is the trap's struct pt_regs. Returns 1 when
- * the breakpoint was okprobe's (regs now says where to continue), 0 when
- * it was not. NMI-like context: no locks, no allocation.
+ * The breakpoint handler (arch): regs is the trap's struct pt_regs. Returns
+ * 1 when the breakpoint was okprobe's (regs now says where to continue), 0
+ * when it was not. NMI-like context: no locks, no allocation.
  */
 int okp_core_breakpoint(void *regs);
-
-/* One line per probe site for debugfs okprobe/list; 0 past the end. */
-int okp_core_list_entry(unsigned long index, unsigned long *address,
-			unsigned long *hits, unsigned long *missed,
-			unsigned int *flags);
 
 /* Per-CPU handler state, owned by the glue (DEFINE_PER_CPU). */
 struct okp_cpu_state {
 	void *active_site;		/* a handler or a post-trap step runs */
 	unsigned long saved_flags;	/* IF to restore at the post trap */
+	/* The probes this hit runs (okp::ProbeTable::HitProbes). */
+	void *hit_probes[8];
+	int hit_count;
 };
 
 /* ---- Provided by the C glue -------------------------------------------- */
@@ -139,6 +158,8 @@ int okp_glue_function_of(unsigned long address, unsigned long *start,
 enum okp_text_kind okp_glue_text_kind(unsigned long address);
 const char *okp_glue_reserved(unsigned long address, unsigned long length);
 int okp_glue_has_exception_entry(unsigned long address);
+/* Why the kernel's own kprobe blacklist refuses address, or 0. */
+const char *okp_glue_kernel_blacklisted(unsigned long address);
 unsigned long okp_glue_read_text(unsigned long address, void *buffer,
 				 unsigned long size);
 
@@ -151,7 +172,16 @@ void okp_glue_exec_page_free(void *page);
 /* Cross-modifies text (text_poke under text_mutex, then sync all CPUs). */
 void okp_glue_text_write(unsigned long address, const void *bytes,
 			 unsigned long length);
+/*
+ * Writes original back over expected, only if the text still holds
+ * expected (otherwise logs and leaves it: someone else owns it now).
+ */
+void okp_glue_text_restore(unsigned long address, const void *expected,
+			   const void *original, unsigned long length);
 void okp_glue_synchronize_rcu(void);
+/* "symbol+0xoff/0xsize [module]" for address (sprint_symbol), or "". */
+void okp_glue_describe(unsigned long address, char *buffer,
+		       unsigned long size);
 void okp_glue_synchronize_rcu_tasks(void);
 struct okp_cpu_state *okp_glue_cpu_state(void);
 

@@ -14,7 +14,6 @@ namespace {
 
 struct CoreState {
 	int optimization_enabled = 1;
-	int probes_enabled = 1;
 	RangeList blacklist;
 };
 
@@ -29,7 +28,6 @@ using namespace okp;
 extern "C" int okp_core_init(void)
 {
 	__atomic_store_n(&core.optimization_enabled, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&core.probes_enabled, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -46,16 +44,6 @@ extern "C" int okp_core_optimization_enabled(void)
 extern "C" void okp_core_set_optimization(int enabled)
 {
 	__atomic_store_n(&core.optimization_enabled, enabled ? 1 : 0, __ATOMIC_RELAXED);
-}
-
-extern "C" int okp_core_probes_enabled(void)
-{
-	return __atomic_load_n(&core.probes_enabled, __ATOMIC_RELAXED);
-}
-
-extern "C" void okp_core_set_probes_enabled(int enabled)
-{
-	__atomic_store_n(&core.probes_enabled, enabled ? 1 : 0, __ATOMIC_RELAXED);
 }
 
 extern "C" int okp_core_blacklist_add(unsigned long start, unsigned long end, const char *why)

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "registration.hpp"
 
+#include "errno.hpp"
+
 namespace okp {
 namespace {
-
-// errno values are the same on every Linux architecture.
-constexpr int error_eperm = 1, error_enoent = 2, error_enomem = 12, error_ebusy = 16, error_einval = 22,
-	      error_eilseq = 84;
 
 Registration refused(int error, const char *why)
 {
@@ -36,21 +34,21 @@ private:
 Registration check_registration(const ProbeRequest &request, const KernelFacts &facts, InstructionRules rules)
 {
 	if (!request.has_pre_handler && !request.has_post_handler)
-		return refused(error_einval, "a probe needs a pre_handler or a post_handler");
+		return refused(error::einval, "a probe needs a pre_handler or a post_handler");
 	if (request.symbol_name && request.address)
-		return refused(error_einval, "give symbol_name or addr, not both");
+		return refused(error::einval, "give symbol_name or addr, not both");
 	if (!request.symbol_name && !request.address)
-		return refused(error_einval, "give symbol_name or addr");
+		return refused(error::einval, "give symbol_name or addr");
 
 	uint64_t base = request.address;
 	if (request.symbol_name) {
 		base = facts.lookup_symbol(request.symbol_name, facts.context);
 		if (!base)
-			return refused(error_enoent, "no such kernel symbol");
+			return refused(error::enoent, "no such kernel symbol");
 	}
 	const uint64_t target = base + request.offset;
 	if (target < base)
-		return refused(error_einval, "the offset wraps around the address space");
+		return refused(error::einval, "the offset wraps around the address space");
 
 	// The function is the symbol's when one is named, so an offset past its
 	// end is reported as such rather than as whatever lies beyond.
@@ -58,41 +56,41 @@ Registration check_registration(const ProbeRequest &request, const KernelFacts &
 	uint64_t function = 0, size = 0;
 	const TextKind kind = facts.text_kind(target, facts.context);
 	if (!facts.function_of(anchor, &function, &size, facts.context))
-		return refused(error_einval, kind == TextKind::none ? "the address is not kernel or module text"
-								    : "no function contains the address");
+		return refused(error::einval, kind == TextKind::none ? "the address is not kernel or module text"
+								     : "no function contains the address");
 	if (target < function || target - function >= size)
-		return refused(error_einval, "the offset is past the end of the function");
+		return refused(error::einval, "the offset is past the end of the function");
 	switch (kind) {
 	case TextKind::none:
-		return refused(error_einval, "the address is not kernel or module text");
+		return refused(error::einval, "the address is not kernel or module text");
 	case TextKind::init_after_boot:
-		return refused(error_eperm, "the address is init text, freed after boot");
+		return refused(error::eperm, "the address is init text, freed after boot");
 	case TextKind::core_kernel:
 	case TextKind::module:
 		break;
 	}
 	if (const char *why = facts.blacklisted(target, facts.context))
-		return refused(error_eperm, why);
+		return refused(error::eperm, why);
 
 	// Decode from the function's first byte up to the probe (and its
 	// instruction): anything less cannot prove an instruction boundary.
 	const size_t offset = target - function;
 	if (offset >= max_function_walk)
-		return refused(error_eilseq, "the function is too large to prove an instruction boundary");
+		return refused(error::eilseq, "the function is too large to prove an instruction boundary");
 	const size_t wanted = size < max_function_walk ? size : max_function_walk;
 	FunctionBytes bytes(wanted);
 	if (!bytes.data())
-		return refused(error_enomem, "out of memory");
+		return refused(error::enomem, "out of memory");
 	const size_t read = facts.read_text(function, bytes.data(), bytes.size(), facts.context);
 	if (read <= offset)
-		return refused(error_einval, "the function's text cannot be read");
+		return refused(error::einval, "the function's text cannot be read");
 	const InstructionVerdict verdict = rules(bytes.data(), read, offset, function);
 	if (verdict.error)
 		return refused(verdict.error, verdict.why);
 	if (facts.has_exception_entry(target, facts.context))
-		return refused(error_eperm, "the instruction has an exception-table entry");
+		return refused(error::eperm, "the instruction has an exception-table entry");
 	if (const char *why = facts.reserved(target, verdict.length, facts.context))
-		return refused(error_ebusy, why);
+		return refused(error::ebusy, why);
 
 	Registration registration;
 	registration.address = target;

@@ -5,11 +5,17 @@
  * kernel's kprobes refuse as a whole (entry, noinstr, kprobes, irqentry).
  * Their bounds are linker markers, not exported: resolved like every other
  * unexported symbol, and left out when this kernel has no such section.
+ * Then the kernel's NOKPROBE_SYMBOL() list as it stands at load; functions
+ * added to it later (modules loaded after okprobe) are refused all the same
+ * at registration, through within_kprobe_blacklist().
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/list.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 
 #include "core/core_api.h"
 #include "glue.h"
@@ -51,6 +57,42 @@ static int okp_blacklist_section(const struct okp_section *section)
 	return okp_core_blacklist_add(start, end, section->why);
 }
 
+#ifdef CONFIG_KPROBES
+/*
+ * A copy of kernel/kprobes.c's kprobe_blacklist, walked under its
+ * kprobe_mutex (both static: resolved, and skipped when absent).
+ */
+static int okp_blacklist_nokprobe_symbols(void)
+{
+	struct list_head *list =
+		(void *)okp_ksyms_resolve_optional("kprobe_blacklist");
+	struct mutex *lock = (void *)okp_ksyms_resolve_optional("kprobe_mutex");
+	struct kprobe_blacklist_entry *entry;
+	int ret = 0;
+
+	if (!list || !lock) {
+		pr_info("the kernel's kprobe blacklist is not listed: kprobe_blacklist or kprobe_mutex not found\n");
+		return 0;
+	}
+	mutex_lock(lock);
+	list_for_each_entry(entry, list, list) {
+		if (entry->end_addr <= entry->start_addr)
+			continue;
+		ret = okp_core_blacklist_add(entry->start_addr, entry->end_addr,
+					     "NOKPROBE_SYMBOL");
+		if (ret)
+			break;
+	}
+	mutex_unlock(lock);
+	return ret;
+}
+#else
+static int okp_blacklist_nokprobe_symbols(void)
+{
+	return 0;
+}
+#endif
+
 int okp_blacklist_init(void)
 {
 	int i;
@@ -60,5 +102,7 @@ int okp_blacklist_init(void)
 	for (i = 0; i < ARRAY_SIZE(okp_refused_sections); i++)
 		if (okp_blacklist_section(&okp_refused_sections[i]))
 			return -ENOMEM;
+	if (okp_blacklist_nokprobe_symbols())
+		return -ENOMEM;
 	return 0;
 }

@@ -2,8 +2,9 @@
 /*
  * /sys/kernel/debug/okprobe/: the operator's view, shaped like the kernel's
  * /sys/kernel/debug/kprobes/.
- *   list       one line per probed address (x86 so far): address,
- *              symbol+offset [module], hits, missed hits
+ *   list       one line per registered probe (x86 so far): address,
+ *              symbol+offset [module], hits, missed hits, [DISABLED] and
+ *              [GONE]
  *   enabled    1/0: arm or disarm every probe without unregistering it
  *   blacklist  the address ranges okprobe refuses to probe
  */
@@ -40,7 +41,7 @@ DEFINE_SHOW_ATTRIBUTE(okp_blacklist);
 static ssize_t okp_enabled_read(struct file *file, char __user *buffer,
 				size_t count, loff_t *position)
 {
-	char text[3] = { okp_core_probes_enabled() ? '1' : '0', '\n', 0 };
+	char text[3] = { okp_probes_enabled() ? '1' : '0', '\n', 0 };
 
 	return simple_read_from_buffer(buffer, count, position, text, 2);
 }
@@ -54,7 +55,7 @@ static ssize_t okp_enabled_write(struct file *file, const char __user *buffer,
 	ret = kstrtobool_from_user(buffer, count, &enable);
 	if (ret)
 		return ret;
-	okp_core_set_probes_enabled(enable);
+	okp_probes_set_enabled(enable);
 	return count;
 }
 

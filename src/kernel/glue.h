@@ -28,6 +28,9 @@ struct okp_kernel_symbols {
 	unsigned long kernel_text_address;
 	unsigned long __module_text_address;
 	unsigned long jump_label_text_reserved;
+	unsigned long jump_label_lock;
+	unsigned long jump_label_unlock;
+	unsigned long within_kprobe_blacklist;
 	unsigned long ftrace_location;
 #ifdef CONFIG_X86
 	unsigned long text_poke;
@@ -61,14 +64,24 @@ void okp_sysctl_exit(void);
 struct seq_file;
 
 #ifdef CONFIG_X86
+/* src/kernel/probes.c */
 int okp_probes_init(void);
 void okp_probes_exit(void);
 /* Writes debugfs okprobe/list. */
 void okp_probes_show(struct seq_file *m);
+/* debugfs okprobe/enabled: arms or disarms every probe. */
+void okp_probes_set_enabled(int enabled);
+int okp_probes_enabled(void);
+/* arch/<arch>/probes_glue.c: the breakpoint trap. */
+int okp_arch_probes_init(void);
+void okp_arch_probes_exit(void);
 #else
+/* riscv: breakpoint probes come with issue 5. */
 static inline int okp_probes_init(void) { return 0; }
 static inline void okp_probes_exit(void) { }
 static inline void okp_probes_show(struct seq_file *m) { }
+void okp_probes_set_enabled(int enabled);
+int okp_probes_enabled(void);
 #endif
 
 int okp_debugfs_init(void);

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The probe API's kernel side, for every architecture: the exported
+ * okprobe_* functions, the probe mutex, the module notifier, debugfs list
+ * and enabled, and the kernel services the C++ probe table asks for. The
+ * architecture's breakpoint trap and text patching are in
+ * arch/<arch>/probes_glue.c.
+ *
+ * Lock order (Documentation/design.md): okp_probe_mutex, then text_mutex
+ * (taken by the arch around one text patch, never across a grace period).
+ * okp_probe_mutex is held across synchronize_rcu()/synchronize_rcu_tasks():
+ * no other subsystem takes it, and nothing that waits for a grace period
+ * ends up waiting for it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kallsyms.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/notifier.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/seq_file.h>
+#include <linux/uaccess.h>
+
+#include <okprobe.h>
+
+#include "core/core_api.h"
+#include "glue.h"
+
+static DEFINE_MUTEX(okp_probe_mutex);
+static DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_states);
+
+struct okp_cpu_state *okp_glue_cpu_state(void)
+{
+	return this_cpu_ptr(&okp_cpu_states);
+}
+
+unsigned long okp_glue_lookup_symbol(const char *name)
+{
+	return okp_ksyms_lookup(name);
+}
+
+int okp_glue_function_of(unsigned long address, unsigned long *start,
+			 unsigned long *size)
+{
+	int (*size_offset)(unsigned long address, unsigned long *size,
+			   unsigned long *offset) =
+		(void *)okp_ksyms.kallsyms_lookup_size_offset;
+	unsigned long offset;
+
+	if (!size_offset(address, size, &offset))
+		return 0;
+	*start = address - offset;
+	return 1;
+}
+
+enum okp_text_kind okp_glue_text_kind(unsigned long address)
+{
+	bool (*core_text)(unsigned long address) =
+		(void *)okp_ksyms.core_kernel_text;
+	struct module *(*module_text)(unsigned long address) =
+		(void *)okp_ksyms.__module_text_address;
+	bool in_module;
+
+	if (core_text(address))
+		return OKP_TEXT_CORE;
+	preempt_disable();
+	in_module = module_text(address);
+	preempt_enable();
+	if (in_module)
+		return OKP_TEXT_MODULE;
+	if (address >= okp_ksyms._sinittext && address < okp_ksyms._einittext)
+		return OKP_TEXT_INIT_AFTER_BOOT;
+	return OKP_TEXT_NONE;
+}
+
+int okp_glue_has_exception_entry(unsigned long address)
+{
+	const void *(*search)(unsigned long address) =
+		(void *)okp_ksyms.search_exception_tables;
+
+	return search(address) != NULL;
+}
+
+unsigned long okp_glue_read_text(unsigned long address, void *buffer,
+				 unsigned long size)
+{
+	unsigned long done = 0, chunk;
+
+	while (done < size) {
+		chunk = min(size - done, 64UL);
+		if (copy_from_kernel_nofault(buffer + done,
+					     (void *)(address + done), chunk))
+			break;
+		done += chunk;
+	}
+	return done;
+}
+
+const char *okp_glue_kernel_blacklisted(unsigned long address)
+{
+	bool (*within)(unsigned long address) =
+		(void *)okp_ksyms.within_kprobe_blacklist;
+
+	/* NOKPROBE_SYMBOL()s of the kernel and of modules loaded since. */
+	if (within && within(address))
+		return "the address is in the kernel's kprobe blacklist";
+	return NULL;
+}
+
+void okp_glue_describe(unsigned long address, char *buffer,
+		       unsigned long size)
+{
+	char line[KSYM_SYMBOL_LEN];
+
+	sprint_symbol(line, address);
+	strscpy(buffer, line, size);
+}
+
+void okp_glue_synchronize_rcu(void)
+{
+	synchronize_rcu();
+}
+
+void okp_glue_synchronize_rcu_tasks(void)
+{
+	synchronize_rcu_tasks();
+}
+
+/* ---- The exported API ---------------------------------------------------- */
+
+static void okp_log_refusal(const struct okprobe *probe, const char *why,
+			    int ret)
+{
+	pr_err("cannot probe %s+0x%lx (addr %pS): %s (%d)\n",
+	       probe->symbol_name ?: "", probe->offset, probe->addr, why, ret);
+}
+
+int okprobe_register(struct okprobe *probe)
+{
+	const char *why = "";
+	int ret;
+
+	mutex_lock(&okp_probe_mutex);
+	ret = okp_core_register(probe, &why);
+	mutex_unlock(&okp_probe_mutex);
+	if (ret)
+		okp_log_refusal(probe, why, ret);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(okprobe_register);
+
+int okprobe_register_many(struct okprobe **probes, int count)
+{
+	const char *why = "";
+	int i, ret = 0;
+
+	if (count <= 0)
+		return -EINVAL;
+	mutex_lock(&okp_probe_mutex);
+	for (i = 0; i < count; i++) {
+		ret = okp_core_register(probes[i], &why);
+		if (ret)
+			break;
+	}
+	/* All or nothing, like register_kprobes(). */
+	if (ret)
+		okp_core_unregister_many(probes, i);
+	mutex_unlock(&okp_probe_mutex);
+	if (ret)
+		okp_log_refusal(probes[i], why, ret);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(okprobe_register_many);
+
+void okprobe_unregister(struct okprobe *probe)
+{
+	okprobe_unregister_many(&probe, 1);
+}
+EXPORT_SYMBOL_GPL(okprobe_unregister);
+
+void okprobe_unregister_many(struct okprobe **probes, int count)
+{
+	if (count <= 0)
+		return;
+	mutex_lock(&okp_probe_mutex);
+	okp_core_unregister_many(probes, count);
+	mutex_unlock(&okp_probe_mutex);
+}
+EXPORT_SYMBOL_GPL(okprobe_unregister_many);
+
+static int okp_set_probe_enabled(struct okprobe *probe, int enabled)
+{
+	int ret;
+
+	mutex_lock(&okp_probe_mutex);
+	ret = okp_core_set_probe_enabled(probe, enabled);
+	mutex_unlock(&okp_probe_mutex);
+	return ret;
+}
+
+int okprobe_enable(struct okprobe *probe)
+{
+	return okp_set_probe_enabled(probe, 1);
+}
+EXPORT_SYMBOL_GPL(okprobe_enable);
+
+int okprobe_disable(struct okprobe *probe)
+{
+	return okp_set_probe_enabled(probe, 0);
+}
+EXPORT_SYMBOL_GPL(okprobe_disable);
+
+/* ---- debugfs ------------------------------------------------------------- */
+
+static void okp_show_line(const struct okp_list_line *line, void *context)
+{
+	struct seq_file *m = context;
+
+	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s\n", line->address,
+		   line->description, line->hits, line->missed,
+		   line->flags & OKPROBE_FLAG_DISABLED ? " [DISABLED]" : "",
+		   line->flags & OKPROBE_FLAG_GONE ? " [GONE]" : "");
+}
+
+void okp_probes_show(struct seq_file *m)
+{
+	mutex_lock(&okp_probe_mutex);
+	okp_core_list(okp_show_line, m);
+	mutex_unlock(&okp_probe_mutex);
+}
+
+int okp_probes_enabled(void)
+{
+	return okp_core_probes_enabled();
+}
+
+void okp_probes_set_enabled(int enabled)
+{
+	mutex_lock(&okp_probe_mutex);
+	okp_core_set_probes_enabled(enabled);
+	mutex_unlock(&okp_probe_mutex);
+}
+
+/* ---- Modules ------------------------------------------------------------- */
+
+/* Probes a client left registered when its module went away. */
+static void okp_drop_orphans(struct module *mod)
+{
+	unsigned long start = (unsigned long)mod->core_layout.base;
+	unsigned long end = start + mod->core_layout.size;
+	struct okprobe *orphans[16];
+	unsigned long count, i;
+
+	while ((count = okp_core_probes_within(start, end, orphans,
+					       ARRAY_SIZE(orphans)))) {
+		for (i = 0; i < count; i++)
+			pr_err("module %s unloaded without unregistering its probe at %pS: unregistered it\n",
+			       mod->name, orphans[i]->addr);
+		okp_core_unregister_many(orphans, count);
+	}
+}
+
+static int okp_module_notify(struct notifier_block *block,
+			     unsigned long state, void *data)
+{
+	struct module *mod = data;
+	unsigned long core = (unsigned long)mod->core_layout.base;
+	unsigned long init = (unsigned long)mod->init_layout.base;
+
+	mutex_lock(&okp_probe_mutex);
+	if (state == MODULE_STATE_LIVE || state == MODULE_STATE_GOING)
+		/* The init text is freed once the module is live. */
+		okp_core_text_gone(init, init + mod->init_layout.text_size);
+	if (state == MODULE_STATE_GOING) {
+		okp_drop_orphans(mod);
+		okp_core_text_gone(core, core + mod->core_layout.text_size);
+	}
+	mutex_unlock(&okp_probe_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block okp_module_block = {
+	.notifier_call = okp_module_notify,
+};
+
+int okp_probes_init(void)
+{
+	int ret;
+
+	ret = okp_arch_probes_init();
+	if (ret)
+		return ret;
+	ret = register_module_notifier(&okp_module_block);
+	if (ret)
+		okp_arch_probes_exit();
+	return ret;
+}
+
+void okp_probes_exit(void)
+{
+	unregister_module_notifier(&okp_module_block);
+	mutex_lock(&okp_probe_mutex);
+	okp_core_probes_exit();
+	mutex_unlock(&okp_probe_mutex);
+	okp_arch_probes_exit();
+}
