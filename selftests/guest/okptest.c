@@ -781,7 +781,7 @@ static struct bench_config bench_configs[] = {
 
 /* Overridable from the kernel command line: bench_calls=, bench_rounds=. */
 static unsigned long bench_calls = 100000;
-static int bench_rounds = 15;
+static int bench_rounds = 21;
 /* Cleared when the kernel does not optimize within the wait. */
 static int bench_wait_for_optimizer = 1;
 /* From okprobe_bench.ko: the kernel has CONFIG_PREEMPTION. */

@@ -20,7 +20,7 @@
  * Reading the file gives the outcome of the last command:
  *
  *   kprobe armed traps=2 preemption=1
- *   okprobe-pre calls=200000 ns=123456789 hits=200000 missed=0 bad=0 traps=1
+ *   okprobe-pre calls=100000 ns=123456789 hits=100000 missed=0 bad=0 traps=1
  *
  * Each handler counts its hits; bad counts calls that returned a wrong
  * value; traps is the number of int3 traps one hit takes when the probe is
