@@ -7,6 +7,8 @@
 #   make ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- KDIR=...   for riscv64
 #   make demo [ARCH=riscv]       set up, build, boot a guest, show okprobe
 #   make check                   every test; last line "N passed, N failed"
+#   make bench                   the per-hit cost table: okprobe against
+#                                kprobes in one x86 guest boot (not a test)
 #   make host-test               the host unit tests only
 #
 # Big downloads and builds are cached in $(OKPROBE_CACHE), outside the tree.
@@ -24,7 +26,7 @@ export OKPROBE_CACHE
 KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=$(ARCH) \
 	CROSS_COMPILE=$(CROSS_COMPILE)
 
-.PHONY: all modules clean demo check host-test format zydis-sources
+.PHONY: all modules clean demo check bench host-test format zydis-sources
 
 all: modules
 
@@ -44,6 +46,10 @@ demo:
 check:
 	tools/setup-host
 	tools/check
+
+bench:
+	tools/setup-host
+	tools/bench
 
 host-test:
 	tools/setup-host

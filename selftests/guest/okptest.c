@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(array) (sizeof(array) / sizeof((array)[0]))
@@ -941,6 +942,327 @@ static int demo_unload(void)
 	return unload_okprobe();
 }
 
+/* ---- The benchmark (make bench) ------------------------------------------ */
+
+/*
+ * Per-hit cost of breakpoint probes on one instruction (okprobe_bench.ko's
+ * okp_bench_target+0), every configuration measured in each round, the
+ * rounds interleaved, medians reported. Prints the table as "# bench: "
+ * lines for tools/bench; each sample also as a "# sample: " line. Fails
+ * only when the run is broken (a module does not load, a hit count is
+ * wrong), never on speed.
+ */
+#define BENCH_KO MODULE_DIR "/okprobe_bench.ko"
+#define BENCH_CONTROL "/sys/kernel/debug/okprobe_bench/control"
+#define KPROBES_LIST "/sys/kernel/debug/kprobes/list"
+#define KERNEL_OPTIMIZATION "/proc/sys/debug/kprobes-optimization"
+#define BENCH_MAX_ROUNDS 51
+
+struct bench_config {
+	const char *label;		/* the table's */
+	const char *arm;		/* okprobe_bench.ko's */
+	const char *optimization;	/* the kernel's kprobes-optimization */
+	/* Results */
+	double ns_per_call[BENCH_MAX_ROUNDS];
+	int traps;			/* int3 traps per hit */
+	int optimized_rounds;		/* kprobes/list said [OPTIMIZED] */
+	int wrong_rounds;		/* hits != calls, misses, bad results */
+	char wrong[160];		/* the first wrong run */
+	char listed[256];		/* its kprobes/list line, round 0 */
+};
+
+static struct bench_config bench_configs[] = {
+	{ .label = "no probe", .arm = "none",
+	  .optimization = "0" },
+	{ .label = "kernel kprobe, optimization 0", .arm = "kprobe",
+	  .optimization = "0" },
+	{ .label = "kernel kprobe, optimization 1", .arm = "kprobe",
+	  .optimization = "1" },
+	{ .label = "okprobe, post_handler (unboosted)", .arm = "okprobe-post",
+	  .optimization = "0" },
+	{ .label = "okprobe, pre_handler only (boosted)", .arm = "okprobe-pre",
+	  .optimization = "0" },
+};
+
+#define BENCH_NONE 0
+#define BENCH_KPROBE 1
+#define BENCH_KPROBE_OPTIMIZED 2
+
+/* Overridable from the kernel command line: bench_calls=, bench_rounds=. */
+static unsigned long bench_calls = 100000;
+static int bench_rounds = 21;
+/* Cleared when the kernel does not optimize within the wait. */
+static int bench_wait_for_optimizer = 1;
+/* From okprobe_bench.ko: the kernel has CONFIG_PREEMPTION. */
+static int bench_preemption = -1;
+/* What the kernel's kprobes-optimization was last set to. */
+static char bench_optimization[4];
+
+/*
+ * The kernel logs a line whenever kprobes-optimization changes, straight to
+ * the serial port: let the console finish our lines first, or the message
+ * lands inside one.
+ */
+static int bench_set_optimization(const char *value)
+{
+	int ret;
+
+	if (!strcmp(bench_optimization, value))
+		return 0;
+	tcdrain(1);
+	ret = write_file(KERNEL_OPTIMIZATION, value);
+	if (!ret)
+		snprintf(bench_optimization, sizeof(bench_optimization), "%s",
+			 value);
+	return ret;
+}
+
+/* Writes a command to okprobe_bench.ko, reads its reply; 0 or -errno. */
+static int bench_command(const char *command, char *reply, size_t size)
+{
+	int ret = write_file(BENCH_CONTROL, command);
+
+	if (ret)
+		return ret;
+	return read_file(BENCH_CONTROL, reply, size);
+}
+
+/* The kprobes/list line of the target, "" when there is none. */
+static void bench_kprobes_line(char *line, size_t size)
+{
+	static char list[8192];
+	char *start, *end;
+
+	line[0] = '\0';
+	if (read_file(KPROBES_LIST, list, sizeof(list)))
+		return;
+	start = strstr(list, "okp_bench_target");
+	if (!start)
+		return;
+	while (start > list && start[-1] != '\n')
+		start--;
+	end = strchr(start, '\n');
+	snprintf(line, size, "%.*s", end ? (int)(end - start) : (int)strlen(start),
+		 start);
+}
+
+/* Waits up to 5 s for the kernel's optimizer; 1 if the kprobe is. */
+static int bench_wait_optimized(void)
+{
+	char line[256];
+	int waited;
+
+	for (waited = 0; waited <= 5000; waited += 20) {
+		bench_kprobes_line(line, sizeof(line));
+		if (strstr(line, "[OPTIMIZED]"))
+			return 1;
+		if (!bench_wait_for_optimizer)
+			return 0;
+		usleep(20000);
+	}
+	say("# bench: note: the kernel did not optimize the kprobe within 5 s: %s",
+	    line);
+	bench_wait_for_optimizer = 0;
+	return 0;
+}
+
+/* One sample of configuration c: arm, run calls, disarm. */
+static int bench_sample(struct bench_config *c, unsigned long calls, int round)
+{
+	char command[64], reply[256];
+	unsigned long got_calls, hits, missed, bad;
+	unsigned long long ns;
+	int ret, traps, optimized = 0;
+
+	ret = bench_set_optimization(c->optimization);
+	CHECK(ret == 0, "writing %s to %s: %s", c->optimization,
+	      KERNEL_OPTIMIZATION, strerror(-ret));
+	snprintf(command, sizeof(command), "arm %s", c->arm);
+	ret = bench_command(command, reply, sizeof(reply));
+	CHECK(ret == 0, "%s: %s", command, strerror(-ret));
+	CHECK(sscanf(reply, "%*s armed traps=%d preemption=%d", &traps,
+		     &bench_preemption) == 2,
+	      "%s replied '%s'", command, reply);
+	if (c == &bench_configs[BENCH_KPROBE_OPTIMIZED])
+		optimized = bench_wait_optimized();
+	if (round == 0 && !strcmp(c->arm, "kprobe"))
+		bench_kprobes_line(c->listed, sizeof(c->listed));
+	snprintf(command, sizeof(command), "run %lu", calls);
+	ret = bench_command(command, reply, sizeof(reply));
+	if (ret == 0)
+		ret = write_file(BENCH_CONTROL, "disarm");
+	else
+		write_file(BENCH_CONTROL, "disarm");
+	CHECK(ret == 0, "%s (%s): %s", command, c->arm, strerror(-ret));
+	reply[strcspn(reply, "\n")] = '\0';
+	CHECK(sscanf(reply, "%*s calls=%lu ns=%llu hits=%lu missed=%lu bad=%lu",
+		     &got_calls, &ns, &hits, &missed, &bad) == 5,
+	      "run replied '%s'", reply);
+	say("# sample: round %d %s: %s", round, c->label, reply);
+	if (round < 0)
+		return 0;	/* warm-up */
+	c->ns_per_call[round] = (double)ns / got_calls;
+	c->traps = optimized ? 0 : traps;
+	c->optimized_rounds += optimized;
+	if (got_calls != calls ||
+	    hits != (c - bench_configs == BENCH_NONE ? 0 : calls) || missed ||
+	    bad) {
+		if (!c->wrong_rounds++)
+			snprintf(c->wrong, sizeof(c->wrong),
+				 "round %d: %lu calls, %lu hits, %lu missed, %lu wrong results",
+				 round, got_calls, hits, missed, bad);
+	}
+	return 0;
+}
+
+static int bench_compare(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The value at quantile numerator/4 of count values (nearest rank). */
+static double bench_quartile(const double *values, int count, int numerator)
+{
+	double sorted[BENCH_MAX_ROUNDS];
+
+	memcpy(sorted, values, count * sizeof(*values));
+	qsort(sorted, count, sizeof(*sorted), bench_compare);
+	if (numerator == 2 && count % 2 == 0)
+		return (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
+	return sorted[numerator * (count - 1) / 4];
+}
+
+static double bench_median(const double *values, int count)
+{
+	return bench_quartile(values, count, 2);
+}
+
+/* Median over the rounds of (config's ns/call - no probe's): ns per hit. */
+static double bench_ns_per_hit(const struct bench_config *c)
+{
+	double differences[BENCH_MAX_ROUNDS];
+	int round;
+
+	for (round = 0; round < bench_rounds; round++)
+		differences[round] = c->ns_per_call[round] -
+				     bench_configs[BENCH_NONE].ns_per_call[round];
+	return bench_median(differences, bench_rounds);
+}
+
+static void bench_print_table(void)
+{
+	double kprobe = bench_ns_per_hit(&bench_configs[BENCH_KPROBE]);
+	const struct bench_config *c;
+	double per_call, spread;
+	char hit[16], ratio[16], label[64];
+
+	say("# bench: %-45s %5s %9s %8s %9s %6s %s", "configuration", "traps",
+	    "ns/call", "ns/hit", "vs kprobe", "IQR", "hits");
+	for (c = bench_configs; c < bench_configs + ARRAY_SIZE(bench_configs);
+	     c++) {
+		per_call = bench_median(c->ns_per_call, bench_rounds);
+		spread = bench_quartile(c->ns_per_call, bench_rounds, 3) -
+			 bench_quartile(c->ns_per_call, bench_rounds, 1);
+		snprintf(label, sizeof(label), "%s%s", c->label,
+			 c != &bench_configs[BENCH_KPROBE_OPTIMIZED] ? "" :
+			 c->optimized_rounds == bench_rounds ? " [OPTIMIZED]" :
+			 c->optimized_rounds ? " [OPTIMIZED some rounds]" :
+			 " (not optimized)");
+		if (c == &bench_configs[BENCH_NONE]) {
+			snprintf(hit, sizeof(hit), "-");
+			snprintf(ratio, sizeof(ratio), "-");
+		} else {
+			snprintf(hit, sizeof(hit), "%.1f", bench_ns_per_hit(c));
+			snprintf(ratio, sizeof(ratio), "%.2f",
+				 kprobe > 0 ? bench_ns_per_hit(c) / kprobe : 0);
+		}
+		say("# bench: %-45s %5d %9.1f %8s %9s %5.0f%% %s", label,
+		    c->traps, per_call, hit, ratio,
+		    per_call > 0 ? 100 * spread / per_call : 0,
+		    c->wrong_rounds ? "WRONG" : "ok");
+	}
+	for (c = bench_configs; c < bench_configs + ARRAY_SIZE(bench_configs);
+	     c++) {
+		if (c->wrong_rounds)
+			say("# bench: WRONG %s in %d rounds, first %s", c->label,
+			    c->wrong_rounds, c->wrong);
+		if (c->listed[0])
+			say("# bench: kprobes/list, %s: %s", c->label,
+			    c->listed);
+	}
+	if (bench_configs[BENCH_KPROBE].traps == 2 && bench_preemption == 1)
+		say("# bench: the kernel kprobe takes 2 traps per hit: CONFIG_PREEMPTION compiles kprobes' boosting out");
+	tcdrain(1);
+}
+
+static int bench_load(void)
+{
+	const char *calls = getenv("bench_calls");
+	const char *rounds = getenv("bench_rounds");
+	char release[128] = "", version[512] = "";
+	int ret;
+
+	if (calls)
+		bench_calls = strtoul(calls, NULL, 10);
+	if (rounds)
+		bench_rounds = atoi(rounds);
+	CHECK(bench_calls > 0 && bench_rounds > 0 &&
+	      bench_rounds <= BENCH_MAX_ROUNDS,
+	      "bad bench_calls=%lu or bench_rounds=%d", bench_calls,
+	      bench_rounds);
+	if (!exists(BENCH_KO))
+		return skip("no okprobe_bench.ko for this architecture");
+	CHECK(exists(KERNEL_OPTIMIZATION), "%s is missing: no kprobes?",
+	      KERNEL_OPTIMIZATION);
+	STEP(load_okprobe(default_params));
+	ret = load_module(BENCH_KO, "");
+	CHECK(ret == 0, "loading okprobe_bench.ko: %s", strerror(-ret));
+	read_file("/proc/sys/kernel/osrelease", release, sizeof(release));
+	read_file("/proc/version", version, sizeof(version));
+	release[strcspn(release, "\n")] = '\0';
+	version[strcspn(version, "\n")] = '\0';
+	say("# bench: kernel %s", release);
+	say("# bench: version %s", version);
+	say("# bench: calls %lu", bench_calls);
+	say("# bench: rounds %d", bench_rounds);
+	return 0;
+}
+
+static int bench_measure(void)
+{
+	size_t count = ARRAY_SIZE(bench_configs), i;
+	int round, wrong = 0;
+
+	if (!exists(BENCH_CONTROL))
+		return skip("okprobe_bench.ko is not loaded");
+	/* A warm-up round, not counted; then rounds in rotating order. */
+	for (i = 0; i < count; i++)
+		STEP(bench_sample(&bench_configs[i], bench_calls, -1));
+	for (round = 0; round < bench_rounds; round++)
+		for (i = 0; i < count; i++)
+			STEP(bench_sample(&bench_configs[(i + round) % count],
+					  bench_calls, round));
+	bench_print_table();
+	for (i = 0; i < count; i++)
+		wrong += bench_configs[i].wrong_rounds;
+	CHECK(!wrong, "%d runs with wrong hit counts or results", wrong);
+	return 0;
+}
+
+static int bench_unload(void)
+{
+	int ret;
+
+	if (!module_loaded("okprobe_bench"))
+		return skip("okprobe_bench.ko is not loaded");
+	bench_set_optimization("1");
+	ret = unload_module("okprobe_bench");
+	CHECK(ret == 0, "unloading okprobe_bench: %s", strerror(-ret));
+	return unload_okprobe();
+}
+
 /* ---- Kernel facts for host-side analysis --------------------------------- */
 
 /*
@@ -1034,6 +1356,12 @@ static const struct test demo_suite[] = {
 	TEST(demo_unload, "unload both; nothing is left behind"),
 };
 
+static const struct test bench_suite[] = {
+	TEST(bench_load, "load okprobe.ko and okprobe_bench.ko"),
+	TEST(bench_measure, "measure every configuration; hit counts match calls"),
+	TEST(bench_unload, "unload both"),
+};
+
 static const struct test kallsyms_suite[] = {
 	TEST(dump_kallsyms, "print the kernel's text symbols"),
 };
@@ -1061,6 +1389,7 @@ struct suite {
 static const struct suite suites[] = {
 	SUITE("okprobe", okprobe_suite),
 	SUITE("demo", demo_suite),
+	SUITE("bench", bench_suite),
 	SUITE("kallsyms", kallsyms_suite),
 	SUITE("selftest-fail", selftest_fail_suite),
 	SUITE("selftest-warn", selftest_warn_suite),
