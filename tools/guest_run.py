@@ -117,9 +117,17 @@ def build_initramfs(path, init, modules, busybox=None, extra_files=()):
 
 # ---- QEMU ------------------------------------------------------------------
 
+# x86 guests run single-threaded TCG (the vCPUs take turns on one host
+# thread, switching at translation-block boundaries): under the default
+# multi-threaded TCG of QEMU 7.2, a breakpoint written or removed by one vCPU
+# while another keeps executing that address left the other vCPUs executing
+# a stale int3 forever. The kernel's own register_kprobe/unregister_kprobe
+# hang the same way there (checked with the concurrency test's pattern);
+# with thread=single neither does. Documentation/testing.md has the details.
 def qemu_command(arch, kernel, initrd, append, smp=2, memory="1G"):
     if arch == "x86":
-        return ["qemu-system-x86_64", "-machine", "q35", "-cpu", "max",
+        return ["qemu-system-x86_64", "-machine", "q35",
+                "-accel", "tcg,thread=single", "-cpu", "max",
                 "-smp", str(smp), "-m", memory, "-nodefaults",
                 "-display", "none", "-serial", "stdio", "-no-reboot",
                 "-kernel", kernel, "-initrd", initrd, "-append", append]
