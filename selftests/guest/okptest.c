@@ -791,31 +791,57 @@ static int enabled_switch_steps(void)
 	return 0;
 }
 
-static int test_enable_disable_switches(void)
-{
-	int ret;
+/* A module a test loads after okprobe and unloads before it. */
+struct test_module {
+	const char *path, *params, *name;
+};
 
-	if (!exists(SELFTEST_KO))
-		return skip("breakpoint probes are x86-only so far");
+/*
+ * Loads okprobe and then the modules in order, runs steps, unloads them in
+ * reverse and okprobe last; the first failure is the result.
+ */
+static int with_modules(const struct test_module *modules, int count,
+			int (*steps)(void))
+{
+	int ret = 0, loaded = 0;
+
 	STEP(load_okprobe(default_params));
-	ret = load_module(SELFTEST_KO, "");
-	if (!ret) {
-		ret = load_module(SAMPLE_KO, "symbol=ksys_read offset=5");
-		if (!ret) {
-			ret = enabled_switch_steps();
-			write_file(DEBUGFS_DIR "/enabled", "1");
-			unload_module("okprobe_sample");
-		} else {
-			ret = fail("sample on ksys_read+5: %s",
-				   strerror(-ret));
+	for (; loaded < count; loaded++) {
+		ret = load_module(modules[loaded].path, modules[loaded].params);
+		if (ret) {
+			ret = fail("%s (%s): %s", modules[loaded].path,
+				   modules[loaded].params, strerror(-ret));
+			break;
 		}
-		unload_module("okprobe_selftest");
-	} else {
-		ret = fail("okprobe_selftest.ko: %s", strerror(-ret));
 	}
+	if (!ret)
+		ret = steps();
+	while (loaded > 0)
+		unload_module(modules[--loaded].name);
 	if (ret)
 		return ret;
 	return unload_okprobe();
+}
+
+static int enabled_switch_test_steps(void)
+{
+	int ret = enabled_switch_steps();
+
+	write_file(DEBUGFS_DIR "/enabled", "1");
+	return ret;
+}
+
+static int test_enable_disable_switches(void)
+{
+	static const struct test_module modules[] = {
+		{ SELFTEST_KO, "", "okprobe_selftest" },
+		{ SAMPLE_KO, "symbol=ksys_read offset=5", "okprobe_sample" },
+	};
+
+	if (!exists(SELFTEST_KO))
+		return skip("breakpoint probes are x86-only so far");
+	return with_modules(modules, ARRAY_SIZE(modules),
+			    enabled_switch_test_steps);
 }
 
 static long read_long(const char *path)
@@ -874,24 +900,23 @@ static int gone_steps(void)
 	return 0;
 }
 
+static int gone_test_steps(void)
+{
+	int ret = gone_steps();
+
+	unload_module("okprobe_test_gone");
+	return ret;
+}
+
 static int test_module_gone(void)
 {
-	int ret;
+	static const struct test_module modules[] = {
+		{ TARGET_KO, "", "okprobe_test_target" },
+	};
 
 	if (!exists(GONE_KO))
 		return skip("breakpoint probes are x86-only so far");
-	STEP(load_okprobe(default_params));
-	ret = load_module(TARGET_KO, "");
-	if (!ret) {
-		ret = gone_steps();
-		unload_module("okprobe_test_gone");
-		unload_module("okprobe_test_target");
-	} else {
-		ret = fail("okprobe_test_target.ko: %s", strerror(-ret));
-	}
-	if (ret)
-		return ret;
-	return unload_okprobe();
+	return with_modules(modules, ARRAY_SIZE(modules), gone_test_steps);
 }
 
 /* ---- The demo (make demo) ----------------------------------------------- */
