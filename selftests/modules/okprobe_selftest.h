@@ -11,7 +11,7 @@ long okp_target_add(long a, long b);		/* +0 mov, +3 add (copied) */
 long okp_target_rip(long a, long b);		/* +0 rip-relative load */
 long okp_target_jcc(long a, long b);		/* +4 je (emulated) */
 long okp_target_call(long a, long b);		/* +0 call rel32 (emulated) */
-long okp_target_ret(long a, long b);		/* +3 return (emulated) */
+long okp_target_ret(long a, long b);		/* +3 jmp __x86_return_thunk */
 long okp_target_push_pop(long a, long b);	/* +0 push, +1 pop */
 long okp_target_pushf(long a, long b);		/* +0 pushf (emulated) */
 long okp_target_lea_imm(long a, long b);	/* +0 lea disp, +4 imul imm */

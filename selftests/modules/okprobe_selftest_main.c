@@ -66,6 +66,16 @@ static void okp_record_post(struct okprobe *probe, struct pt_regs *regs,
 	r->seen_ax_after = regs->ax;
 }
 
+/* The byte at address: 0xcc while a breakpoint is armed there. */
+static u8 okp_text_byte(void *address)
+{
+	u8 byte = 0;
+
+	if (copy_from_kernel_nofault(&byte, address, 1))
+		return 0;
+	return byte;
+}
+
 /* ---- Test bookkeeping ------------------------------------------------------ */
 
 static char *okp_results;
@@ -198,6 +208,9 @@ static noinline void okp_test_fixed_results(void)
 	       okp_target_call(4, 1));
 	EXPECT(okp_target_ret(0, 7) == 7, "ret target returned %ld",
 	       okp_target_ret(0, 7));
+	EXPECT(okp_text_byte((void *)okp_target_ret + 3) == 0xe9,
+	       "okp_target_ret+3 is %02x, not the return thunk jump",
+	       okp_text_byte((void *)okp_target_ret + 3));
 	ok = true;
 out:
 	okp_report(ok, "targets compute their results unprobed", why);
@@ -507,16 +520,6 @@ static void okp_test_bad_registrations(void)
 out:
 	okp_report(ok, "bad registrations fail with their errno", why);
 	kfree(r);
-}
-
-/* The byte at address: 0xcc while a breakpoint is armed there. */
-static u8 okp_text_byte(void *address)
-{
-	u8 byte = 0;
-
-	if (copy_from_kernel_nofault(&byte, address, 1))
-		return 0;
-	return byte;
 }
 
 /* Disabling stops the handlers and removes the int3; enabling restores. */

@@ -43,11 +43,6 @@ SYM_FUNC_START(okp_target_call)
 	RET
 SYM_FUNC_END(okp_target_call)
 
-SYM_FUNC_START(okp_target_ret)
-	mov	%rsi, %rax		/* +0 */
-	RET				/* +3 */
-SYM_FUNC_END(okp_target_ret)
-
 SYM_FUNC_START(okp_target_push_pop)
 	push	%rdi			/* +0 */
 	pop	%rax			/* +1 */
