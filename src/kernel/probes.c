@@ -134,8 +134,13 @@ void okp_glue_synchronize_rcu_tasks(void)
 static void okp_log_refusal(const struct okprobe *probe, const char *why,
 			    int ret)
 {
-	pr_err("cannot probe %s+0x%lx (addr %pS): %s (%d)\n",
-	       probe->symbol_name ?: "", probe->offset, probe->addr, why, ret);
+	if (probe->symbol_name)
+		pr_err("cannot probe %s+0x%lx: %s (%d)\n", probe->symbol_name,
+		       probe->offset, why, ret);
+	else
+		pr_err("cannot probe %pS: %s (%d)\n",
+		       (void *)((unsigned long)probe->addr + probe->offset),
+		       why, ret);
 }
 
 int okprobe_register(struct okprobe *probe)
