@@ -146,8 +146,10 @@ static int notrace okp_die_notify(struct notifier_block *block,
 }
 NOKPROBE_SYMBOL(okp_die_notify);
 
+/* First in the die chain: every okprobe hit passes through it. */
 static struct notifier_block okp_die_block = {
 	.notifier_call = okp_die_notify,
+	.priority = INT_MAX,
 };
 
 int okp_arch_probes_init(void)
