@@ -140,8 +140,13 @@ Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, 
 			return refused(Refusal::far_transfer, length);
 		if (insn.raw.modrm.reg == 3 || insn.raw.modrm.reg == 5)
 			return refused(Refusal::far_transfer, length);
-		if (insn.raw.modrm.mod != 3)
-			return refused(Refusal::indirect_through_memory, length);
+		if (insn.raw.modrm.mod != 3) {
+			// Which kind it is matters to the jump optimizer: an
+			// indirect jump may land anywhere in the function.
+			Analysis through_memory = refused(Refusal::indirect_through_memory, length);
+			through_memory.transfer = is_call ? Transfer::call_register : Transfer::jump_register;
+			return through_memory;
+		}
 		analysis.transfer = is_call ? Transfer::call_register : Transfer::jump_register;
 		analysis.reg = static_cast<uint8_t>(insn.raw.modrm.rm | (insn.raw.rex.B << 3));
 		return analysis;

@@ -71,6 +71,7 @@ struct Analysis {
 	uint8_t length = 0;
 	Execution execution = Execution::refuse;
 	Refusal refusal = Refusal::undecodable;
+	// Also set on a refused indirect_through_memory branch (jump or call).
 	Transfer transfer = Transfer::none;
 	Condition condition = Condition::always;
 	FlagOperation flag_operation = FlagOperation::none;

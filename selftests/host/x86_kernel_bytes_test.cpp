@@ -8,11 +8,13 @@
 // each instruction.
 #include "x86/instruction_analysis.hpp"
 #include "x86/instruction_decoder.hpp"
+#include "x86/jump_optimization.hpp"
 #include "x86/out_of_line.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <elf.h>
@@ -42,6 +44,7 @@ struct Kernel {
 	std::vector<Section> text; // executable sections
 	std::vector<Symbol> symbols;
 	std::map<std::string, uint64_t> by_name;
+	std::vector<uint64_t> exception_sites; // sorted: instructions with an __ex_table entry
 
 	const Section *section_of(uint64_t address) const
 	{
@@ -76,6 +79,24 @@ const Kernel *load_kernel()
 		if (section.sh_type == SHT_PROGBITS && (section.sh_flags & SHF_EXECINSTR))
 			kernel.text.push_back({section.sh_addr, section.sh_size, section.sh_offset});
 	}
+	// __ex_table: 12-byte entries {int insn, fixup, data}, each relative
+	// to its own field.
+	Elf64_Shdr names;
+	memcpy(&names, kernel.image.data() + header.e_shoff + header.e_shstrndx * sizeof(names), sizeof(names));
+	for (unsigned i = 0; i < header.e_shnum; ++i) {
+		Elf64_Shdr section;
+		memcpy(&section, kernel.image.data() + header.e_shoff + i * sizeof(section), sizeof(section));
+		const char *name =
+			reinterpret_cast<const char *>(kernel.image.data() + names.sh_offset + section.sh_name);
+		if (std::strcmp(name, "__ex_table") != 0)
+			continue;
+		for (uint64_t at = 0; at + 12 <= section.sh_size; at += 12) {
+			int32_t insn;
+			memcpy(&insn, kernel.image.data() + section.sh_offset + at, 4);
+			kernel.exception_sites.push_back(section.sh_addr + at + insn);
+		}
+	}
+	std::sort(kernel.exception_sites.begin(), kernel.exception_sites.end());
 
 	std::ifstream lines(kallsyms);
 	std::string line;
@@ -170,6 +191,139 @@ Census take_census(const Kernel &kernel)
 		census.fully_decoded += complete;
 	}
 	return census;
+}
+
+Thunks kernel_thunks(const Kernel &kernel)
+{
+	Thunks thunks;
+	thunks.return_thunk = kernel.by_name.at("__x86_return_thunk");
+	const char *const registers[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+					   "r8",  "r9",	 "r10", "r11", "r12", "r13", "r14", "r15"};
+	for (int reg = 0; reg < 16; ++reg) {
+		auto it = kernel.by_name.find(std::string("__x86_indirect_thunk_") + registers[reg]);
+		thunks.indirect_thunk[reg] = it == kernel.by_name.end() ? 0 : it->second;
+	}
+	return thunks;
+}
+
+// The function a .cold or .part piece belongs to ("foo.cold.3" -> "foo").
+std::string owner_of_piece(const std::string &name)
+{
+	for (const char *suffix : {".cold", ".part"}) {
+		const size_t at = name.find(suffix);
+		if (at != std::string::npos && at > 0)
+			return name.substr(0, at);
+	}
+	return {};
+}
+
+struct OptimizationCensus {
+	long instructions = 0, optimizable = 0, needs_branch_relocation = 0;
+	long functions_with_pieces = 0;
+	std::map<OptimizationRefusal, long> refusals;
+};
+
+OptimizationCensus take_optimization_census(const Kernel &kernel)
+{
+	const Thunks thunks = kernel_thunks(kernel);
+	struct Code {
+		const uint8_t *bytes;
+		uint64_t address, size;
+	};
+	std::vector<Code> code(kernel.symbols.size());
+	std::map<std::string, std::vector<size_t>> pieces_of;
+	for (size_t i = 0; i < kernel.symbols.size(); ++i) {
+		const Symbol &symbol = kernel.symbols[i];
+		const Section *section = kernel.section_of(symbol.address);
+		uint64_t end = section->address + section->size;
+		for (size_t j = i + 1; j < kernel.symbols.size(); ++j) {
+			if (kernel.symbols[j].address > symbol.address) {
+				end = std::min(end, kernel.symbols[j].address);
+				break;
+			}
+		}
+		code[i] = {kernel.image.data() + section->offset + (symbol.address - section->address), symbol.address,
+			   end - symbol.address};
+		const std::string owner = owner_of_piece(symbol.name);
+		if (!owner.empty())
+			pieces_of[owner].push_back(i);
+	}
+	const auto has_exception_entry = [](uint64_t address, void *context) {
+		const auto &sites = *static_cast<const std::vector<uint64_t> *>(context);
+		return std::binary_search(sites.begin(), sites.end(), address);
+	};
+
+	OptimizationCensus census;
+	for (size_t i = 0; i < kernel.symbols.size(); ++i) {
+		if (i + 1 < kernel.symbols.size() && kernel.symbols[i + 1].address == kernel.symbols[i].address)
+			continue; // an alias
+		const CodeRange function{code[i].bytes, code[i].address, code[i].size};
+		std::vector<CodeRange> pieces;
+		if (auto it = pieces_of.find(kernel.symbols[i].name); it != pieces_of.end())
+			for (size_t piece : it->second)
+				pieces.push_back({code[piece].bytes, code[piece].address, code[piece].size});
+		census.functions_with_pieces += !pieces.empty();
+		BranchMap branches;
+		if (!branches.build(function, pieces.data(), pieces.size(), thunks, has_exception_entry,
+				    const_cast<std::vector<uint64_t> *>(&kernel.exception_sites))) {
+			++census.refusals[OptimizationRefusal::out_of_memory];
+			continue;
+		}
+		for (uint64_t offset = 0; offset < function.size;) {
+			const size_t left = std::min<uint64_t>(function.size - offset, max_instruction_length);
+			const Analysis a =
+				analyze_instruction(function.bytes + offset, left, function.address + offset, thunks);
+			if (a.length == 0 || a.refusal == Refusal::undecodable || a.refusal == Refusal::breakpoint)
+				break; // padding, or the end of what decodes
+			++census.instructions;
+			const OptimizationPlan plan =
+				plan_jump_optimization(function, branches, function.address + offset, thunks);
+			if (plan.refusal == OptimizationRefusal::none) {
+				++census.optimizable;
+				bool branch = false;
+				for (int n = 0; n < plan.count; ++n)
+					branch |= plan.instructions[n].analysis.transfer != Transfer::none &&
+						  plan.instructions[n].analysis.execution == Execution::emulate;
+				census.needs_branch_relocation += branch;
+			} else {
+				++census.refusals[plan.refusal];
+			}
+			offset += a.length;
+		}
+	}
+	return census;
+}
+
+TEST(X86KernelBytes, JumpOptimizationOverEveryInstruction)
+{
+	const Kernel *kernel = load_kernel();
+	if (!kernel)
+		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS not set";
+	const auto started = std::chrono::steady_clock::now();
+	const OptimizationCensus census = take_optimization_census(*kernel);
+	const auto seconds =
+		std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count();
+	const auto percent = [&](long n) { return n * 100.0 / census.instructions; };
+	std::cout << "x86 jump-optimization census of Debian's 6.1 vmlinux (" << seconds << " s):\n"
+		  << "  instructions            " << census.instructions << " (" << kernel->exception_sites.size()
+		  << " __ex_table entries, " << census.functions_with_pieces << " functions with .cold/.part pieces)\n"
+		  << "  optimizable             " << census.optimizable << " (" << percent(census.optimizable)
+		  << " %)\n"
+		  << "  of those, only by relocating a branch in the region " << census.needs_branch_relocation << " ("
+		  << percent(census.needs_branch_relocation) << " %)\n";
+	for (const auto &[refusal, count] : census.refusals)
+		std::cout << "  refused: " << optimization_refusal_text(refusal) << ": " << count << " ("
+			  << percent(count) << " %)\n";
+	EXPECT_GT(census.instructions, 2000000);
+	EXPECT_GT(kernel->exception_sites.size(), 100u); // 600 in 6.1.0-56-amd64
+	// Every rule must be seen doing something on a real kernel.
+	for (OptimizationRefusal refusal :
+	     {OptimizationRefusal::region_past_function, OptimizationRefusal::region_not_relocatable,
+	      OptimizationRefusal::indirect_jump, OptimizationRefusal::jump_into_region,
+	      OptimizationRefusal::exception_entry})
+		EXPECT_GT(census.refusals.count(refusal) ? census.refusals.at(refusal) : 0, 0)
+			<< optimization_refusal_text(refusal);
+	EXPECT_GT(census.needs_branch_relocation, 0);
 }
 
 TEST(X86KernelBytes, EveryFunctionOfTheDebianKernel)

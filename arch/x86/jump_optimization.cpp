@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "x86/jump_optimization.hpp"
+
+#include "x86/instruction_decoder.hpp"
+
+namespace okp::x86 {
+namespace {
+
+OptimizationPlan refused(OptimizationRefusal refusal, uint64_t address)
+{
+	OptimizationPlan plan;
+	plan.refusal = refusal;
+	plan.refusal_address = address;
+	return plan;
+}
+
+// A jmp or ret: the instruction after it is not reached by falling through.
+bool ends_flow(const Analysis &analysis)
+{
+	if (analysis.condition != Condition::always)
+		return false;
+	return analysis.transfer == Transfer::jump || analysis.transfer == Transfer::ret ||
+	       analysis.transfer == Transfer::jump_register;
+}
+
+} // namespace
+
+bool relocatable_in_detour(const Analysis &analysis)
+{
+	switch (analysis.execution) {
+	case Execution::copy:
+	case Execution::copy_rip_relative:
+		return true;
+	case Execution::refuse:
+		return false;
+	case Execution::emulate:
+		break;
+	}
+	// Emulated at a breakpoint, but they run natively in a detour: flag
+	// instructions as copies, branches re-encoded with rel32 targets.
+	if (analysis.flag_operation != FlagOperation::none)
+		return true;
+	switch (analysis.condition) {
+	case Condition::always:
+	case Condition::flags:
+		break;
+	case Condition::loop:
+	case Condition::loope:
+	case Condition::loopne:
+	case Condition::jrcxz:
+		return false; // rel8 only: no rel32 form to re-encode to
+	}
+	return analysis.transfer != Transfer::none;
+}
+
+void BranchMap::refuse(OptimizationRefusal refusal, uint64_t address)
+{
+	if (refusal_ == OptimizationRefusal::none) {
+		refusal_ = refusal;
+		refusal_address_ = address;
+	}
+}
+
+// Decodes code linearly: counts its direct branch targets (count_only) or
+// stores them, and notes what refuses the whole function.
+bool BranchMap::scan(const CodeRange &code, const Thunks &thunks, ExceptionEntryQuery has_exception_entry,
+		     void *context, bool count_only)
+{
+	for (size_t offset = 0; offset < code.size;) {
+		const uint64_t at = code.address + offset;
+		const size_t left = code.size - offset;
+		const Analysis a = analyze_instruction(
+			code.bytes + offset, left < max_instruction_length ? left : max_instruction_length, at, thunks);
+		if (a.length == 0 || a.refusal == Refusal::undecodable) {
+			// int3 padding after the last instruction is not code.
+			bool padding = true;
+			for (size_t i = offset; i < code.size && padding; ++i)
+				padding = code.bytes[i] == 0xcc;
+			if (!padding)
+				refuse(OptimizationRefusal::function_undecodable, at);
+			break;
+		}
+		if (a.transfer == Transfer::jump_register)
+			refuse(OptimizationRefusal::indirect_jump, at);
+		if (a.refusal == Refusal::unsupported_relative)
+			refuse(OptimizationRefusal::unanalysable_branch, at);
+		if (has_exception_entry && has_exception_entry(at, context))
+			refuse(OptimizationRefusal::exception_entry, at);
+		if ((a.transfer == Transfer::jump || a.transfer == Transfer::call) && a.target) {
+			if (count_only)
+				++capacity_;
+			else if (count_ < capacity_)
+				targets_[count_++] = a.target;
+		}
+		offset += a.length;
+	}
+	return true;
+}
+
+bool BranchMap::build(const CodeRange &function, const CodeRange *pieces, size_t piece_count, const Thunks &thunks,
+		      ExceptionEntryQuery has_exception_entry, void *context)
+{
+	// Two passes: count, then store. Exception entries matter only in the
+	// function itself (a fixup resumes in the faulting function).
+	scan(function, thunks, has_exception_entry, context, true);
+	for (size_t i = 0; i < piece_count; ++i)
+		scan(pieces[i], thunks, nullptr, nullptr, true);
+	if (capacity_) {
+		targets_ = new uint64_t[capacity_];
+		if (!targets_)
+			return false;
+	}
+	const OptimizationRefusal refusal = refusal_;
+	const uint64_t refusal_address = refusal_address_;
+	scan(function, thunks, nullptr, nullptr, false);
+	for (size_t i = 0; i < piece_count; ++i)
+		scan(pieces[i], thunks, nullptr, nullptr, false);
+	refusal_ = refusal;
+	refusal_address_ = refusal_address;
+	// Insertion sort: functions have few branches, and no libstdc++.
+	for (size_t i = 1; i < count_; ++i) {
+		const uint64_t value = targets_[i];
+		size_t j = i;
+		for (; j > 0 && targets_[j - 1] > value; --j)
+			targets_[j] = targets_[j - 1];
+		targets_[j] = value;
+	}
+	return true;
+}
+
+uint64_t BranchMap::target_within(uint64_t start, uint64_t end) const
+{
+	size_t low = 0, high = count_;
+	while (low < high) {
+		const size_t middle = low + (high - low) / 2;
+		if (targets_[middle] < start)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return low < count_ && targets_[low] < end ? targets_[low] : 0;
+}
+
+OptimizationPlan plan_jump_optimization(const CodeRange &function, const BranchMap &branches, uint64_t address,
+					const Thunks &thunks)
+{
+	if (address < function.address || address >= function.address + function.size)
+		return refused(OptimizationRefusal::region_past_function, address);
+
+	// The DCR: whole instructions from address covering jump_size bytes.
+	OptimizationPlan plan;
+	bool copying = true;
+	size_t offset = address - function.address;
+	while (plan.region_length < jump_size) {
+		const uint64_t at = function.address + offset;
+		if (offset >= function.size)
+			return refused(OptimizationRefusal::region_past_function, at);
+		const size_t left = function.size - offset;
+		const Analysis a =
+			analyze_instruction(function.bytes + offset,
+					    left < max_instruction_length ? left : max_instruction_length, at, thunks);
+		if (a.length == 0 || a.refusal == Refusal::undecodable)
+			return refused(OptimizationRefusal::function_undecodable, at);
+		if (offset + a.length > function.size)
+			return refused(OptimizationRefusal::region_past_function, at);
+		if (copying) {
+			if (!relocatable_in_detour(a))
+				return refused(OptimizationRefusal::region_not_relocatable, at);
+			RegionInstruction &insn = plan.instructions[plan.count++];
+			insn.offset = plan.region_length;
+			insn.analysis = a;
+			plan.copied_length = static_cast<uint8_t>(plan.copied_length + a.length);
+			if (ends_flow(a)) {
+				copying = false;
+				plan.ends_in_transfer = true;
+			}
+		}
+		plan.region_length = static_cast<uint8_t>(plan.region_length + a.length);
+		offset += a.length;
+	}
+	if (branches.function_refusal() != OptimizationRefusal::none)
+		return refused(branches.function_refusal(), branches.function_refusal_address());
+	// Only addr+1 ... addr+4 matter: every other instruction boundary of
+	// the DCR lies before addr+5, and bytes past it are not overwritten.
+	if (const uint64_t target = branches.target_within(address + 1, address + jump_size))
+		return refused(OptimizationRefusal::jump_into_region, target);
+	return plan;
+}
+
+OptimizationPlan plan_jump_optimization(const CodeRange &function, const CodeRange *pieces, size_t piece_count,
+					uint64_t address, const Thunks &thunks, ExceptionEntryQuery has_exception_entry,
+					void *context)
+{
+	BranchMap branches;
+	if (!branches.build(function, pieces, piece_count, thunks, has_exception_entry, context))
+		return refused(OptimizationRefusal::out_of_memory, address);
+	return plan_jump_optimization(function, branches, address, thunks);
+}
+
+const char *optimization_refusal_text(OptimizationRefusal refusal)
+{
+	switch (refusal) {
+	case OptimizationRefusal::none:
+		return "optimizable";
+	case OptimizationRefusal::function_undecodable:
+		return "the function does not decode to its end";
+	case OptimizationRefusal::region_past_function:
+		return "the function ends within 5 bytes";
+	case OptimizationRefusal::region_not_relocatable:
+		return "an instruction in the jump's region cannot be relocated";
+	case OptimizationRefusal::indirect_jump:
+		return "the function jumps indirectly";
+	case OptimizationRefusal::jump_into_region:
+		return "a branch targets the inside of the jump";
+	case OptimizationRefusal::unanalysable_branch:
+		return "the function has a branch okprobe cannot follow";
+	case OptimizationRefusal::exception_entry:
+		return "the function has an exception-table entry";
+	case OptimizationRefusal::out_of_memory:
+		return "out of memory";
+	}
+	return "?";
+}
+
+} // namespace okp::x86

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+// Where a probe's breakpoint may become a 5-byte "jmp rel32" into a detour
+// buffer (x86-64): the safety rules of the kernel's optprobes, decided on
+// decoded bytes, with the relocations okprobe adds beyond them.
+//
+// The jump replaces the detoured code region (DCR): the whole instructions
+// from the probed address that cover at least 5 bytes. It is safe when
+//  - the DCR lies inside the probed function;
+//  - nothing can land inside the jump: no direct jmp/jcc/call/loop of the
+//    function or of its .cold/.part pieces targets addr+1 ... addr+4 (the
+//    only instruction boundaries the jump covers besides addr), and neither
+//    the function nor a piece jumps indirectly (a jump table could);
+//  - no instruction of the function has an exception-table entry (a fixup
+//    could resume inside the jump);
+//  - every DCR instruction can run in the detour: copied, RIP-relative
+//    rebased, or re-encoded (jmp and jcc with rel32 targets, call rel32, the
+//    return thunk jump). A jmp or ret in the DCR ends the copy.
+// Neighbouring probes, ftrace sites, jump labels, static calls and
+// alternatives inside the DCR are the caller's to check (they are kernel
+// facts, not bytes).
+//
+// Pure C++: the module decides with it, the host tests run it over every
+// instruction of Debian's vmlinux.
+#pragma once
+
+#include "x86/instruction_analysis.hpp"
+
+namespace okp::x86 {
+
+constexpr size_t jump_size = 5;
+
+// Bytes of kernel text at an address.
+struct CodeRange {
+	const uint8_t *bytes = nullptr;
+	uint64_t address = 0;
+	size_t size = 0;
+};
+
+enum class OptimizationRefusal : uint8_t {
+	none,
+	function_undecodable,	// the function or a piece does not decode to its end
+	region_past_function,	// the function ends before 5 bytes of whole instructions
+	region_not_relocatable, // a DCR instruction cannot run in a detour
+	indirect_jump,		// the function or a piece jumps through a register or memory
+	jump_into_region,	// a direct branch targets addr+1 ... addr+4
+	unanalysable_branch,	// an ip-relative instruction with a target not known (xbegin)
+	exception_entry,	// an instruction of the function has an exception-table entry
+	out_of_memory,
+};
+
+struct RegionInstruction {
+	uint8_t offset = 0; // from the probed address
+	Analysis analysis;
+};
+
+struct OptimizationPlan {
+	OptimizationRefusal refusal = OptimizationRefusal::none;
+	uint64_t refusal_address = 0; // the instruction that decided it (jump_into_region: the target)
+	uint8_t region_length = 0;    // the DCR: bytes of whole instructions, >= jump_size
+	uint8_t copied_length = 0;    // of those, the bytes the detour runs
+	uint8_t count = 0;	      // instructions copied
+	RegionInstruction instructions[jump_size];
+	bool ends_in_transfer = false; // the copy ends in jmp/ret: no jump back
+};
+
+// Whether the instruction at address has an exception-table entry.
+using ExceptionEntryQuery = bool (*)(uint64_t address, void *context);
+
+// What the whole function (and its .cold/.part pieces) says about jumps,
+// decoded once and then asked for every candidate probe address.
+class BranchMap {
+public:
+	BranchMap() = default;
+	~BranchMap() { delete[] targets_; }
+	BranchMap(const BranchMap &) = delete;
+	BranchMap &operator=(const BranchMap &) = delete;
+
+	// Decodes function and pieces. False only when out of memory.
+	bool build(const CodeRange &function, const CodeRange *pieces, size_t piece_count, const Thunks &thunks,
+		   ExceptionEntryQuery has_exception_entry, void *context);
+	// A refusal that holds for every address of the function, or none.
+	OptimizationRefusal function_refusal() const { return refusal_; }
+	uint64_t function_refusal_address() const { return refusal_address_; }
+	// The first direct branch target in [start, end), or 0.
+	uint64_t target_within(uint64_t start, uint64_t end) const;
+
+private:
+	bool scan(const CodeRange &code, const Thunks &thunks, ExceptionEntryQuery has_exception_entry, void *context,
+		  bool count_only);
+	void refuse(OptimizationRefusal refusal, uint64_t address);
+
+	uint64_t *targets_ = nullptr; // sorted
+	size_t count_ = 0, capacity_ = 0;
+	OptimizationRefusal refusal_ = OptimizationRefusal::none;
+	uint64_t refusal_address_ = 0;
+};
+
+// The plan for a jump at address in function, given its branch map.
+OptimizationPlan plan_jump_optimization(const CodeRange &function, const BranchMap &branches, uint64_t address,
+					const Thunks &thunks);
+
+// Both steps, for a single address.
+OptimizationPlan plan_jump_optimization(const CodeRange &function, const CodeRange *pieces, size_t piece_count,
+					uint64_t address, const Thunks &thunks, ExceptionEntryQuery has_exception_entry,
+					void *context);
+
+const char *optimization_refusal_text(OptimizationRefusal refusal);
+
+// Whether an instruction can run in a detour (copied or re-encoded).
+bool relocatable_in_detour(const Analysis &analysis);
+
+} // namespace okp::x86
