@@ -124,6 +124,7 @@ Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, 
 		if (insn.raw.imm[0].is_relative) {
 			if (insn.operand_width != 64)
 				return refused(Refusal::unsupported_prefix, length);
+			analysis.relative_branch = true;
 			const uint64_t target = next + relative;
 			if (is_call) {
 				const int reg = indirect_thunk_register(thunks, target);
@@ -170,6 +171,7 @@ Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, 
 		if (insn.operand_width != 64)
 			return refused(Refusal::unsupported_prefix, length);
 		Analysis analysis = emulated(length);
+		analysis.relative_branch = true;
 		analysis.condition = Condition::flags;
 		analysis.condition_code = insn.opcode & 0x0f;
 		set_jump_target(analysis, thunks, next + relative);
@@ -186,6 +188,7 @@ Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, 
 		if (insn.address_width != 64)
 			return refused(Refusal::unsupported_prefix, length);
 		Analysis analysis = emulated(length);
+		analysis.relative_branch = true;
 		analysis.transfer = Transfer::jump;
 		analysis.target = next + relative;
 		analysis.condition = insn.mnemonic == ZYDIS_MNEMONIC_LOOP     ? Condition::loop

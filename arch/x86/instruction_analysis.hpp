@@ -75,11 +75,12 @@ struct Analysis {
 	Transfer transfer = Transfer::none;
 	Condition condition = Condition::always;
 	FlagOperation flag_operation = FlagOperation::none;
-	uint8_t condition_code = 0; // Condition::flags: the jcc's low nibble
-	uint8_t reg = 0;	    // *_register: x86 register number 0-15
-	uint8_t disp_offset = 0;    // copy_rip_relative: offset of the disp32
-	uint16_t ret_pop = 0;	    // ret imm16
-	uint64_t target = 0;	    // jump/call targets; copy_rip_relative: the operand's address
+	uint8_t condition_code = 0;   // Condition::flags: the jcc's low nibble
+	uint8_t reg = 0;	      // *_register: x86 register number 0-15
+	uint8_t disp_offset = 0;      // copy_rip_relative: offset of the disp32
+	uint16_t ret_pop = 0;	      // ret imm16
+	bool relative_branch = false; // a jmp/jcc/call/loop with an ip-relative target
+	uint64_t target = 0;	      // jump/call targets; copy_rip_relative: the operand's address
 };
 
 // Analyses the instruction at bytes, which sits at address in the kernel.

@@ -197,6 +197,124 @@ OptimizationPlan plan_jump_optimization(const CodeRange &function, const CodeRan
 	return plan_jump_optimization(function, branches, address, thunks);
 }
 
+namespace {
+
+// Appends bytes to the copy being built; fails once capacity runs out.
+class CopyWriter {
+public:
+	CopyWriter(uint8_t *out, size_t capacity, uint64_t runtime) : out_(out), capacity_(capacity), runtime_(runtime)
+	{}
+	bool ok() const { return ok_; }
+	size_t length() const { return length_; }
+	uint64_t here() const { return runtime_ + length_; }
+
+	void bytes(const uint8_t *from, size_t count)
+	{
+		if (!room(count))
+			return;
+		for (size_t i = 0; i < count; ++i)
+			out_[length_++] = from[i];
+	}
+
+	// opcode bytes, then rel32 to target measured from the end of the
+	// instruction.
+	void branch(const uint8_t *opcode, size_t opcode_length, uint64_t target)
+	{
+		const uint64_t end = here() + opcode_length + 4;
+		const int64_t relative = static_cast<int64_t>(target - end);
+		if (relative < INT32_MIN || relative > INT32_MAX) {
+			ok_ = false;
+			return;
+		}
+		bytes(opcode, opcode_length);
+		put32(static_cast<uint32_t>(relative));
+	}
+
+	// A copy whose disp32 at disp_offset is rebased to reach target.
+	void rebased(const uint8_t *insn, size_t length, size_t disp_offset, uint64_t target)
+	{
+		const int64_t relative = static_cast<int64_t>(target - (here() + length));
+		if (relative < INT32_MIN || relative > INT32_MAX || disp_offset + 4 > length) {
+			ok_ = false;
+			return;
+		}
+		const size_t start = length_;
+		bytes(insn, length);
+		if (!ok_)
+			return;
+		for (int i = 0; i < 4; ++i)
+			out_[start + disp_offset + i] =
+				static_cast<uint8_t>(static_cast<uint32_t>(relative) >> (8 * i));
+	}
+
+private:
+	bool room(size_t count)
+	{
+		if (length_ + count > capacity_)
+			ok_ = false;
+		return ok_;
+	}
+	void put32(uint32_t value)
+	{
+		const uint8_t le[4] = {uint8_t(value), uint8_t(value >> 8), uint8_t(value >> 16), uint8_t(value >> 24)};
+		bytes(le, 4);
+	}
+
+	uint8_t *out_;
+	size_t capacity_, length_ = 0;
+	uint64_t runtime_;
+	bool ok_ = true;
+};
+
+constexpr uint8_t jmp_rel32 = 0xe9, call_rel32 = 0xe8;
+
+// A branch re-encoded with a rel32 target: jmp, jcc or call.
+void write_branch(CopyWriter &copy, const Analysis &a, bool is_call, uint64_t target)
+{
+	if (is_call) {
+		copy.branch(&call_rel32, 1, target);
+	} else if (a.condition == Condition::flags) {
+		const uint8_t jcc[2] = {0x0f, static_cast<uint8_t>(0x80 | a.condition_code)};
+		copy.branch(jcc, 2, target);
+	} else {
+		copy.branch(&jmp_rel32, 1, target);
+	}
+}
+
+} // namespace
+
+size_t relocate_region(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
+		       uint64_t copy_address, uint8_t *out, size_t capacity)
+{
+	if (plan.refusal != OptimizationRefusal::none)
+		return 0;
+	CopyWriter copy(out, capacity, copy_address);
+	for (int n = 0; n < plan.count && copy.ok(); ++n) {
+		const Analysis &a = plan.instructions[n].analysis;
+		const uint8_t *insn = region + plan.instructions[n].offset;
+		// Relative forms start with e8/e9/eb/7x/0f 8x; the others (ret,
+		// call *%reg, flag instructions, plain copies) run as they are.
+		const bool relative = insn[0] == 0xe8 || insn[0] == 0xe9 || insn[0] == 0xeb ||
+				      (insn[0] & 0xf0) == 0x70 || (insn[0] == 0x0f && (insn[1] & 0xf0) == 0x80);
+		if (a.execution == Execution::copy_rip_relative) {
+			copy.rebased(insn, a.length, a.disp_offset, a.target);
+		} else if (a.execution == Execution::copy || !relative) {
+			copy.bytes(insn, a.length);
+		} else if (a.transfer == Transfer::ret) { // jmp/jcc __x86_return_thunk
+			write_branch(copy, a, false, thunks.return_thunk);
+		} else if (a.transfer == Transfer::call_register) { // call __x86_indirect_thunk_<reg>
+			write_branch(copy, a, true, thunks.indirect_thunk[a.reg & 15]);
+		} else if (a.transfer == Transfer::jump || a.transfer == Transfer::call) {
+			write_branch(copy, a, a.transfer == Transfer::call, a.target);
+		} else {
+			return 0; // indirect jumps never reach a plan
+		}
+	}
+	if (!plan.ends_in_transfer)
+		copy.branch(&jmp_rel32, 1, address + plan.region_length);
+	return copy.ok() ? copy.length() : 0;
+}
+
 const char *optimization_refusal_text(OptimizationRefusal refusal)
 {
 	switch (refusal) {

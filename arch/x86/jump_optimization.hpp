@@ -24,6 +24,7 @@
 #pragma once
 
 #include "x86/instruction_analysis.hpp"
+#include "x86/instruction_decoder.hpp"
 
 namespace okp::x86 {
 
@@ -105,6 +106,19 @@ OptimizationPlan plan_jump_optimization(const CodeRange &function, const CodeRan
 					void *context);
 
 const char *optimization_refusal_text(OptimizationRefusal refusal);
+
+// The most a relocated region takes: every instruction re-encoded at most
+// 15 bytes long, and the jump back.
+constexpr size_t max_relocated_region = jump_size * max_instruction_length + jump_size;
+
+// Writes the detour's copy of plan's region (region: the original bytes
+// at address) for execution at copy_address: copies, RIP-relative
+// displacements rebased, jmp/jcc/call rel32 and the return-thunk jump
+// re-encoded with rel32 targets, then a jmp back to the first instruction
+// after the region unless the copy ends in a jmp or ret. Returns its length,
+// or 0 when a target is out of rel32 reach or capacity is too small.
+size_t relocate_region(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
+		       uint64_t copy_address, uint8_t *out, size_t capacity);
 
 // Whether an instruction can run in a detour (copied or re-encoded).
 bool relocatable_in_detour(const Analysis &analysis);

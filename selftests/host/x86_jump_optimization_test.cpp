@@ -4,8 +4,11 @@
 // instruction of Debian's kernel (x86_kernel_bytes_test.cpp).
 #include "x86/jump_optimization.hpp"
 
+#include "code_page.hpp"
+
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -132,6 +135,105 @@ TEST(X86JumpOptimization, TheReturnThunkJumpIsAReturnThatEndsTheCopy)
 	EXPECT_EQ(p.count, 2);
 	EXPECT_EQ(p.instructions[1].analysis.transfer, Transfer::ret);
 	EXPECT_TRUE(p.ends_in_transfer);
+}
+
+// ---- Relocated regions run on the CPU ---------------------------------------
+
+// The function at page offset 0 runs as written and through the detour's
+// copy of its region (on the next page, jumping back into the function):
+// both must return the same.
+class Relocation : public ::testing::Test {
+protected:
+	void expect_both_return(std::vector<uint8_t> function, uint64_t expected, const Thunks &thunks = {})
+	{
+		ASSERT_TRUE(page.ok());
+		page.put(0, function);
+		const CodeRange range{page.at(0), page.address(0), function.size()};
+		const OptimizationPlan p =
+			plan_jump_optimization(range, nullptr, 0, page.address(0), thunks, nullptr, nullptr);
+		ASSERT_EQ(p.refusal, OptimizationRefusal::none) << optimization_refusal_text(p.refusal);
+		uint8_t copy[max_relocated_region];
+		const size_t length =
+			relocate_region(p, page.at(0), page.address(0), thunks, page.address(4096), copy, sizeof(copy));
+		ASSERT_GT(length, 0u);
+		memcpy(page.at(4096), copy, length);
+		EXPECT_EQ(page.call(0), expected) << "the original";
+		EXPECT_EQ(page.call(4096), expected) << "the relocated region";
+	}
+	static std::vector<uint8_t> rel32(int64_t value)
+	{
+		const uint32_t v = static_cast<uint32_t>(value);
+		return {uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)};
+	}
+	CodePage page;
+};
+
+TEST_F(Relocation, CopiedInstructionsJumpBack)
+{
+	// mov $7,%eax; add $5,%eax; ret
+	expect_both_return({0xb8, 7, 0, 0, 0, 0x83, 0xc0, 5, 0xc3}, 12);
+}
+
+TEST_F(Relocation, TakenJccGoesToTheOriginalTarget)
+{
+	// 0: xor %eax,%eax; 2: test; 4: je 12; 6: mov $1,%eax; 11: ret; 12: mov $2,%eax; 17: ret
+	expect_both_return({0x31, 0xc0, 0x85, 0xc0, 0x74, 0x06, 0xb8, 1, 0, 0, 0, 0xc3, 0xb8, 2, 0, 0, 0, 0xc3}, 2);
+}
+
+TEST_F(Relocation, NotTakenJccFallsThroughToTheJumpBack)
+{
+	// 0: or $1,%eax; 3: je 11; 5: mov $1,%eax; 10: ret; 11: mov $2,%eax; 16: ret
+	expect_both_return({0x83, 0xc8, 1, 0x74, 0x06, 0xb8, 1, 0, 0, 0, 0xc3, 0xb8, 2, 0, 0, 0, 0xc3}, 1);
+}
+
+TEST_F(Relocation, AJmpEndsTheCopy)
+{
+	// 0: xor %eax,%eax; 2: jmp 5; 4: nop; 5: add $9,%eax; 8: ret
+	expect_both_return({0x31, 0xc0, 0xeb, 0x01, 0x90, 0x83, 0xc0, 9, 0xc3}, 9);
+}
+
+TEST_F(Relocation, CallReturnsIntoTheDetour)
+{
+	page.put(0x400, {0xb8, 41, 0, 0, 0, 0xc3}); // helper: mov $41,%eax; ret
+	std::vector<uint8_t> f = {0xe8};
+	const std::vector<uint8_t> call = rel32(0x400 - 5);
+	f.insert(f.end(), call.begin(), call.end());
+	f.insert(f.end(), {0x83, 0xc0, 1, 0xc3}); // add $1,%eax; ret
+	expect_both_return(f, 42);
+}
+
+TEST_F(Relocation, RipRelativeLoadIsRebased)
+{
+	const uint32_t value = 0x12345678;
+	memcpy(page.at(0x800), &value, 4);
+	std::vector<uint8_t> f = {0x8b, 0x05}; // mov disp(%rip),%eax
+	const std::vector<uint8_t> disp = rel32(0x800 - 6);
+	f.insert(f.end(), disp.begin(), disp.end());
+	f.push_back(0xc3);
+	expect_both_return(f, value);
+}
+
+TEST_F(Relocation, ReturnThunkJumpIsReEncoded)
+{
+	Thunks thunks;
+	thunks.return_thunk = page.address(0x400);
+	page.put(0x400, {0xc3});
+	// 0: xor %eax,%eax; 2: add $5,%al; 4: jmp __x86_return_thunk
+	std::vector<uint8_t> f = {0x31, 0xc0, 0x04, 0x05, 0xe9};
+	const std::vector<uint8_t> to_thunk = rel32(0x400 - 9);
+	f.insert(f.end(), to_thunk.begin(), to_thunk.end());
+	expect_both_return(f, 5, thunks);
+}
+
+TEST(RelocationReach, ATargetOutOfRel32ReachFails)
+{
+	const Function f = {{0x31, 0xc0, 0x85, 0xc0, 0x74, 0x06, 0xb8, 1, 0, 0, 0, 0xc3, 0xb8, 2, 0, 0, 0, 0xc3}};
+	const OptimizationPlan p = plan(f, 0);
+	ASSERT_EQ(p.refusal, OptimizationRefusal::none);
+	uint8_t copy[max_relocated_region];
+	EXPECT_EQ(relocate_region(p, f.bytes.data(), base, {}, base - (3ull << 30), copy, sizeof(copy)), 0u);
+	EXPECT_GT(relocate_region(p, f.bytes.data(), base, {}, base + 0x1000, copy, sizeof(copy)), 0u);
+	EXPECT_EQ(relocate_region(p, f.bytes.data(), base, {}, base + 0x1000, copy, 6), 0u) << "no room";
 }
 
 } // namespace

@@ -3,6 +3,8 @@
 // conditions and rebased slots run as real machine code on the host.
 #include "x86/out_of_line.hpp"
 
+#include "code_page.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,33 +17,6 @@ namespace {
 using namespace okp::x86;
 
 constexpr uint64_t at = 0xffffffff81000000;
-
-// ---- A page of host machine code -------------------------------------------
-
-class CodePage {
-public:
-	explicit CodePage(size_t size = 8192) : size_(size)
-	{
-		void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		base_ = p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
-		if (base_)
-			memset(base_, 0xcc, size);
-	}
-	~CodePage()
-	{
-		if (base_)
-			munmap(base_, size_);
-	}
-	uint8_t *at(size_t offset) { return base_ + offset; }
-	uint64_t address(size_t offset) const { return reinterpret_cast<uint64_t>(base_ + offset); }
-	void put(size_t offset, std::vector<uint8_t> bytes) { memcpy(base_ + offset, bytes.data(), bytes.size()); }
-	uint64_t call(size_t offset) { return reinterpret_cast<uint64_t (*)()>(base_ + offset)(); }
-	bool ok() const { return base_ != nullptr; }
-
-private:
-	uint8_t *base_;
-	size_t size_;
-};
 
 // ---- Conditions -----------------------------------------------------------
 
