@@ -18,6 +18,7 @@
 #include "x86/instruction_analysis.cpp"
 #include "x86/out_of_line.cpp"
 #include "x86/jump_optimization.cpp"
+#include "x86/detour.cpp"
 #include "x86/probe_rules.cpp"
 #include "x86/breakpoint_probes.cpp"
 #include "core/probe_table.cpp"

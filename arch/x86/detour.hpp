@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+// The detour buffer an optimized probe's "jmp rel32" leads to (x86-64):
+// save the registers as a struct pt_regs on the stack, call the probe
+// entry, restore them (with whatever the handlers changed, except ip), run
+// the relocated region, jump back.
+//
+//   push $__KERNEL_DS; push %rsp; pushfq; addq $8,8(%rsp)  ss, sp, flags
+//   sub $24,%rsp                                           cs, ip, orig_ax
+//   push %rdi ... %r15                                     the rest of pt_regs
+//   mov %rsp,%rsi; movabs $context,%rdi; call entry        entry(context, regs)
+//   pop %r15 ... %rdi; add $24,%rsp; popfq
+//   lea 16(%rsp),%rsp                                      (keeps the flags)
+//   <relocated region>; jmp back
+//
+// The entry sees regs->sp as the stack pointer at the probe, and fills
+// regs->ip, cs and orig_ax itself. Pure C++: the bytes are built here and
+// run on the host CPU by the tests.
+#pragma once
+
+#include "x86/jump_optimization.hpp"
+
+namespace okp::x86 {
+
+// The save/call/restore part, without the region and the jump back.
+constexpr size_t detour_frame_size = 88;
+constexpr size_t max_detour_size = detour_frame_size + max_relocated_region;
+// Where regs->ss, the first value pushed, lands: the detour's pt_regs sits
+// exactly below the stack pointer of the probed code.
+constexpr size_t pt_regs_size = 21 * 8;
+
+// Builds the detour for plan's region (the original bytes at address) to
+// run at detour_address, calling entry(context, regs). Returns its length,
+// or 0 when something is out of rel32 reach or capacity is too small.
+size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
+		    uint64_t detour_address, uint64_t entry, uint64_t context, uint8_t *out, size_t capacity);
+
+// The 5 bytes that replace the region's start: jmp rel32 to the detour.
+// False when the detour is out of reach.
+bool build_jump(uint64_t address, uint64_t detour_address, uint8_t (&jump)[jump_size]);
+
+} // namespace okp::x86
