@@ -96,25 +96,11 @@ void resolve_thunks()
 {
 	if (arch_probes.thunks_resolved)
 		return;
-	static const char *const names[16] = {"__x86_indirect_thunk_rax",
-					      "__x86_indirect_thunk_rcx",
-					      "__x86_indirect_thunk_rdx",
-					      "__x86_indirect_thunk_rbx",
-					      nullptr,
-					      "__x86_indirect_thunk_rbp",
-					      "__x86_indirect_thunk_rsi",
-					      "__x86_indirect_thunk_rdi",
-					      "__x86_indirect_thunk_r8",
-					      "__x86_indirect_thunk_r9",
-					      "__x86_indirect_thunk_r10",
-					      "__x86_indirect_thunk_r11",
-					      "__x86_indirect_thunk_r12",
-					      "__x86_indirect_thunk_r13",
-					      "__x86_indirect_thunk_r14",
-					      "__x86_indirect_thunk_r15"};
-	arch_probes.thunks.return_thunk = okp_glue_lookup_symbol("__x86_return_thunk");
-	for (int reg = 0; reg < 16; ++reg)
-		arch_probes.thunks.indirect_thunk[reg] = names[reg] ? okp_glue_lookup_symbol(names[reg]) : 0;
+	arch_probes.thunks.return_thunk = okp_glue_lookup_symbol(return_thunk_symbol);
+	for (int reg = 0; reg < 16; ++reg) {
+		const char *name = indirect_thunk_symbols[reg];
+		arch_probes.thunks.indirect_thunk[reg] = name ? okp_glue_lookup_symbol(name) : 0;
+	}
 	arch_probes.thunks_resolved = true;
 }
 

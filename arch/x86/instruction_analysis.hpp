@@ -62,6 +62,26 @@ enum class FlagOperation : uint8_t { none, pushf, popf, cli, sti };
 
 // Branch thunks that stand for plain instructions under retpoline/rethunk
 // kernels. Addresses are 0 where the kernel has none.
+// Their symbol names: the return thunk, and the indirect thunks by
+// register number (none for rsp).
+constexpr const char *return_thunk_symbol = "__x86_return_thunk";
+constexpr const char *indirect_thunk_symbols[16] = {"__x86_indirect_thunk_rax",
+						    "__x86_indirect_thunk_rcx",
+						    "__x86_indirect_thunk_rdx",
+						    "__x86_indirect_thunk_rbx",
+						    nullptr,
+						    "__x86_indirect_thunk_rbp",
+						    "__x86_indirect_thunk_rsi",
+						    "__x86_indirect_thunk_rdi",
+						    "__x86_indirect_thunk_r8",
+						    "__x86_indirect_thunk_r9",
+						    "__x86_indirect_thunk_r10",
+						    "__x86_indirect_thunk_r11",
+						    "__x86_indirect_thunk_r12",
+						    "__x86_indirect_thunk_r13",
+						    "__x86_indirect_thunk_r14",
+						    "__x86_indirect_thunk_r15"};
+
 struct Thunks {
 	uint64_t return_thunk = 0;	  // __x86_return_thunk
 	uint64_t indirect_thunk[16] = {}; // __x86_indirect_thunk_<reg>, by register number

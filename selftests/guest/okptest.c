@@ -630,21 +630,6 @@ static int test_in_kernel_probes(void)
 	return 0;
 }
 
-/* Hits of the probe at address line in debugfs okprobe/list, or -1. */
-static long list_hits(const char *symbol_offset)
-{
-	char list[4096], *line, *hits;
-
-	if (read_file(DEBUGFS_DIR "/list", list, sizeof(list)))
-		return -1;
-	for (line = strtok(list, "\n"); line; line = strtok(NULL, "\n")) {
-		hits = strstr(line, "hits=");
-		if (hits && strstr(line, symbol_offset))
-			return strtol(hits + 5, NULL, 10);
-	}
-	return -1;
-}
-
 /* Reads a small /proc file count times. */
 static void read_proc_repeatedly(int count)
 {
@@ -659,42 +644,6 @@ static void read_proc_repeatedly(int count)
 			buffer[0] = 0;
 		close(fd);
 	}
-}
-
-/*
- * The sample client probes ksys_read (the read syscall's body; +5 skips the
- * ftrace call site) while two processes read concurrently on both CPUs.
- */
-static int test_syscall_probe_under_load(void)
-{
-	const int reads = 3000;
-	pid_t children[2];
-	long hits;
-	int ret, i, status;
-
-#ifndef __x86_64__
-	return skip("breakpoint probes are x86-only so far");
-#endif
-	STEP(load_okprobe(default_params));
-	ret = load_module(SAMPLE_KO, "symbol=ksys_read offset=5");
-	if (ret) {
-		unload_okprobe();
-		return fail("sample on ksys_read+5: %s", strerror(-ret));
-	}
-	for (i = 0; i < 2; i++) {
-		children[i] = fork();
-		if (children[i] == 0) {
-			read_proc_repeatedly(reads);
-			_exit(0);
-		}
-	}
-	for (i = 0; i < 2; i++)
-		waitpid(children[i], &status, 0);
-	hits = list_hits("ksys_read+0x5/");
-	unload_module("okprobe_sample");
-	STEP(unload_okprobe());
-	CHECK(hits >= 2 * reads, "%ld hits for %d reads", hits, 2 * reads);
-	return 0;
 }
 
 /* The debugfs okprobe/list line containing needle, copied to line. */
@@ -728,6 +677,45 @@ static void read_from_two_processes(int reads)
 	}
 	for (i = 0; i < 2; i++)
 		waitpid(children[i], &status, 0);
+}
+
+/* Hits of the probe whose debugfs okprobe/list line has needle, or -1. */
+static long list_hits(const char *needle)
+{
+	char line[512], *hits;
+
+	if (!list_line(needle, line, sizeof(line)))
+		return -1;
+	hits = strstr(line, "hits=");
+	return hits ? strtol(hits + 5, NULL, 10) : -1;
+}
+
+
+/*
+ * The sample client probes ksys_read (the read syscall's body; +5 skips the
+ * ftrace call site) while two processes read concurrently on both CPUs.
+ */
+static int test_syscall_probe_under_load(void)
+{
+	const int reads = 3000;
+	long hits;
+	int ret;
+
+#ifndef __x86_64__
+	return skip("breakpoint probes are x86-only so far");
+#endif
+	STEP(load_okprobe(default_params));
+	ret = load_module(SAMPLE_KO, "symbol=ksys_read offset=5");
+	if (ret) {
+		unload_okprobe();
+		return fail("sample on ksys_read+5: %s", strerror(-ret));
+	}
+	read_from_two_processes(reads);
+	hits = list_hits("ksys_read+0x5/");
+	unload_module("okprobe_sample");
+	STEP(unload_okprobe());
+	CHECK(hits >= 2 * reads, "%ld hits for %d reads", hits, 2 * reads);
+	return 0;
 }
 
 static int read_text_byte(char *byte, size_t size)

@@ -124,16 +124,22 @@ struct Census {
 	std::vector<std::string> undecodable_at;
 };
 
-Census take_census(const Kernel &kernel)
+// The kernel's thunks, as the module resolves them at run time.
+Thunks kernel_thunks(const Kernel &kernel)
 {
 	Thunks thunks;
-	thunks.return_thunk = kernel.by_name.at("__x86_return_thunk");
-	const char *const registers[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-					   "r8",  "r9",	 "r10", "r11", "r12", "r13", "r14", "r15"};
+	thunks.return_thunk = kernel.by_name.at(return_thunk_symbol);
 	for (int reg = 0; reg < 16; ++reg) {
-		auto it = kernel.by_name.find(std::string("__x86_indirect_thunk_") + registers[reg]);
+		const char *name = indirect_thunk_symbols[reg];
+		const auto it = name ? kernel.by_name.find(name) : kernel.by_name.end();
 		thunks.indirect_thunk[reg] = it == kernel.by_name.end() ? 0 : it->second;
 	}
+	return thunks;
+}
+
+Census take_census(const Kernel &kernel)
+{
+	const Thunks thunks = kernel_thunks(kernel);
 	// Where okprobe's slots live: module space, within rel32 of the kernel.
 	const uint64_t slot_address = 0xffffffffc0100000;
 
@@ -191,19 +197,6 @@ Census take_census(const Kernel &kernel)
 		census.fully_decoded += complete;
 	}
 	return census;
-}
-
-Thunks kernel_thunks(const Kernel &kernel)
-{
-	Thunks thunks;
-	thunks.return_thunk = kernel.by_name.at("__x86_return_thunk");
-	const char *const registers[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-					   "r8",  "r9",	 "r10", "r11", "r12", "r13", "r14", "r15"};
-	for (int reg = 0; reg < 16; ++reg) {
-		auto it = kernel.by_name.find(std::string("__x86_indirect_thunk_") + registers[reg]);
-		thunks.indirect_thunk[reg] = it == kernel.by_name.end() ? 0 : it->second;
-	}
-	return thunks;
 }
 
 // The function a .cold or .part piece belongs to ("foo.cold.3" -> "foo").

@@ -76,6 +76,17 @@ static u8 okp_text_byte(void *address)
 	return byte;
 }
 
+/*
+ * Unregisters the record's probe (a no-op when it is not registered) and
+ * frees it; NULL is fine.
+ */
+static void okp_record_free(struct okp_probe_record *r)
+{
+	if (r)
+		okprobe_unregister(&r->probe);
+	kfree(r);
+}
+
 /* ---- Test bookkeeping ------------------------------------------------------ */
 
 static char *okp_results;
@@ -158,10 +169,8 @@ static void okp_run_case(const struct okp_case *c)
 	EXPECT(atomic_read(&r->pre_hits) == 100, "hit after unregister");
 	ok = true;
 out:
-	if (!ok && r->probe.okp_site)
-		okprobe_unregister(&r->probe);
 	okp_report(ok, c->name, why);
-	kfree(r);
+	okp_record_free(r);
 }
 
 static const struct okp_case okp_cases[] = {
@@ -253,17 +262,11 @@ static void okp_test_emulated_results(void)
 	       atomic_read(&ret->pre_hits));
 	ok = true;
 out:
-	if (jcc && jcc->probe.okp_site)
-		okprobe_unregister(&jcc->probe);
-	if (call && call->probe.okp_site)
-		okprobe_unregister(&call->probe);
-	if (ret && ret->probe.okp_site)
-		okprobe_unregister(&ret->probe);
 	okp_report(ok, "jcc both ways, call and ret give the right results",
 		   why);
-	kfree(jcc);
-	kfree(call);
-	kfree(ret);
+	okp_record_free(jcc);
+	okp_record_free(call);
+	okp_record_free(ret);
 }
 
 /* A pre_handler that moves ip and returns 1 skips the instruction. */
@@ -284,10 +287,8 @@ static void okp_test_redirect(void)
 	EXPECT(result == 42, "redirected call returned %ld", result);
 	ok = true;
 out:
-	if (r && r->probe.okp_site)
-		okprobe_unregister(&r->probe);
 	okp_report(ok, "pre_handler redirect skips the instruction", why);
-	kfree(r);
+	okp_record_free(r);
 }
 
 /*
@@ -322,13 +323,9 @@ static void okp_test_aggregation(void)
 	       atomic_read(&b->pre_hits));
 	ok = true;
 out:
-	if (a && a->probe.okp_site)
-		okprobe_unregister(&a->probe);
-	if (b && b->probe.okp_site)
-		okprobe_unregister(&b->probe);
 	okp_report(ok, "two probes on one address; one removed", why);
-	kfree(a);
-	kfree(b);
+	okp_record_free(a);
+	okp_record_free(b);
 }
 
 /* A probe hit inside another probe's handler is missed, not run. */
@@ -369,14 +366,10 @@ static void okp_test_recursion(void)
 	       atomic_read(&okp_inner->pre_hits) == 1, "inner probe alone");
 	ok = true;
 out:
-	if (outer && outer->probe.okp_site)
-		okprobe_unregister(&outer->probe);
-	if (okp_inner && okp_inner->probe.okp_site)
-		okprobe_unregister(&okp_inner->probe);
 	okp_report(ok, "a probe hit inside a handler is counted in nmissed",
 		   why);
-	kfree(outer);
-	kfree(okp_inner);
+	okp_record_free(outer);
+	okp_record_free(okp_inner);
 }
 
 /*
@@ -406,14 +399,10 @@ static void okp_test_second_probe_in_function(void)
 	       atomic_read(&first->pre_hits), atomic_read(&second->pre_hits));
 	ok = true;
 out:
-	if (first && first->probe.okp_site)
-		okprobe_unregister(&first->probe);
-	if (second && second->probe.okp_site)
-		okprobe_unregister(&second->probe);
 	okp_report(ok, "a second probe after a probed instruction registers",
 		   why);
-	kfree(first);
-	kfree(second);
+	okp_record_free(first);
+	okp_record_free(second);
 }
 
 /* Registering the same struct twice is refused; the first stays intact. */
@@ -434,11 +423,9 @@ static void okp_test_double_registration(void)
 	       "the first registration broke");
 	ok = true;
 out:
-	if (r && r->probe.okp_site)
-		okprobe_unregister(&r->probe);
 	okp_report(ok, "registering the same probe twice fails with EINVAL",
 		   why);
-	kfree(r);
+	okp_record_free(r);
 }
 
 /* A jump label site of this module, for the bad registrations. */
@@ -519,7 +506,7 @@ static void okp_test_bad_registrations(void)
 	ok = true;
 out:
 	okp_report(ok, "bad registrations fail with their errno", why);
-	kfree(r);
+	okp_record_free(r);
 }
 
 /* Disabling stops the handlers and removes the int3; enabling restores. */
@@ -557,11 +544,9 @@ static void okp_test_enable_disable(void)
 	EXPECT(ret == -EINVAL, "enabling an unregistered probe gave %d", ret);
 	ok = true;
 out:
-	if (r && r->probe.okp_site)
-		okprobe_unregister(&r->probe);
 	okp_report(ok, "disable removes the int3 and stops handlers; enable restores them",
 		   why);
-	kfree(r);
+	okp_record_free(r);
 }
 
 /*
@@ -602,14 +587,10 @@ static void okp_test_disabled_aggregate(void)
 	       atomic_read(&a->pre_hits), atomic_read(&b->pre_hits));
 	ok = true;
 out:
-	if (a && a->probe.okp_site)
-		okprobe_unregister(&a->probe);
-	if (b && b->probe.okp_site)
-		okprobe_unregister(&b->probe);
 	okp_report(ok, "registered disabled; aggregate armed while one is enabled",
 		   why);
-	kfree(a);
-	kfree(b);
+	okp_record_free(a);
+	okp_record_free(b);
 }
 
 /* The post_handler sees the registers the probed instruction left. */
@@ -629,11 +610,9 @@ static void okp_test_post_handler_regs(void)
 	       atomic_read(&r->post_hits), r->seen_ax_after);
 	ok = true;
 out:
-	if (r && r->probe.okp_site)
-		okprobe_unregister(&r->probe);
 	okp_report(ok, "a post_handler alone sees the instruction's result",
 		   why);
-	kfree(r);
+	okp_record_free(r);
 }
 
 /* register_many is all or nothing; unregister_many removes the batch. */
@@ -830,11 +809,9 @@ static void okp_test_concurrency(void)
 		atomic_read(&churn[1].pre_hits));
 	ok = true;
 out:
-	if (steady && steady->probe.okp_site)
-		okprobe_unregister(&steady->probe);
 	okp_report(ok, "10^6 hits on every CPU while probes at and next to the address churn",
 		   why);
-	kfree(steady);
+	okp_record_free(steady);
 	kfree(churn);
 	kfree(hammers);
 }

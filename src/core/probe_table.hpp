@@ -118,7 +118,6 @@ public:
 	// Reads text with okprobe's own breakpoints replaced by the original
 	// bytes.
 	size_t read_original_text(const KernelFacts &facts, uint64_t address, uint8_t *buffer, size_t size) const;
-	size_t site_count() const { return sites_.size(); }
 
 	// ---- Handler (breakpoint context: lock-free, no allocation) ----
 
