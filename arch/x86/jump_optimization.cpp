@@ -266,14 +266,39 @@ private:
 	bool ok_ = true;
 };
 
-constexpr uint8_t jmp_rel32 = 0xe9, call_rel32 = 0xe8;
+constexpr uint8_t jmp_rel32 = 0xe9;
 
-// A branch re-encoded with a rel32 target: jmp, jcc or call.
-void write_branch(CopyWriter &copy, const Analysis &a, bool is_call, uint64_t target)
+// A call re-encoded as "push the return address; jmp rel32 target": the
+// callee returns into the original text (the call is the region's last
+// instruction, so that is the first byte after the region), never into the
+// detour. A task asleep in the callee then holds no detour address, and
+// the detour can be freed after an rcu-tasks grace period.
+void write_call(CopyWriter &copy, uint64_t return_address, uint64_t target)
 {
-	if (is_call) {
-		copy.branch(&call_rel32, 1, target);
-	} else if (a.condition == Condition::flags) {
+	const uint32_t low = static_cast<uint32_t>(return_address), high = static_cast<uint32_t>(return_address >> 32);
+	if (static_cast<int64_t>(static_cast<int32_t>(low)) == static_cast<int64_t>(return_address)) {
+		const uint8_t push_imm32[5] = {0x68, uint8_t(low), uint8_t(low >> 8), uint8_t(low >> 16),
+					       uint8_t(low >> 24)};
+		copy.bytes(push_imm32, sizeof(push_imm32));
+	} else {
+		// lea -8(%rsp),%rsp; movl $low,(%rsp); movl $high,4(%rsp): no
+		// flags change, any address.
+		const uint8_t lea[5] = {0x48, 0x8d, 0x64, 0x24, 0xf8};
+		const uint8_t store_low[7] = {0xc7, 0x04, 0x24, uint8_t(low), uint8_t(low >> 8), uint8_t(low >> 16),
+					      uint8_t(low >> 24)};
+		const uint8_t store_high[8] = {0xc7,	     0x44, 0x24, 0x04, uint8_t(high), uint8_t(high >> 8),
+					       uint8_t(high >> 16), uint8_t(high >> 24)};
+		copy.bytes(lea, sizeof(lea));
+		copy.bytes(store_low, sizeof(store_low));
+		copy.bytes(store_high, sizeof(store_high));
+	}
+	copy.branch(&jmp_rel32, 1, target);
+}
+
+// A jmp or jcc re-encoded with a rel32 target.
+void write_branch(CopyWriter &copy, const Analysis &a, uint64_t target)
+{
+	if (a.condition == Condition::flags) {
 		const uint8_t jcc[2] = {0x0f, static_cast<uint8_t>(0x80 | a.condition_code)};
 		copy.branch(jcc, 2, target);
 	} else {
@@ -289,9 +314,11 @@ size_t relocate_region(const OptimizationPlan &plan, const uint8_t *region, uint
 	if (plan.refusal != OptimizationRefusal::none)
 		return 0;
 	CopyWriter copy(out, capacity, copy_address);
+	bool returns_to_text = plan.ends_in_transfer;
 	for (int n = 0; n < plan.count && copy.ok(); ++n) {
 		const Analysis &a = plan.instructions[n].analysis;
 		const uint8_t *insn = region + plan.instructions[n].offset;
+		const uint64_t next = address + plan.instructions[n].offset + a.length;
 		// Relative forms start with e8/e9/eb/7x/0f 8x; the others (ret,
 		// call *%reg, flag instructions, plain copies) run as they are.
 		const bool relative = insn[0] == 0xe8 || insn[0] == 0xe9 || insn[0] == 0xeb ||
@@ -301,16 +328,20 @@ size_t relocate_region(const OptimizationPlan &plan, const uint8_t *region, uint
 		} else if (a.execution == Execution::copy || !relative) {
 			copy.bytes(insn, a.length);
 		} else if (a.transfer == Transfer::ret) { // jmp/jcc __x86_return_thunk
-			write_branch(copy, a, false, thunks.return_thunk);
+			write_branch(copy, a, thunks.return_thunk);
 		} else if (a.transfer == Transfer::call_register) { // call __x86_indirect_thunk_<reg>
-			write_branch(copy, a, true, thunks.indirect_thunk[a.reg & 15]);
-		} else if (a.transfer == Transfer::jump || a.transfer == Transfer::call) {
-			write_branch(copy, a, a.transfer == Transfer::call, a.target);
+			write_call(copy, next, thunks.indirect_thunk[a.reg & 15]);
+			returns_to_text = true;
+		} else if (a.transfer == Transfer::call) {
+			write_call(copy, next, a.target);
+			returns_to_text = true;
+		} else if (a.transfer == Transfer::jump) {
+			write_branch(copy, a, a.target);
 		} else {
 			return 0; // indirect jumps never reach a plan
 		}
 	}
-	if (!plan.ends_in_transfer)
+	if (!returns_to_text)
 		copy.branch(&jmp_rel32, 1, address + plan.region_length);
 	return copy.ok() ? copy.length() : 0;
 }

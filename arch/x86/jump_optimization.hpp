@@ -107,15 +107,19 @@ OptimizationPlan plan_jump_optimization(const CodeRange &function, const CodeRan
 
 const char *optimization_refusal_text(OptimizationRefusal refusal);
 
-// The most a relocated region takes: every instruction re-encoded at most
-// 15 bytes long, and the jump back.
-constexpr size_t max_relocated_region = jump_size * max_instruction_length + jump_size;
+// The most a relocated region takes: a call (always the region's last
+// instruction) becomes up to 25 bytes (push of a 64-bit return address,
+// jmp rel32), every other instruction at most 15, and the jump back.
+constexpr size_t max_relocated_call = 25;
+constexpr size_t max_relocated_region =
+	(jump_size - 1) * max_instruction_length + max_relocated_call + jump_size;
 
 // Writes the detour's copy of plan's region (region: the original bytes
 // at address) for execution at copy_address: copies, RIP-relative
-// displacements rebased, jmp/jcc/call rel32 and the return-thunk jump
-// re-encoded with rel32 targets, then a jmp back to the first instruction
-// after the region unless the copy ends in a jmp or ret. Returns its length,
+// displacements rebased, jmp/jcc rel32 and the return-thunk jump
+// re-encoded with rel32 targets, a call as a push of its original return
+// address and a jmp, then a jmp back to the first instruction after the
+// region unless the copy ends in a jmp, ret or call. Returns its length,
 // or 0 when a target is out of rel32 reach or capacity is too small.
 size_t relocate_region(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
 		       uint64_t copy_address, uint8_t *out, size_t capacity);

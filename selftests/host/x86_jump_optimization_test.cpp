@@ -192,7 +192,7 @@ TEST_F(Relocation, AJmpEndsTheCopy)
 	expect_both_return({0x31, 0xc0, 0xeb, 0x01, 0x90, 0x83, 0xc0, 9, 0xc3}, 9);
 }
 
-TEST_F(Relocation, CallReturnsIntoTheDetour)
+TEST_F(Relocation, CallReturnsToTheOriginalText)
 {
 	page.put(0x400, {0xb8, 41, 0, 0, 0, 0xc3}); // helper: mov $41,%eax; ret
 	std::vector<uint8_t> f = {0xe8};
@@ -200,6 +200,36 @@ TEST_F(Relocation, CallReturnsIntoTheDetour)
 	f.insert(f.end(), call.begin(), call.end());
 	f.insert(f.end(), {0x83, 0xc0, 1, 0xc3}); // add $1,%eax; ret
 	expect_both_return(f, 42);
+}
+
+TEST_F(Relocation, TheCalleeSeesTheOriginalReturnAddress)
+{
+	// A task asleep in the callee must not hold a detour address.
+	page.put(0x400, {0x48, 0x8b, 0x04, 0x24, 0xc3}); // helper: mov (%rsp),%rax; ret
+	// 0: push %rbx; 1: call helper; 6: pop %rbx; 7: ret
+	std::vector<uint8_t> f = {0x53, 0xe8};
+	const std::vector<uint8_t> call = rel32(0x400 - 6);
+	f.insert(f.end(), call.begin(), call.end());
+	f.insert(f.end(), {0x5b, 0xc3});
+	expect_both_return(f, page.address(6));
+}
+
+TEST(RelocationCall, AReturnAddressPastImm32IsStoredWhole)
+{
+	// mov %rdi,%rax; call +0x100: at an address push imm32 cannot reach.
+	const uint64_t high = 0x00007f0000001000;
+	const uint8_t bytes[] = {0x48, 0x89, 0xf8, 0xe8, 0, 1, 0, 0, 0xc3};
+	const CodeRange range{bytes, high, sizeof(bytes)};
+	const OptimizationPlan p = plan_jump_optimization(range, nullptr, 0, high, {}, nullptr, nullptr);
+	ASSERT_EQ(p.refusal, OptimizationRefusal::none);
+	uint8_t copy[max_relocated_region];
+	const size_t length = relocate_region(p, bytes, high, {}, high + 0x1000, copy, sizeof(copy));
+	ASSERT_EQ(length, 3u + 20u + 5u) << "mov, lea+movl+movl, jmp; no jump back";
+	EXPECT_EQ(copy[3], 0x48) << "lea -8(%rsp),%rsp";
+	uint32_t low, upper;
+	memcpy(&low, copy + 3 + 5 + 3, 4);
+	memcpy(&upper, copy + 3 + 12 + 4, 4);
+	EXPECT_EQ((uint64_t(upper) << 32) | low, high + 8);
 }
 
 TEST_F(Relocation, RipRelativeLoadIsRebased)
