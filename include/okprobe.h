@@ -20,7 +20,7 @@ extern "C" {
  * okprobe_api_version() of the loaded module and refuses to run on a
  * mismatch rather than misinterpreting structures.
  */
-#define OKPROBE_API_VERSION 3
+#define OKPROBE_API_VERSION 4
 
 /* Returns the OKPROBE_API_VERSION okprobe.ko was built with. */
 int okprobe_api_version(void);
@@ -29,16 +29,24 @@ struct okprobe;
 struct pt_regs;
 
 /*
- * Runs before the probed instruction, with preemption off, in the
- * breakpoint handler's context (treat it like NMI context: no sleeping, no
- * locks that other contexts hold). regs->ip is the probed address + 1 (x86)
- * or the probed address (riscv). Return 0 to let the probed instruction run;
- * return nonzero after setting regs->ip yourself to skip it (only while the
- * probe is not optimized).
+ * Runs before the probed instruction, with preemption off: in the
+ * breakpoint handler's context, or, once the probe is optimized, called from
+ * its detour with interrupts as they were at the probed instruction (treat
+ * both like NMI context: no sleeping, no locks that other contexts hold).
+ * regs->ip is the probed address + 1 (x86) or the probed address (riscv),
+ * optimized or not. Return 0 to let the probed instruction run; return
+ * nonzero after setting regs->ip yourself to skip it. While the probe is
+ * optimized (OKPROBE_FLAG_OPTIMIZED) a changed regs->ip is ignored and the
+ * instruction runs, as for the kernel's optimized kprobes; changes to the
+ * other registers are kept.
  */
 typedef int (*okprobe_pre_handler_t)(struct okprobe *probe,
 				     struct pt_regs *regs);
-/* Runs after the probed instruction, regs as it left them. flags is 0. */
+/*
+ * Runs after the probed instruction, regs as it left them. flags is 0. A
+ * probe with a post_handler keeps its address a breakpoint (never
+ * optimized).
+ */
 typedef void (*okprobe_post_handler_t)(struct okprobe *probe,
 				       struct pt_regs *regs,
 				       unsigned long flags);
@@ -46,6 +54,7 @@ typedef void (*okprobe_post_handler_t)(struct okprobe *probe,
 /* okprobe.flags (written by okprobe once registered; read them freely) */
 #define OKPROBE_FLAG_DISABLED	0x1	/* registered, handlers do not run */
 #define OKPROBE_FLAG_GONE	0x2	/* its text went away (module unload) */
+#define OKPROBE_FLAG_OPTIMIZED	0x4	/* a jump replaces its breakpoint */
 
 struct okprobe {
 	/* Where: symbol_name + offset, or addr (not both). */

@@ -12,6 +12,7 @@
 #include "core/address_table.hpp"
 #include "core/core_api.h"
 #include "core/probe_table.hpp"
+#include "x86/detour.hpp"
 #include "x86/out_of_line.hpp"
 #include "x86/probe_rules.hpp"
 
@@ -21,6 +22,7 @@ namespace okp::x86 {
 namespace {
 
 constexpr uint8_t int3 = 0xcc;
+constexpr uint64_t kernel_code_segment = 0x10; // __KERNEL_CS
 constexpr unsigned long page_size = 4096;
 // Each slot holds two copies: [0, 32) ends in a jmp back (boosted runs and
 // runs without handlers), [32, 64) ends in int3 (runs before a post_handler).
@@ -31,6 +33,73 @@ constexpr int max_slot_pages = 64;
 struct BreakpointSite : Site {
 	Analysis analysis;
 	uint64_t slot = 0; // 0 for emulated instructions
+	// The jump's plan, when plan_jump allowed one, and the original bytes
+	// of its region (up to 4 + 15).
+	OptimizationPlan plan;
+	uint8_t region[jump_size - 1 + max_instruction_length] = {};
+};
+
+// Detour code, in 16-byte granules of executable pages.
+struct DetourPool {
+	static constexpr int max_pages = 256;
+	static constexpr unsigned long granule = 16;
+	static constexpr unsigned long granules = page_size / granule;
+	static constexpr int words = granules / 64;
+	uint8_t *pages[max_pages] = {};
+	uint64_t used[max_pages][words] = {};
+
+	static unsigned long granules_for(size_t bytes) { return (bytes + granule - 1) / granule; }
+	bool taken(int page, unsigned long index) const { return used[page][index / 64] & (1ull << (index % 64)); }
+	void mark(int page, unsigned long first, unsigned long count, bool take)
+	{
+		for (unsigned long i = first; i < first + count; ++i) {
+			if (take)
+				used[page][i / 64] |= 1ull << (i % 64);
+			else
+				used[page][i / 64] &= ~(1ull << (i % 64));
+		}
+	}
+
+	uint64_t take(size_t bytes)
+	{
+		const unsigned long need = granules_for(bytes);
+		for (int p = 0; p < max_pages; ++p) {
+			if (!pages[p]) {
+				pages[p] = static_cast<uint8_t *>(okp_glue_exec_page_alloc());
+				if (!pages[p])
+					return 0;
+			}
+			unsigned long run = 0;
+			for (unsigned long i = 0; i < granules; ++i) {
+				run = taken(p, i) ? 0 : run + 1;
+				if (run == need) {
+					mark(p, i + 1 - need, need, true);
+					return reinterpret_cast<uint64_t>(pages[p] + (i + 1 - need) * granule);
+				}
+			}
+		}
+		return 0;
+	}
+
+	void give_back(uint64_t at, size_t bytes)
+	{
+		for (int p = 0; p < max_pages; ++p) {
+			const uint64_t base = reinterpret_cast<uint64_t>(pages[p]);
+			if (pages[p] && at >= base && at < base + page_size)
+				mark(p, (at - base) / granule, granules_for(bytes), false);
+		}
+	}
+
+	void release_all()
+	{
+		for (int p = 0; p < max_pages; ++p) {
+			if (pages[p])
+				okp_glue_exec_page_free(pages[p]);
+			pages[p] = nullptr;
+			for (uint64_t &word : used[p])
+				word = 0;
+		}
+	}
 };
 
 // Executable slots, a page at a time.
@@ -79,6 +148,7 @@ struct SlotPool {
 struct ArchProbes {
 	AddressTable<BreakpointSite> post_traps; // by the address of a slot's trailing int3
 	SlotPool slots;
+	DetourPool detours;
 	Thunks thunks;
 	bool thunks_resolved = false;
 };
@@ -157,10 +227,19 @@ ProbeTable::HitProbes &hit_probes_of(okp_cpu_state &cpu)
 	return *reinterpret_cast<ProbeTable::HitProbes *>(&cpu.hit_probes);
 }
 
-// Continues at the displaced instruction without running handlers.
+const Detour *published_detour(const BreakpointSite &site)
+{
+	return __atomic_load_n(&site.detour, __ATOMIC_ACQUIRE);
+}
+
+// Continues at the displaced instruction without running handlers. While a
+// detour is published its copy runs the whole jump region: a task must not
+// newly stop inside the region once it waits for its jump.
 void execute_without_handlers(BreakpointSite &site, Registers &regs)
 {
-	if (site.analysis.execution == Execution::emulate)
+	if (const Detour *detour = published_detour(site))
+		regs.ip = detour->copy;
+	else if (site.analysis.execution == Execution::emulate)
 		emulate(site.analysis, site.address, regs, stack);
 	else
 		regs.ip = site.slot; // the boosted copy
@@ -183,8 +262,16 @@ int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 	cpu.active_site = &site;
 	ProbeTable::HitProbes &probes = hit_probes_of(cpu);
 	ProbeTable::start_hit(site, probes);
+	// Read after the snapshot: a probe with a post_handler is published
+	// only after the detour is withdrawn.
+	const Detour *detour = published_detour(site);
 	if (ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
 		// A pre_handler moved ip itself: the instruction is skipped.
+		cpu.active_site = nullptr;
+		return 1;
+	}
+	if (detour && !ProbeTable::wants_post_handlers(probes)) {
+		regs.ip = detour->copy; // waiting for the jump: the region's copy
 		cpu.active_site = nullptr;
 		return 1;
 	}
@@ -283,13 +370,261 @@ void release_resources()
 	// Every site is retired: no post trap can arrive any more.
 	arch_probes.post_traps.destroy();
 	arch_probes.slots.release_all();
+	arch_probes.detours.release_all();
 	arch_probes.thunks_resolved = false;
+}
+
+// ---- Jump optimization --------------------------------------------------------
+
+namespace {
+
+// Text of a function or piece, read through the facts (okprobe's own
+// patches undone).
+struct FunctionText {
+	uint8_t *bytes = nullptr;
+	CodeRange range;
+
+	FunctionText() = default;
+	FunctionText(const FunctionText &) = delete;
+	FunctionText &operator=(const FunctionText &) = delete;
+	~FunctionText() { delete[] bytes; }
+
+	// 0, or why not.
+	const char *read(const KernelFacts &facts, uint64_t start, uint64_t size)
+	{
+		if (size > max_function_walk)
+			return "the function is too large to check for jumps into the region";
+		bytes = new uint8_t[size];
+		if (!bytes)
+			return "out of memory";
+		if (facts.read_text(start, bytes, size, facts.context) != size)
+			return "the function's text cannot be read";
+		range = {bytes, start, size};
+		return nullptr;
+	}
+};
+
+constexpr size_t max_pieces = 4;
+constexpr size_t max_external_targets = 64;
+
+// "name" of "name+0x1/0x2 [module]", and its base: up to the first '.'.
+void symbol_name(const char *description, char (&name)[128], size_t *base_length)
+{
+	size_t n = 0;
+	while (description[n] && description[n] != '+' && n + 1 < sizeof(name)) {
+		name[n] = description[n];
+		++n;
+	}
+	name[n] = 0;
+	*base_length = 0;
+	while (name[*base_length] && name[*base_length] != '.')
+		++*base_length;
+}
+
+// The .cold/.part pieces of the function that could jump into it: the
+// functions it jumps to whose name shares its base ("foo" -> "foo.cold"),
+// and, for a piece, the function it was split from. 0 or why not.
+const char *read_pieces(const KernelFacts &facts, const BreakpointSite &site, const CodeRange &function,
+			FunctionText (&pieces)[max_pieces], CodeRange (&ranges)[max_pieces], size_t *count)
+{
+	char name[128];
+	size_t base_length;
+	symbol_name(site.description, name, &base_length);
+	uint64_t targets[max_external_targets];
+	const size_t target_count = external_jump_targets(function, arch_probes.thunks, targets, max_external_targets);
+	if (target_count > max_external_targets)
+		return "the function jumps to too many other functions to check";
+	uint64_t candidates[max_external_targets + 1];
+	size_t candidate_count = 0;
+	for (size_t i = 0; i < target_count; ++i) {
+		char description[128], target_name[128];
+		size_t target_base;
+		okp_glue_describe(targets[i], description, sizeof(description));
+		symbol_name(description, target_name, &target_base);
+		if (target_base == base_length && __builtin_memcmp(target_name, name, base_length) == 0)
+			candidates[candidate_count++] = targets[i];
+	}
+	if (name[base_length]) { // a piece: its parent too
+		char parent[128];
+		__builtin_memcpy(parent, name, base_length);
+		parent[base_length] = 0;
+		if (const uint64_t address = facts.lookup_symbol(parent, facts.context))
+			candidates[candidate_count++] = address;
+	}
+	*count = 0;
+	for (size_t i = 0; i < candidate_count; ++i) {
+		uint64_t start = 0, size = 0;
+		if (!facts.function_of(candidates[i], &start, &size, facts.context))
+			return "a piece of the function has no symbol size";
+		bool seen = start == function.address;
+		for (size_t p = 0; p < *count && !seen; ++p)
+			seen = ranges[p].address == start;
+		if (seen)
+			continue;
+		if (*count == max_pieces)
+			return "the function has too many pieces to check";
+		if (const char *why = pieces[*count].read(facts, start, size))
+			return why;
+		ranges[*count] = pieces[*count].range;
+		++*count;
+	}
+	return nullptr;
+}
+
+} // namespace
+
+const char *plan_jump(Site &generic, const KernelFacts &facts)
+{
+	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
+	uint64_t start = 0, size = 0;
+	if (!facts.function_of(site.address, &start, &size, facts.context))
+		return "no function is known at the address";
+	FunctionText function;
+	if (const char *why = function.read(facts, start, size))
+		return why;
+	FunctionText pieces[max_pieces];
+	CodeRange ranges[max_pieces];
+	size_t piece_count = 0;
+	if (const char *why = read_pieces(facts, site, function.range, pieces, ranges, &piece_count))
+		return why;
+	const OptimizationPlan plan =
+		plan_jump_optimization(function.range, ranges, piece_count, site.address, arch_probes.thunks,
+				       facts.has_exception_entry, facts.context);
+	if (plan.refusal != OptimizationRefusal::none)
+		return optimization_refusal_text(plan.refusal);
+	if (const char *why = facts.reserved(site.address, plan.region_length, facts.context))
+		return why;
+	site.plan = plan;
+	__builtin_memcpy(site.region, function.bytes + (site.address - start), plan.region_length);
+	site.jump_region_length = plan.region_length;
+	return nullptr;
+}
+
+Detour *create_detour(Site &generic, const char **why)
+{
+	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
+	Detour *detour = new Detour;
+	if (!detour) {
+		*why = "out of memory";
+		return nullptr;
+	}
+	// Room for the largest detour; the unused tail goes back at once.
+	const uint64_t code = arch_probes.detours.take(max_detour_size);
+	uint8_t bytes[max_detour_size];
+	uint8_t jump[jump_size];
+	const size_t length = code ? build_detour(site.plan, site.region, site.address, arch_probes.thunks, code,
+						  reinterpret_cast<uint64_t>(&okp_optimized_entry),
+						  reinterpret_cast<uint64_t>(&site), bytes, sizeof(bytes))
+				   : 0;
+	if (!length || !build_jump(site.address, code, jump)) {
+		if (code)
+			arch_probes.detours.give_back(code, max_detour_size);
+		delete detour;
+		*why = "no detour memory within reach of a jump";
+		return nullptr;
+	}
+	const size_t kept = DetourPool::granules_for(length) * DetourPool::granule;
+	if (kept < max_detour_size)
+		arch_probes.detours.give_back(code + kept, max_detour_size - kept);
+	okp_glue_text_write(code, bytes, length);
+	detour->code = code;
+	detour->copy = code + detour_frame_size;
+	detour->size = static_cast<uint16_t>(length);
+	return detour;
+}
+
+void free_detour(Detour *detour)
+{
+	// Breakpoints over the old code: a stale jump into it traps loudly.
+	uint8_t fill[max_detour_size];
+	for (uint8_t &byte : fill)
+		byte = int3;
+	okp_glue_text_write(detour->code, fill, detour->size);
+	arch_probes.detours.give_back(detour->code, detour->size);
+	delete detour;
+}
+
+// Sites patched per sync (bounded by the stack the patch lists take).
+constexpr size_t text_batch = 16;
+
+// The breakpoint is at the first byte and every CPU traps there (and goes
+// on in the detour's copy): write bytes 2-5 of the jump, sync, then its
+// first byte, sync. As text_poke_bp(), for a whole batch at once.
+void optimize(Site *const *sites, size_t count)
+{
+	for (size_t start = 0; start < count; start += text_batch) {
+		okp_text_patch tails[text_batch], heads[text_batch];
+		uint8_t jumps[text_batch][jump_size];
+		Site *accepted[text_batch];
+		size_t n = 0;
+		for (size_t i = start; i < count && i < start + text_batch; ++i) {
+			Site &site = *sites[i];
+			uint8_t now[jump_size];
+			// Only over what okprobe left there: its breakpoint and the
+			// original bytes. Anything else stays a breakpoint.
+			if (!site.detour || !build_jump(site.address, site.detour->code, jumps[n]) ||
+			    okp_glue_read_text(site.address, now, jump_size) != jump_size || now[0] != int3 ||
+			    __builtin_memcmp(now + 1, site.original + 1, jump_size - 1) != 0)
+				continue;
+			tails[n] = {site.address + 1, jumps[n] + 1, jump_size - 1};
+			heads[n] = {site.address, jumps[n], 1};
+			accepted[n++] = &site;
+		}
+		okp_glue_text_write_batch(tails, n);
+		okp_glue_text_write_batch(heads, n);
+		for (size_t i = 0; i < n; ++i)
+			accepted[i]->patched_bytes = jump_size;
+	}
+}
+
+// The reverse: the breakpoint over the jump's first byte, sync, the
+// original bytes 2-5, sync. The breakpoint stays.
+void unoptimize(Site *const *sites, size_t count)
+{
+	for (size_t start = 0; start < count; start += text_batch) {
+		okp_text_patch heads[text_batch], tails[text_batch];
+		const size_t n = count - start < text_batch ? count - start : text_batch;
+		for (size_t i = 0; i < n; ++i) {
+			Site &site = *sites[start + i];
+			heads[i] = {site.address, &int3, 1};
+			tails[i] = {site.address + 1, site.original + 1, jump_size - 1};
+		}
+		okp_glue_text_write_batch(heads, n);
+		okp_glue_text_write_batch(tails, n);
+		for (size_t i = 0; i < n; ++i)
+			sites[start + i]->patched_bytes = 1;
+	}
 }
 
 } // namespace okp::arch
 
 using namespace okp;
 using namespace okp::x86;
+
+// An optimized hit, from the detour: the handlers see regs as an int3 hit
+// would present them (ip = address + 1). A pre_handler's change of ip is
+// ignored: the detour goes on with the region's copy, as the kernel does
+// for optprobes.
+extern "C" void okp_core_optimized_hit(void *raw_site, void *raw_regs)
+{
+	Site &site = *static_cast<Site *>(raw_site);
+	Registers &regs = *static_cast<Registers *>(raw_regs);
+	okp_cpu_state &cpu = *okp_glue_cpu_state();
+	if (cpu.active_site) {
+		ProbeTable::count_missed(site);
+		return;
+	}
+	if (!registered_probes.all_enabled())
+		return; // disarming everything raced with this hit
+	cpu.active_site = &site;
+	regs.ip = site.address + 1;
+	regs.cs = kernel_code_segment;
+	regs.orig_ax = ~0ull;
+	ProbeTable::HitProbes probes;
+	ProbeTable::start_hit(site, probes);
+	ProbeTable::run_pre_handlers(probes, as_pt_regs(regs));
+	cpu.active_site = nullptr;
+}
 
 extern "C" int okp_core_breakpoint(void *raw_regs)
 {

@@ -284,10 +284,16 @@ void write_call(CopyWriter &copy, uint64_t return_address, uint64_t target)
 		// lea -8(%rsp),%rsp; movl $low,(%rsp); movl $high,4(%rsp): no
 		// flags change, any address.
 		const uint8_t lea[5] = {0x48, 0x8d, 0x64, 0x24, 0xf8};
-		const uint8_t store_low[7] = {0xc7, 0x04, 0x24, uint8_t(low), uint8_t(low >> 8), uint8_t(low >> 16),
-					      uint8_t(low >> 24)};
-		const uint8_t store_high[8] = {0xc7,	     0x44, 0x24, 0x04, uint8_t(high), uint8_t(high >> 8),
-					       uint8_t(high >> 16), uint8_t(high >> 24)};
+		const uint8_t store_low[7] = {
+			0xc7, 0x04, 0x24, uint8_t(low), uint8_t(low >> 8), uint8_t(low >> 16), uint8_t(low >> 24)};
+		const uint8_t store_high[8] = {0xc7,
+					       0x44,
+					       0x24,
+					       0x04,
+					       uint8_t(high),
+					       uint8_t(high >> 8),
+					       uint8_t(high >> 16),
+					       uint8_t(high >> 24)};
 		copy.bytes(lea, sizeof(lea));
 		copy.bytes(store_low, sizeof(store_low));
 		copy.bytes(store_high, sizeof(store_high));
@@ -344,6 +350,33 @@ size_t relocate_region(const OptimizationPlan &plan, const uint8_t *region, uint
 	if (!returns_to_text)
 		copy.branch(&jmp_rel32, 1, address + plan.region_length);
 	return copy.ok() ? copy.length() : 0;
+}
+
+size_t external_jump_targets(const CodeRange &function, const Thunks &thunks, uint64_t *targets, size_t capacity)
+{
+	size_t count = 0;
+	for (size_t offset = 0; offset < function.size;) {
+		const size_t left = function.size - offset;
+		const Analysis a = analyze_instruction(function.bytes + offset,
+						       left < max_instruction_length ? left : max_instruction_length,
+						       function.address + offset, thunks);
+		if (a.length == 0 || a.refusal == Refusal::undecodable)
+			break;
+		offset += a.length;
+		if (!a.relative_branch || a.transfer != Transfer::jump)
+			continue;
+		if (a.target >= function.address && a.target < function.address + function.size)
+			continue;
+		bool seen = false;
+		for (size_t i = 0; i < count && i < capacity && !seen; ++i)
+			seen = targets[i] == a.target;
+		if (seen)
+			continue;
+		if (count < capacity)
+			targets[count] = a.target;
+		++count;
+	}
+	return count;
 }
 
 const char *optimization_refusal_text(OptimizationRefusal refusal)

@@ -107,12 +107,17 @@ OptimizationPlan plan_jump_optimization(const CodeRange &function, const CodeRan
 
 const char *optimization_refusal_text(OptimizationRefusal refusal);
 
+// The targets outside function of its direct jumps and jccs (tail calls,
+// and the jumps into its .cold piece), each once, in order of appearance;
+// the thunks are left out. Returns how many there are, which may exceed
+// capacity (then only capacity are stored).
+size_t external_jump_targets(const CodeRange &function, const Thunks &thunks, uint64_t *targets, size_t capacity);
+
 // The most a relocated region takes: a call (always the region's last
 // instruction) becomes up to 25 bytes (push of a 64-bit return address,
 // jmp rel32), every other instruction at most 15, and the jump back.
 constexpr size_t max_relocated_call = 25;
-constexpr size_t max_relocated_region =
-	(jump_size - 1) * max_instruction_length + max_relocated_call + jump_size;
+constexpr size_t max_relocated_region = (jump_size - 1) * max_instruction_length + max_relocated_call + jump_size;
 
 // Writes the detour's copy of plan's region (region: the original bytes
 // at address) for execution at copy_address: copies, RIP-relative

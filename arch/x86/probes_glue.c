@@ -116,6 +116,38 @@ void okp_glue_text_write(unsigned long address, const void *bytes,
 	mutex_unlock(text_mutex);
 }
 
+void okp_glue_text_write_batch(const struct okp_text_patch *patches,
+			       unsigned long count)
+{
+	struct mutex *text_mutex = (void *)okp_ksyms.text_mutex;
+	void *(*poke)(void *address, const void *bytes, size_t length) =
+		(void *)okp_ksyms.text_poke;
+	void (*sync)(void) = (void *)okp_ksyms.text_poke_sync;
+	unsigned long i;
+
+	if (!count)
+		return;
+	mutex_lock(text_mutex);
+	for (i = 0; i < count; i++)
+		poke((void *)patches[i].address, patches[i].bytes,
+		     patches[i].length);
+	sync();
+	mutex_unlock(text_mutex);
+}
+
+/*
+ * Every optimized hit enters here from its detour, in the context of the
+ * probed code: preemption stays off while the handlers run (per-CPU state),
+ * as in the kernel's optimized_callback().
+ */
+void notrace okp_optimized_entry(void *site, void *regs)
+{
+	preempt_disable_notrace();
+	okp_core_optimized_hit(site, regs);
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(okp_optimized_entry);
+
 void okp_glue_text_restore(unsigned long address, const void *expected,
 			   const void *original, unsigned long length)
 {

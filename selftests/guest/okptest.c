@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -588,11 +589,50 @@ static int test_loader_script(void)
  * okprobe_selftest.ko (x86) runs the in-kernel probe tests at load; each of
  * its TAP lines becomes a test here.
  */
+/* Whether the debugfs okprobe/jumps line of where (in jumps) has needle. */
+static int jump_line_has(const char *jumps, const char *where,
+			 const char *needle)
+{
+	const char *line = strstr(jumps, where), *end;
+
+	if (!line)
+		return 0;
+	end = strchr(line, '\n');
+	line = strstr(line, needle);
+	return line && (!end || line < end);
+}
+
+/*
+ * Waits up to 60 s for where's line in debugfs okprobe/jumps to say
+ * optimized; leaves the file in jumps. 0 or -ETIMEDOUT.
+ */
+static int wait_for_jump(const char *where, char *jumps, size_t size)
+{
+	int waited;
+
+	for (waited = 0; waited < 60000; waited += 50) {
+		if (!read_file(DEBUGFS_DIR "/jumps", jumps, size) &&
+		    jump_line_has(jumps, where, " optimized region="))
+			return 0;
+		usleep(50000);
+	}
+	return -ETIMEDOUT;
+}
+
 static int test_in_kernel_probes(void)
 {
-	static char results[16384];
-	char list[512] = "", *line, *name;
+	static char results[16384], jumps[8192];
+	static const struct {
+		const char *where, *why;
+	} refusals[] = {
+		{ "okp_target_jmp+0x3/", "a branch targets the inside of the jump" },
+		{ "okp_target_extable+0x3/", "the function has an exception-table entry" },
+		{ "okp_target_indirect+0x0/", "the function jumps indirectly" },
+		{ "okp_target_add+0x0/", "another probe lies inside the jump's region" },
+	};
+	char list[2048] = "", *line, *name;
 	int ret, number, lines = 0, failed = 0;
+	size_t i;
 
 	if (!exists(MODULE_DIR "/okprobe_selftest.ko"))
 		return skip("no okprobe_selftest.ko for this architecture");
@@ -601,7 +641,10 @@ static int test_in_kernel_probes(void)
 	if (ret == 0) {
 		ret = read_file("/sys/kernel/debug/okprobe_selftest/results",
 				results, sizeof(results));
-		/* Its resident probe: hit 5 times at load. */
+		/* Its resident probe: hit 5 times at load, then optimized. */
+		if (!ret)
+			ret = wait_for_jump("okp_target_add+0x3/", jumps,
+					    sizeof(jumps));
 		if (!ret)
 			ret = read_file(DEBUGFS_DIR "/list", list,
 					sizeof(list));
@@ -612,6 +655,17 @@ static int test_in_kernel_probes(void)
 	CHECK(strstr(list, "okp_target_add+0x3/0x") &&
 	      strstr(list, "[okprobe_selftest]") && strstr(list, "hits=5 "),
 	      "debugfs list shows '%s'", list);
+	CHECK(strstr(list, "hits=5 missed=0 [OPTIMIZED]"),
+	      "debugfs list shows '%s'", list);
+	for (i = 0; i < ARRAY_SIZE(refusals); i++) {
+		const char *at = strstr(jumps, refusals[i].where);
+
+		CHECK(jump_line_has(jumps, refusals[i].where, " breakpoint") &&
+		      jump_line_has(jumps, refusals[i].where, refusals[i].why),
+		      "jumps: %s is not refused for '%s': %.*s",
+		      refusals[i].where, refusals[i].why,
+		      at ? (int)strcspn(at, "\n") : 0, at ? at : "");
+	}
 	for (line = strtok(results, "\n"); line; line = strtok(NULL, "\n")) {
 		int bad = strncmp(line, "ok ", 3) != 0;
 		char *detail = strstr(line, " # ");
@@ -718,6 +772,79 @@ static int test_syscall_probe_under_load(void)
 	return 0;
 }
 
+/*
+ * Reads until the list line of needle shows [OPTIMIZED] (up to 60 s), the
+ * line left in line; 1 once it does.
+ */
+static int wait_listed_optimized(const char *needle, char *line, size_t size)
+{
+	int waited;
+
+	for (waited = 0; waited < 60000; waited += 50) {
+		read_proc_repeatedly(10);
+		if (list_line(needle, line, size) && strstr(line, "[OPTIMIZED]"))
+			return 1;
+		usleep(50000);
+	}
+	return 0;
+}
+
+/* A child that reads /proc/self/stat until it is killed. */
+static pid_t start_reader(void)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		for (;;)
+			read_proc_repeatedly(1000);
+	}
+	return child;
+}
+
+/*
+ * The sample client's probe on ksys_read+5 is optimized, and the client
+ * unloads while two processes keep reading on both CPUs: its hits run
+ * through the detour until okprobe_unregister() has taken the jump out
+ * and waited.
+ */
+static int test_unload_while_optimized(void)
+{
+	char line[512] = "";
+	pid_t readers[2];
+	int ret, i, status, optimized;
+
+#ifndef __x86_64__
+	return skip("jump optimization is x86-only so far");
+#endif
+	STEP(load_okprobe(default_params));
+	ret = load_module(SAMPLE_KO, "symbol=ksys_read offset=5");
+	if (ret) {
+		unload_okprobe();
+		return fail("sample on ksys_read+5: %s", strerror(-ret));
+	}
+	optimized = wait_listed_optimized("ksys_read+0x5/", line,
+					  sizeof(line));
+	for (i = 0; i < 2; i++)
+		readers[i] = start_reader();
+	usleep(300000);
+	ret = unload_module("okprobe_sample");
+	usleep(300000);
+	for (i = 0; i < 2; i++) {
+		if (readers[i] > 0) {
+			kill(readers[i], SIGKILL);
+			waitpid(readers[i], &status, 0);
+		}
+	}
+	if (ret)
+		unload_module("okprobe_sample");
+	CHECK(!list_line("ksys_read+0x5/", line + 256, 256),
+	      "the probe is still listed after the unload");
+	STEP(unload_okprobe());
+	CHECK(optimized, "the probe never showed [OPTIMIZED]: '%s'", line);
+	CHECK(ret == 0, "unloading the sample: %s", strerror(-ret));
+	return 0;
+}
+
 static int read_text_byte(char *byte, size_t size)
 {
 	return read_file("/sys/kernel/debug/okprobe_selftest/resident_byte",
@@ -757,7 +884,9 @@ static int enabled_switch_steps(void)
 	CHECK(before >= after + 400, "re-enabled probe counted %ld of 400",
 	      before - after);
 
-	CHECK(!read_text_byte(byte, sizeof(byte)) && !strcmp(byte, "cc\n"),
+	/* int3, or the jmp once the optimizer has been there. */
+	CHECK(!read_text_byte(byte, sizeof(byte)) &&
+	      (!strcmp(byte, "cc\n") || !strcmp(byte, "e9\n")),
 	      "resident probe's byte is %s", byte);
 	CHECK(!write_file(DEBUGFS_DIR "/enabled", "0"), "enabled=0 failed");
 	CHECK(!read_text_byte(byte, sizeof(byte)) && !strcmp(byte, "48\n"),
@@ -770,7 +899,8 @@ static int enabled_switch_steps(void)
 	CHECK(list_line("okp_target_add+0x3/", line, sizeof(line)),
 	      "enabled=0 dropped the resident probe from the list");
 	CHECK(!write_file(DEBUGFS_DIR "/enabled", "1"), "enabled=1 failed");
-	CHECK(!read_text_byte(byte, sizeof(byte)) && !strcmp(byte, "cc\n"),
+	CHECK(!read_text_byte(byte, sizeof(byte)) &&
+	      (!strcmp(byte, "cc\n") || !strcmp(byte, "e9\n")),
 	      "with enabled=1 the resident probe's byte is %s", byte);
 	read_from_two_processes(200);
 	before = list_hits("ksys_read+0x5/");
@@ -939,13 +1069,37 @@ static int demo_load(void)
 
 static int demo_show(void)
 {
+	char line[512] = "";
+
 	STEP(show(SYSCTL_OPTIMIZATION));
 	STEP(show(DEBUGFS_DIR "/enabled"));
 	STEP(show(DEBUGFS_DIR "/list"));
 	STEP(show(DEBUGFS_DIR "/blacklist"));
+#ifdef __x86_64__
+	STEP(show(DEBUGFS_DIR "/jumps"));
+	say("# (the optimizer turns the breakpoint into a jump: waiting for [OPTIMIZED] while reading)");
+	CHECK(wait_listed_optimized("ksys_read+0x5/", line, sizeof(line)),
+	      "the probe never showed [OPTIMIZED]: '%s'", line);
+	STEP(show(DEBUGFS_DIR "/list"));
+	STEP(show(DEBUGFS_DIR "/jumps"));
 	say("# (reading /proc/self/stat 1000 times)");
 	read_proc_repeatedly(1000);
 	STEP(show(DEBUGFS_DIR "/list"));
+	say("# $ sysctl debug.kprobes_optimization=0");
+	CHECK(write_file(SYSCTL_OPTIMIZATION, "0") == 0, "writing the sysctl");
+	STEP(show(DEBUGFS_DIR "/jumps"));
+	say("# (reading /proc/self/stat 1000 times)");
+	read_proc_repeatedly(1000);
+	STEP(show(DEBUGFS_DIR "/list"));
+	CHECK(list_line("ksys_read+0x5/", line, sizeof(line)) &&
+	      !strstr(line, "[OPTIMIZED]"), "still optimized: '%s'", line);
+	say("# $ sysctl debug.kprobes_optimization=1");
+	CHECK(write_file(SYSCTL_OPTIMIZATION, "1") == 0, "writing the sysctl");
+#else
+	say("# (reading /proc/self/stat 1000 times)");
+	read_proc_repeatedly(1000);
+	STEP(show(DEBUGFS_DIR "/list"));
+#endif
 	return 0;
 }
 
@@ -1359,13 +1513,14 @@ static const struct test okprobe_suite[] = {
 	TEST(test_loader_script, "tools/okprobe-load loads okprobe"),
 	TEST(test_in_kernel_probes, "in-kernel probe tests (okprobe_selftest.ko)"),
 	TEST(test_syscall_probe_under_load, "a probe on ksys_read counts every read of two concurrent processes"),
+	TEST(test_unload_while_optimized, "the client unloads while its optimized probe is hit on every CPU"),
 	TEST(test_enable_disable_switches, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the int3"),
 	TEST(test_module_gone, "a probe on module text turns [GONE] on unload; freed init text is refused"),
 };
 
 static const struct test demo_suite[] = {
 	TEST(demo_load, "load okprobe.ko and the sample client"),
-	TEST(demo_show, "show the sysctl and the debugfs files"),
+	TEST(demo_show, "show the debugfs files; the probe goes [OPTIMIZED] and back with the sysctl"),
 	TEST(demo_unload, "unload both; nothing is left behind"),
 };
 

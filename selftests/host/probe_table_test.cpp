@@ -17,10 +17,15 @@ namespace {
 constexpr uint64_t text_start = 0x10000, text_size = 0x100;
 constexpr uint8_t original_byte = 0x90, breakpoint = 0xcc;
 
+constexpr uint8_t jump_opcode = 0xe9, jump_operand = 0x11;
+constexpr uint8_t fake_region = 5;
+
 struct FakeKernel {
 	uint8_t text[text_size];
 	int rcu = 0, rcu_tasks = 0, retired = 0, created = 0;
-	std::map<uint64_t, int> arms; // times each address was armed
+	int optimizer_scheduled = 0, detours_created = 0, detours_freed = 0;
+	std::map<uint64_t, int> arms;		      // times each address was armed
+	std::map<uint64_t, const char *> unplannable; // plan_jump refuses these
 } kernel;
 
 uint8_t &text_at(uint64_t address)
@@ -77,12 +82,48 @@ protected:
 	{
 		std::memset(kernel.text, original_byte, sizeof(kernel.text));
 		kernel.rcu = kernel.rcu_tasks = kernel.retired = kernel.created = 0;
+		kernel.optimizer_scheduled = kernel.detours_created = kernel.detours_freed = 0;
 		kernel.arms.clear();
+		kernel.unplannable.clear();
+		okp_core_set_optimization(1);
 	}
 	void TearDown() override
 	{
 		table.clear();
 		EXPECT_EQ(kernel.created, kernel.retired) << "a site leaked";
+		EXPECT_EQ(kernel.detours_created, kernel.detours_freed) << "a detour leaked";
+		okp_core_set_optimization(1);
+	}
+
+	// One run of the optimizer's work, grace period included.
+	void run_optimizer()
+	{
+		const uint64_t generation = table.optimizer_begin();
+		if (!generation)
+			return;
+		okp_glue_synchronize_rcu();
+		okp_glue_synchronize_rcu_tasks();
+		table.optimizer_finish(generation);
+	}
+
+	okp::JumpState jump_state(uint64_t offset)
+	{
+		okp::JumpState state = okp::JumpState::breakpoint;
+		table.for_each_jump([&](const okp::JumpLine &line) {
+			if (line.address == text_start + offset)
+				state = line.state;
+		});
+		return state;
+	}
+
+	std::string why_not(uint64_t offset)
+	{
+		std::string why;
+		table.for_each_jump([&](const okp::JumpLine &line) {
+			if (line.address == text_start + offset)
+				why = line.why ? line.why : "";
+		});
+		return why;
 	}
 
 	// A fresh probe owned by the fixture, so it outlives the test body
@@ -273,6 +314,158 @@ TEST_F(ProbeTableTest, ProbesWithinAModulesMemoryAreFound)
 	EXPECT_EQ(found[0], probes[1]);
 }
 
+// ---- Jump optimization -------------------------------------------------------
+
+TEST_F(ProbeTableTest, AnArmedProbeWaitsThenTheOptimizerPutsTheJumpIn)
+{
+	okprobe &probe = probe_at(0x10);
+	ASSERT_EQ(add(probe), 0);
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::waiting);
+	EXPECT_EQ(text_at(text_start + 0x10), breakpoint) << "the breakpoint first";
+	EXPECT_GT(kernel.optimizer_scheduled, 0);
+	okp::Site *site = table.lookup(text_start + 0x10);
+	ASSERT_NE(site, nullptr);
+	EXPECT_NE(site->detour, nullptr) << "published: hits continue in its copy";
+	reset_counters();
+	run_optimizer();
+	EXPECT_EQ(kernel.rcu_tasks, 1);
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::optimized);
+	EXPECT_EQ(text_at(text_start + 0x10), jump_opcode);
+	EXPECT_EQ(why_not(0x10), "");
+	bool listed_optimized = false;
+	table.for_each_line([&](const okp::ListLine &line) { listed_optimized = line.optimized; });
+	EXPECT_TRUE(listed_optimized);
+}
+
+TEST_F(ProbeTableTest, ASitePublishedDuringTheGracePeriodWaitsForTheNextOne)
+{
+	okprobe &early = probe_at(0x10), &late = probe_at(0x40);
+	ASSERT_EQ(add(early), 0);
+	const uint64_t generation = table.optimizer_begin();
+	ASSERT_NE(generation, 0u);
+	ASSERT_EQ(add(late), 0); // while the grace period runs
+	table.optimizer_finish(generation);
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::optimized);
+	EXPECT_EQ(jump_state(0x40), okp::JumpState::waiting) << "its grace period has not started yet";
+	run_optimizer();
+	EXPECT_EQ(jump_state(0x40), okp::JumpState::optimized);
+}
+
+TEST_F(ProbeTableTest, DisablingAnOptimizedProbeRestoresTheTextAndFreesTheDetourAfterAGracePeriod)
+{
+	okprobe &probe = probe_at(0x10);
+	ASSERT_EQ(add(probe), 0);
+	run_optimizer();
+	ASSERT_EQ(jump_state(0x10), okp::JumpState::optimized);
+	ASSERT_EQ(table.set_probe_enabled(&probe, false), 0);
+	for (uint64_t i = 0; i < fake_region; ++i)
+		EXPECT_EQ(text_at(text_start + 0x10 + i), original_byte);
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::breakpoint);
+	EXPECT_EQ(kernel.detours_freed, 0) << "a task may still be inside it";
+	reset_counters();
+	run_optimizer();
+	EXPECT_EQ(kernel.rcu_tasks, 1);
+	EXPECT_EQ(kernel.detours_freed, 1);
+	ASSERT_EQ(table.set_probe_enabled(&probe, true), 0);
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::waiting);
+	run_optimizer();
+	EXPECT_EQ(text_at(text_start + 0x10), jump_opcode);
+}
+
+TEST_F(ProbeTableTest, APostHandlerTakesTheSiteBackToABreakpointBeforeItIsPublished)
+{
+	okprobe &plain = probe_at(0x20), &with_post = probe_at(0x20);
+	with_post.post_handler = post_handler;
+	ASSERT_EQ(add(plain), 0);
+	run_optimizer();
+	ASSERT_EQ(jump_state(0x20), okp::JumpState::optimized);
+	ASSERT_EQ(add(with_post), 0);
+	EXPECT_EQ(jump_state(0x20), okp::JumpState::breakpoint);
+	EXPECT_EQ(text_at(text_start + 0x20), breakpoint);
+	EXPECT_EQ(text_at(text_start + 0x21), original_byte);
+	EXPECT_EQ(why_not(0x20), "a probe at the address has a post_handler");
+	run_optimizer();
+	EXPECT_EQ(jump_state(0x20), okp::JumpState::breakpoint) << "never optimized while it has a post_handler";
+	okprobe *batch[] = {&with_post};
+	table.unregister_probes(batch, 1);
+	EXPECT_EQ(jump_state(0x20), okp::JumpState::waiting);
+}
+
+TEST_F(ProbeTableTest, AProbeInsideTheJumpsRegionUnoptimizesItFirst)
+{
+	okprobe &outer = probe_at(0x30), &inner = probe_at(0x32);
+	ASSERT_EQ(add(outer), 0);
+	run_optimizer();
+	ASSERT_EQ(jump_state(0x30), okp::JumpState::optimized);
+	ASSERT_EQ(add(inner), 0) << "checked against the original text, not the jump";
+	EXPECT_EQ(text_at(text_start + 0x30), breakpoint);
+	EXPECT_EQ(text_at(text_start + 0x31), original_byte);
+	EXPECT_EQ(text_at(text_start + 0x32), breakpoint) << "the inner probe's own breakpoint";
+	EXPECT_EQ(jump_state(0x30), okp::JumpState::breakpoint);
+	EXPECT_EQ(why_not(0x30), "another probe lies inside the jump's region");
+	okprobe *batch[] = {&inner};
+	table.unregister_probes(batch, 1);
+	EXPECT_EQ(jump_state(0x30), okp::JumpState::waiting) << "free to jump again";
+}
+
+TEST_F(ProbeTableTest, TheSysctlUnoptimizesEverythingAndBack)
+{
+	okprobe &a = probe_at(0x10), &b = probe_at(0x40);
+	ASSERT_EQ(add(a), 0);
+	ASSERT_EQ(add(b), 0);
+	run_optimizer();
+	okp_core_set_optimization(0);
+	table.optimization_changed();
+	EXPECT_EQ(text_at(text_start + 0x10), breakpoint);
+	EXPECT_EQ(text_at(text_start + 0x40), breakpoint);
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::breakpoint);
+	EXPECT_EQ(why_not(0x40), "optimization is off (debug.kprobes_optimization=0)");
+	okprobe &c = probe_at(0x60);
+	ASSERT_EQ(add(c), 0);
+	EXPECT_EQ(jump_state(0x60), okp::JumpState::breakpoint) << "new probes stay breakpoints";
+	okp_core_set_optimization(1);
+	table.optimization_changed();
+	run_optimizer();
+	EXPECT_EQ(text_at(text_start + 0x10), jump_opcode);
+	EXPECT_EQ(text_at(text_start + 0x60), jump_opcode);
+}
+
+TEST_F(ProbeTableTest, AnUnplannableSiteStaysABreakpointAndSaysWhy)
+{
+	kernel.unplannable[text_start + 0x50] = "the function jumps indirectly";
+	okprobe &probe = probe_at(0x50);
+	ASSERT_EQ(add(probe), 0);
+	run_optimizer();
+	EXPECT_EQ(jump_state(0x50), okp::JumpState::breakpoint);
+	EXPECT_EQ(why_not(0x50), "the function jumps indirectly");
+	EXPECT_EQ(text_at(text_start + 0x50), breakpoint);
+}
+
+TEST_F(ProbeTableTest, UnregisteringAnOptimizedProbeWaitsForRcuTasksBeforeFreeingItsDetour)
+{
+	okprobe &probe = probe_at(0x10);
+	ASSERT_EQ(add(probe), 0);
+	run_optimizer();
+	reset_counters();
+	okprobe *batch[] = {&probe};
+	table.unregister_probes(batch, 1);
+	EXPECT_EQ(text_at(text_start + 0x10), original_byte);
+	EXPECT_EQ(kernel.rcu_tasks, 1);
+	EXPECT_EQ(kernel.detours_freed, 1);
+}
+
+TEST_F(ProbeTableTest, GoneTextLeavesItsJump)
+{
+	okprobe &probe = probe_at(0x10);
+	ASSERT_EQ(add(probe), 0);
+	run_optimizer();
+	table.text_gone(text_start, text_start + 0x20);
+	EXPECT_EQ(text_at(text_start + 0x10), original_byte);
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::breakpoint);
+	run_optimizer();
+	EXPECT_EQ(kernel.detours_freed, 1);
+}
+
 } // namespace
 
 // ---- The fake arch and glue ---------------------------------------------------
@@ -313,7 +506,61 @@ InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offs
 
 void release_resources() {}
 
+const char *plan_jump(Site &site, const KernelFacts &)
+{
+	const auto refused = kernel.unplannable.find(site.address);
+	if (refused != kernel.unplannable.end())
+		return refused->second;
+	site.jump_region_length = fake_region;
+	return nullptr;
+}
+
+Detour *create_detour(Site &site, const char **)
+{
+	++kernel.detours_created;
+	Detour *detour = new Detour;
+	detour->code = 0x900000 + site.address;
+	detour->copy = detour->code + 0x40;
+	detour->size = 0x50;
+	return detour;
+}
+
+void free_detour(Detour *detour)
+{
+	++kernel.detours_freed;
+	delete detour;
+}
+
+void optimize(Site *const *sites, size_t count)
+{
+	for (size_t i = 0; i < count; ++i) {
+		Site &site = *sites[i];
+		EXPECT_EQ(text_at(site.address), breakpoint) << "breakpoint first";
+		for (uint64_t b = 1; b < fake_region; ++b)
+			text_at(site.address + b) = jump_operand;
+		text_at(site.address) = jump_opcode;
+		site.patched_bytes = fake_region;
+	}
+}
+
+void unoptimize(Site *const *sites, size_t count)
+{
+	for (size_t i = 0; i < count; ++i) {
+		Site &site = *sites[i];
+		EXPECT_EQ(text_at(site.address), jump_opcode);
+		text_at(site.address) = breakpoint;
+		for (uint64_t b = 1; b < fake_region; ++b)
+			text_at(site.address + b) = site.original[b];
+		site.patched_bytes = 1;
+	}
+}
+
 } // namespace okp::arch
+
+extern "C" void okp_glue_schedule_optimizer(void)
+{
+	++kernel.optimizer_scheduled;
+}
 
 extern "C" void okp_glue_synchronize_rcu(void)
 {

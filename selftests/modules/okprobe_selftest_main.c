@@ -13,6 +13,8 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/jump_label.h>
 #include <linux/kernel.h>
 #include <linux/kthread.h>
@@ -64,6 +66,12 @@ static void okp_record_post(struct okprobe *probe, struct pt_regs *regs,
 
 	atomic_inc(&r->post_hits);
 	r->seen_ax_after = regs->ax;
+}
+
+/* Counts nothing: for probes that only need to be there. */
+static int okp_record_pre_count(struct okprobe *probe, struct pt_regs *regs)
+{
+	return 0;
 }
 
 /* The byte at address: 0xcc while a breakpoint is armed there. */
@@ -816,8 +824,341 @@ out:
 	kfree(hammers);
 }
 
+/* ---- Jump optimization ------------------------------------------------------ */
+
+/* The optimizer waits 5 jiffies and an rcu-tasks grace period (slow on TCG). */
+#define OKP_OPTIMIZE_TIMEOUT_MS 60000
+#define OKP_SYSCTL "/proc/sys/debug/kprobes_optimization"
+
+static bool okp_optimized(struct okprobe *p)
+{
+	return READ_ONCE(p->flags) & OKPROBE_FLAG_OPTIMIZED;
+}
+
+/* Waits until the probe is (or is not) optimized; false on timeout. */
+static bool okp_wait_optimized(struct okprobe *p, bool optimized)
+{
+	unsigned long deadline = jiffies +
+				 msecs_to_jiffies(OKP_OPTIMIZE_TIMEOUT_MS);
+
+	while (okp_optimized(p) != optimized) {
+		if (time_after(jiffies, deadline))
+			return false;
+		msleep(20);
+	}
+	return true;
+}
+
+/* Writes the sysctl as an operator would. */
+static int okp_write_sysctl(const char *value)
+{
+	struct file *file = filp_open(OKP_SYSCTL, O_WRONLY, 0);
+	loff_t position = 0;
+	ssize_t written;
+
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	written = kernel_write(file, value, strlen(value), &position);
+	filp_close(file, NULL);
+	return written < 0 ? written : 0;
+}
+
+struct okp_jump_case {
+	const char *name;
+	okp_target_fn target;
+	unsigned long offset;
+	long a, b;
+	bool fixed_a;		/* a is a pointer: every call passes it as is */
+	bool args_moved;	/* di/si no longer hold a/b at the probe */
+	/* Must stay a breakpoint (okptest checks why in debugfs jumps). */
+	bool refused;
+};
+
+static long okp_extable_word = 77;
+
+static const struct okp_jump_case okp_jump_cases[] = {
+	{ "add; ret", okp_target_add, 3, 1, 2 },
+	{ "rip-relative load", okp_target_rip, 0, 1, 0 },
+	{ "jcc taken and not taken, relocated", okp_target_jcc, 4, -50, 0 },
+	{ "call rel32, relocated", okp_target_call, 0, 0, 5 },
+	{ "mov; jmp __x86_return_thunk", okp_target_ret, 0, 0, 7 },
+	{ "push, pop, sub", okp_target_push_pop, 0, 10, 3 },
+	{ "popf", okp_target_popf, 1, 3, 4 },
+	{ "lea, imul", okp_target_lea_imm, 0, 1, 2 },
+	{ "rip-relative store", okp_target_rip_store, 0, 1, 2 },
+	{ "rip-relative with immediate", okp_target_rip_store, 7, 1, 2 },
+	{ "jmp rel32, relocated", okp_target_jmp, 11, 5, 6 },
+	{ "movsq", okp_target_string, 10, 3, 0, false, true },
+	{ "immediate and displacement", okp_target_imm_disp, 5, 1, 2 },
+	{ "a branch into the jump: stays a breakpoint", okp_target_jmp, 3, 5,
+	  6, false, false, true },
+	{ "an exception-table entry in the function: stays a breakpoint",
+	  (okp_target_fn)(void *)okp_target_extable, 3,
+	  (long)&okp_extable_word, 0, true, true, true },
+	{ "an indirect jump in the function: stays a breakpoint",
+	  okp_target_indirect, 0, 1, 2, false, false, true },
+};
+
+#define OKP_JUMP_CALLS 100
+
+/*
+ * The probe reaches [OPTIMIZED] (or, refused, is still a breakpoint once a
+ * probe registered after it is optimized), then counts every call with
+ * unchanged results; unregistering restores the text.
+ */
+static void okp_run_jump_case(const struct okp_jump_case *c)
+{
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	struct okp_probe_record *control = kzalloc(sizeof(*r), GFP_KERNEL);
+	long *expected = kcalloc(OKP_JUMP_CALLS, sizeof(long), GFP_KERNEL);
+	void *address = (void *)c->target + c->offset;
+	u8 original[5], now[5];
+	char why[160] = "";
+	bool ok = false;
+	int ret, i;
+
+	EXPECT(r && control && expected, "out of memory");
+	EXPECT(!copy_from_kernel_nofault(original, address, 5), "unreadable");
+	for (i = 0; i < OKP_JUMP_CALLS; i++)
+		expected[i] = c->target(c->a + (c->fixed_a ? 0 : i), c->b);
+	r->probe.addr = address;
+	r->probe.pre_handler = okp_record_pre;
+	ret = okprobe_register(&r->probe);
+	EXPECT(ret == 0, "register failed: %d", ret);
+	if (c->refused) {
+		/* The optimizer has run over it once this one is optimized. */
+		control->probe.addr = (void *)okp_target_rip;
+		control->probe.pre_handler = okp_record_pre;
+		EXPECT(!okprobe_register(&control->probe), "control failed");
+		EXPECT(okp_wait_optimized(&control->probe, true),
+		       "the control probe never optimized");
+		EXPECT(!okp_optimized(&r->probe), "optimized");
+		EXPECT(okp_text_byte(address) == 0xcc, "no breakpoint");
+	} else {
+		EXPECT(okp_wait_optimized(&r->probe, true), "never optimized");
+		EXPECT(okp_text_byte(address) == 0xe9, "text %02x, not a jmp",
+		       okp_text_byte(address));
+	}
+	for (i = 0; i < OKP_JUMP_CALLS; i++) {
+		long result = c->target(c->a + (c->fixed_a ? 0 : i), c->b);
+
+		EXPECT(result == expected[i], "call %d returned %ld, not %ld",
+		       i, result, expected[i]);
+	}
+	EXPECT(atomic_read(&r->pre_hits) == OKP_JUMP_CALLS,
+	       "pre_handler ran %d times", atomic_read(&r->pre_hits));
+	EXPECT(r->seen_ip == (unsigned long)address + 1,
+	       "handler saw ip %lx, not the address + 1", r->seen_ip);
+	EXPECT(c->args_moved || (r->seen_di == c->a + OKP_JUMP_CALLS - 1 &&
+				 r->seen_si == c->b),
+	       "handler saw di=%ld si=%ld", r->seen_di, r->seen_si);
+	EXPECT(c->refused != okp_optimized(&r->probe),
+	       "optimized changed during the calls");
+	okprobe_unregister(&r->probe);
+	EXPECT(!okp_optimized(&r->probe), "still flagged optimized");
+	EXPECT(!copy_from_kernel_nofault(now, address, 5) &&
+	       !memcmp(now, original, 5), "the text is not restored");
+	ok = true;
+out:
+	okp_report(ok, c->name, why);
+	okp_record_free(r);
+	okp_record_free(control);
+	kfree(expected);
+}
+
+/*
+ * A probe inside another's jump region: registering it takes the outer
+ * jump out first, the outer stays a breakpoint while the inner lives, and
+ * jumps again once it is gone.
+ */
+static void okp_test_neighbour_in_region(void)
+{
+	struct okp_probe_record *outer = kzalloc(sizeof(*outer), GFP_KERNEL);
+	struct okp_probe_record *inner = kzalloc(sizeof(*inner), GFP_KERNEL);
+	char why[160] = "";
+	bool ok = false;
+	int i;
+
+	EXPECT(outer && inner, "out of memory");
+	outer->probe.addr = (void *)okp_target_add;
+	outer->probe.pre_handler = okp_record_pre;
+	inner->probe.addr = (void *)okp_target_add + 3;
+	inner->probe.pre_handler = okp_record_pre;
+	EXPECT(!okprobe_register(&outer->probe), "register outer failed");
+	EXPECT(okp_wait_optimized(&outer->probe, true), "outer never optimized");
+	EXPECT(!okprobe_register(&inner->probe), "register inner failed");
+	EXPECT(!okp_optimized(&outer->probe) &&
+	       okp_text_byte(okp_target_add) == 0xcc,
+	       "outer still a jump over the inner probe");
+	EXPECT(okp_wait_optimized(&inner->probe, true), "inner never optimized");
+	for (i = 0; i < 100; i++)
+		EXPECT(okp_target_add(i, 1) == i + 1, "wrong result");
+	EXPECT(atomic_read(&outer->pre_hits) == 100 &&
+	       atomic_read(&inner->pre_hits) == 100, "hits %d and %d",
+	       atomic_read(&outer->pre_hits), atomic_read(&inner->pre_hits));
+	okprobe_unregister(&inner->probe);
+	EXPECT(okp_wait_optimized(&outer->probe, true),
+	       "outer not optimized again");
+	for (i = 0; i < 100; i++)
+		EXPECT(okp_target_add(i, 1) == i + 1, "wrong result");
+	EXPECT(atomic_read(&outer->pre_hits) == 200, "outer hits %d",
+	       atomic_read(&outer->pre_hits));
+	ok = true;
+out:
+	okp_report(ok, "a probe inside a jump's region unoptimizes it until it goes",
+		   why);
+	okp_record_free(inner);
+	okp_record_free(outer);
+}
+
+/*
+ * Once optimized, a pre_handler's change of regs->ip is ignored (the
+ * instruction runs) while its other register changes are kept: the probe at
+ * okp_target_add+3 sets ax = 42 and asks to skip to the ret, so a
+ * breakpoint hit returns 42 and an optimized one 42 + b.
+ */
+static void okp_test_optimized_redirect_ignored(void)
+{
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	char why[160] = "";
+	bool ok = false;
+	long result;
+
+	EXPECT(r, "out of memory");
+	r->probe.addr = (void *)okp_target_add + 3;
+	r->probe.pre_handler = okp_record_pre;
+	r->redirect_to_return = 1;
+	r->redirect_ip = (unsigned long)okp_target_add + 6;
+	EXPECT(!okprobe_register(&r->probe), "register failed");
+	EXPECT(okp_wait_optimized(&r->probe, true), "never optimized");
+	result = okp_target_add(1, 2);
+	EXPECT(result == 42 + 2, "returned %ld, not 44", result);
+	EXPECT(!okp_write_sysctl("0"), "sysctl write failed");
+	result = okp_target_add(1, 2);
+	EXPECT(result == 42, "as a breakpoint returned %ld, not 42", result);
+	ok = true;
+out:
+	okp_write_sysctl("1");
+	okp_report(ok, "optimized: a redirect of regs->ip is ignored, other registers kept",
+		   why);
+	okp_record_free(r);
+}
+
+#define OKP_JUMP_CYCLES 6
+
+/*
+ * Every CPU calls okp_target_add while its probe goes optimize ->
+ * unoptimize -> optimize, by the sysctl and by enabling a post_handler
+ * probe at the same address. The steady probe must count every call.
+ */
+static void okp_test_optimization_cycles(void)
+{
+	struct okp_probe_record *steady = kzalloc(sizeof(*steady), GFP_KERNEL);
+	struct okp_probe_record *post = kzalloc(sizeof(*post), GFP_KERNEL);
+	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
+					     GFP_KERNEL);
+	unsigned int cpus = num_online_cpus(), started = 0, cpu;
+	long total = 0, wrong = 0;
+	int cycles = 0, error = 0;
+	char why[160] = "";
+	bool ok = false;
+
+	EXPECT(steady && post && hammers, "out of memory");
+	steady->probe.addr = (void *)okp_target_add + 3;
+	steady->probe.pre_handler = okp_record_pre;
+	post->probe.addr = (void *)okp_target_add + 3;
+	post->probe.pre_handler = okp_record_pre;
+	post->probe.post_handler = okp_record_post;
+	post->probe.flags = OKPROBE_FLAG_DISABLED;
+	EXPECT(!okprobe_register(&steady->probe), "register failed");
+	EXPECT(!okprobe_register(&post->probe), "register post failed");
+	WRITE_ONCE(okp_hammer_stop, false);
+	for_each_online_cpu(cpu) {
+		struct task_struct *task;
+
+		init_completion(&hammers[cpu].done);
+		task = kthread_create(okp_hammer_thread, &hammers[cpu],
+				      "okp_hammer/%u", cpu);
+		if (IS_ERR(task))
+			break;
+		kthread_bind(task, cpu);
+		hammers[cpu].started = true;
+		wake_up_process(task);
+		started++;
+	}
+	while (!error && started == cpus &&
+	       (cycles < OKP_JUMP_CYCLES ||
+		okp_hammer_calls(hammers) < OKP_HAMMER_HITS)) {
+		if (!okp_wait_optimized(&steady->probe, true)) {
+			error = -ETIMEDOUT;
+			break;
+		}
+		msleep(20);
+		if (cycles % 2 == 0) {
+			error = okp_write_sysctl("0");
+			if (!error && okp_optimized(&steady->probe))
+				error = -EBUSY;
+			msleep(20);
+			if (!error)
+				error = okp_write_sysctl("1");
+		} else {
+			error = okprobe_enable(&post->probe);
+			if (!error && okp_optimized(&steady->probe))
+				error = -EBUSY;
+			msleep(20);
+			if (!error)
+				error = okprobe_disable(&post->probe);
+		}
+		cycles++;
+	}
+	WRITE_ONCE(okp_hammer_stop, true);
+	for_each_online_cpu(cpu) {
+		if (hammers[cpu].started) {
+			wait_for_completion(&hammers[cpu].done);
+			wrong += hammers[cpu].wrong;
+			total += hammers[cpu].calls;
+		}
+	}
+	okprobe_unregister(&post->probe);
+	okprobe_unregister(&steady->probe);
+	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
+	EXPECT(!error, "cycle %d failed: %d", cycles, error);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	EXPECT(total >= OKP_HAMMER_HITS, "only %ld calls", total);
+	EXPECT(atomic_read(&steady->pre_hits) == total,
+	       "steady probe counted %d of %ld calls",
+	       atomic_read(&steady->pre_hits), total);
+	EXPECT(steady->probe.nmissed == 0, "steady probe missed %lu",
+	       steady->probe.nmissed);
+	EXPECT(atomic_read(&post->post_hits) == atomic_read(&post->pre_hits),
+	       "post probe counts pre %d post %d",
+	       atomic_read(&post->pre_hits), atomic_read(&post->post_hits));
+	pr_info("optimization cycles: %ld calls on %u CPUs, %d cycles, post probe hit %d times\n",
+		total, cpus, cycles, atomic_read(&post->pre_hits));
+	ok = true;
+out:
+	okp_write_sysctl("1");
+	okp_report(ok, "10^6 hits on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)",
+		   why);
+	okp_record_free(steady);
+	okp_record_free(post);
+	kfree(hammers);
+}
+
 /* Stays registered while the module is loaded, for debugfs okprobe/list. */
 static struct okp_probe_record okp_resident;
+
+/*
+ * Also resident, for okptest to read why each stays a breakpoint in debugfs
+ * okprobe/jumps: a branch into the jump, an exception-table entry, an
+ * indirect jump, and another probe (the resident one) inside the region.
+ */
+static struct okprobe okp_resident_refused[] = {
+	{ .symbol_name = "okp_target_jmp", .offset = 3 },
+	{ .symbol_name = "okp_target_extable", .offset = 3 },
+	{ .symbol_name = "okp_target_indirect", .offset = 0 },
+	{ .symbol_name = "okp_target_add", .offset = 0 },
+};
 
 static struct dentry *okp_selftest_dir;
 
@@ -858,12 +1199,21 @@ static int __init okp_selftest_init(void)
 	okp_test_post_handler_regs();
 	okp_test_many();
 	okp_test_concurrency();
+	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
+		okp_run_jump_case(&okp_jump_cases[i]);
+	okp_test_neighbour_in_region();
+	okp_test_optimized_redirect_ignored();
+	okp_test_optimization_cycles();
 
 	okp_resident.probe.addr = (void *)okp_target_add + 3;
 	okp_resident.probe.pre_handler = okp_record_pre;
 	if (!okprobe_register(&okp_resident.probe))
 		for (i = 0; i < 5; i++)
 			okp_target_add(i, i);
+	for (i = 0; i < ARRAY_SIZE(okp_resident_refused); i++) {
+		okp_resident_refused[i].pre_handler = okp_record_pre_count;
+		okprobe_register(&okp_resident_refused[i]);
+	}
 	okp_selftest_dir = debugfs_create_dir("okprobe_selftest", NULL);
 	debugfs_create_file("results", 0400, okp_selftest_dir, NULL,
 			    &okp_results_fops);
@@ -874,6 +1224,10 @@ static int __init okp_selftest_init(void)
 
 static void __exit okp_selftest_exit(void)
 {
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(okp_resident_refused); i++)
+		okprobe_unregister(&okp_resident_refused[i]);
 	if (okp_resident.probe.okp_site)
 		okprobe_unregister(&okp_resident.probe);
 	debugfs_remove_recursive(okp_selftest_dir);

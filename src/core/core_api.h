@@ -119,10 +119,42 @@ struct okp_list_line {
 	unsigned long hits;
 	unsigned long missed;
 	unsigned int flags;		/* OKPROBE_FLAG_* */
+	int optimized;			/* a jump replaces the breakpoint */
 };
 void okp_core_list(void (*emit)(const struct okp_list_line *line,
 				void *context),
 		   void *context);
+
+/* One line of debugfs okprobe/jumps: a probed address and its jump. */
+struct okp_jump_line {
+	unsigned long address;
+	const char *description;
+	const char *state;		/* "optimized", "waiting", "breakpoint" */
+	const char *why;		/* why not optimized, or NULL */
+	unsigned int region_length;	/* bytes the jump replaces (0: none) */
+	unsigned int detour_size;	/* bytes of detour code (0: none) */
+};
+void okp_core_jumps(void (*emit)(const struct okp_jump_line *line,
+				 void *context),
+		    void *context);
+
+/* debug.kprobes_optimization changed: unoptimize or queue every probe. */
+void okp_core_optimization_changed(void);
+/*
+ * The optimizer's delayed work: begin returns 0 when there is nothing to
+ * do, else a generation; the glue drops the probe mutex, waits for
+ * synchronize_rcu() and synchronize_rcu_tasks(), takes it again and calls
+ * finish.
+ */
+unsigned long okp_core_optimizer_begin(void);
+void okp_core_optimizer_finish(unsigned long generation);
+
+/*
+ * An optimized probe's detour calls this (through the arch glue, with
+ * preemption disabled): site is the probe's site, regs the detour's saved
+ * struct pt_regs.
+ */
+void okp_core_optimized_hit(void *site, void *regs);
 
 /*
  * The breakpoint handler (arch): regs is the trap's struct pt_regs. Returns
@@ -184,6 +216,20 @@ void okp_glue_describe(unsigned long address, char *buffer,
 		       unsigned long size);
 void okp_glue_synchronize_rcu_tasks(void);
 struct okp_cpu_state *okp_glue_cpu_state(void);
+/* Runs the optimizer's work soon (after a batching delay), unless queued. */
+void okp_glue_schedule_optimizer(void);
+
+/* One text patch of a batch. */
+struct okp_text_patch {
+	unsigned long address;
+	const void *bytes;
+	unsigned long length;
+};
+/* Writes every patch (text_poke), then syncs every CPU once. */
+void okp_glue_text_write_batch(const struct okp_text_patch *patches,
+			       unsigned long count);
+/* The detour's C entry (arch glue): preemption off around the core's. */
+void okp_optimized_entry(void *site, void *regs);
 
 #ifdef __cplusplus
 }

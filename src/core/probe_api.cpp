@@ -93,9 +93,37 @@ extern "C" unsigned long okp_core_probes_within(unsigned long start, unsigned lo
 extern "C" void okp_core_list(void (*emit)(const struct okp_list_line *line, void *context), void *context)
 {
 	registered_probes.for_each_line([&](const ListLine &line) {
-		const okp_list_line out = {line.address, line.description, line.hits, line.missed, line.flags};
+		const okp_list_line out = {line.address, line.description, line.hits,
+					   line.missed,	 line.flags,	   line.optimized};
 		emit(&out, context);
 	});
+}
+
+extern "C" void okp_core_jumps(void (*emit)(const struct okp_jump_line *line, void *context), void *context)
+{
+	registered_probes.for_each_jump([&](const JumpLine &line) {
+		const char *state = line.state == JumpState::optimized ? "optimized"
+				    : line.state == JumpState::waiting ? "waiting"
+								       : "breakpoint";
+		const okp_jump_line out = {line.address, line.description,   state,
+					   line.why,	 line.region_length, line.detour_size};
+		emit(&out, context);
+	});
+}
+
+extern "C" void okp_core_optimization_changed(void)
+{
+	registered_probes.optimization_changed();
+}
+
+extern "C" unsigned long okp_core_optimizer_begin(void)
+{
+	return registered_probes.optimizer_begin();
+}
+
+extern "C" void okp_core_optimizer_finish(unsigned long generation)
+{
+	registered_probes.optimizer_finish(generation);
 }
 
 extern "C" void okp_core_probes_exit(void)

@@ -31,12 +31,52 @@ bool within(uint64_t address, uint64_t start, uint64_t end)
 	return address >= start && address < end;
 }
 
-// What registration sees: the kernel's facts, but text read through the
-// table so that okprobe's own breakpoints read as the original bytes.
+// What registration and the jump planner see: the kernel's facts, but text
+// read through the table so that okprobe's own patches read as the original
+// bytes.
 struct OverlaidFacts {
 	const ProbeTable *table;
 	const KernelFacts *kernel;
+
+	KernelFacts facts() const
+	{
+		KernelFacts overlaid = *kernel;
+		overlaid.context = const_cast<OverlaidFacts *>(this);
+		overlaid.lookup_symbol = [](const char *name, void *context) {
+			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
+			return k.lookup_symbol(name, k.context);
+		};
+		overlaid.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *context) {
+			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
+			return k.function_of(address, start, size, k.context);
+		};
+		overlaid.text_kind = [](uint64_t address, void *context) {
+			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
+			return k.text_kind(address, k.context);
+		};
+		overlaid.blacklisted = [](uint64_t address, void *context) {
+			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
+			return k.blacklisted(address, k.context);
+		};
+		overlaid.reserved = [](uint64_t address, size_t length, void *context) {
+			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
+			return k.reserved(address, length, k.context);
+		};
+		overlaid.has_exception_entry = [](uint64_t address, void *context) {
+			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
+			return k.has_exception_entry(address, k.context);
+		};
+		overlaid.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *context) {
+			const OverlaidFacts &self = *static_cast<OverlaidFacts *>(context);
+			return self.table->read_original_text(*self.kernel, address, buffer, size);
+		};
+		return overlaid;
+	}
 };
+
+// A jump region is at most this long (x86: 4 + 15 bytes; riscv: 10).
+constexpr uint64_t max_jump_region = 32;
+constexpr size_t optimizer_batch = 64;
 
 } // namespace
 
@@ -55,16 +95,183 @@ bool ProbeTable::should_be_armed(const Site &site) const
 	return false;
 }
 
-void ProbeTable::update_arming(Site &site)
+const char *ProbeTable::jump_refusal(const Site &site) const
 {
-	const bool wanted = should_be_armed(site);
-	if (wanted == site.armed)
+	if (!okp_core_optimization_enabled())
+		return "optimization is off (debug.kprobes_optimization=0)";
+	if (site.jump_refusal)
+		return site.jump_refusal;
+	for (const okprobe *probe : site.probes)
+		if (probe && !(probe->flags & OKPROBE_FLAG_DISABLED) && probe->post_handler)
+			return "a probe at the address has a post_handler";
+	// Another site's breakpoint would land inside the jump (even one
+	// disarmed now: enabling it must not write into the jump).
+	for (const Site *other = first_; other; other = other->next)
+		if (!other->gone && other->address > site.address &&
+		    other->address < site.address + site.jump_region_length)
+			return "another probe lies inside the jump's region";
+	return nullptr;
+}
+
+void ProbeTable::show_optimized(Site &site)
+{
+	const bool optimized = site.jump == JumpState::optimized;
+	for (okprobe *probe : site.probes)
+		if (probe && !!(load_flags(probe) & OKPROBE_FLAG_OPTIMIZED) != optimized)
+			set_flag(probe, OKPROBE_FLAG_OPTIMIZED, optimized);
+}
+
+void ProbeTable::enter_waiting(Site &site)
+{
+	const char *why = "";
+	Detour *detour = arch::create_detour(site, &why);
+	if (!detour) {
+		site.unoptimized_why = why;
 		return;
-	if (wanted)
+	}
+	site.jump = JumpState::waiting;
+	site.waiting_since = generation_;
+	site.unoptimized_why = "waiting for the optimizer";
+	// From here on a breakpoint hit continues in the detour's copy.
+	__atomic_store_n(&site.detour, detour, __ATOMIC_RELEASE);
+	okp_glue_schedule_optimizer();
+}
+
+void ProbeTable::leave_jump(Site &site)
+{
+	if (site.jump == JumpState::optimized) {
+		Site *one[] = {&site};
+		arch::unoptimize(one, 1);
+		site.jump = JumpState::waiting;
+	}
+	if (site.jump != JumpState::waiting)
+		return;
+	// The breakpoint is back in the text: hits take the breakpoint path
+	// again. CPUs and tasks already in the detour leave it before the
+	// grace periods that free it end.
+	show_optimized(site);
+	Detour *detour = site.detour;
+	__atomic_store_n(&site.detour, static_cast<Detour *>(nullptr), __ATOMIC_RELEASE);
+	detour->retired_in = generation_;
+	detour->next_retired = retired_detours_;
+	retired_detours_ = detour;
+	site.jump = JumpState::breakpoint;
+	okp_glue_schedule_optimizer();
+}
+
+void ProbeTable::update_site(Site &site)
+{
+	if (!should_be_armed(site)) {
+		leave_jump(site);
+		if (site.armed) {
+			arch::disarm(site);
+			site.armed = false;
+		}
+		site.unoptimized_why = site.gone ? "its text is gone" : "disabled";
+		return;
+	}
+	if (!site.armed) {
 		arch::arm(site);
-	else
-		arch::disarm(site);
-	site.armed = wanted;
+		site.armed = true;
+	}
+	if (const char *why = jump_refusal(site)) {
+		leave_jump(site);
+		site.unoptimized_why = why;
+	} else if (site.jump == JumpState::breakpoint) {
+		enter_waiting(site);
+	}
+}
+
+void ProbeTable::update_all_sites()
+{
+	// The jumps that must go are taken out in one pass, then each site
+	// settles on its own.
+	Site *batch[optimizer_batch];
+	size_t count = 0;
+	for (Site *site = first_;; site = site->next) {
+		if (site && site->jump == JumpState::optimized && (!should_be_armed(*site) || jump_refusal(*site)))
+			batch[count++] = site;
+		if (count == optimizer_batch || (!site && count)) {
+			arch::unoptimize(batch, count);
+			for (size_t i = 0; i < count; ++i)
+				batch[i]->jump = JumpState::waiting;
+			count = 0;
+		}
+		if (!site)
+			break;
+	}
+	for (Site *site = first_; site; site = site->next)
+		update_site(*site);
+}
+
+void ProbeTable::update_sites_before(uint64_t address)
+{
+	for (Site *site = first_; site; site = site->next)
+		if (!site->gone && site->address < address && site->address + max_jump_region > address)
+			update_site(*site);
+}
+
+void ProbeTable::free_retired_detours(uint64_t up_to_generation)
+{
+	for (Detour **link = &retired_detours_; *link;) {
+		Detour *detour = *link;
+		if (detour->retired_in <= up_to_generation) {
+			*link = detour->next_retired;
+			arch::free_detour(detour);
+		} else {
+			link = &detour->next_retired;
+		}
+	}
+}
+
+uint64_t ProbeTable::optimizer_begin()
+{
+	bool work = retired_detours_ != nullptr;
+	for (const Site *site = first_; site && !work; site = site->next)
+		work = site->jump == JumpState::waiting;
+	return work ? generation_++ : 0;
+}
+
+void ProbeTable::optimizer_finish(uint64_t generation)
+{
+	Site *batch[optimizer_batch];
+	size_t count = 0;
+	bool more = false;
+	for (Site *site = first_;; site = site->next) {
+		if (site && site->jump == JumpState::waiting) {
+			if (site->waiting_since <= generation)
+				batch[count++] = site;
+			else
+				more = true; // published after the grace period began
+		}
+		if (count == optimizer_batch || (!site && count)) {
+			uint8_t before[optimizer_batch];
+			for (size_t i = 0; i < count; ++i)
+				before[i] = batch[i]->patched_bytes;
+			arch::optimize(batch, count);
+			for (size_t i = 0; i < count; ++i) {
+				if (batch[i]->patched_bytes > before[i]) {
+					batch[i]->jump = JumpState::optimized;
+					batch[i]->unoptimized_why = nullptr;
+					show_optimized(*batch[i]);
+				} else {
+					leave_jump(*batch[i]);
+					batch[i]->unoptimized_why = "the text changed under okprobe";
+				}
+			}
+			count = 0;
+		}
+		if (!site)
+			break;
+	}
+	free_retired_detours(generation);
+	if (more || retired_detours_)
+		okp_glue_schedule_optimizer();
+}
+
+void ProbeTable::optimization_changed()
+{
+	update_all_sites();
 }
 
 void ProbeTable::retire_storage(AddressTable<Site>::Storage *old, void *)
@@ -100,6 +307,9 @@ Site *ProbeTable::create_site(uint64_t address, const KernelFacts &facts, const 
 	for (size_t i = 0; i < max_original_bytes; ++i)
 		site->original[i] = original[i];
 	okp_glue_describe(address, site->description, sizeof(site->description));
+	const OverlaidFacts overlay = {this, &facts};
+	site->jump_refusal = arch::plan_jump(*site, overlay.facts());
+	site->unoptimized_why = site->jump_refusal;
 	if (!sites_.insert(address, site, retire_storage, nullptr)) {
 		arch::retire_site(site);
 		*why = "out of memory";
@@ -149,38 +359,9 @@ int ProbeTable::register_probe(okprobe *probe, const KernelFacts &facts, Instruc
 	request.has_post_handler = probe->post_handler != nullptr;
 
 	// Every registration is checked, also one joining an existing site,
-	// against the original text rather than okprobe's breakpoints.
+	// against the original text rather than okprobe's patches.
 	const OverlaidFacts overlay = {this, &facts};
-	KernelFacts checked_facts = facts;
-	checked_facts.context = const_cast<OverlaidFacts *>(&overlay);
-	checked_facts.lookup_symbol = [](const char *name, void *context) {
-		const KernelFacts &kernel = *static_cast<OverlaidFacts *>(context)->kernel;
-		return kernel.lookup_symbol(name, kernel.context);
-	};
-	checked_facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *context) {
-		const KernelFacts &kernel = *static_cast<OverlaidFacts *>(context)->kernel;
-		return kernel.function_of(address, start, size, kernel.context);
-	};
-	checked_facts.text_kind = [](uint64_t address, void *context) {
-		const KernelFacts &kernel = *static_cast<OverlaidFacts *>(context)->kernel;
-		return kernel.text_kind(address, kernel.context);
-	};
-	checked_facts.blacklisted = [](uint64_t address, void *context) {
-		const KernelFacts &kernel = *static_cast<OverlaidFacts *>(context)->kernel;
-		return kernel.blacklisted(address, kernel.context);
-	};
-	checked_facts.reserved = [](uint64_t address, size_t length, void *context) {
-		const KernelFacts &kernel = *static_cast<OverlaidFacts *>(context)->kernel;
-		return kernel.reserved(address, length, kernel.context);
-	};
-	checked_facts.has_exception_entry = [](uint64_t address, void *context) {
-		const KernelFacts &kernel = *static_cast<OverlaidFacts *>(context)->kernel;
-		return kernel.has_exception_entry(address, kernel.context);
-	};
-	checked_facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *context) {
-		const OverlaidFacts &self = *static_cast<OverlaidFacts *>(context);
-		return self.table->read_original_text(*self.kernel, address, buffer, size);
-	};
+	const KernelFacts checked_facts = overlay.facts();
 	const Registration checked = check_registration(request, checked_facts, rules);
 	if (checked.error) {
 		*why = checked.why;
@@ -190,9 +371,16 @@ int ProbeTable::register_probe(okprobe *probe, const KernelFacts &facts, Instruc
 	Site *site = sites_.lookup(checked.address);
 	const bool new_site = !site;
 	if (new_site) {
+		// A jump covering the address goes before its breakpoint comes.
+		for (Site *other = first_; other; other = other->next)
+			if (!other->gone && other->jump != JumpState::breakpoint && other->address < checked.address &&
+			    other->address + other->jump_region_length > checked.address)
+				leave_jump(*other);
 		site = create_site(checked.address, facts, why);
-		if (!site)
+		if (!site) {
+			update_sites_before(checked.address);
 			return -error::enomem;
+		}
 	}
 	int index = -1;
 	for (int i = 0; i < max_probes_per_site && index < 0; ++i)
@@ -202,6 +390,9 @@ int ProbeTable::register_probe(okprobe *probe, const KernelFacts &facts, Instruc
 		*why = "too many probes at this address";
 		return -error::ebusy;
 	}
+	// An optimized hit runs no post_handler: the jump goes first.
+	if (probe->post_handler && !(probe->flags & OKPROBE_FLAG_DISABLED))
+		leave_jump(*site);
 	// Everything the handler reads is filled before the probe is
 	// published to it.
 	probe->addr = reinterpret_cast<void *>(checked.address);
@@ -209,7 +400,10 @@ int ProbeTable::register_probe(okprobe *probe, const KernelFacts &facts, Instruc
 	probe->okp_site = site;
 	__atomic_store_n(&site->hits[index], 0ul, __ATOMIC_RELAXED);
 	__atomic_store_n(&site->probes[index], probe, __ATOMIC_RELEASE);
-	update_arming(*site);
+	update_site(*site);
+	show_optimized(*site);
+	if (new_site)
+		update_sites_before(site->address);
 	return 0;
 }
 
@@ -230,11 +424,13 @@ void ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 				empty = false;
 		}
 		probe->okp_site = nullptr;
+		set_flag(probe, OKPROBE_FLAG_OPTIMIZED, false);
 		detached = true;
 		if (!empty) {
-			update_arming(*site); // the others may all be disabled
+			update_site(*site); // the others may all be disabled
 			continue;
 		}
+		leave_jump(*site);
 		if (site->armed) {
 			arch::disarm(*site);
 			site->armed = false;
@@ -247,13 +443,18 @@ void ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 	}
 	if (!detached)
 		return;
+	// Sites whose jump region held a dying one may jump now.
+	for (const Site *site = dying; site; site = site->next)
+		update_sites_before(site->address);
 	// One grace period for the batch: after it no handler runs a detached
 	// probe or holds a dying site.
 	okp_glue_synchronize_rcu();
-	if (!dying)
+	if (!dying && !retired_detours_)
 		return;
-	// And no task is still preempted inside a dying site's boosted copy.
+	// And no task is still preempted inside a dying site's boosted copy or
+	// a withdrawn detour.
 	okp_glue_synchronize_rcu_tasks();
+	free_retired_detours(~0ull);
 	while (dying) {
 		Site *next = dying->next;
 		arch::retire_site(dying);
@@ -268,16 +469,17 @@ int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 		return -error::einval;
 	if (enabled && (load_flags(probe) & OKPROBE_FLAG_GONE))
 		return -error::einval;
+	if (enabled && probe->post_handler)
+		leave_jump(*site); // before the post_handler can be asked for
 	set_flag(probe, OKPROBE_FLAG_DISABLED, !enabled);
-	update_arming(*site);
+	update_site(*site);
 	return 0;
 }
 
 void ProbeTable::set_all_enabled(bool enabled)
 {
 	__atomic_store_n(&all_enabled_, enabled, __ATOMIC_RELAXED);
-	for (Site *site = first_; site; site = site->next)
-		update_arming(*site);
+	update_all_sites();
 }
 
 void ProbeTable::text_gone(uint64_t start, uint64_t end)
@@ -291,8 +493,8 @@ void ProbeTable::text_gone(uint64_t start, uint64_t end)
 			if (probe)
 				set_flag(probe, OKPROBE_FLAG_GONE, true);
 		// The text is still mapped while its module is going: put the
-		// original byte back rather than leave a stray breakpoint.
-		update_arming(*site);
+		// original bytes back rather than leave a stray patch.
+		update_site(*site);
 		sites_.remove(site->address);
 		any = true;
 	}

@@ -18,6 +18,19 @@
 //   retired    its last probe was unregistered: disarmed, out of the lookup
 //              table, then after the grace periods the arch frees it
 //
+// Jump optimization (sysctl debug.kprobes_optimization=1), for an armed
+// site whose probes have no post_handler and whose arch plan allows it:
+//   breakpoint  no detour; a hit traps and takes the breakpoint path
+//   waiting     the detour is built and published: a hit traps and
+//               continues in the detour's copy of the region, so no task
+//               newly enters the region's interior; the optimizer patches
+//               the jump in after an rcu-tasks grace period that started
+//               after the publication (by generation)
+//   optimized   the jump is in the text; hits run the detour
+// Leaving (disable, unregister, a post_handler, a probe inside the region,
+// sysctl 0) reverses the text first, withdraws the detour, and frees it
+// only after the next grace periods.
+//
 // Ownership and locking: one ProbeTable, changed only by its writer under
 // the glue's probe mutex (every method not marked "handler"). Handlers
 // (breakpoint context, NMI-like) use only lookup() and the handler helpers,
@@ -37,6 +50,17 @@ namespace okp {
 constexpr int max_probes_per_site = 8;
 constexpr size_t max_original_bytes = 16;
 
+enum class JumpState : uint8_t { breakpoint, waiting, optimized };
+
+// A site's detour buffer (its code lives in the arch's executable pages).
+struct Detour {
+	uint64_t code = 0;	 // the save/call/restore frame, then the copy
+	uint64_t copy = 0;	 // the relocated region: waiting hits continue here
+	uint16_t size = 0;	 // bytes of code
+	uint64_t retired_in = 0; // the optimizer generation it was withdrawn in
+	Detour *next_retired = nullptr;
+};
+
 struct Site {
 	uint64_t address = 0;
 	// The text at address before okprobe touched it.
@@ -53,6 +77,18 @@ struct Site {
 	// list after the module is gone.
 	char description[128] = {};
 	Site *next = nullptr; // every site, in registration order
+
+	// Jump optimization. detour is published (release) while waiting or
+	// optimized; the handler reads it after its probe snapshot.
+	Detour *detour = nullptr;
+	JumpState jump = JumpState::breakpoint;
+	// The arch's verdict at creation: nullptr when a jump may replace the
+	// breakpoint (jump_region_length bytes of text), or why never.
+	const char *jump_refusal = nullptr;
+	uint8_t jump_region_length = 0;
+	uint64_t waiting_since = 0; // generation the detour was published in
+	// Why the site is not optimized now (nullptr when it is).
+	const char *unoptimized_why = nullptr;
 };
 
 // What each architecture provides (arch/*/breakpoint_probes.cpp).
@@ -72,6 +108,22 @@ void retire_site(Site *site);
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address);
 // Module exit, after the last site is retired: frees pools.
 void release_resources();
+
+// Whether a jump may ever replace the site's breakpoint, from the text (read
+// through facts, okprobe's own patches undone) and the kernel's reserved
+// ranges: nullptr and site.jump_region_length set, or why not. Asked once,
+// when the site is created.
+const char *plan_jump(Site &site, const KernelFacts &facts);
+// Builds the detour of a planned site, not yet published. nullptr and *why
+// when it cannot (no memory within reach).
+Detour *create_detour(Site &site, const char **why);
+// After the grace periods: no CPU or task is inside the detour.
+void free_detour(Detour *detour);
+// Armed, waiting sites whose region no task is inside: the breakpoint
+// becomes the jump, in one breakpoint-first pass for all of them.
+void optimize(Site *const *sites, size_t count);
+// Optimized sites: the jump becomes the breakpoint again, in one pass.
+void unoptimize(Site *const *sites, size_t count);
 } // namespace arch
 
 // One line of debugfs okprobe/list.
@@ -80,6 +132,16 @@ struct ListLine {
 	const char *description;
 	unsigned long hits, missed;
 	unsigned int flags; // OKPROBE_FLAG_*
+	bool optimized;
+};
+
+// One line of debugfs okprobe/jumps: a site and its jump state.
+struct JumpLine {
+	uint64_t address;
+	const char *description;
+	JumpState state;
+	const char *why; // why not optimized (nullptr when optimized)
+	unsigned int region_length, detour_size;
 };
 
 class ProbeTable {
@@ -111,8 +173,19 @@ public:
 	// Probes whose struct or handlers lie in [start, end) (a module's
 	// memory that is going away), for the glue to unregister.
 	size_t probes_within(uint64_t start, uint64_t end, okprobe **found, size_t capacity) const;
+	// sysctl debug.kprobes_optimization changed (core_state's switch):
+	// unoptimizes or queues every site.
+	void optimization_changed();
+	// The optimizer (the glue's delayed work): begin returns 0 when there is
+	// nothing to do, else a generation; the glue then waits for the RCU
+	// and rcu-tasks grace periods without the probe mutex, and calls
+	// finish with it, which patches the jumps of the sites waiting since
+	// before begin and frees the detours withdrawn before it.
+	uint64_t optimizer_begin();
+	void optimizer_finish(uint64_t generation);
 	// Visits one line per registered probe, in registration order.
 	template <typename Visit> void for_each_line(Visit visit) const;
+	template <typename Visit> void for_each_jump(Visit visit) const;
 	// Unregisters everything left (module exit).
 	void clear();
 	// Reads text with okprobe's own breakpoints replaced by the original
@@ -146,7 +219,15 @@ public:
 private:
 	static bool probe_active(const okprobe *probe);
 	bool should_be_armed(const Site &site) const;
-	void update_arming(Site &site);
+	const char *jump_refusal(const Site &site) const;
+	void update_site(Site &site);
+	void update_all_sites();
+	void update_sites_before(uint64_t address);
+	void enter_waiting(Site &site);
+	// OKPROBE_FLAG_OPTIMIZED of each probe follows the site's jump.
+	static void show_optimized(Site &site);
+	void leave_jump(Site &site);
+	void free_retired_detours(uint64_t up_to_generation);
 	Site *create_site(uint64_t address, const KernelFacts &facts, const char **why);
 	void unlink(Site *site);
 	static void retire_storage(AddressTable<Site>::Storage *old, void *context);
@@ -154,6 +235,10 @@ private:
 	AddressTable<Site> sites_; // live (not gone) sites by address
 	Site *first_ = nullptr;	   // every site, gone ones included
 	bool all_enabled_ = true;
+	// Withdrawn detours, newest first, until their grace periods end.
+	Detour *retired_detours_ = nullptr;
+	// Bumped by optimizer_begin: stamps what a grace period covers.
+	uint64_t generation_ = 1;
 };
 
 template <typename Visit> void ProbeTable::for_each_line(Visit visit) const
@@ -169,8 +254,23 @@ template <typename Visit> void ProbeTable::for_each_line(Visit visit) const
 			line.hits = __atomic_load_n(&site->hits[i], __ATOMIC_RELAXED);
 			line.missed = __atomic_load_n(&probe->nmissed, __ATOMIC_RELAXED);
 			line.flags = __atomic_load_n(&probe->flags, __ATOMIC_RELAXED);
+			line.optimized = site->jump == JumpState::optimized;
 			visit(line);
 		}
+	}
+}
+
+template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
+{
+	for (const Site *site = first_; site; site = site->next) {
+		JumpLine line;
+		line.address = site->address;
+		line.description = site->description;
+		line.state = site->jump;
+		line.why = site->unoptimized_why;
+		line.region_length = site->jump_refusal ? 0 : site->jump_region_length;
+		line.detour_size = site->detour ? site->detour->size : 0;
+		visit(line);
 	}
 }
 

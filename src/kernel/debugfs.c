@@ -3,8 +3,11 @@
  * /sys/kernel/debug/okprobe/: the operator's view, shaped like the kernel's
  * /sys/kernel/debug/kprobes/.
  *   list       one line per registered probe (x86 so far): address,
- *              symbol+offset [module], hits, missed hits, [DISABLED] and
- *              [GONE]
+ *              symbol+offset [module], hits, missed hits, [OPTIMIZED],
+ *              [DISABLED] and [GONE]
+ *   jumps      one line per probed address: its jump state (optimized,
+ *              waiting, breakpoint), the bytes the jump replaces and the
+ *              detour's size, or why it stays a breakpoint
  *   enabled    1/0: arm or disarm every probe without unregistering it
  *   blacklist  the address ranges okprobe refuses to probe
  */
@@ -25,6 +28,13 @@ static int okp_list_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(okp_list);
+
+static int okp_jumps_show(struct seq_file *m, void *unused)
+{
+	okp_probes_show_jumps(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(okp_jumps);
 
 static int okp_blacklist_show(struct seq_file *m, void *unused)
 {
@@ -73,6 +83,8 @@ int okp_debugfs_init(void)
 		return PTR_ERR(okp_debugfs_dir);
 	debugfs_create_file("list", 0400, okp_debugfs_dir, NULL,
 			    &okp_list_fops);
+	debugfs_create_file("jumps", 0400, okp_debugfs_dir, NULL,
+			    &okp_jumps_fops);
 	debugfs_create_file("enabled", 0600, okp_debugfs_dir, NULL,
 			    &okp_enabled_fops);
 	debugfs_create_file("blacklist", 0400, okp_debugfs_dir, NULL,

@@ -72,6 +72,10 @@ void okp_probes_show(struct seq_file *m);
 /* debugfs okprobe/enabled: arms or disarms every probe. */
 void okp_probes_set_enabled(int enabled);
 int okp_probes_enabled(void);
+/* Writes debugfs okprobe/jumps. */
+void okp_probes_show_jumps(struct seq_file *m);
+/* sysctl debug.kprobes_optimization changed. */
+void okp_probes_optimization_changed(void);
 /* arch/<arch>/probes_glue.c: the breakpoint trap. */
 int okp_arch_probes_init(void);
 void okp_arch_probes_exit(void);
@@ -80,6 +84,8 @@ void okp_arch_probes_exit(void);
 static inline int okp_probes_init(void) { return 0; }
 static inline void okp_probes_exit(void) { }
 static inline void okp_probes_show(struct seq_file *m) { }
+static inline void okp_probes_show_jumps(struct seq_file *m) { }
+static inline void okp_probes_optimization_changed(void) { }
 void okp_probes_set_enabled(int enabled);
 int okp_probes_enabled(void);
 #endif

@@ -23,6 +23,7 @@
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include <okprobe.h>
 
@@ -31,6 +32,54 @@
 
 static DEFINE_MUTEX(okp_probe_mutex);
 static DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_states);
+
+/* ---- The optimizer ------------------------------------------------------- */
+
+/* The batching window, as the kernel's OPTIMIZE_DELAY. */
+#define OKP_OPTIMIZE_DELAY 5
+
+static void okp_optimizer(struct work_struct *work);
+static DECLARE_DELAYED_WORK(okp_optimizer_work, okp_optimizer);
+/* Set under okp_probe_mutex at module exit: no more scheduling. */
+static bool okp_optimizer_stopped;
+
+void okp_glue_schedule_optimizer(void)
+{
+	lockdep_assert_held(&okp_probe_mutex);
+	if (!okp_optimizer_stopped)
+		schedule_delayed_work(&okp_optimizer_work, OKP_OPTIMIZE_DELAY);
+}
+
+/*
+ * Probes waiting for their jump and withdrawn detours wait for a grace
+ * period that starts after okp_core_optimizer_begin(): RCU for handlers,
+ * rcu-tasks for tasks preempted inside a region or a detour. The probe
+ * mutex is not held across it, so registrations go on meanwhile; what they
+ * publish belongs to the next generation.
+ */
+static void okp_optimizer(struct work_struct *work)
+{
+	unsigned long generation;
+
+	mutex_lock(&okp_probe_mutex);
+	generation = okp_optimizer_stopped ? 0 : okp_core_optimizer_begin();
+	mutex_unlock(&okp_probe_mutex);
+	if (!generation)
+		return;
+	synchronize_rcu();
+	synchronize_rcu_tasks();
+	mutex_lock(&okp_probe_mutex);
+	if (!okp_optimizer_stopped)
+		okp_core_optimizer_finish(generation);
+	mutex_unlock(&okp_probe_mutex);
+}
+
+void okp_probes_optimization_changed(void)
+{
+	mutex_lock(&okp_probe_mutex);
+	okp_core_optimization_changed();
+	mutex_unlock(&okp_probe_mutex);
+}
 
 struct okp_cpu_state *okp_glue_cpu_state(void)
 {
@@ -224,8 +273,9 @@ static void okp_show_line(const struct okp_list_line *line, void *context)
 {
 	struct seq_file *m = context;
 
-	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s\n", line->address,
+	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s\n", line->address,
 		   line->description, line->hits, line->missed,
+		   line->optimized ? " [OPTIMIZED]" : "",
 		   line->flags & OKPROBE_FLAG_DISABLED ? " [DISABLED]" : "",
 		   line->flags & OKPROBE_FLAG_GONE ? " [GONE]" : "");
 }
@@ -234,6 +284,28 @@ void okp_probes_show(struct seq_file *m)
 {
 	mutex_lock(&okp_probe_mutex);
 	okp_core_list(okp_show_line, m);
+	mutex_unlock(&okp_probe_mutex);
+}
+
+static void okp_show_jump(const struct okp_jump_line *line, void *context)
+{
+	struct seq_file *m = context;
+
+	seq_printf(m, "0x%016lx  %s  %s", line->address, line->description,
+		   line->state);
+	if (line->region_length)
+		seq_printf(m, " region=%u", line->region_length);
+	if (line->detour_size)
+		seq_printf(m, " detour=%u", line->detour_size);
+	if (line->why)
+		seq_printf(m, ": %s", line->why);
+	seq_putc(m, '\n');
+}
+
+void okp_probes_show_jumps(struct seq_file *m)
+{
+	mutex_lock(&okp_probe_mutex);
+	okp_core_jumps(okp_show_jump, m);
 	mutex_unlock(&okp_probe_mutex);
 }
 
@@ -307,6 +379,10 @@ int okp_probes_init(void)
 void okp_probes_exit(void)
 {
 	unregister_module_notifier(&okp_module_block);
+	mutex_lock(&okp_probe_mutex);
+	okp_optimizer_stopped = true;
+	mutex_unlock(&okp_probe_mutex);
+	cancel_delayed_work_sync(&okp_optimizer_work);
 	mutex_lock(&okp_probe_mutex);
 	okp_core_probes_exit();
 	mutex_unlock(&okp_probe_mutex);

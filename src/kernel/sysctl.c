@@ -19,8 +19,10 @@ static int okp_sysctl_optimization(struct ctl_table *table, int write,
 
 	view.data = &value;
 	ret = proc_dointvec_minmax(&view, write, buffer, length, position);
-	if (!ret && write)
+	if (!ret && write) {
 		okp_core_set_optimization(value);
+		okp_probes_optimization_changed();
+	}
 	return ret;
 }
 
