@@ -109,8 +109,8 @@ const char *optimization_refusal_text(OptimizationRefusal refusal);
 
 // The targets outside function of its direct jumps and jccs (tail calls,
 // and the jumps into its .cold piece), each once, in order of appearance;
-// the thunks are left out. Returns how many there are, which may exceed
-// capacity (then only capacity are stored).
+// the thunks are left out. Returns how many there are; more than capacity
+// means some were not stored (and the count is then only a lower bound).
 size_t external_jump_targets(const CodeRange &function, const Thunks &thunks, uint64_t *targets, size_t capacity);
 
 // The most a relocated region takes: a call (always the region's last

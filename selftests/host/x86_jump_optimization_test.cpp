@@ -137,6 +137,32 @@ TEST(X86JumpOptimization, TheReturnThunkJumpIsAReturnThatEndsTheCopy)
 	EXPECT_TRUE(p.ends_in_transfer);
 }
 
+TEST(X86JumpOptimization, ExternalJumpTargetsAreTheJumpsOutOfTheFunctionOnce)
+{
+	Thunks thunks;
+	thunks.return_thunk = base + 0x9000;
+	// 0: je +0x100 (out); 6: jmp 0 (in); 8: jne +0x100 again (out, same
+	// target); 14: call +0x200 (a call, not a jump); 19: jmp thunk
+	std::vector<uint8_t> bytes = {0x0f, 0x84};
+	auto rel32 = [&](int64_t target, size_t end) {
+		const uint32_t v = static_cast<uint32_t>(target - static_cast<int64_t>(end));
+		bytes.insert(bytes.end(), {uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)});
+	};
+	rel32(0x100, 6);
+	bytes.insert(bytes.end(), {0xeb, 0xf8});
+	bytes.insert(bytes.end(), {0x0f, 0x85});
+	rel32(0x100, 14);
+	bytes.push_back(0xe8);
+	rel32(0x200, 19);
+	bytes.push_back(0xe9);
+	rel32(0x9000, 24);
+	const CodeRange range{bytes.data(), base, bytes.size()};
+	uint64_t targets[4] = {};
+	ASSERT_EQ(external_jump_targets(range, thunks, targets, 4), 1u);
+	EXPECT_EQ(targets[0], base + 0x100);
+	EXPECT_GT(external_jump_targets(range, thunks, targets, 0), 0u) << "more than the capacity: the caller sees it";
+}
+
 // ---- Relocated regions run on the CPU ---------------------------------------
 
 // The function at page offset 0 runs as written and through the detour's

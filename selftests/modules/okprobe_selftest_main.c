@@ -1046,38 +1046,148 @@ out:
 
 #define OKP_JUMP_CYCLES 6
 
+/* What the hammered targets return, computed independently. */
+static long okp_expect_add(long a, long b)
+{
+	return a + b;
+}
+
+static long okp_expect_rip(long a, long b)
+{
+	return okp_target_data + a;
+}
+
+static long okp_expect_jcc(long a, long b)
+{
+	return a == 0 ? 2 : 1;
+}
+
+static long okp_expect_call(long a, long b)
+{
+	return 2 * a + b;
+}
+
+static long okp_expect_ret(long a, long b)
+{
+	return b;
+}
+
+static long okp_expect_push_pop(long a, long b)
+{
+	return a - b;
+}
+
+static long okp_expect_lea_imm(long a, long b)
+{
+	return a + 0x10 + 3 * b;
+}
+
+static long okp_expect_string(long a, long b)
+{
+	return 2 * a;
+}
+
+static long okp_expect_imm_disp(long a, long b)
+{
+	return a + 0x1234 + b;
+}
+
 /*
- * Every CPU calls okp_target_add while its probe goes optimize ->
+ * The targets the cycle test keeps optimized, one steady probe each; the
+ * first is where the post_handler probe comes and goes.
+ */
+static const struct okp_cycle_target {
+	okp_target_fn target;
+	unsigned long offset;
+	long (*expect)(long a, long b);
+} okp_cycle_targets[] = {
+	{ okp_target_add, 3, okp_expect_add },
+	{ okp_target_rip, 0, okp_expect_rip },
+	{ okp_target_jcc, 4, okp_expect_jcc },
+	{ okp_target_call, 0, okp_expect_call },
+	{ okp_target_ret, 0, okp_expect_ret },
+	{ okp_target_push_pop, 0, okp_expect_push_pop },
+	{ okp_target_lea_imm, 0, okp_expect_lea_imm },
+	{ okp_target_jmp, 11, okp_expect_add },
+	{ okp_target_popf, 1, okp_expect_add },
+	{ okp_target_string, 10, okp_expect_string },
+	{ okp_target_imm_disp, 5, okp_expect_imm_disp },
+};
+
+#define OKP_CYCLE_TARGETS ARRAY_SIZE(okp_cycle_targets)
+
+/* Like okp_hammer_thread, over every cycle target (calls counts rounds). */
+static int okp_cycle_hammer_thread(void *data)
+{
+	struct okp_hammer *h = data;
+	long i;
+	int t;
+
+	for (i = 0; !READ_ONCE(okp_hammer_stop); i++) {
+		for (t = 0; t < OKP_CYCLE_TARGETS; t++) {
+			const struct okp_cycle_target *c = &okp_cycle_targets[t];
+			/* a = 0 now and then: jcc taken */
+			long a = i & 7;
+
+			if (c->target(a, 1) != c->expect(a, 1))
+				h->wrong++;
+		}
+		WRITE_ONCE(h->calls, i + 1);
+		if ((i & 127) == 0)
+			schedule_timeout_idle(1);
+	}
+	complete(&h->done);
+	return 0;
+}
+
+static bool okp_all_optimized(struct okp_probe_record *steady, bool optimized)
+{
+	int t;
+
+	for (t = 0; t < OKP_CYCLE_TARGETS; t++)
+		if (!okp_wait_optimized(&steady[t].probe, optimized))
+			return false;
+	return true;
+}
+
+/*
+ * Every CPU calls every cycle target while their probes go optimize ->
  * unoptimize -> optimize, by the sysctl and by enabling a post_handler
- * probe at the same address. The steady probe must count every call.
+ * probe at the first target. Every steady probe must count every call.
  */
 static void okp_test_optimization_cycles(void)
 {
-	struct okp_probe_record *steady = kzalloc(sizeof(*steady), GFP_KERNEL);
+	struct okp_probe_record *steady = kcalloc(OKP_CYCLE_TARGETS,
+						  sizeof(*steady), GFP_KERNEL);
 	struct okp_probe_record *post = kzalloc(sizeof(*post), GFP_KERNEL);
 	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
 					     GFP_KERNEL);
 	unsigned int cpus = num_online_cpus(), started = 0, cpu;
-	long total = 0, wrong = 0;
-	int cycles = 0, error = 0;
+	long rounds = 0, wrong = 0;
+	int cycles = 0, error = 0, t;
 	char why[160] = "";
 	bool ok = false;
 
 	EXPECT(steady && post && hammers, "out of memory");
-	steady->probe.addr = (void *)okp_target_add + 3;
-	steady->probe.pre_handler = okp_record_pre;
-	post->probe.addr = (void *)okp_target_add + 3;
+	for (t = 0; t < OKP_CYCLE_TARGETS; t++) {
+		const struct okp_cycle_target *c = &okp_cycle_targets[t];
+
+		steady[t].probe.addr = (void *)c->target + c->offset;
+		steady[t].probe.pre_handler = okp_record_pre;
+		EXPECT(!okprobe_register(&steady[t].probe),
+		       "register %pS failed", steady[t].probe.addr);
+	}
+	post->probe.addr = steady[0].probe.addr;
 	post->probe.pre_handler = okp_record_pre;
 	post->probe.post_handler = okp_record_post;
 	post->probe.flags = OKPROBE_FLAG_DISABLED;
-	EXPECT(!okprobe_register(&steady->probe), "register failed");
 	EXPECT(!okprobe_register(&post->probe), "register post failed");
 	WRITE_ONCE(okp_hammer_stop, false);
 	for_each_online_cpu(cpu) {
 		struct task_struct *task;
 
 		init_completion(&hammers[cpu].done);
-		task = kthread_create(okp_hammer_thread, &hammers[cpu],
+		task = kthread_create(okp_cycle_hammer_thread, &hammers[cpu],
 				      "okp_hammer/%u", cpu);
 		if (IS_ERR(task))
 			break;
@@ -1088,22 +1198,24 @@ static void okp_test_optimization_cycles(void)
 	}
 	while (!error && started == cpus &&
 	       (cycles < OKP_JUMP_CYCLES ||
-		okp_hammer_calls(hammers) < OKP_HAMMER_HITS)) {
-		if (!okp_wait_optimized(&steady->probe, true)) {
+		okp_hammer_calls(hammers) * OKP_CYCLE_TARGETS <
+		OKP_HAMMER_HITS)) {
+		if (!okp_all_optimized(steady, true)) {
 			error = -ETIMEDOUT;
 			break;
 		}
 		msleep(20);
 		if (cycles % 2 == 0) {
 			error = okp_write_sysctl("0");
-			if (!error && okp_optimized(&steady->probe))
-				error = -EBUSY;
+			for (t = 0; !error && t < OKP_CYCLE_TARGETS; t++)
+				if (okp_optimized(&steady[t].probe))
+					error = -EBUSY;
 			msleep(20);
 			if (!error)
 				error = okp_write_sysctl("1");
 		} else {
 			error = okprobe_enable(&post->probe);
-			if (!error && okp_optimized(&steady->probe))
+			if (!error && okp_optimized(&steady[0].probe))
 				error = -EBUSY;
 			msleep(20);
 			if (!error)
@@ -1116,31 +1228,40 @@ static void okp_test_optimization_cycles(void)
 		if (hammers[cpu].started) {
 			wait_for_completion(&hammers[cpu].done);
 			wrong += hammers[cpu].wrong;
-			total += hammers[cpu].calls;
+			rounds += hammers[cpu].calls;
 		}
 	}
 	okprobe_unregister(&post->probe);
-	okprobe_unregister(&steady->probe);
+	for (t = 0; t < OKP_CYCLE_TARGETS; t++)
+		okprobe_unregister(&steady[t].probe);
 	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
 	EXPECT(!error, "cycle %d failed: %d", cycles, error);
 	EXPECT(!wrong, "%ld wrong results", wrong);
-	EXPECT(total >= OKP_HAMMER_HITS, "only %ld calls", total);
-	EXPECT(atomic_read(&steady->pre_hits) == total,
-	       "steady probe counted %d of %ld calls",
-	       atomic_read(&steady->pre_hits), total);
-	EXPECT(steady->probe.nmissed == 0, "steady probe missed %lu",
-	       steady->probe.nmissed);
+	EXPECT(rounds * OKP_CYCLE_TARGETS >= OKP_HAMMER_HITS,
+	       "only %ld calls", rounds * OKP_CYCLE_TARGETS);
+	for (t = 0; t < OKP_CYCLE_TARGETS; t++) {
+		EXPECT(atomic_read(&steady[t].pre_hits) == rounds,
+		       "steady probe on %pS counted %d of %ld calls",
+		       steady[t].probe.addr, atomic_read(&steady[t].pre_hits),
+		       rounds);
+		EXPECT(steady[t].probe.nmissed == 0, "%pS missed %lu",
+		       steady[t].probe.addr, steady[t].probe.nmissed);
+	}
 	EXPECT(atomic_read(&post->post_hits) == atomic_read(&post->pre_hits),
 	       "post probe counts pre %d post %d",
 	       atomic_read(&post->pre_hits), atomic_read(&post->post_hits));
-	pr_info("optimization cycles: %ld calls on %u CPUs, %d cycles, post probe hit %d times\n",
-		total, cpus, cycles, atomic_read(&post->pre_hits));
+	pr_info("optimization cycles: %ld calls of %zu targets on %u CPUs, %d cycles, post probe hit %d times\n",
+		rounds, OKP_CYCLE_TARGETS, cpus, cycles,
+		atomic_read(&post->pre_hits));
 	ok = true;
 out:
 	okp_write_sysctl("1");
-	okp_report(ok, "10^6 hits on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)",
+	okp_report(ok, "10^6 hits of 11 optimized targets on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)",
 		   why);
-	okp_record_free(steady);
+	if (steady)
+		for (t = 0; t < OKP_CYCLE_TARGETS; t++)
+			okprobe_unregister(&steady[t].probe);
+	kfree(steady);
 	okp_record_free(post);
 	kfree(hammers);
 }
