@@ -9,6 +9,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/jump_label.h>
 #include <linux/kdebug.h>
 #include <linux/kprobes.h>
 #include <linux/kernel.h>
@@ -184,8 +185,100 @@ static struct notifier_block okp_die_block = {
 	.priority = INT_MAX,
 };
 
+/* ---- Jump labels that could jump into a jump's region ----------------- */
+
+/*
+ * The core kernel's jump table. Its bounds are linker symbols, resolved
+ * with a plain lookup and validated by content: every entry's code must
+ * be kernel text. NULL when that fails.
+ */
+static struct jump_entry *okp_core_jump_table, *okp_core_jump_table_end;
+
+static void okp_find_core_jump_table(void)
+{
+	bool (*core_text)(unsigned long address) =
+		(void *)okp_ksyms.core_kernel_text;
+	unsigned long start = okp_ksyms_lookup("__start___jump_table");
+	unsigned long stop = okp_ksyms_lookup("__stop___jump_table");
+	struct jump_entry *entry;
+	unsigned long code;
+
+	if (!IS_ENABLED(CONFIG_JUMP_LABEL))
+		return;
+	if (!start || stop <= start ||
+	    (stop - start) % sizeof(struct jump_entry)) {
+		pr_warn("no core jump table found: functions with jump labels stay breakpoints\n");
+		return;
+	}
+	for (entry = (void *)start; entry < (struct jump_entry *)stop;
+	     entry++) {
+		code = jump_entry_code(entry);
+		if (!core_text(code) && !(code >= okp_ksyms._sinittext &&
+					  code < okp_ksyms._einittext)) {
+			pr_warn("the core jump table at %px does not hold kernel text (%px): functions with jump labels stay breakpoints\n",
+				(void *)start, (void *)code);
+			return;
+		}
+	}
+	okp_core_jump_table = (void *)start;
+	okp_core_jump_table_end = (void *)stop;
+}
+
+static int okp_jump_targets_within(struct jump_entry *entry,
+				   struct jump_entry *end, unsigned long start,
+				   unsigned long stop)
+{
+	unsigned long target;
+
+	for (; entry < end; entry++) {
+		target = jump_entry_target(entry);
+		if (target >= start && target < stop)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A disabled jump label is a nop in the text: decoding the function cannot
+ * see where it would jump once enabled. Its entry can: 1 when a jump label
+ * of the object (core kernel or module) holding start targets
+ * [start, stop), 0 when none does, -1 when the table is unknown.
+ */
+int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop)
+{
+	struct module *(*module_text)(unsigned long address) =
+		(void *)okp_ksyms.__module_text_address;
+	bool (*core_text)(unsigned long address) =
+		(void *)okp_ksyms.core_kernel_text;
+	struct module *mod;
+	int found = 0;
+
+	if (!IS_ENABLED(CONFIG_JUMP_LABEL))
+		return 0;
+	if (core_text(start)) {
+		if (!okp_core_jump_table)
+			return -1;
+		return okp_jump_targets_within(okp_core_jump_table,
+					       okp_core_jump_table_end, start,
+					       stop);
+	}
+#ifdef CONFIG_JUMP_LABEL
+	/* The module cannot finish going: its notifier waits for our mutex. */
+	preempt_disable();
+	mod = module_text(start);
+	if (mod)
+		found = okp_jump_targets_within(mod->jump_entries,
+						mod->jump_entries +
+						mod->num_jump_entries,
+						start, stop);
+	preempt_enable();
+#endif
+	return found;
+}
+
 int okp_arch_probes_init(void)
 {
+	okp_find_core_jump_table();
 	return register_die_notifier(&okp_die_block);
 }
 

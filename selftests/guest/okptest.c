@@ -628,6 +628,7 @@ static int test_in_kernel_probes(void)
 		{ "okp_target_jmp+0x3/", "a branch targets the inside of the jump" },
 		{ "okp_target_extable+0x3/", "the function has an exception-table entry" },
 		{ "okp_target_indirect+0x0/", "the function jumps indirectly" },
+		{ "okp_target_static_jump+0x0/", "a jump label targets the inside of the jump" },
 		{ "okp_target_add+0x0/", "another probe lies inside the jump's region" },
 	};
 	char list[2048] = "", *line, *name;

@@ -25,6 +25,7 @@ long okp_target_string(long a, long b);	/* +10 movsq; returns 2a */
 long okp_target_imm_disp(long a, long b);	/* +5 imm32 and disp8 */
 long okp_target_refused(long a, long b);	/* +5 ud2, +12 int3 */
 long okp_target_indirect(long a, long b);	/* jmp *%rcx at +13 */
+long okp_target_static_jump(long a, long b);	/* a jump label targets +3 */
 
 /* What okp_target_rip loads. */
 extern long okp_target_data;

@@ -438,6 +438,8 @@ out:
 
 /* A jump label site of this module, for the bad registrations. */
 static DEFINE_STATIC_KEY_FALSE(okp_test_key);
+/* The key of okp_target_static_jump's jump label; never enabled. */
+DEFINE_STATIC_KEY_FALSE(okp_target_jump_key);
 
 static noinline int okp_jump_label_user(void)
 {
@@ -897,6 +899,8 @@ static const struct okp_jump_case okp_jump_cases[] = {
 	  (long)&okp_extable_word, 0, true, true, true },
 	{ "an indirect jump in the function: stays a breakpoint",
 	  okp_target_indirect, 0, 1, 2, false, false, true },
+	{ "a disabled jump label that would jump into it: stays a breakpoint",
+	  okp_target_static_jump, 0, 1, 2, false, false, true },
 };
 
 #define OKP_JUMP_CALLS 100
@@ -1272,12 +1276,14 @@ static struct okp_probe_record okp_resident;
 /*
  * Also resident, for okptest to read why each stays a breakpoint in debugfs
  * okprobe/jumps: a branch into the jump, an exception-table entry, an
- * indirect jump, and another probe (the resident one) inside the region.
+ * indirect jump, a jump label's target inside the region, and another
+ * probe (the resident one) inside the region.
  */
 static struct okprobe okp_resident_refused[] = {
 	{ .symbol_name = "okp_target_jmp", .offset = 3 },
 	{ .symbol_name = "okp_target_extable", .offset = 3 },
 	{ .symbol_name = "okp_target_indirect", .offset = 0 },
+	{ .symbol_name = "okp_target_static_jump", .offset = 0 },
 	{ .symbol_name = "okp_target_add", .offset = 0 },
 };
 

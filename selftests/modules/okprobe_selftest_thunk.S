@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A target whose return stays "jmp __x86_return_thunk" at run time.
+ * Targets objtool must not touch. The first, okp_target_ret, is one whose
+ * return stays "jmp __x86_return_thunk" at run time.
  *
  * Elsewhere objtool lists every such jump in .return_sites and the module
  * loader rewrites it to a plain "ret" on CPUs without a return-thunk
@@ -28,3 +29,20 @@ SYM_FUNC_START(okp_target_indirect)
 	jmp	*%rcx			/* +13 */
 1:	jmp	__x86_return_thunk
 SYM_FUNC_END(okp_target_indirect)
+
+/*
+ * A disabled jump label whose target, once enabled, is +3: inside the
+ * 5-byte jump a probe at +0 would take. The text holds a nop there, so only
+ * the jump table says so. (Never enabled: it would loop.)
+ */
+SYM_FUNC_START(okp_target_static_jump)
+	mov	%rdi, %rax		/* +0 */
+2:	add	%rsi, %rax		/* +3: the jump label's target */
+1:	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00	/* +6: nop5, the jump label */
+	jmp	__x86_return_thunk
+	.pushsection __jump_table, "aw"
+	.balign	8
+	.long	1b - ., 2b - .
+	.quad	okp_target_jump_key - .
+	.popsection
+SYM_FUNC_END(okp_target_static_jump)

@@ -228,6 +228,11 @@ struct okp_text_patch {
 /* Writes every patch (text_poke), then syncs every CPU once. */
 void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 			       unsigned long count);
+/*
+ * x86: 1 when a jump label (enabled or not) of the object holding start
+ * jumps into [start, stop), 0 when none does, -1 when okprobe cannot tell.
+ */
+int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop);
 /* The detour's C entry (arch glue): preemption off around the core's. */
 void okp_optimized_entry(void *site, void *regs);
 
