@@ -215,8 +215,8 @@ static void okp_find_core_jump_table(void)
 		code = jump_entry_code(entry);
 		if (!core_text(code) && !(code >= okp_ksyms._sinittext &&
 					  code < okp_ksyms._einittext)) {
-			pr_warn("the core jump table at %px does not hold kernel text (%px): functions with jump labels stay breakpoints\n",
-				(void *)start, (void *)code);
+			pr_warn("the core jump table does not hold kernel text (%pS): functions with jump labels stay breakpoints\n",
+				(void *)code);
 			return;
 		}
 	}
