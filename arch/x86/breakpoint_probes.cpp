@@ -495,11 +495,12 @@ const char *plan_jump(Site &generic, const KernelFacts &facts)
 	if (const char *why = facts.reserved(site.address, plan.region_length, facts.context))
 		return why;
 	// The targets decoding could not see: disabled jump labels' (nops).
-	const int jump_label = okp_glue_jump_label_target_within(site.address + 1, site.address + jump_size);
+	const int jump_label =
+		okp_glue_jump_label_target_within(site.address + 1, site.address + jump_size, start, start + size);
 	if (jump_label > 0)
 		return "a jump label targets the inside of the jump";
 	if (jump_label < 0)
-		return "jump label targets cannot be checked on this kernel";
+		return "the function has jump labels and the kernel's jump table is unknown";
 	site.plan = plan;
 	__builtin_memcpy(site.region, function.bytes + (site.address - start), plan.region_length);
 	site.jump_region_length = plan.region_length;

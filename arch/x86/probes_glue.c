@@ -189,8 +189,9 @@ static struct notifier_block okp_die_block = {
 
 /*
  * The core kernel's jump table. Its bounds are linker symbols, resolved
- * with a plain lookup and validated by content: every entry's code must
- * be kernel text. NULL when that fails.
+ * with a plain lookup and validated by content: nearly every entry's code
+ * must be core kernel text (the others are in init and exit text, which
+ * have no symbol of their own to check against). NULL when that fails.
  */
 static struct jump_entry *okp_core_jump_table, *okp_core_jump_table_end;
 
@@ -200,25 +201,23 @@ static void okp_find_core_jump_table(void)
 		(void *)okp_ksyms.core_kernel_text;
 	unsigned long start = okp_ksyms_lookup("__start___jump_table");
 	unsigned long stop = okp_ksyms_lookup("__stop___jump_table");
+	unsigned long entries, in_text = 0;
 	struct jump_entry *entry;
-	unsigned long code;
 
 	if (!IS_ENABLED(CONFIG_JUMP_LABEL))
 		return;
 	if (!start || stop <= start ||
 	    (stop - start) % sizeof(struct jump_entry)) {
-		pr_warn("no core jump table found: functions with jump labels stay breakpoints\n");
+		pr_warn("no core jump table found: core functions with jump labels stay breakpoints\n");
 		return;
 	}
-	for (entry = (void *)start; entry < (struct jump_entry *)stop;
-	     entry++) {
-		code = jump_entry_code(entry);
-		if (!core_text(code) && !(code >= okp_ksyms._sinittext &&
-					  code < okp_ksyms._einittext)) {
-			pr_warn("the core jump table does not hold kernel text (%pS): functions with jump labels stay breakpoints\n",
-				(void *)code);
-			return;
-		}
+	entries = (stop - start) / sizeof(struct jump_entry);
+	for (entry = (void *)start; entry < (struct jump_entry *)stop; entry++)
+		in_text += core_text(jump_entry_code(entry));
+	if (in_text * 10 < entries * 9) {
+		pr_warn("the core jump table has only %lu of %lu entries in kernel text: core functions with jump labels stay breakpoints\n",
+			in_text, entries);
+		return;
 	}
 	okp_core_jump_table = (void *)start;
 	okp_core_jump_table_end = (void *)stop;
@@ -242,14 +241,19 @@ static int okp_jump_targets_within(struct jump_entry *entry,
  * A disabled jump label is a nop in the text: decoding the function cannot
  * see where it would jump once enabled. Its entry can: 1 when a jump label
  * of the object (core kernel or module) holding start targets
- * [start, stop), 0 when none does, -1 when the table is unknown.
+ * [start, stop), 0 when none does, -1 when the core table is unknown and
+ * the function [function, function_end) has jump labels.
  */
-int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop)
+int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop,
+				      unsigned long function,
+				      unsigned long function_end)
 {
 	struct module *(*module_text)(unsigned long address) =
 		(void *)okp_ksyms.__module_text_address;
 	bool (*core_text)(unsigned long address) =
 		(void *)okp_ksyms.core_kernel_text;
+	int (*reserved)(void *start, void *end) =
+		(void *)okp_ksyms.jump_label_text_reserved;
 	struct module *mod;
 	int found = 0;
 
@@ -257,7 +261,8 @@ int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop)
 		return 0;
 	if (core_text(start)) {
 		if (!okp_core_jump_table)
-			return -1;
+			return reserved((void *)function,
+					(void *)(function_end - 1)) ? -1 : 0;
 		return okp_jump_targets_within(okp_core_jump_table,
 					       okp_core_jump_table_end, start,
 					       stop);

@@ -6,6 +6,7 @@
 // Needs OKPROBE_X86_VMLINUX and OKPROBE_X86_KALLSYMS (tools/check sets them
 // in its x86 stage); prints a census of what a breakpoint probe would do at
 // each instruction.
+#include "x86/detour.hpp"
 #include "x86/instruction_analysis.hpp"
 #include "x86/instruction_decoder.hpp"
 #include "x86/jump_optimization.hpp"
@@ -213,8 +214,14 @@ std::string owner_of_piece(const std::string &name)
 struct OptimizationCensus {
 	long instructions = 0, optimizable = 0, needs_branch_relocation = 0;
 	long functions_with_pieces = 0;
+	// Detours built for every optimizable instruction, as the module would
+	// (at a module-area address, 1 GiB above the kernel's text).
+	long detours_failed = 0;
+	size_t detour_bytes_total = 0, detour_bytes_max = 0;
 	std::map<OptimizationRefusal, long> refusals;
 };
+
+constexpr uint64_t detour_area = 0xffffffffc0000000ull;
 
 OptimizationCensus take_optimization_census(const Kernel &kernel)
 {
@@ -278,6 +285,13 @@ OptimizationCensus take_optimization_census(const Kernel &kernel)
 					branch |= plan.instructions[n].analysis.transfer != Transfer::none &&
 						  plan.instructions[n].analysis.execution == Execution::emulate;
 				census.needs_branch_relocation += branch;
+				uint8_t detour[max_detour_size];
+				const size_t length = build_detour(
+					plan, function.bytes + offset, function.address + offset, thunks, detour_area,
+					detour_area + 0x100000, 0x1234, detour, sizeof(detour));
+				census.detours_failed += length == 0;
+				census.detour_bytes_total += length;
+				census.detour_bytes_max = std::max(census.detour_bytes_max, length);
 			} else {
 				++census.refusals[plan.refusal];
 			}
@@ -307,6 +321,12 @@ TEST(X86KernelBytes, JumpOptimizationOverEveryInstruction)
 	for (const auto &[refusal, count] : census.refusals)
 		std::cout << "  refused: " << optimization_refusal_text(refusal) << ": " << count << " ("
 			  << percent(count) << " %)\n";
+	std::cout << "  detours built           " << census.optimizable - census.detours_failed << ", failed "
+		  << census.detours_failed << "; bytes per detour: mean "
+		  << census.detour_bytes_total / std::max(1l, census.optimizable - census.detours_failed) << ", max "
+		  << census.detour_bytes_max << "\n";
+	EXPECT_EQ(census.detours_failed, 0) << "every planned region relocates";
+	EXPECT_LE(census.detour_bytes_max, max_detour_size);
 	EXPECT_GT(census.instructions, 2000000);
 	EXPECT_GT(kernel->exception_sites.size(), 100u); // 600 in 6.1.0-56-amd64
 	// Every rule must be seen doing something on a real kernel.

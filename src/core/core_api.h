@@ -230,9 +230,13 @@ void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 			       unsigned long count);
 /*
  * x86: 1 when a jump label (enabled or not) of the object holding start
- * jumps into [start, stop), 0 when none does, -1 when okprobe cannot tell.
+ * jumps into [start, stop), 0 when none does, -1 when okprobe cannot tell
+ * (the kernel's jump table is unknown and the function [function,
+ * function_end) has jump labels).
  */
-int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop);
+int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop,
+				      unsigned long function,
+				      unsigned long function_end);
 /* The detour's C entry (arch glue): preemption off around the core's. */
 void okp_optimized_entry(void *site, void *regs);
 
