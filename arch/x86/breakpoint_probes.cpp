@@ -611,26 +611,24 @@ using namespace okp::x86;
 // An optimized hit, from the detour: the handlers see regs as an int3 hit
 // would present them (ip = address + 1). A pre_handler's change of ip is
 // ignored: the detour goes on with the region's copy, as the kernel does
-// for optprobes.
-extern "C" void okp_core_optimized_hit(void *raw_site, void *raw_regs)
+// for optprobes. The fast path: no snapshot (no post_handler takes part),
+// no call but the handlers'.
+extern "C" void okp_core_optimized_hit(void *raw_site, void *raw_regs, struct okp_cpu_state *cpu)
 {
 	Site &site = *static_cast<Site *>(raw_site);
 	Registers &regs = *static_cast<Registers *>(raw_regs);
-	okp_cpu_state &cpu = *okp_glue_cpu_state();
-	if (cpu.active_site) {
+	if (cpu->active_site) {
 		ProbeTable::count_missed(site);
 		return;
 	}
 	if (!registered_probes.all_enabled())
 		return; // disarming everything raced with this hit
-	cpu.active_site = &site;
+	cpu->active_site = &site;
 	regs.ip = site.address + 1;
 	regs.cs = kernel_code_segment;
 	regs.orig_ax = ~0ull;
-	ProbeTable::HitProbes probes;
-	ProbeTable::start_hit(site, probes);
-	ProbeTable::run_pre_handlers(probes, as_pt_regs(regs));
-	cpu.active_site = nullptr;
+	ProbeTable::run_optimized_hit(site, as_pt_regs(regs));
+	cpu->active_site = nullptr;
 }
 
 extern "C" int okp_core_breakpoint(void *raw_regs)

@@ -136,19 +136,6 @@ void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 	mutex_unlock(text_mutex);
 }
 
-/*
- * Every optimized hit enters here from its detour, in the context of the
- * probed code: preemption stays off while the handlers run (per-CPU state),
- * as in the kernel's optimized_callback().
- */
-void notrace okp_optimized_entry(void *site, void *regs)
-{
-	preempt_disable_notrace();
-	okp_core_optimized_hit(site, regs);
-	preempt_enable_notrace();
-}
-NOKPROBE_SYMBOL(okp_optimized_entry);
-
 void okp_glue_text_restore(unsigned long address, const void *expected,
 			   const void *original, unsigned long length)
 {

@@ -293,6 +293,31 @@ TEST_F(ProbeTableTest, AHitRunsTheProbesActiveWhenItTrapped)
 	EXPECT_EQ(hits[1], 1u);
 }
 
+int redirecting_pre_handler(okprobe *, pt_regs *)
+{
+	return 1; // "I moved ip": ignored on the optimized path
+}
+
+TEST_F(ProbeTableTest, AnOptimizedHitRunsEveryActivePreHandlerWhateverTheyReturn)
+{
+	okprobe &first = probe_at(5), &second = probe_at(5), &off = probe_at(5);
+	first.pre_handler = redirecting_pre_handler;
+	off.flags = OKPROBE_FLAG_DISABLED;
+	ASSERT_EQ(add(first), 0);
+	ASSERT_EQ(add(second), 0);
+	ASSERT_EQ(add(off), 0);
+	okp::Site *site = table.lookup(text_start + 5);
+	ASSERT_NE(site, nullptr);
+	okp::ProbeTable::run_optimized_hit(*site, nullptr);
+	okp::ProbeTable::run_optimized_hit(*site, nullptr);
+	unsigned long hits[3] = {};
+	int line = 0;
+	table.for_each_line([&](const okp::ListLine &l) { hits[line++] = l.hits; });
+	EXPECT_EQ(hits[0], 2u);
+	EXPECT_EQ(hits[1], 2u) << "the second runs although the first returned nonzero";
+	EXPECT_EQ(hits[2], 0u) << "disabled";
+}
+
 TEST_F(ProbeTableTest, RegisteringTwiceOrWithForeignFlagsIsRefused)
 {
 	okprobe &probe = probe_at(7);

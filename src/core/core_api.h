@@ -149,12 +149,14 @@ void okp_core_optimization_changed(void);
 unsigned long okp_core_optimizer_begin(void);
 void okp_core_optimizer_finish(unsigned long generation);
 
+struct okp_cpu_state;
 /*
- * An optimized probe's detour calls this (through the arch glue, with
+ * An optimized probe's detour calls this (through okp_optimized_entry, with
  * preemption disabled): site is the probe's site, regs the detour's saved
- * struct pt_regs.
+ * struct pt_regs, cpu this CPU's handler state.
  */
-void okp_core_optimized_hit(void *site, void *regs);
+void okp_core_optimized_hit(void *site, void *regs,
+			    struct okp_cpu_state *cpu);
 
 /*
  * The breakpoint handler (arch): regs is the trap's struct pt_regs. Returns
@@ -237,7 +239,7 @@ void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop,
 				      unsigned long function,
 				      unsigned long function_end);
-/* The detour's C entry (arch glue): preemption off around the core's. */
+/* The detour's C entry: preemption off around the core's. */
 void okp_optimized_entry(void *site, void *regs);
 
 #ifdef __cplusplus

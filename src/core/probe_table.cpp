@@ -575,6 +575,18 @@ bool ProbeTable::wants_post_handlers(const HitProbes &hit)
 	return false;
 }
 
+void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
+{
+	for (int i = 0; i < max_probes_per_site; ++i) {
+		okprobe *probe = load_probe(site.probes[i]);
+		if (!probe_active(probe))
+			continue;
+		__atomic_fetch_add(&site.hits[i], 1, __ATOMIC_RELAXED);
+		if (probe->pre_handler)
+			probe->pre_handler(probe, regs);
+	}
+}
+
 void ProbeTable::count_missed(Site &site)
 {
 	for (okprobe *const &slot : site.probes)

@@ -215,6 +215,10 @@ public:
 	static bool wants_post_handlers(const HitProbes &hit);
 	// A hit while a handler already ran on this CPU: counted, not run.
 	static void count_missed(Site &site);
+	// An optimized hit (no post_handler can be active): counts a hit for
+	// each active probe and runs its pre_handler; every one runs, whatever
+	// they return, as the kernel's opt_pre_handler() does.
+	static void run_optimized_hit(Site &site, pt_regs *regs);
 
 private:
 	static bool probe_active(const okprobe *probe);

@@ -15,6 +15,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kallsyms.h>
+#include <linux/kprobes.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -85,6 +86,19 @@ struct okp_cpu_state *okp_glue_cpu_state(void)
 {
 	return this_cpu_ptr(&okp_cpu_states);
 }
+
+/*
+ * Every optimized hit enters here from its detour, in the context of the
+ * probed code: preemption stays off while the handlers run (per-CPU state),
+ * as in the kernel's optimized_callback().
+ */
+void notrace okp_optimized_entry(void *site, void *regs)
+{
+	preempt_disable_notrace();
+	okp_core_optimized_hit(site, regs, this_cpu_ptr(&okp_cpu_states));
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(okp_optimized_entry);
 
 unsigned long okp_glue_lookup_symbol(const char *name)
 {
