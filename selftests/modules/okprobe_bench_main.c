@@ -105,6 +105,13 @@ static struct okprobe okp_bench_okprobe;
 static atomic_long_t okp_bench_hits;
 static char okp_bench_result[256];
 static struct dentry *okp_bench_dir;
+/* The coverage pass registered now: OKP_BENCH_KPROBE, _OKPROBE_PRE or none. */
+static int okp_bench_cover_kind = OKP_BENCH_DISARMED;
+
+static int okp_bench_covering(void)
+{
+	return okp_bench_cover_kind != OKP_BENCH_DISARMED;
+}
 
 /* ---- Handlers: each counts, nothing else ---------------------------------- */
 
@@ -188,8 +195,6 @@ static unsigned long okp_bench_missed(void)
 		return 0;
 	}
 }
-
-static int okp_bench_covering(void);
 
 static int okp_bench_arm(const char *name)
 {
@@ -303,18 +308,11 @@ struct okp_bench_site {
 
 static struct okp_bench_site *okp_bench_sites;
 static int okp_bench_site_count;
-/* The pass registered now: OKP_BENCH_KPROBE, _OKPROBE_PRE or _DISARMED. */
-static int okp_bench_cover_kind = OKP_BENCH_DISARMED;
 static struct kprobe *okp_bench_site_kprobes;
 static struct okprobe *okp_bench_site_okprobes;
 /* The registered ones of this pass, for the batch unregistration. */
 static void **okp_bench_site_registered;
 static atomic_long_t okp_bench_site_hits;
-
-static int okp_bench_covering(void)
-{
-	return okp_bench_cover_kind != OKP_BENCH_DISARMED;
-}
 
 static void okp_bench_free_pass(void)
 {
