@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(array) (sizeof(array) / sizeof((array)[0]))
@@ -1113,76 +1114,109 @@ static int demo_unload(void)
 /* ---- The benchmark (make bench) ------------------------------------------ */
 
 /*
- * Per-hit cost of breakpoint probes on one instruction (okprobe_bench.ko's
+ * Per-hit cost of probes on one instruction (okprobe_bench.ko's
  * okp_bench_target+0), every configuration measured in each round, the
  * rounds interleaved, medians reported. Prints the table as "# bench: "
- * lines for tools/bench; each sample also as a "# sample: " line. Fails
+ * lines for tools/bench; each sample also as a "# sample: " line. Then the
+ * coverage of a sample of kernel instructions ("# coverage: " lines). Fails
  * only when the run is broken (a module does not load, a hit count is
  * wrong), never on speed.
  */
 #define BENCH_KO MODULE_DIR "/okprobe_bench.ko"
+#define BENCH_SITES MODULE_DIR "/bench-sites.txt"
 #define BENCH_CONTROL "/sys/kernel/debug/okprobe_bench/control"
 #define KPROBES_LIST "/sys/kernel/debug/kprobes/list"
 #define KERNEL_OPTIMIZATION "/proc/sys/debug/kprobes-optimization"
 #define BENCH_MAX_ROUNDS 51
+/* How long to wait for an optimizer to put a jump in. */
+#define BENCH_OPTIMIZER_WAIT_MS 10000
 
 struct bench_config {
 	const char *label;		/* the table's */
 	const char *arm;		/* okprobe_bench.ko's */
-	const char *optimization;	/* the kernel's kprobes-optimization */
+	const char *kernel_optimization;	/* debug.kprobes-optimization */
+	const char *okprobe_optimization;	/* debug.kprobes_optimization */
+	int optimized;			/* measured only once the jump is in */
 	/* Results */
 	double ns_per_call[BENCH_MAX_ROUNDS];
 	int traps;			/* int3 traps per hit */
-	int optimized_rounds;		/* kprobes/list said [OPTIMIZED] */
+	int optimized_rounds;		/* the jump was in for the whole run */
+	int gave_up_waiting;		/* not optimized within the wait */
 	int wrong_rounds;		/* hits != calls, misses, bad results */
 	char wrong[160];		/* the first wrong run */
-	char listed[256];		/* its kprobes/list line, round 0 */
+	char listed[256];		/* its kprobes/list or jumps line, round 0 */
 };
 
 static struct bench_config bench_configs[] = {
 	{ .label = "no probe", .arm = "none",
-	  .optimization = "0" },
+	  .kernel_optimization = "0", .okprobe_optimization = "0" },
 	{ .label = "kernel kprobe, optimization 0", .arm = "kprobe",
-	  .optimization = "0" },
+	  .kernel_optimization = "0", .okprobe_optimization = "0" },
 	{ .label = "kernel kprobe, optimization 1", .arm = "kprobe",
-	  .optimization = "1" },
+	  .kernel_optimization = "1", .okprobe_optimization = "0",
+	  .optimized = 1 },
 	{ .label = "okprobe, post_handler (unboosted)", .arm = "okprobe-post",
-	  .optimization = "0" },
-	{ .label = "okprobe, pre_handler only (boosted)", .arm = "okprobe-pre",
-	  .optimization = "0" },
+	  .kernel_optimization = "0", .okprobe_optimization = "0" },
+	{ .label = "okprobe, pre_handler (boosted)", .arm = "okprobe-pre",
+	  .kernel_optimization = "0", .okprobe_optimization = "0" },
+	{ .label = "okprobe, pre_handler, optimization 1", .arm = "okprobe-pre",
+	  .kernel_optimization = "0", .okprobe_optimization = "1",
+	  .optimized = 1 },
 };
 
 #define BENCH_NONE 0
 #define BENCH_KPROBE 1
 #define BENCH_KPROBE_OPTIMIZED 2
+#define BENCH_OKPROBE_OPTIMIZED 5
 
 /* Overridable from the kernel command line: bench_calls=, bench_rounds=. */
 static unsigned long bench_calls = 100000;
 static int bench_rounds = 21;
-/* Cleared when the kernel does not optimize within the wait. */
-static int bench_wait_for_optimizer = 1;
 /* From okprobe_bench.ko: the kernel has CONFIG_PREEMPTION. */
 static int bench_preemption = -1;
-/* What the kernel's kprobes-optimization was last set to. */
-static char bench_optimization[4];
+/* What each kprobes-optimization sysctl was last set to. */
+static char bench_kernel_optimization[4], bench_okprobe_optimization[4];
+
+static long long now_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec * 1000LL + now.tv_nsec / 1000000;
+}
 
 /*
- * The kernel logs a line whenever kprobes-optimization changes, straight to
- * the serial port: let the console finish our lines first, or the message
- * lands inside one.
+ * Sets a sysctl unless it already has value (last, what it was set to).
+ * The kernel logs a line whenever its kprobes-optimization changes,
+ * straight to the serial port: let the console finish our lines first, or
+ * the message lands inside one.
  */
-static int bench_set_optimization(const char *value)
+static int bench_set_sysctl(const char *path, char *last, const char *value)
 {
 	int ret;
 
-	if (!strcmp(bench_optimization, value))
+	if (!strcmp(last, value))
 		return 0;
 	tcdrain(1);
-	ret = write_file(KERNEL_OPTIMIZATION, value);
+	ret = write_file(path, value);
 	if (!ret)
-		snprintf(bench_optimization, sizeof(bench_optimization), "%s",
-			 value);
+		snprintf(last, 4, "%s", value);
 	return ret;
+}
+
+static int bench_set_optimization(const struct bench_config *c)
+{
+	int ret = bench_set_sysctl(KERNEL_OPTIMIZATION,
+				   bench_kernel_optimization,
+				   c->kernel_optimization);
+
+	CHECK(ret == 0, "writing %s to %s: %s", c->kernel_optimization,
+	      KERNEL_OPTIMIZATION, strerror(-ret));
+	ret = bench_set_sysctl(SYSCTL_OPTIMIZATION, bench_okprobe_optimization,
+			       c->okprobe_optimization);
+	CHECK(ret == 0, "writing %s to %s: %s", c->okprobe_optimization,
+	      SYSCTL_OPTIMIZATION, strerror(-ret));
+	return 0;
 }
 
 /* Writes a command to okprobe_bench.ko, reads its reply; 0 or -errno. */
@@ -1195,66 +1229,87 @@ static int bench_command(const char *command, char *reply, size_t size)
 	return read_file(BENCH_CONTROL, reply, size);
 }
 
-/* The kprobes/list line of the target, "" when there is none. */
-static void bench_kprobes_line(char *line, size_t size)
+/* The line of file (at most 64 KiB read) containing needle, "" if none. */
+static void bench_file_line(const char *path, const char *needle, char *line,
+			    size_t size)
 {
-	static char list[8192];
+	static char text[65536];
 	char *start, *end;
 
 	line[0] = '\0';
-	if (read_file(KPROBES_LIST, list, sizeof(list)))
+	if (read_file(path, text, sizeof(text)))
 		return;
-	start = strstr(list, "okp_bench_target");
+	start = strstr(text, needle);
 	if (!start)
 		return;
-	while (start > list && start[-1] != '\n')
+	while (start > text && start[-1] != '\n')
 		start--;
 	end = strchr(start, '\n');
 	snprintf(line, size, "%.*s", end ? (int)(end - start) : (int)strlen(start),
 		 start);
 }
 
-/* Waits up to 5 s for the kernel's optimizer; 1 if the kprobe is. */
-static int bench_wait_optimized(void)
+/* Where the probe of configuration c is listed: kprobes/list or jumps. */
+static void bench_listed_line(const struct bench_config *c, char *line,
+			      size_t size)
 {
-	char line[256];
-	int waited;
+	bench_file_line(strcmp(c->arm, "kprobe") ? DEBUGFS_DIR "/jumps" :
+			KPROBES_LIST, "okp_bench_target", line, size);
+}
 
-	for (waited = 0; waited <= 5000; waited += 20) {
-		bench_kprobes_line(line, sizeof(line));
-		if (strstr(line, "[OPTIMIZED]"))
+/*
+ * Waits up to BENCH_OPTIMIZER_WAIT_MS for the armed probe's jump: for the
+ * kernel, kprobes/list says [OPTIMIZED] (set when the probe is queued) and
+ * the jmp is in the text (the optimizer ran); for okprobe,
+ * OKPROBE_FLAG_OPTIMIZED. 1 once it is, 0 after a note (and no more
+ * waiting for c in later rounds).
+ */
+static int bench_wait_optimized(struct bench_config *c)
+{
+	long long deadline = now_ms() + BENCH_OPTIMIZER_WAIT_MS;
+	int kernel = !strcmp(c->arm, "kprobe");
+	char line[256], reply[128];
+
+	for (;;) {
+		if (kernel)
+			bench_file_line(KPROBES_LIST, "okp_bench_target", line,
+					sizeof(line));
+		if (bench_command("state", reply, sizeof(reply)) == 0 &&
+		    strstr(reply, "optimized=1") &&
+		    (!kernel || strstr(line, "[OPTIMIZED]")))
 			return 1;
-		if (!bench_wait_for_optimizer)
-			return 0;
+		if (c->gave_up_waiting || now_ms() > deadline)
+			break;
 		usleep(20000);
 	}
-	say("# bench: note: the kernel did not optimize the kprobe within 5 s: %s",
-	    line);
-	bench_wait_for_optimizer = 0;
+	if (!c->gave_up_waiting) {
+		bench_listed_line(c, line, sizeof(line));
+		say("# bench: note: %s: not optimized within %d s: %s",
+		    c->label, BENCH_OPTIMIZER_WAIT_MS / 1000, line);
+	}
+	c->gave_up_waiting = 1;
 	return 0;
 }
 
 /* One sample of configuration c: arm, run calls, disarm. */
 static int bench_sample(struct bench_config *c, unsigned long calls, int round)
 {
-	char command[64], reply[256];
 	unsigned long got_calls, hits, missed, bad;
+	char command[64], reply[256], jump[16];
 	unsigned long long ns;
-	int ret, traps, optimized = 0;
+	int ret, traps, wrong;
 
-	ret = bench_set_optimization(c->optimization);
-	CHECK(ret == 0, "writing %s to %s: %s", c->optimization,
-	      KERNEL_OPTIMIZATION, strerror(-ret));
+	STEP(bench_set_optimization(c));
 	snprintf(command, sizeof(command), "arm %s", c->arm);
 	ret = bench_command(command, reply, sizeof(reply));
 	CHECK(ret == 0, "%s: %s", command, strerror(-ret));
 	CHECK(sscanf(reply, "%*s armed traps=%d preemption=%d", &traps,
 		     &bench_preemption) == 2,
 	      "%s replied '%s'", command, reply);
-	if (c == &bench_configs[BENCH_KPROBE_OPTIMIZED])
-		optimized = bench_wait_optimized();
-	if (round == 0 && !strcmp(c->arm, "kprobe"))
-		bench_kprobes_line(c->listed, sizeof(c->listed));
+	if (c->optimized)
+		bench_wait_optimized(c);
+	if (round == 0 && strcmp(c->arm, "none"))
+		bench_listed_line(c, c->listed, sizeof(c->listed));
 	snprintf(command, sizeof(command), "run %lu", calls);
 	ret = bench_command(command, reply, sizeof(reply));
 	if (ret == 0)
@@ -1263,23 +1318,23 @@ static int bench_sample(struct bench_config *c, unsigned long calls, int round)
 		write_file(BENCH_CONTROL, "disarm");
 	CHECK(ret == 0, "%s (%s): %s", command, c->arm, strerror(-ret));
 	reply[strcspn(reply, "\n")] = '\0';
-	CHECK(sscanf(reply, "%*s calls=%lu ns=%llu hits=%lu missed=%lu bad=%lu",
-		     &got_calls, &ns, &hits, &missed, &bad) == 5,
+	CHECK(sscanf(reply, "%*s calls=%lu ns=%llu hits=%lu missed=%lu bad=%lu traps=%d jump=%15s",
+		     &got_calls, &ns, &hits, &missed, &bad, &traps, jump) == 7,
 	      "run replied '%s'", reply);
 	say("# sample: round %d %s: %s", round, c->label, reply);
 	if (round < 0)
 		return 0;	/* warm-up */
 	c->ns_per_call[round] = (double)ns / got_calls;
-	c->traps = optimized ? 0 : traps;
-	c->optimized_rounds += optimized;
-	if (got_calls != calls ||
-	    hits != (c - bench_configs == BENCH_NONE ? 0 : calls) || missed ||
-	    bad) {
-		if (!c->wrong_rounds++)
-			snprintf(c->wrong, sizeof(c->wrong),
-				 "round %d: %lu calls, %lu hits, %lu missed, %lu wrong results",
-				 round, got_calls, hits, missed, bad);
-	}
+	c->traps = traps;
+	c->optimized_rounds += !strcmp(jump, "throughout");
+	/* With its sysctl at 0 a probe must never be optimized. */
+	wrong = got_calls != calls || missed || bad ||
+		hits != (c - bench_configs == BENCH_NONE ? 0 : calls) ||
+		(!c->optimized && strcmp(jump, "none"));
+	if (wrong && !c->wrong_rounds++)
+		snprintf(c->wrong, sizeof(c->wrong),
+			 "round %d: %lu calls, %lu hits, %lu missed, %lu wrong results, jump %s",
+			 round, got_calls, hits, missed, bad, jump);
 	return 0;
 }
 
@@ -1319,14 +1374,27 @@ static double bench_ns_per_hit(const struct bench_config *c)
 	return bench_median(differences, bench_rounds);
 }
 
+/* " [OPTIMIZED]" when every round of an optimized row had its jump. */
+static const char *bench_optimized_label(const struct bench_config *c)
+{
+	if (!c->optimized)
+		return "";
+	if (c->optimized_rounds == bench_rounds)
+		return " [OPTIMIZED]";
+	return c->optimized_rounds ? " [OPTIMIZED some rounds]" :
+	       " (not optimized)";
+}
+
 static void bench_print_table(void)
 {
+	const struct bench_config *kernel = &bench_configs[BENCH_KPROBE_OPTIMIZED];
+	const struct bench_config *ours = &bench_configs[BENCH_OKPROBE_OPTIMIZED];
 	double kprobe = bench_ns_per_hit(&bench_configs[BENCH_KPROBE]);
 	const struct bench_config *c;
 	double per_call, spread;
-	char hit[16], ratio[16], label[64];
+	char hit[16], ratio[16], label[80];
 
-	say("# bench: %-45s %5s %9s %8s %9s %6s %s", "configuration", "traps",
+	say("# bench: %-50s %5s %9s %8s %9s %6s %s", "configuration", "traps",
 	    "ns/call", "ns/hit", "vs kprobe", "IQR", "hits");
 	for (c = bench_configs; c < bench_configs + ARRAY_SIZE(bench_configs);
 	     c++) {
@@ -1334,10 +1402,7 @@ static void bench_print_table(void)
 		spread = bench_quartile(c->ns_per_call, bench_rounds, 3) -
 			 bench_quartile(c->ns_per_call, bench_rounds, 1);
 		snprintf(label, sizeof(label), "%s%s", c->label,
-			 c != &bench_configs[BENCH_KPROBE_OPTIMIZED] ? "" :
-			 c->optimized_rounds == bench_rounds ? " [OPTIMIZED]" :
-			 c->optimized_rounds ? " [OPTIMIZED some rounds]" :
-			 " (not optimized)");
+			 bench_optimized_label(c));
 		if (c == &bench_configs[BENCH_NONE]) {
 			snprintf(hit, sizeof(hit), "-");
 			snprintf(ratio, sizeof(ratio), "-");
@@ -1346,19 +1411,26 @@ static void bench_print_table(void)
 			snprintf(ratio, sizeof(ratio), "%.2f",
 				 kprobe > 0 ? bench_ns_per_hit(c) / kprobe : 0);
 		}
-		say("# bench: %-45s %5d %9.1f %8s %9s %5.0f%% %s", label,
+		say("# bench: %-50s %5d %9.1f %8s %9s %5.0f%% %s", label,
 		    c->traps, per_call, hit, ratio,
 		    per_call > 0 ? 100 * spread / per_call : 0,
 		    c->wrong_rounds ? "WRONG" : "ok");
 	}
+	say("# bench: okprobe optimized vs kernel optprobe (ns/hit): %.2f%s",
+	    bench_ns_per_hit(kernel) > 0 ?
+	    bench_ns_per_hit(ours) / bench_ns_per_hit(kernel) : 0,
+	    kernel->optimized_rounds == bench_rounds &&
+	    ours->optimized_rounds == bench_rounds ? "" :
+	    " (not both optimized in every round: see above)");
 	for (c = bench_configs; c < bench_configs + ARRAY_SIZE(bench_configs);
 	     c++) {
 		if (c->wrong_rounds)
 			say("# bench: WRONG %s in %d rounds, first %s", c->label,
 			    c->wrong_rounds, c->wrong);
 		if (c->listed[0])
-			say("# bench: kprobes/list, %s: %s", c->label,
-			    c->listed);
+			say("# bench: %s, %s: %s",
+			    strcmp(c->arm, "kprobe") ? "okprobe/jumps" :
+			    "kprobes/list", c->label, c->listed);
 	}
 	if (bench_configs[BENCH_KPROBE].traps == 2 && bench_preemption == 1)
 		say("# bench: the kernel kprobe takes 2 traps per hit: CONFIG_PREEMPTION compiles kprobes' boosting out");
@@ -1419,13 +1491,452 @@ static int bench_measure(void)
 	return 0;
 }
 
+/*
+ * Coverage: the sample of kernel instruction boundaries that tools/bench
+ * drew from the vmlinux (okprobe_bench_sites: "symbol 0xoffset" lines),
+ * registered with kernel kprobes, then with okprobe, one probe per site
+ * with a counting pre_handler, by address (resolved here through
+ * /proc/kallsyms, so that name lookups are not part of the timing).
+ * Counts what each registers and optimizes and how long that takes, then
+ * unregisters everything and checks that the text is back as it was.
+ */
+#define BENCH_MAX_SITES 4096
+/* The sampler's comment line that describes the sample. */
+#define BENCH_SITES_ABOUT "# okprobe bench sites: "
+#define BENCH_MAX_REASONS 32
+/* How long to wait for an optimizer to finish a whole sample. */
+#define BENCH_COVERAGE_WAIT_MS 180000
+/* How long unregistered probes may take to leave the text. */
+#define BENCH_RESTORE_WAIT_MS 10000
+
+struct bench_site {
+	char name[256];
+	unsigned long offset;
+	unsigned long address;	/* the probed address, 0 if unresolved */
+};
+
+static struct bench_site bench_sites[BENCH_MAX_SITES];
+static int bench_site_count;
+/* The sample's own description (its first comment line). */
+static char bench_sites_about[512];
+/* optprobe_template_entry and _end in this kernel, for its slot size. */
+static unsigned long bench_template_entry, bench_template_end;
+
+/* A coverage pass of one mechanism, "kprobe" or "okprobe". */
+struct bench_pass {
+	const char *kind;
+	int registered, moved, optimized, ftrace;
+	char errors[160];		/* the module's "-errno:count,..." */
+	long long register_ms, optimized_ms, unoptimize_ms, unregister_ms;
+	int optimizer_done;		/* nothing left waiting in time */
+	long hits, missed;
+	int text_changed;		/* sites not as before, after the pass */
+};
+
+/* Reasons for not optimizing, from okprobe/jumps, and how often. */
+struct bench_reason {
+	char why[160];
+	int count;
+};
+
+static struct bench_reason bench_reasons[BENCH_MAX_REASONS];
+static int bench_reason_count;
+static long bench_detour_total, bench_detour_granules;
+static int bench_detour_min, bench_detour_max;
+/* kprobes/list and okprobe/jumps of a whole sample. */
+static char bench_big_file[1 << 20];
+
+static int bench_site_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct bench_site *)a)->name,
+		      ((const struct bench_site *)b)->name);
+}
+
+/* Reads the sample into bench_sites, sorted by name. */
+static int bench_read_sites(void)
+{
+	FILE *file = fopen(BENCH_SITES, "re");
+	char line[512], *about;
+
+	CHECK(file, "cannot open %s", BENCH_SITES);
+	bench_site_count = 0;
+	while (fgets(line, sizeof(line), file)) {
+		struct bench_site *site = &bench_sites[bench_site_count];
+
+		if (!strncmp(line, BENCH_SITES_ABOUT, strlen(BENCH_SITES_ABOUT))) {
+			about = line + strlen(BENCH_SITES_ABOUT);
+			snprintf(bench_sites_about, sizeof(bench_sites_about),
+				 "%.*s", (int)strcspn(about, "\n"), about);
+		}
+		if (line[0] == '#' || bench_site_count == BENCH_MAX_SITES ||
+		    sscanf(line, "%255s %lx", site->name, &site->offset) != 2)
+			continue;
+		site->address = 0;
+		bench_site_count++;
+	}
+	fclose(file);
+	CHECK(bench_site_count > 0, "no sites in %s", BENCH_SITES);
+	qsort(bench_sites, bench_site_count, sizeof(*bench_sites),
+	      bench_site_by_name);
+	return 0;
+}
+
+/*
+ * Resolves every site through /proc/kallsyms in one pass (core-kernel text
+ * symbols only: the sampler chose names no other symbol has); also finds
+ * the kernel's optprobe template. Returns how many sites resolved.
+ */
+static int bench_resolve_sites(void)
+{
+	FILE *kallsyms = fopen("/proc/kallsyms", "re");
+	char line[512], type, module[2];
+	struct bench_site key, *found;
+	unsigned long address;
+	int resolved = 0, i;
+
+	if (!kallsyms)
+		return 0;
+	while (fgets(line, sizeof(line), kallsyms)) {
+		int fields = sscanf(line, "%lx %c %255s %1s", &address, &type,
+				    key.name, module);
+
+		if (fields == 3 && !strcmp(key.name, "optprobe_template_entry"))
+			bench_template_entry = address;
+		if (fields == 3 && !strcmp(key.name, "optprobe_template_end"))
+			bench_template_end = address;
+		if (fields != 3 || (type != 't' && type != 'T'))
+			continue;
+		found = bsearch(&key, bench_sites, bench_site_count,
+				sizeof(*bench_sites), bench_site_by_name);
+		if (!found)
+			continue;
+		/* Every site in that function: they are next to each other. */
+		while (found > bench_sites && !strcmp(found[-1].name, key.name))
+			found--;
+		for (; found < bench_sites + bench_site_count &&
+		       !strcmp(found->name, key.name); found++)
+			found->address = address + found->offset;
+	}
+	fclose(kallsyms);
+	for (i = 0; i < bench_site_count; i++)
+		resolved += bench_sites[i].address != 0;
+	return resolved;
+}
+
+/* Hands the resolved sites to okprobe_bench.ko. */
+static int bench_send_sites(void)
+{
+	char command[64], reply[64];
+	int i, ret;
+
+	for (i = 0; i < bench_site_count; i++) {
+		if (!bench_sites[i].address)
+			continue;
+		snprintf(command, sizeof(command), "site %lx",
+			 bench_sites[i].address);
+		ret = bench_command(command, reply, sizeof(reply));
+		CHECK(ret == 0, "%s (%s+0x%lx): %s", command,
+		      bench_sites[i].name, bench_sites[i].offset,
+		      strerror(-ret));
+	}
+	return 0;
+}
+
+static int bench_count(const char *text, const char *needle)
+{
+	int count = 0;
+
+	for (text = strstr(text, needle); text;
+	     text = strstr(text + 1, needle))
+		count++;
+	return count;
+}
+
+/* The module's cover-state: jumps in the text, changed sites, hits. */
+static int bench_cover_state(int *jumps, int *changed, long *hits,
+			     long *missed, int *optimized)
+{
+	char reply[256];
+	int ret = bench_command("cover-state", reply, sizeof(reply));
+
+	CHECK(ret == 0, "cover-state: %s", strerror(-ret));
+	CHECK(sscanf(reply, "cover-state jumps=%d changed=%d hits=%ld missed=%ld optimized=%d",
+		     jumps, changed, hits, missed, optimized) == 5,
+	      "cover-state replied '%s'", reply);
+	return 0;
+}
+
+/* Registers the sites with pass->kind; fills registered, moved, errors. */
+static int bench_cover(struct bench_pass *pass)
+{
+	unsigned long long ns;
+	char command[64], reply[256];
+	int sites, ret;
+
+	snprintf(command, sizeof(command), "cover %s", pass->kind);
+	ret = bench_command(command, reply, sizeof(reply));
+	CHECK(ret == 0, "%s: %s", command, strerror(-ret));
+	pass->errors[0] = '\0';
+	CHECK(sscanf(reply, "%*s %*s sites=%d registered=%d ns=%llu moved=%d errors=%159s",
+		     &sites, &pass->registered, &ns, &pass->moved,
+		     pass->errors) >= 4,
+	      "%s replied '%s'", command, reply);
+	pass->register_ms = ns / 1000000;
+	return 0;
+}
+
+/*
+ * Polls until the optimizer of pass->kind is done with the sample: for the
+ * kernel, every kprobe that kprobes/list shows [OPTIMIZED] (queued) has its
+ * jmp in the text; for okprobe, no site in okprobe/jumps is "waiting".
+ */
+static int bench_wait_for_optimizer(struct bench_pass *pass, long long start)
+{
+	int kernel = !strcmp(pass->kind, "kprobe");
+	int jumps = 0, changed, flagged = 0, waiting = 0;
+	long long deadline = start + BENCH_COVERAGE_WAIT_MS;
+
+	for (;;) {
+		read_file(kernel ? KPROBES_LIST : DEBUGFS_DIR "/jumps",
+			  bench_big_file, sizeof(bench_big_file));
+		STEP(bench_cover_state(&jumps, &changed, &pass->hits,
+				       &pass->missed, &flagged));
+		if (kernel) {
+			pass->optimized = bench_count(bench_big_file,
+						      "[OPTIMIZED]");
+			pass->ftrace = bench_count(bench_big_file, "[FTRACE]");
+			pass->optimizer_done = jumps == pass->optimized;
+		} else {
+			waiting = bench_count(bench_big_file, "  waiting");
+			pass->optimized = bench_count(bench_big_file,
+						      "  optimized");
+			pass->optimizer_done = !waiting;
+		}
+		if (pass->optimizer_done || now_ms() > deadline)
+			break;
+		usleep(50000);
+	}
+	pass->optimized_ms = now_ms() - start;
+	if (!pass->optimizer_done)
+		say("# coverage: note: the %s optimizer was not done after %d s: %d jumps in the text, %d %s",
+		    pass->kind, BENCH_COVERAGE_WAIT_MS / 1000, jumps,
+		    kernel ? pass->optimized : waiting,
+		    kernel ? "[OPTIMIZED] in kprobes/list" : "sites waiting");
+	/* okprobe's three views of its jumps must agree. */
+	CHECK(kernel || !pass->optimizer_done ||
+	      (jumps == pass->optimized && flagged == pass->optimized),
+	      "okprobe/jumps shows %d optimized, %d probes have OKPROBE_FLAG_OPTIMIZED, %d jumps are in the text",
+	      pass->optimized, flagged, jumps);
+	return 0;
+}
+
+/* Groups okprobe/jumps (in bench_big_file): detour sizes, refusals. */
+static void bench_tally_jumps(void)
+{
+	char *line, *state, *why, *detour;
+	int i, size;
+
+	bench_reason_count = 0;
+	bench_detour_total = bench_detour_granules = 0;
+	bench_detour_min = bench_detour_max = 0;
+	for (line = strtok(bench_big_file, "\n"); line;
+	     line = strtok(NULL, "\n")) {
+		/* "0xADDR  symbol+0xoff/0xsize  STATE[ region=N][ detour=N][: why]" */
+		state = strstr(line, "  ");
+		state = state ? strstr(state + 2, "  ") : NULL;
+		if (!state)
+			continue;
+		state += 2;
+		detour = strstr(state, " detour=");
+		if (!strncmp(state, "optimized", 9) && detour) {
+			size = atoi(detour + 8);
+			bench_detour_total += size;
+			bench_detour_granules += (size + 15) / 16;
+			if (!bench_detour_min || size < bench_detour_min)
+				bench_detour_min = size;
+			if (size > bench_detour_max)
+				bench_detour_max = size;
+		}
+		why = strstr(state, ": ");
+		if (strncmp(state, "breakpoint", 10) || !why)
+			continue;
+		why += 2;
+		for (i = 0; i < bench_reason_count &&
+		     strcmp(bench_reasons[i].why, why); i++)
+			;
+		if (i == bench_reason_count) {
+			if (i == BENCH_MAX_REASONS)
+				continue;
+			snprintf(bench_reasons[i].why,
+				 sizeof(bench_reasons[i].why), "%s", why);
+			bench_reasons[i].count = 0;
+			bench_reason_count++;
+		}
+		bench_reasons[i].count++;
+	}
+}
+
+/* Waits for every site's text to be what it was before the pass. */
+static int bench_wait_restored(struct bench_pass *pass)
+{
+	long long deadline = now_ms() + BENCH_RESTORE_WAIT_MS;
+	int jumps, flagged;
+	long hits, missed;
+
+	for (;;) {
+		STEP(bench_cover_state(&jumps, &pass->text_changed, &hits,
+				       &missed, &flagged));
+		if (!pass->text_changed || now_ms() > deadline)
+			break;
+		usleep(50000);
+	}
+	if (pass->text_changed)
+		say("# coverage: note: after the %s pass %d sites' text is not what it was before",
+		    pass->kind, pass->text_changed);
+	return 0;
+}
+
+/*
+ * One pass: turn the mechanism's optimization on, register every site,
+ * wait for its optimizer, count, turn optimization off (both sysctls
+ * unoptimize synchronously), unregister everything.
+ */
+static int bench_coverage_pass(struct bench_pass *pass)
+{
+	int kernel = !strcmp(pass->kind, "kprobe");
+	const char *sysctl = kernel ? KERNEL_OPTIMIZATION : SYSCTL_OPTIMIZATION;
+	char *last = kernel ? bench_kernel_optimization :
+		     bench_okprobe_optimization;
+	char reply[256];
+	unsigned long long ns;
+	long long start;
+	int ret;
+
+	ret = bench_set_sysctl(sysctl, last, "1");
+	CHECK(ret == 0, "writing 1 to %s: %s", sysctl, strerror(-ret));
+	start = now_ms();
+	STEP(bench_cover(pass));
+	STEP(bench_wait_for_optimizer(pass, start));
+	if (!kernel)
+		bench_tally_jumps();
+	start = now_ms();
+	ret = bench_set_sysctl(sysctl, last, "0");
+	pass->unoptimize_ms = now_ms() - start;
+	CHECK(ret == 0, "writing 0 to %s: %s", sysctl, strerror(-ret));
+	ret = bench_command("uncover", reply, sizeof(reply));
+	CHECK(ret == 0, "uncover: %s", strerror(-ret));
+	CHECK(sscanf(reply, "uncover %*s unregistered=%*d ns=%llu", &ns) == 1,
+	      "uncover replied '%s'", reply);
+	pass->unregister_ms = ns / 1000000;
+	return bench_wait_restored(pass);
+}
+
+/* "-1:100,-16:88" -> "EPERM 100, EBUSY 88" */
+static void bench_say_errors(const char *label, const char *errors)
+{
+	char out[512] = "";
+	size_t used = 0;
+	int error, count, length;
+
+	while (sscanf(errors, "%d:%d%n", &error, &count, &length) == 2 &&
+	       used < sizeof(out)) {
+		const char *name = strerrorname_np(-error);
+
+		used += snprintf(out + used, sizeof(out) - used, "%s%s %d",
+				 used ? ", " : "", name ? name : "?", count);
+		errors += length + (errors[length] == ',');
+	}
+	say("# coverage: %s refused: %s", label, out[0] ? out : "none");
+}
+
+static int bench_reason_order(const void *a, const void *b)
+{
+	return ((const struct bench_reason *)b)->count -
+	       ((const struct bench_reason *)a)->count;
+}
+
+static void bench_print_coverage(const struct bench_pass *k,
+				 const struct bench_pass *o, int resolved)
+{
+	long optimized = o->optimized;
+	int i;
+
+	say("# coverage: sample: %s", bench_sites_about);
+	say("# coverage: %d of %d resolved in /proc/kallsyms; one probe per site, a pre_handler that counts, registered by address one by one",
+	    resolved, bench_site_count);
+	say("# coverage: %-44s %14s %10s", "", "kernel kprobes", "okprobe");
+	say("# coverage: %-44s %14d %10d", "registered", k->registered,
+	    o->registered);
+	say("# coverage: %-44s %14d %10d", "optimized (a jmp in the text)",
+	    k->optimized, o->optimized);
+	say("# coverage: %-44s %14d %10s", "on an ftrace site ([FTRACE], no int3)",
+	    k->ftrace, "-");
+	say("# coverage: %-44s %14lld %10lld", "ms to register, one by one",
+	    k->register_ms, o->register_ms);
+	say("# coverage: %-44s %14lld %10lld",
+	    "ms from the first register to optimizer done", k->optimized_ms,
+	    o->optimized_ms);
+	say("# coverage: %-44s %14lld %10lld",
+	    "ms to unoptimize all (sysctl to 0)", k->unoptimize_ms,
+	    o->unoptimize_ms);
+	say("# coverage: %-44s %14lld %10lld", "ms to unregister all (batch)",
+	    k->unregister_ms, o->unregister_ms);
+	say("# coverage: %-44s %14ld %10ld", "hits while registered",
+	    k->hits, o->hits);
+	say("# coverage: %-44s %14ld %10ld", "missed (a handler was running)",
+	    k->missed, o->missed);
+	bench_say_errors("kernel kprobes", k->errors);
+	bench_say_errors("okprobe", o->errors);
+	qsort(bench_reasons, bench_reason_count, sizeof(*bench_reasons),
+	      bench_reason_order);
+	say("# coverage: okprobe registered but not optimized, by reason (okprobe/jumps):");
+	for (i = 0; i < bench_reason_count; i++)
+		say("# coverage: %6d  %s", bench_reasons[i].count,
+		    bench_reasons[i].why);
+	if (optimized)
+		say("# coverage: okprobe detour per optimized probe: mean %.1f bytes (min %d, max %d); %.1f allocated in 16-byte granules",
+		    (double)bench_detour_total / optimized, bench_detour_min,
+		    bench_detour_max, 16.0 * bench_detour_granules / optimized);
+	if (bench_template_entry && bench_template_end > bench_template_entry)
+		say("# coverage: kernel optprobe slot per optimized probe: %lu bytes = MAX_OPTINSN_SIZE: optprobe_template_end - optprobe_template_entry (%lu, this kernel's /proc/kallsyms) + MAX_OPTIMIZED_LENGTH (16 + 4) + JMP32_INSN_SIZE (5)",
+		    bench_template_end - bench_template_entry + 25,
+		    bench_template_end - bench_template_entry);
+	tcdrain(1);
+}
+
+static int bench_coverage(void)
+{
+	struct bench_pass kernel = { .kind = "kprobe" };
+	struct bench_pass ours = { .kind = "okprobe" };
+	int resolved, result;
+
+	if (!exists(BENCH_CONTROL))
+		return skip("okprobe_bench.ko is not loaded");
+	if (!exists(BENCH_SITES))
+		return skip("no " BENCH_SITES " (tools/bench makes it)");
+	STEP(bench_read_sites());
+	resolved = bench_resolve_sites();
+	CHECK(resolved > 0, "no site resolved in /proc/kallsyms");
+	STEP(bench_send_sites());
+	result = bench_coverage_pass(&kernel);
+	if (!result)
+		result = bench_coverage_pass(&ours);
+	write_file(BENCH_CONTROL, "uncover");
+	write_file(BENCH_CONTROL, "sites-clear");
+	if (result)
+		return result;
+	bench_print_coverage(&kernel, &ours, resolved);
+	return 0;
+}
+
 static int bench_unload(void)
 {
 	int ret;
 
 	if (!module_loaded("okprobe_bench"))
 		return skip("okprobe_bench.ko is not loaded");
-	bench_set_optimization("1");
+	bench_set_sysctl(KERNEL_OPTIMIZATION, bench_kernel_optimization, "1");
+	bench_set_sysctl(SYSCTL_OPTIMIZATION, bench_okprobe_optimization, "1");
 	ret = unload_module("okprobe_bench");
 	CHECK(ret == 0, "unloading okprobe_bench: %s", strerror(-ret));
 	return unload_okprobe();
@@ -1528,6 +2039,7 @@ static const struct test demo_suite[] = {
 static const struct test bench_suite[] = {
 	TEST(bench_load, "load okprobe.ko and okprobe_bench.ko"),
 	TEST(bench_measure, "measure every configuration; hit counts match calls"),
+	TEST(bench_coverage, "register a sample of kernel instructions with kprobes, then okprobe; count, time, unregister"),
 	TEST(bench_unload, "unload both"),
 };
 

@@ -11,17 +11,14 @@
 #include "x86/instruction_decoder.hpp"
 #include "x86/jump_optimization.hpp"
 #include "x86/out_of_line.hpp"
+#include "x86_kernel_image.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
-#include <elf.h>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -31,30 +28,7 @@ namespace {
 
 using namespace okp::x86;
 
-struct Section {
-	uint64_t address, size, offset;
-};
-
-struct Symbol {
-	uint64_t address;
-	std::string name;
-};
-
-struct Kernel {
-	std::vector<uint8_t> image;
-	std::vector<Section> text; // executable sections
-	std::vector<Symbol> symbols;
-	std::map<std::string, uint64_t> by_name;
-	std::vector<uint64_t> exception_sites; // sorted: instructions with an __ex_table entry
-
-	const Section *section_of(uint64_t address) const
-	{
-		for (const Section &s : text)
-			if (s.address <= address && address < s.address + s.size)
-				return &s;
-		return nullptr;
-	}
-};
+using Kernel = okp::host::KernelImage;
 
 const Kernel *load_kernel()
 {
@@ -65,55 +39,9 @@ const Kernel *load_kernel()
 	loaded = true;
 	const char *vmlinux = std::getenv("OKPROBE_X86_VMLINUX");
 	const char *kallsyms = std::getenv("OKPROBE_X86_KALLSYMS");
-	if (!vmlinux || !kallsyms)
+	if (!vmlinux || !kallsyms || !okp::host::load_kernel_image(vmlinux, kallsyms, kernel))
 		return nullptr;
-
-	std::ifstream image(vmlinux, std::ios::binary);
-	kernel.image.assign(std::istreambuf_iterator<char>(image), {});
-	if (kernel.image.size() < sizeof(Elf64_Ehdr))
-		return nullptr;
-	Elf64_Ehdr header;
-	memcpy(&header, kernel.image.data(), sizeof(header));
-	for (unsigned i = 0; i < header.e_shnum; ++i) {
-		Elf64_Shdr section;
-		memcpy(&section, kernel.image.data() + header.e_shoff + i * sizeof(section), sizeof(section));
-		if (section.sh_type == SHT_PROGBITS && (section.sh_flags & SHF_EXECINSTR))
-			kernel.text.push_back({section.sh_addr, section.sh_size, section.sh_offset});
-	}
-	// __ex_table: 12-byte entries {int insn, fixup, data}, each relative
-	// to its own field.
-	Elf64_Shdr names;
-	memcpy(&names, kernel.image.data() + header.e_shoff + header.e_shstrndx * sizeof(names), sizeof(names));
-	for (unsigned i = 0; i < header.e_shnum; ++i) {
-		Elf64_Shdr section;
-		memcpy(&section, kernel.image.data() + header.e_shoff + i * sizeof(section), sizeof(section));
-		const char *name =
-			reinterpret_cast<const char *>(kernel.image.data() + names.sh_offset + section.sh_name);
-		if (std::strcmp(name, "__ex_table") != 0)
-			continue;
-		for (uint64_t at = 0; at + 12 <= section.sh_size; at += 12) {
-			int32_t insn;
-			memcpy(&insn, kernel.image.data() + section.sh_offset + at, 4);
-			kernel.exception_sites.push_back(section.sh_addr + at + insn);
-		}
-	}
-	std::sort(kernel.exception_sites.begin(), kernel.exception_sites.end());
-
-	std::ifstream lines(kallsyms);
-	std::string line;
-	while (std::getline(lines, line)) {
-		std::istringstream fields(line);
-		std::string address, type, name;
-		if (!(fields >> address >> type >> name))
-			continue;
-		const uint64_t value = std::stoull(address, nullptr, 16);
-		kernel.by_name.emplace(name, value);
-		if (kernel.section_of(value))
-			kernel.symbols.push_back({value, name});
-	}
-	std::sort(kernel.symbols.begin(), kernel.symbols.end(),
-		  [](const Symbol &a, const Symbol &b) { return a.address < b.address; });
-	return kernel.symbols.empty() ? nullptr : &kernel;
+	return &kernel;
 }
 
 struct Census {
@@ -146,14 +74,11 @@ Census take_census(const Kernel &kernel)
 
 	Census census;
 	for (size_t i = 0; i < kernel.symbols.size(); ++i) {
-		const Symbol &symbol = kernel.symbols[i];
+		const okp::host::KernelSymbol &symbol = kernel.symbols[i];
 		if (i + 1 < kernel.symbols.size() && kernel.symbols[i + 1].address == symbol.address)
 			continue; // an alias: count the function once
-		const Section *section = kernel.section_of(symbol.address);
-		uint64_t end = section->address + section->size;
-		if (i + 1 < kernel.symbols.size())
-			end = std::min(end, kernel.symbols[i + 1].address);
-		const uint8_t *bytes = kernel.image.data() + section->offset + (symbol.address - section->address);
+		const uint64_t end = kernel.end_of(i);
+		const uint8_t *bytes = kernel.bytes_at(symbol.address);
 		++census.functions;
 		bool complete = true;
 		for (uint64_t at = symbol.address; at < end;) {
@@ -233,17 +158,8 @@ OptimizationCensus take_optimization_census(const Kernel &kernel)
 	std::vector<Code> code(kernel.symbols.size());
 	std::map<std::string, std::vector<size_t>> pieces_of;
 	for (size_t i = 0; i < kernel.symbols.size(); ++i) {
-		const Symbol &symbol = kernel.symbols[i];
-		const Section *section = kernel.section_of(symbol.address);
-		uint64_t end = section->address + section->size;
-		for (size_t j = i + 1; j < kernel.symbols.size(); ++j) {
-			if (kernel.symbols[j].address > symbol.address) {
-				end = std::min(end, kernel.symbols[j].address);
-				break;
-			}
-		}
-		code[i] = {kernel.image.data() + section->offset + (symbol.address - section->address), symbol.address,
-			   end - symbol.address};
+		const okp::host::KernelSymbol &symbol = kernel.symbols[i];
+		code[i] = {kernel.bytes_at(symbol.address), symbol.address, kernel.end_of(i) - symbol.address};
 		const std::string owner = owner_of_piece(symbol.name);
 		if (!owner.empty())
 			pieces_of[owner].push_back(i);

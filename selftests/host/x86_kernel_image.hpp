@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0
+// Debian's stock 6.1 kernel as host programs see it: the vmlinux unpacked
+// from linux-image-6.1.0-*-amd64's vmlinuz (sections, no symbol table) and
+// the text symbols of the same kernel's /proc/kallsyms, dumped from a guest
+// booted nokaslr so that they are link addresses (tools/okprobe_build.py's
+// x86_kernel_symbols).
+//
+// Shared by the kernel-bytes tests and the benchmark's site sampler.
+#pragma once
+
+#include <stdint.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace okp::host {
+
+struct KernelSection {
+	std::string name;
+	uint64_t address, size, offset;
+};
+
+struct KernelSymbol {
+	uint64_t address;
+	std::string name;
+};
+
+struct KernelImage {
+	std::vector<uint8_t> image;
+	std::vector<KernelSection> text;	 // executable sections
+	std::vector<KernelSymbol> symbols;	 // in executable sections, sorted by address
+	std::map<std::string, uint64_t> by_name; // the first address of each name
+	std::map<std::string, int> name_count;	 // how many symbols carry each name
+	std::vector<uint64_t> exception_sites;	 // sorted: instructions with an __ex_table entry
+
+	const KernelSection *section_of(uint64_t address) const;
+	// Where symbols[index] ends: the next higher symbol or its section's end.
+	uint64_t end_of(size_t index) const;
+	// The image bytes at a text address (which section_of must know).
+	const uint8_t *bytes_at(uint64_t address) const;
+};
+
+// Reads vmlinux and the kallsyms dump; false when either is unusable.
+bool load_kernel_image(const char *vmlinux_path, const char *kallsyms_path, KernelImage &kernel);
+
+} // namespace okp::host
