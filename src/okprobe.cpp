@@ -20,7 +20,8 @@
 #include "x86/jump_optimization.cpp"
 #include "x86/detour.cpp"
 #include "x86/probe_rules.cpp"
-#include "x86/breakpoint_probes.cpp"
+// Before the arch's handlers, so that their fast paths can inline it.
 #include "core/probe_table.cpp"
+#include "x86/breakpoint_probes.cpp"
 #include "core/probe_api.cpp"
 #endif

@@ -613,7 +613,7 @@ using namespace okp::x86;
 // ignored: the detour goes on with the region's copy, as the kernel does
 // for optprobes. The fast path: no snapshot (no post_handler takes part),
 // no call but the handlers'.
-extern "C" void okp_core_optimized_hit(void *raw_site, void *raw_regs, struct okp_cpu_state *cpu)
+extern "C" [[gnu::flatten]] void okp_core_optimized_hit(void *raw_site, void *raw_regs, struct okp_cpu_state *cpu)
 {
 	Site &site = *static_cast<Site *>(raw_site);
 	Registers &regs = *static_cast<Registers *>(raw_regs);

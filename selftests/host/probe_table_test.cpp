@@ -316,6 +316,17 @@ TEST_F(ProbeTableTest, AnOptimizedHitRunsEveryActivePreHandlerWhateverTheyReturn
 	EXPECT_EQ(hits[0], 2u);
 	EXPECT_EQ(hits[1], 2u) << "the second runs although the first returned nonzero";
 	EXPECT_EQ(hits[2], 0u) << "disabled";
+	// The last slot leaves: the others still run; a new probe takes the
+	// free slot and runs too.
+	okprobe *batch[] = {&off};
+	table.unregister_probes(batch, 1);
+	okprobe &late = probe_at(5);
+	ASSERT_EQ(add(late), 0);
+	okp::ProbeTable::run_optimized_hit(*site, nullptr);
+	line = 0;
+	table.for_each_line([&](const okp::ListLine &l) { hits[line++] = l.hits; });
+	EXPECT_EQ(hits[0], 3u);
+	EXPECT_EQ(hits[2], 1u) << "the late probe";
 }
 
 TEST_F(ProbeTableTest, RegisteringTwiceOrWithForeignFlagsIsRefused)

@@ -399,6 +399,8 @@ int ProbeTable::register_probe(okprobe *probe, const KernelFacts &facts, Instruc
 	probe->nmissed = 0;
 	probe->okp_site = site;
 	__atomic_store_n(&site->hits[index], 0ul, __ATOMIC_RELAXED);
+	if (index + 1 > site->probe_slots)
+		__atomic_store_n(&site->probe_slots, static_cast<uint8_t>(index + 1), __ATOMIC_RELEASE);
 	__atomic_store_n(&site->probes[index], probe, __ATOMIC_RELEASE);
 	update_site(*site);
 	show_optimized(*site);
@@ -417,12 +419,17 @@ void ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		if (!site)
 			continue;
 		bool empty = true;
-		for (okprobe *&slot : site->probes) {
-			if (slot == probe)
+		uint8_t slots = 0;
+		for (int i = 0; i < max_probes_per_site; ++i) {
+			okprobe *&slot = site->probes[i];
+			if (slot == probe) {
 				__atomic_store_n(&slot, static_cast<okprobe *>(nullptr), __ATOMIC_RELEASE);
-			else if (slot)
+			} else if (slot) {
 				empty = false;
+				slots = static_cast<uint8_t>(i + 1);
+			}
 		}
+		__atomic_store_n(&site->probe_slots, slots, __ATOMIC_RELAXED);
 		probe->okp_site = nullptr;
 		set_flag(probe, OKPROBE_FLAG_OPTIMIZED, false);
 		detached = true;
@@ -541,7 +548,8 @@ void ProbeTable::clear()
 void ProbeTable::start_hit(Site &site, HitProbes &hit)
 {
 	hit.count = 0;
-	for (int i = 0; i < max_probes_per_site; ++i) {
+	const int slots = __atomic_load_n(&site.probe_slots, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < slots && i < max_probes_per_site; ++i) {
 		okprobe *probe = load_probe(site.probes[i]);
 		if (probe_active(probe)) {
 			hit.probes[hit.count++] = probe;
@@ -577,7 +585,8 @@ bool ProbeTable::wants_post_handlers(const HitProbes &hit)
 
 void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
 {
-	for (int i = 0; i < max_probes_per_site; ++i) {
+	const int slots = __atomic_load_n(&site.probe_slots, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < slots && i < max_probes_per_site; ++i) {
 		okprobe *probe = load_probe(site.probes[i]);
 		if (!probe_active(probe))
 			continue;

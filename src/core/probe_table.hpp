@@ -68,6 +68,9 @@ struct Site {
 	okprobe *probes[max_probes_per_site] = {};
 	// Times each probe's handlers ran (indexed like probes).
 	unsigned long hits[max_probes_per_site] = {};
+	// 1 + the highest index of probes[] in use: handlers look no further.
+	// Raised before a probe is published, lowered after one is removed.
+	uint8_t probe_slots = 0;
 	// How many bytes at address the arch has replaced (0: disarmed); the
 	// registration checks read original[] for them.
 	uint8_t patched_bytes = 0;
