@@ -129,6 +129,44 @@ void FunctionAnalysis::scan_piece(const CodeRange &piece)
 	}
 }
 
+uint64_t FunctionAnalysis::far_jump_target(size_t index) const
+{
+	const Instruction auipc = instruction(index - 1), jalr = instruction(index);
+	return address_of(index - 1) + auipc.immediate + jalr.immediate;
+}
+
+void FunctionAnalysis::pair_far_jumps()
+{
+	// "auipc rX, hi; jalr rd, lo(rX)" is a direct call or jump out of
+	// jal's +-1 MiB reach (the assembler's call and tail): its target
+	// is in the bytes, unless something jumps to the jalr alone.
+	bool added = false;
+	for (size_t i = 0; i < count_; ++i) {
+		const Instruction insn = instruction(i);
+		if (insn.kind != InstructionClass::indirect_jump)
+			continue;
+		if (i > 0 && insn.operation == Operation::jalr && insn.rs1 != reg::zero) {
+			const Instruction previous = instruction(i - 1);
+			if (previous.operation == Operation::auipc && previous.rd == insn.rs1 &&
+			    !target_within(address_of(i), address_of(i) + 1)) {
+				flags_[i] |= flag_far_jump;
+				const uint64_t target = far_jump_target(i);
+				if (insn.rd == reg::zero && index_of(target) >= 0) {
+					add_target(target);
+					added = true;
+				}
+				continue;
+			}
+		}
+		if (insn.rd == reg::zero && !is_return(insn) && problem_ == FunctionProblem::none) {
+			problem_ = FunctionProblem::indirect_jump;
+			problem_address_ = address_of(i);
+		}
+	}
+	if (added)
+		sort(targets_, target_count_);
+}
+
 void FunctionAnalysis::mark_lr_sc_sequences()
 {
 	for (size_t i = 0; i < count_; ++i) {
@@ -169,9 +207,12 @@ RegisterSet FunctionAnalysis::live_out(size_t index, const Instruction &insn, co
 			return all_registers; // an unknown linkage (t0: millicode)
 		break;
 	case InstructionClass::indirect_jump:
-		if (insn.rd != reg::ra)
+		if (insn.rd == reg::zero && (flags_[index] & flag_far_jump))
+			out = live_at(far_jump_target(index)); // outside the function: all
+		else if (insn.rd != reg::ra)
 			return all_registers; // return, tail call, jump table, odd link
-		out = next;
+		else
+			out = next;
 		break;
 	case InstructionClass::conditional_branch:
 		out = next | live_at(address + insn.immediate);
@@ -237,7 +278,7 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 			break;
 		}
 		++count;
-		targets += has_direct_target(insn);
+		targets += has_direct_target(insn) || insn.kind == InstructionClass::indirect_jump;
 		at += insn.length;
 	}
 	decoded_size_ = at;
@@ -270,11 +311,6 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 		flags_[i] = 0;
 		if (has_direct_target(insn))
 			add_target(function.address + at + insn.immediate);
-		if (insn.kind == InstructionClass::indirect_jump && insn.rd == reg::zero && !is_return(insn) &&
-		    problem_ == FunctionProblem::none) {
-			problem_ = FunctionProblem::indirect_jump;
-			problem_address_ = function.address + at;
-		}
 		at += insn.length;
 	}
 	for (size_t p = 0; p < piece_count; ++p)
@@ -287,6 +323,7 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 											  : flag_jump_label;
 	}
 	sort(targets_, target_count_);
+	pair_far_jumps();
 
 	// A jump into the middle of an instruction means the bytes are not
 	// what the linear decode says: trust nothing about the function.

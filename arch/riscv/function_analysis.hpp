@@ -18,7 +18,9 @@
 //    falling off the end read every register;
 //  - edges the bytes do not show (a jump label's target, an exception
 //    fixup) come from the caller.
-// A jump through a register that is not a return may be a jump table: the
+// "auipc rX; jalr rd, lo(rX)" (the assembler's far call and tail) is a
+// direct transfer to a known target. Any other jump through a register
+// that is not a return may be a jump table: the
 // liveness stays sound (it reads everything), but nothing proves that no
 // jump lands inside a patched window, so the function reports it and the
 // optimizer refuses the whole function.
@@ -110,11 +112,13 @@ public:
 	unsigned sweeps() const { return sweeps_; }
 
 private:
-	static constexpr uint8_t flag_exception_entry = 1, flag_lr_sc = 2, flag_jump_label = 4;
+	static constexpr uint8_t flag_exception_entry = 1, flag_lr_sc = 2, flag_jump_label = 4, flag_far_jump = 8;
 
 	void clear();
 	void add_target(uint64_t target);
 	void scan_piece(const CodeRange &piece);
+	void pair_far_jumps();
+	uint64_t far_jump_target(size_t index) const;
 	void mark_lr_sc_sequences();
 	void solve(const ExtraEdge *edges, size_t edge_count);
 	RegisterSet live_out(size_t index, const Instruction &insn, const ExtraEdge *edges, size_t edge_count) const;

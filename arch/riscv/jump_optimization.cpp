@@ -88,9 +88,16 @@ public:
 		else
 			put32(insn.raw);
 	}
-	// rd = value, built PC-relative at the current address.
+	// rd = value: absolute (lui + addi) when value is a sign-extended
+	// 32-bit address, as kernel and module text and data are on riscv64
+	// (then the detour's distance does not matter), else PC-relative.
 	void materialise(unsigned rd, uint64_t value)
 	{
+		if (within_far_reach(int64_t(value))) {
+			put32(encode::lui(rd, encode::high_part(int64_t(value))));
+			put32(encode::addi(rd, rd, encode::low_part(int64_t(value))));
+			return;
+		}
 		const int64_t displacement = int64_t(value - pc());
 		if (!within_far_reach(displacement))
 			return fail();
@@ -131,6 +138,11 @@ int32_t low_part(int64_t displacement)
 uint32_t auipc(unsigned rd, int32_t upper20)
 {
 	return (uint32_t(upper20) << 12) | (rd << 7) | 0x17;
+}
+
+uint32_t lui(unsigned rd, int32_t upper20)
+{
+	return (uint32_t(upper20) << 12) | (rd << 7) | 0x37;
 }
 
 uint32_t addi(unsigned rd, unsigned rs1, int32_t imm12)

@@ -19,7 +19,7 @@
 //    window's end, and the targets of its branches and jumps.
 // Beyond the stalled mainline series, PC-relative and control-flow window
 // instructions are relocated rather than refused: auipc becomes its value
-// rebuilt at the detour (auipc + addi), a branch an inverted branch around
+// rebuilt in the detour (lui + addi), a branch an inverted branch around
 // a far jump, j/c.j a far jump, a call at the end of the window a call that
 // returns to the original text, and a return is copied.
 //
@@ -109,6 +109,7 @@ size_t relocate_window(const OptimizationPlan &plan, uint64_t address, uint64_t 
 // Encoders, for the detour and the tests.
 namespace encode {
 uint32_t auipc(unsigned rd, int32_t upper20);
+uint32_t lui(unsigned rd, int32_t upper20);
 uint32_t addi(unsigned rd, unsigned rs1, int32_t imm12);
 uint32_t jalr(unsigned rd, unsigned rs1, int32_t imm12);
 uint32_t jal(unsigned rd, int32_t offset);
