@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+// One riscv64 function decoded whole: its instructions, the targets of its
+// jumps, and which integer registers are live before each instruction.
+//
+// The jump optimizer patches "auipc tmp; jalr x0, lo(tmp)" over the probed
+// instructions and returns the same way, so it needs a register whose value
+// nobody reads at the probe (tmp) and one nobody reads after the patched
+// window. Liveness is the usual backward dataflow over the function's
+// control-flow graph, conservative wherever the bytes cannot tell:
+//  - a conditional branch continues at both its target and the next
+//    instruction; a direct jump at its target;
+//  - a call (jal/jalr/c.jalr linking through ra) reads the argument
+//    registers a0-a7 (and its target register) and defines every
+//    caller-saved register: under the psABI the callee reads no other
+//    register of ours and the caller reads none of those after it;
+//  - a return, an indirect jump, a tail call, a jump or branch out of the
+//    function, a call linking through another register, sret/mret and
+//    falling off the end read every register;
+//  - edges the bytes do not show (a jump label's target, an exception
+//    fixup) come from the caller.
+// "auipc rX; jalr rd, lo(rX)" (the assembler's far call and tail) is a
+// direct transfer to a known target. Any other jump through a register
+// that is not a return may be a jump table: the
+// liveness stays sound (it reads everything), but nothing proves that no
+// jump lands inside a patched window, so the function reports it and the
+// optimizer refuses the whole function.
+//
+// Pure C++: the module builds it once per probed function, the host tests
+// over every function of the test kernels.
+#pragma once
+
+#include "riscv/instruction_decoder.hpp"
+
+namespace okp::riscv {
+
+// Bytes of kernel text at an address.
+struct CodeRange {
+	const uint8_t *bytes = nullptr;
+	uint64_t address = 0;
+	size_t size = 0;
+};
+
+// A control transfer the instruction bytes do not show.
+struct ExtraEdge {
+	enum class Kind : uint8_t {
+		jump_label,	// the nop at from becomes "j to" when the key flips
+		exception_fixup // a fault at from resumes at to
+	};
+	uint64_t from = 0, to = 0;
+	Kind kind = Kind::jump_label;
+};
+
+enum class FunctionProblem : uint8_t {
+	none,
+	undecodable,   // bytes before the end do not decode (not padding)
+	indirect_jump, // jalr x0 / c.jr through a register that is not a return
+	target_inside, // a branch lands inside an instruction
+	out_of_memory,
+};
+
+// The registers never offered as temporaries: x0 is constant, sp, gp and
+// tp are live everywhere in the kernel (stack, global pointer, per-task
+// pointer) whatever the function's own code says.
+constexpr RegisterSet never_free =
+	register_bit(reg::zero) | register_bit(reg::sp) | register_bit(reg::gp) | register_bit(reg::tp);
+
+class FunctionAnalysis {
+public:
+	FunctionAnalysis() = default;
+	~FunctionAnalysis();
+	FunctionAnalysis(const FunctionAnalysis &) = delete;
+	FunctionAnalysis &operator=(const FunctionAnalysis &) = delete;
+
+	// Decodes function (and scans its .cold pieces for jumps into it),
+	// then solves liveness. False only when out of memory.
+	bool build(const CodeRange &function, const CodeRange *pieces, size_t piece_count, const ExtraEdge *edges,
+		   size_t edge_count);
+
+	const CodeRange &function() const { return function_; }
+	FunctionProblem problem() const { return problem_; }
+	uint64_t problem_address() const { return problem_address_; }
+
+	size_t count() const { return count_; }
+	// Bytes decoded from the start: the function's size, or less when
+	// it ends in padding or undecodable bytes.
+	size_t decoded_size() const { return decoded_size_; }
+	// The index of the instruction at address, or -1 when address is not
+	// an instruction boundary of the decoded function.
+	long index_of(uint64_t address) const;
+	uint64_t address_of(size_t index) const { return function_.address + offsets_[index]; }
+	Instruction instruction(size_t index) const;
+
+	// Registers that may be read before being written on some path from
+	// the instruction (at index, or at address): live-in. Every register
+	// outside the decoded function.
+	RegisterSet live_before(size_t index) const { return live_[index]; }
+	RegisterSet live_at(uint64_t address) const;
+
+	// The first jump target (direct branches and jumps of the function
+	// and its pieces, jump labels, exception fixups) in [start, end), or 0.
+	uint64_t target_within(uint64_t start, uint64_t end) const;
+	// Whether the instruction at index has an exception-table entry.
+	bool has_exception_entry(size_t index) const { return flags_[index] & flag_exception_entry; }
+	// Whether the instruction at index is an lr, an sc, or between them:
+	// a trap there (the kernel's trap return clears the reservation)
+	// makes every retry's sc fail.
+	bool in_lr_sc_sequence(size_t index) const { return flags_[index] & flag_lr_sc; }
+	// Jump-label nops (or jumps) the caller reported.
+	bool is_jump_label_site(size_t index) const { return flags_[index] & flag_jump_label; }
+
+	// How many sweeps the dataflow took (tests check it converges).
+	unsigned sweeps() const { return sweeps_; }
+
+private:
+	static constexpr uint8_t flag_exception_entry = 1, flag_lr_sc = 2, flag_jump_label = 4, flag_far_jump = 8;
+
+	void clear();
+	void add_target(uint64_t target);
+	void scan_piece(const CodeRange &piece);
+	void pair_far_jumps();
+	uint64_t far_jump_target(size_t index) const;
+	void mark_lr_sc_sequences();
+	void solve(const ExtraEdge *edges, size_t edge_count);
+	RegisterSet live_out(size_t index, const Instruction &insn, const ExtraEdge *edges, size_t edge_count) const;
+
+	CodeRange function_;
+	FunctionProblem problem_ = FunctionProblem::none;
+	uint64_t problem_address_ = 0;
+	size_t count_ = 0, decoded_size_ = 0;
+	uint32_t *offsets_ = nullptr;
+	RegisterSet *live_ = nullptr;
+	uint8_t *flags_ = nullptr;
+	uint64_t *targets_ = nullptr; // sorted
+	size_t target_count_ = 0, target_capacity_ = 0;
+	unsigned sweeps_ = 0;
+};
+
+} // namespace okp::riscv

@@ -1,0 +1,716 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "riscv/instruction_decoder.hpp"
+
+namespace okp::riscv {
+
+namespace {
+
+constexpr const char *operation_names[] = {
+#define OKP_RISCV_OPERATION_NAME(name, text) text,
+	OKP_RISCV_OPERATIONS(OKP_RISCV_OPERATION_NAME)
+#undef OKP_RISCV_OPERATION_NAME
+};
+static_assert(sizeof(operation_names) / sizeof(operation_names[0]) == size_t(Operation::count));
+
+constexpr int64_t sign_extend(uint64_t value, unsigned bits)
+{
+	const uint64_t sign = uint64_t(1) << (bits - 1);
+	value &= (sign << 1) - 1;
+	return int64_t(value ^ sign) - int64_t(sign);
+}
+
+constexpr uint32_t bits(uint32_t value, unsigned high, unsigned low)
+{
+	return (value >> low) & ((uint32_t(1) << (high - low + 1)) - 1);
+}
+
+// rs1', rs2', rd' of the RVC CIW/CL/CS/CA/CB formats: x8..x15.
+constexpr uint8_t compressed_register(uint32_t field)
+{
+	return uint8_t(8 + (field & 7));
+}
+
+struct Builder {
+	Instruction insn;
+
+	Builder(uint32_t raw, uint8_t length)
+	{
+		insn.raw = raw;
+		insn.length = length;
+	}
+	Builder &is(Operation operation, InstructionClass kind)
+	{
+		insn.operation = operation;
+		insn.kind = kind;
+		return *this;
+	}
+	Builder &rd(unsigned n)
+	{
+		insn.rd = uint8_t(n);
+		insn.writes |= register_bit(n);
+		return *this;
+	}
+	Builder &rs1(unsigned n)
+	{
+		insn.rs1 = uint8_t(n);
+		insn.reads |= register_bit(n);
+		return *this;
+	}
+	Builder &rs2(unsigned n)
+	{
+		insn.rs2 = uint8_t(n);
+		insn.reads |= register_bit(n);
+		return *this;
+	}
+	Builder &immediate(int64_t value)
+	{
+		insn.immediate = value;
+		return *this;
+	}
+	Instruction done() const { return insn; }
+};
+
+Instruction illegal(uint32_t raw)
+{
+	Instruction insn;
+	insn.raw = raw;
+	return insn;
+}
+
+Instruction decode_compressed(uint32_t c)
+{
+	Builder b(c, 2);
+	const uint32_t funct3 = bits(c, 15, 13);
+	const uint8_t rd_full = uint8_t(bits(c, 11, 7)), rs2_full = uint8_t(bits(c, 6, 2));
+	const uint8_t rd_short = compressed_register(bits(c, 9, 7)), rs2_short = compressed_register(bits(c, 4, 2));
+	// CI immediates: imm[5] at bit 12, imm[4:0] at 6:2.
+	const int64_t ci_immediate = sign_extend((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6);
+	const uint32_t shift = (bits(c, 12, 12) << 5) | bits(c, 6, 2);
+	// CL/CS offsets of 8-byte accesses (c.ld, c.sd, c.fld, c.fsd).
+	const uint32_t double_offset = (bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6);
+	const uint32_t word_offset = (bits(c, 12, 10) << 3) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 6);
+
+	switch (c & 3) {
+	case 0:
+		switch (funct3) {
+		case 0: { // c.addi4spn rd', sp, nzuimm; all-zero is the defined illegal instruction
+			const uint32_t offset = (bits(c, 12, 11) << 4) | (bits(c, 10, 7) << 6) | (bits(c, 6, 6) << 2) |
+						(bits(c, 5, 5) << 3);
+			if (offset == 0)
+				return illegal(c);
+			return b.is(Operation::c_addi4spn, InstructionClass::plain)
+				.rd(rs2_short)
+				.rs1(reg::sp)
+				.immediate(offset)
+				.done();
+		}
+		case 1:
+			return b.is(Operation::c_fld, InstructionClass::load)
+				.rs1(rd_short)
+				.immediate(double_offset)
+				.done();
+		case 2:
+			return b.is(Operation::c_lw, InstructionClass::load)
+				.rd(rs2_short)
+				.rs1(rd_short)
+				.immediate(word_offset)
+				.done();
+		case 3:
+			return b.is(Operation::c_ld, InstructionClass::load)
+				.rd(rs2_short)
+				.rs1(rd_short)
+				.immediate(double_offset)
+				.done();
+		case 5:
+			return b.is(Operation::c_fsd, InstructionClass::store)
+				.rs1(rd_short)
+				.immediate(double_offset)
+				.done();
+		case 6:
+			return b.is(Operation::c_sw, InstructionClass::store)
+				.rs1(rd_short)
+				.rs2(rs2_short)
+				.immediate(word_offset)
+				.done();
+		case 7:
+			return b.is(Operation::c_sd, InstructionClass::store)
+				.rs1(rd_short)
+				.rs2(rs2_short)
+				.immediate(double_offset)
+				.done();
+		default:
+			return illegal(c); // 100: reserved
+		}
+	case 1:
+		switch (funct3) {
+		case 0: // c.addi; rd = x0 is c.nop (nonzero imm: a hint)
+			if (rd_full == 0)
+				return b.is(Operation::c_nop, InstructionClass::plain).immediate(ci_immediate).done();
+			return b.is(Operation::c_addi, InstructionClass::plain)
+				.rd(rd_full)
+				.rs1(rd_full)
+				.immediate(ci_immediate)
+				.done();
+		case 1: // c.addiw on RV64 (c.jal is RV32 only); rd = x0 reserved
+			if (rd_full == 0)
+				return illegal(c);
+			return b.is(Operation::c_addiw, InstructionClass::plain)
+				.rd(rd_full)
+				.rs1(rd_full)
+				.immediate(ci_immediate)
+				.done();
+		case 2: // c.li (rd = x0: a hint)
+			return b.is(Operation::c_li, InstructionClass::plain)
+				.rd(rd_full)
+				.immediate(ci_immediate)
+				.done();
+		case 3:
+			if (rd_full == reg::sp) { // c.addi16sp: nzimm[9|4|6|8:7|5]
+				const int64_t offset = sign_extend((bits(c, 12, 12) << 9) | (bits(c, 6, 6) << 4) |
+									   (bits(c, 5, 5) << 6) | (bits(c, 4, 3) << 7) |
+									   (bits(c, 2, 2) << 5),
+								   10);
+				if (offset == 0)
+					return illegal(c);
+				return b.is(Operation::c_addi16sp, InstructionClass::plain)
+					.rd(reg::sp)
+					.rs1(reg::sp)
+					.immediate(offset)
+					.done();
+			}
+			// c.lui: nzimm[17|16:12]; zero is reserved, rd = x0 a hint
+			if (ci_immediate == 0)
+				return illegal(c);
+			return b.is(Operation::c_lui, InstructionClass::plain)
+				.rd(rd_full)
+				.immediate(ci_immediate * 4096)
+				.done();
+		case 4:
+			switch (bits(c, 11, 10)) {
+			case 0:
+				return b.is(Operation::c_srli, InstructionClass::plain)
+					.rd(rd_short)
+					.rs1(rd_short)
+					.immediate(shift)
+					.done();
+			case 1:
+				return b.is(Operation::c_srai, InstructionClass::plain)
+					.rd(rd_short)
+					.rs1(rd_short)
+					.immediate(shift)
+					.done();
+			case 2:
+				return b.is(Operation::c_andi, InstructionClass::plain)
+					.rd(rd_short)
+					.rs1(rd_short)
+					.immediate(ci_immediate)
+					.done();
+			default: {
+				static constexpr Operation word_ops[] = {Operation::c_subw, Operation::c_addw,
+									 Operation::illegal, Operation::illegal};
+				static constexpr Operation ops[] = {Operation::c_sub, Operation::c_xor, Operation::c_or,
+								    Operation::c_and};
+				const Operation op = bits(c, 12, 12) ? word_ops[bits(c, 6, 5)] : ops[bits(c, 6, 5)];
+				if (op == Operation::illegal)
+					return illegal(c);
+				return b.is(op, InstructionClass::plain)
+					.rd(rd_short)
+					.rs1(rd_short)
+					.rs2(rs2_short)
+					.done();
+			}
+			}
+		case 5: { // c.j: offset[11|4|9:8|10|6|7|3:1|5]
+			const int64_t offset =
+				sign_extend((bits(c, 12, 12) << 11) | (bits(c, 11, 11) << 4) | (bits(c, 10, 9) << 8) |
+						    (bits(c, 8, 8) << 10) | (bits(c, 7, 7) << 6) |
+						    (bits(c, 6, 6) << 7) | (bits(c, 5, 3) << 1) | (bits(c, 2, 2) << 5),
+					    12);
+			return b.is(Operation::c_j, InstructionClass::direct_jump).immediate(offset).done();
+		}
+		default: { // c.beqz, c.bnez: offset[8|4:3] rs1' offset[7:6|2:1|5]
+			const int64_t offset =
+				sign_extend((bits(c, 12, 12) << 8) | (bits(c, 11, 10) << 3) | (bits(c, 6, 5) << 6) |
+						    (bits(c, 4, 3) << 1) | (bits(c, 2, 2) << 5),
+					    9);
+			return b.is(funct3 == 6 ? Operation::c_beqz : Operation::c_bnez,
+				    InstructionClass::conditional_branch)
+				.rs1(rd_short)
+				.immediate(offset)
+				.done();
+		}
+		}
+	default: // quadrant 2
+		switch (funct3) {
+		case 0: // c.slli (rd = x0 or shamt = 0: hints)
+			return b.is(Operation::c_slli, InstructionClass::plain)
+				.rd(rd_full)
+				.rs1(rd_full)
+				.immediate(shift)
+				.done();
+		case 1:
+			return b.is(Operation::c_fldsp, InstructionClass::load)
+				.rs1(reg::sp)
+				.immediate((bits(c, 12, 12) << 5) | (bits(c, 6, 5) << 3) | (bits(c, 4, 2) << 6))
+				.done();
+		case 2: // c.lwsp: rd = x0 reserved
+			if (rd_full == 0)
+				return illegal(c);
+			return b.is(Operation::c_lwsp, InstructionClass::load)
+				.rd(rd_full)
+				.rs1(reg::sp)
+				.immediate((bits(c, 12, 12) << 5) | (bits(c, 6, 4) << 2) | (bits(c, 3, 2) << 6))
+				.done();
+		case 3: // c.ldsp: rd = x0 reserved
+			if (rd_full == 0)
+				return illegal(c);
+			return b.is(Operation::c_ldsp, InstructionClass::load)
+				.rd(rd_full)
+				.rs1(reg::sp)
+				.immediate((bits(c, 12, 12) << 5) | (bits(c, 6, 5) << 3) | (bits(c, 4, 2) << 6))
+				.done();
+		case 4:
+			// funct4 1000: c.jr (rs2 = 0, rs1 != 0) or c.mv (rs2 != 0);
+			// funct4 1001: c.ebreak (rs1 = rs2 = 0), c.jalr (rs2 = 0,
+			// rs1 != 0) or c.add (rs2 != 0). 6.1.0's kprobes masks
+			// (0xf07f) tested only part of rs2 and took some c.mv and
+			// c.add for jumps: every field is checked here.
+			if (bits(c, 12, 12) == 0) {
+				if (rs2_full != 0)
+					return b.is(Operation::c_mv, InstructionClass::plain)
+						.rd(rd_full)
+						.rs2(rs2_full)
+						.done();
+				if (rd_full == 0)
+					return illegal(c); // c.jr x0 is reserved
+				return b.is(Operation::c_jr, InstructionClass::indirect_jump).rs1(rd_full).done();
+			}
+			if (rs2_full != 0)
+				return b.is(Operation::c_add, InstructionClass::plain)
+					.rd(rd_full)
+					.rs1(rd_full)
+					.rs2(rs2_full)
+					.done();
+			if (rd_full == 0)
+				return b.is(Operation::c_ebreak, InstructionClass::system).done();
+			// c.jalr: reads rs1 before it writes ra (c.jalr ra is valid)
+			return b.is(Operation::c_jalr, InstructionClass::indirect_jump).rs1(rd_full).rd(reg::ra).done();
+		case 5:
+			return b.is(Operation::c_fsdsp, InstructionClass::store)
+				.rs1(reg::sp)
+				.immediate((bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6))
+				.done();
+		case 6:
+			return b.is(Operation::c_swsp, InstructionClass::store)
+				.rs1(reg::sp)
+				.rs2(rs2_full)
+				.immediate((bits(c, 12, 9) << 2) | (bits(c, 8, 7) << 6))
+				.done();
+		default:
+			return b.is(Operation::c_sdsp, InstructionClass::store)
+				.rs1(reg::sp)
+				.rs2(rs2_full)
+				.immediate((bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6))
+				.done();
+		}
+	}
+}
+
+Instruction decode_standard(uint32_t i)
+{
+	Builder b(i, 4);
+	const unsigned opcode = bits(i, 6, 0), rd = bits(i, 11, 7), funct3 = bits(i, 14, 12), rs1 = bits(i, 19, 15),
+		       rs2 = bits(i, 24, 20), funct7 = bits(i, 31, 25);
+	const int64_t i_immediate = sign_extend(bits(i, 31, 20), 12);
+	const int64_t s_immediate = sign_extend((bits(i, 31, 25) << 5) | bits(i, 11, 7), 12);
+
+	switch (opcode) {
+	case 0x03: { // LOAD
+		static constexpr Operation ops[] = {Operation::lb,  Operation::lh,  Operation::lw,  Operation::ld,
+						    Operation::lbu, Operation::lhu, Operation::lwu, Operation::illegal};
+		if (ops[funct3] == Operation::illegal)
+			return illegal(i);
+		return b.is(ops[funct3], InstructionClass::load).rd(rd).rs1(rs1).immediate(i_immediate).done();
+	}
+	case 0x07: // LOAD-FP: flw, fld (the destination is an fp register)
+		if (funct3 != 2 && funct3 != 3)
+			return illegal(i);
+		return b.is(funct3 == 2 ? Operation::flw : Operation::fld, InstructionClass::load)
+			.rs1(rs1)
+			.immediate(i_immediate)
+			.done();
+	case 0x0f: // MISC-MEM
+		if (funct3 == 0)
+			return b.is(Operation::fence, InstructionClass::plain).done();
+		if (funct3 == 1)
+			return b.is(Operation::fence_i, InstructionClass::fence_i).done();
+		return illegal(i);
+	case 0x13: { // OP-IMM
+		const unsigned funct6 = bits(i, 31, 26);
+		Operation op;
+		switch (funct3) {
+		case 0:
+			op = Operation::addi;
+			break;
+		case 1:
+			op = funct6 == 0 ? Operation::slli : Operation::illegal;
+			break;
+		case 2:
+			op = Operation::slti;
+			break;
+		case 3:
+			op = Operation::sltiu;
+			break;
+		case 4:
+			op = Operation::xori;
+			break;
+		case 5:
+			op = funct6 == 0 ? Operation::srli : funct6 == 0x10 ? Operation::srai : Operation::illegal;
+			break;
+		case 6:
+			op = Operation::ori;
+			break;
+		default:
+			op = Operation::andi;
+			break;
+		}
+		if (op == Operation::illegal)
+			return illegal(i);
+		const bool shift = funct3 == 1 || funct3 == 5;
+		return b.is(op, InstructionClass::plain)
+			.rd(rd)
+			.rs1(rs1)
+			.immediate(shift ? int64_t(bits(i, 25, 20)) : i_immediate)
+			.done();
+	}
+	case 0x17:
+		return b.is(Operation::auipc, InstructionClass::pc_relative)
+			.rd(rd)
+			.immediate(sign_extend(i & 0xfffff000u, 32))
+			.done();
+	case 0x1b: { // OP-IMM-32
+		Operation op = Operation::illegal;
+		if (funct3 == 0)
+			op = Operation::addiw;
+		else if (funct3 == 1 && funct7 == 0)
+			op = Operation::slliw;
+		else if (funct3 == 5 && funct7 == 0)
+			op = Operation::srliw;
+		else if (funct3 == 5 && funct7 == 0x20)
+			op = Operation::sraiw;
+		if (op == Operation::illegal)
+			return illegal(i);
+		return b.is(op, InstructionClass::plain)
+			.rd(rd)
+			.rs1(rs1)
+			.immediate(funct3 == 0 ? i_immediate : int64_t(rs2))
+			.done();
+	}
+	case 0x23: { // STORE
+		static constexpr Operation ops[] = {Operation::sb, Operation::sh, Operation::sw, Operation::sd};
+		if (funct3 > 3)
+			return illegal(i);
+		return b.is(ops[funct3], InstructionClass::store).rs1(rs1).rs2(rs2).immediate(s_immediate).done();
+	}
+	case 0x27: // STORE-FP: the source is an fp register
+		if (funct3 != 2 && funct3 != 3)
+			return illegal(i);
+		return b.is(funct3 == 2 ? Operation::fsw : Operation::fsd, InstructionClass::store)
+			.rs1(rs1)
+			.immediate(s_immediate)
+			.done();
+	case 0x2f: { // AMO
+		if (funct3 != 2 && funct3 != 3)
+			return illegal(i);
+		Operation op;
+		switch (bits(i, 31, 27)) {
+		case 0x00:
+			op = Operation::amoadd;
+			break;
+		case 0x01:
+			op = Operation::amoswap;
+			break;
+		case 0x02:
+			op = rs2 == 0 ? Operation::lr : Operation::illegal;
+			break;
+		case 0x03:
+			op = Operation::sc;
+			break;
+		case 0x04:
+			op = Operation::amoxor;
+			break;
+		case 0x08:
+			op = Operation::amoor;
+			break;
+		case 0x0c:
+			op = Operation::amoand;
+			break;
+		case 0x10:
+			op = Operation::amomin;
+			break;
+		case 0x14:
+			op = Operation::amomax;
+			break;
+		case 0x18:
+			op = Operation::amominu;
+			break;
+		case 0x1c:
+			op = Operation::amomaxu;
+			break;
+		default:
+			op = Operation::illegal;
+			break;
+		}
+		if (op == Operation::illegal)
+			return illegal(i);
+		b.is(op, InstructionClass::amo).rd(rd).rs1(rs1);
+		if (op != Operation::lr)
+			b.rs2(rs2);
+		return b.done();
+	}
+	case 0x33: { // OP
+		static constexpr Operation base[] = {Operation::add,  Operation::sll, Operation::slt, Operation::sltu,
+						     Operation::xor_, Operation::srl, Operation::or_, Operation::and_};
+		static constexpr Operation multiply[] = {Operation::mul,   Operation::mulh, Operation::mulhsu,
+							 Operation::mulhu, Operation::div,  Operation::divu,
+							 Operation::rem,   Operation::remu};
+		Operation op = Operation::illegal;
+		if (funct7 == 0)
+			op = base[funct3];
+		else if (funct7 == 1)
+			op = multiply[funct3];
+		else if (funct7 == 0x20 && funct3 == 0)
+			op = Operation::sub;
+		else if (funct7 == 0x20 && funct3 == 5)
+			op = Operation::sra;
+		if (op == Operation::illegal)
+			return illegal(i);
+		return b.is(op, InstructionClass::plain).rd(rd).rs1(rs1).rs2(rs2).done();
+	}
+	case 0x37:
+		return b.is(Operation::lui, InstructionClass::plain)
+			.rd(rd)
+			.immediate(sign_extend(i & 0xfffff000u, 32))
+			.done();
+	case 0x3b: { // OP-32
+		Operation op = Operation::illegal;
+		if (funct7 == 0 && funct3 == 0)
+			op = Operation::addw;
+		else if (funct7 == 0 && funct3 == 1)
+			op = Operation::sllw;
+		else if (funct7 == 0 && funct3 == 5)
+			op = Operation::srlw;
+		else if (funct7 == 0x20 && funct3 == 0)
+			op = Operation::subw;
+		else if (funct7 == 0x20 && funct3 == 5)
+			op = Operation::sraw;
+		else if (funct7 == 1) {
+			static constexpr Operation ops[] = {Operation::mulw,	Operation::illegal, Operation::illegal,
+							    Operation::illegal, Operation::divw,    Operation::divuw,
+							    Operation::remw,	Operation::remuw};
+			op = ops[funct3];
+		}
+		if (op == Operation::illegal)
+			return illegal(i);
+		return b.is(op, InstructionClass::plain).rd(rd).rs1(rs1).rs2(rs2).done();
+	}
+	case 0x43:
+	case 0x47:
+	case 0x4b:
+	case 0x4f: // fmadd, fmsub, fnmsub, fnmadd: fp registers only
+		if (bits(i, 26, 25) > 1)
+			return illegal(i); // only the S and D formats
+		return b.is(Operation::fp_fused, InstructionClass::plain).done();
+	case 0x53: { // OP-FP: only conversions and moves touch integer registers
+		if (bits(i, 26, 25) > 1)
+			return illegal(i);
+		switch (bits(i, 31, 27)) {
+		case 0x00: // fadd, fsub, fmul, fdiv, fsgnj*, fmin/fmax, fcvt.s.d/d.s, fsqrt
+		case 0x01:
+		case 0x02:
+		case 0x03:
+		case 0x04:
+		case 0x05:
+		case 0x08:
+		case 0x0b:
+			return b.is(Operation::fp_compute, InstructionClass::plain).done();
+		case 0x14: // feq, flt, fle
+		case 0x18: // fcvt.{w,wu,l,lu}.{s,d}
+		case 0x1c: // fmv.x.{w,d}, fclass
+			return b.is(Operation::fp_to_integer, InstructionClass::plain).rd(rd).done();
+		case 0x1a: // fcvt.{s,d}.{w,wu,l,lu}
+		case 0x1e: // fmv.{w,d}.x
+			return b.is(Operation::integer_to_fp, InstructionClass::plain).rs1(rs1).done();
+		default:
+			return illegal(i);
+		}
+	}
+	case 0x63: { // BRANCH
+		static constexpr Operation ops[] = {Operation::beq,	Operation::bne, Operation::illegal,
+						    Operation::illegal, Operation::blt, Operation::bge,
+						    Operation::bltu,	Operation::bgeu};
+		if (ops[funct3] == Operation::illegal)
+			return illegal(i);
+		const int64_t offset = sign_extend((bits(i, 31, 31) << 12) | (bits(i, 7, 7) << 11) |
+							   (bits(i, 30, 25) << 5) | (bits(i, 11, 8) << 1),
+						   13);
+		return b.is(ops[funct3], InstructionClass::conditional_branch)
+			.rs1(rs1)
+			.rs2(rs2)
+			.immediate(offset)
+			.done();
+	}
+	case 0x67: // JALR: rs1 is read before rd is written (rd == rs1 is valid)
+		if (funct3 != 0)
+			return illegal(i);
+		return b.is(Operation::jalr, InstructionClass::indirect_jump)
+			.rs1(rs1)
+			.rd(rd)
+			.immediate(i_immediate)
+			.done();
+	case 0x6f: {
+		const int64_t offset = sign_extend((bits(i, 31, 31) << 20) | (bits(i, 19, 12) << 12) |
+							   (bits(i, 20, 20) << 11) | (bits(i, 30, 21) << 1),
+						   21);
+		return b.is(Operation::jal, InstructionClass::direct_jump).rd(rd).immediate(offset).done();
+	}
+	case 0x73: { // SYSTEM
+		switch (funct3) {
+		case 0:
+			switch (i) {
+			case 0x00000073:
+				// ecall from the kernel is an SBI call: arguments
+				// in a0-a5, function and extension in a6/a7,
+				// error and value back in a0/a1.
+				b.is(Operation::ecall, InstructionClass::system);
+				b.insn.reads = argument_registers;
+				b.insn.writes = register_bit(reg::a0) | register_bit(reg::a0 + 1);
+				return b.done();
+			case 0x00100073:
+				return b.is(Operation::ebreak, InstructionClass::system).done();
+			case 0x10200073:
+				return b.is(Operation::sret, InstructionClass::system).done();
+			case 0x30200073:
+				return b.is(Operation::mret, InstructionClass::system).done();
+			case 0x10500073:
+				return b.is(Operation::wfi, InstructionClass::system).done();
+			default:
+				if (funct7 == 0x09 && rd == 0)
+					return b.is(Operation::sfence_vma, InstructionClass::system)
+						.rs1(rs1)
+						.rs2(rs2)
+						.done();
+				return illegal(i);
+			}
+		case 1:
+			return b.is(Operation::csrrw, InstructionClass::system).rd(rd).rs1(rs1).done();
+		case 2:
+			return b.is(Operation::csrrs, InstructionClass::system).rd(rd).rs1(rs1).done();
+		case 3:
+			return b.is(Operation::csrrc, InstructionClass::system).rd(rd).rs1(rs1).done();
+		case 5:
+			return b.is(Operation::csrrwi, InstructionClass::system).rd(rd).done();
+		case 6:
+			return b.is(Operation::csrrsi, InstructionClass::system).rd(rd).done();
+		case 7:
+			return b.is(Operation::csrrci, InstructionClass::system).rd(rd).done();
+		default:
+			return illegal(i);
+		}
+	}
+	default:
+		return illegal(i);
+	}
+}
+
+} // namespace
+
+Instruction decode_instruction(const uint8_t *bytes, size_t available)
+{
+	if (available < 2)
+		return Instruction{};
+	const uint32_t low = uint32_t(bytes[0]) | uint32_t(bytes[1]) << 8;
+	if ((low & 3) != 3)
+		return decode_compressed(low);
+	if ((low & 0x1c) == 0x1c || available < 4)
+		return illegal(low); // 48-bit and longer encodings, or cut short
+	return decode_standard(low | uint32_t(bytes[2]) << 16 | uint32_t(bytes[3]) << 24);
+}
+
+const char *operation_name(Operation operation)
+{
+	return size_t(operation) < size_t(Operation::count) ? operation_names[size_t(operation)] : "?";
+}
+
+const char *instruction_class_name(InstructionClass kind)
+{
+	switch (kind) {
+	case InstructionClass::illegal:
+		return "illegal";
+	case InstructionClass::plain:
+		return "plain";
+	case InstructionClass::load:
+		return "load";
+	case InstructionClass::store:
+		return "store";
+	case InstructionClass::amo:
+		return "amo";
+	case InstructionClass::pc_relative:
+		return "pc-relative";
+	case InstructionClass::direct_jump:
+		return "direct jump";
+	case InstructionClass::indirect_jump:
+		return "indirect jump";
+	case InstructionClass::conditional_branch:
+		return "conditional branch";
+	case InstructionClass::system:
+		return "system";
+	case InstructionClass::fence_i:
+		return "fence.i";
+	}
+	return "?";
+}
+
+bool is_call(const Instruction &instruction)
+{
+	return (instruction.kind == InstructionClass::direct_jump ||
+		instruction.kind == InstructionClass::indirect_jump) &&
+	       instruction.rd != 0;
+}
+
+bool is_return(const Instruction &instruction)
+{
+	return instruction.kind == InstructionClass::indirect_jump && instruction.rd == 0 &&
+	       instruction.rs1 == reg::ra && instruction.immediate == 0;
+}
+
+bool falls_through(const Instruction &instruction)
+{
+	switch (instruction.kind) {
+	case InstructionClass::illegal:
+		return false;
+	case InstructionClass::direct_jump:
+	case InstructionClass::indirect_jump:
+		return is_call(instruction); // the callee returns to the next one
+	case InstructionClass::system:
+		return instruction.operation != Operation::sret && instruction.operation != Operation::mret;
+	default:
+		return true;
+	}
+}
+
+Boundary check_instruction_boundary(const uint8_t *function, size_t function_size, size_t offset)
+{
+	if (offset >= function_size)
+		return Boundary::past_end;
+	size_t at = 0;
+	while (at < offset) {
+		const Instruction insn = decode_instruction(function + at, function_size - at);
+		if (insn.length == 0)
+			return Boundary::undecodable;
+		at += insn.length;
+	}
+	return at == offset ? Boundary::instruction_start : Boundary::inside_instruction;
+}
+
+} // namespace okp::riscv

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "riscv/jump_optimization.hpp"
+
+namespace okp::riscv {
+
+namespace {
+
+// Which dead register to take, in order: temporaries first (nobody expects
+// them to survive anything), then arguments, ra, and callee-saved
+// registers last (s0 last of all: the frame pointer when there is one).
+constexpr uint8_t register_preference[] = {5,  6, 7, 28, 29, 30, 31, 17, 16, 15, 14, 13, 12, 11,
+					   10, 1, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 8};
+
+uint8_t pick(RegisterSet candidates)
+{
+	for (uint8_t n : register_preference)
+		if (candidates & register_bit(n))
+			return n;
+	return 0;
+}
+
+// The temporary a relocated call jumps through: dead at every callee by
+// the psABI (not an argument, not the link), and not the call's target.
+uint8_t pick_call_register(uint8_t preferred, uint8_t target_register)
+{
+	constexpr RegisterSet temporaries = (0x7u << reg::t0) | (0xfu << reg::t3);
+	if ((temporaries & register_bit(preferred)) && preferred != target_register)
+		return preferred;
+	for (uint8_t n : register_preference)
+		if ((temporaries & register_bit(n)) && n != target_register)
+			return n;
+	return 0;
+}
+
+bool is_unconditional_transfer(const Instruction &insn)
+{
+	return insn.kind == InstructionClass::direct_jump || insn.kind == InstructionClass::indirect_jump;
+}
+
+// The inverse of a branch condition (funct3), and the RVC branches as
+// their RVI forms against x0.
+unsigned inverted_branch(const Instruction &insn)
+{
+	switch (insn.operation) {
+	case Operation::beq:
+		return 1;
+	case Operation::bne:
+		return 0;
+	case Operation::blt:
+		return 5;
+	case Operation::bge:
+		return 4;
+	case Operation::bltu:
+		return 7;
+	case Operation::bgeu:
+		return 6;
+	case Operation::c_beqz:
+		return 1; // taken when rs1 == 0: skip when rs1 != 0
+	default:
+		return 0; // c.bnez
+	}
+}
+
+class Writer {
+public:
+	Writer(uint8_t *out, size_t capacity, uint64_t address) : out_(out), capacity_(capacity), address_(address) {}
+	uint64_t pc() const { return address_ + length_; }
+	size_t length() const { return failed_ ? 0 : length_; }
+	void fail() { failed_ = true; }
+	void put16(uint16_t value)
+	{
+		if (length_ + 2 > capacity_) {
+			failed_ = true;
+			return;
+		}
+		out_[length_++] = uint8_t(value);
+		out_[length_++] = uint8_t(value >> 8);
+	}
+	void put32(uint32_t value)
+	{
+		put16(uint16_t(value));
+		put16(uint16_t(value >> 16));
+	}
+	void copy(const Instruction &insn)
+	{
+		if (insn.length == 2)
+			put16(uint16_t(insn.raw));
+		else
+			put32(insn.raw);
+	}
+	// rd = value: absolute (lui + addi) when value is a sign-extended
+	// 32-bit address, as kernel and module text and data are on riscv64
+	// (then the detour's distance does not matter), else PC-relative.
+	void materialise(unsigned rd, uint64_t value)
+	{
+		if (within_far_reach(int64_t(value))) {
+			put32(encode::lui(rd, encode::high_part(int64_t(value))));
+			put32(encode::addi(rd, rd, encode::low_part(int64_t(value))));
+			return;
+		}
+		const int64_t displacement = int64_t(value - pc());
+		if (!within_far_reach(displacement))
+			return fail();
+		put32(encode::auipc(rd, encode::high_part(displacement)));
+		put32(encode::addi(rd, rd, encode::low_part(displacement)));
+	}
+	// auipc tmp, hi; jalr x0, lo(tmp)
+	void far_jump(unsigned tmp, uint64_t target)
+	{
+		const int64_t displacement = int64_t(target - pc());
+		if (tmp == 0 || !within_far_reach(displacement))
+			return fail();
+		put32(encode::auipc(tmp, encode::high_part(displacement)));
+		put32(encode::jalr(reg::zero, tmp, encode::low_part(displacement)));
+	}
+
+private:
+	uint8_t *out_;
+	size_t capacity_, length_ = 0;
+	uint64_t address_;
+	bool failed_ = false;
+};
+
+} // namespace
+
+namespace encode {
+
+int32_t high_part(int64_t displacement)
+{
+	return int32_t((displacement + 0x800) >> 12);
+}
+
+int32_t low_part(int64_t displacement)
+{
+	return int32_t(displacement - (int64_t(high_part(displacement)) << 12));
+}
+
+uint32_t auipc(unsigned rd, int32_t upper20)
+{
+	return (uint32_t(upper20) << 12) | (rd << 7) | 0x17;
+}
+
+uint32_t lui(unsigned rd, int32_t upper20)
+{
+	return (uint32_t(upper20) << 12) | (rd << 7) | 0x37;
+}
+
+uint32_t addi(unsigned rd, unsigned rs1, int32_t imm12)
+{
+	return ((uint32_t(imm12) & 0xfff) << 20) | (rs1 << 15) | (rd << 7) | 0x13;
+}
+
+uint32_t jalr(unsigned rd, unsigned rs1, int32_t imm12)
+{
+	return ((uint32_t(imm12) & 0xfff) << 20) | (rs1 << 15) | (rd << 7) | 0x67;
+}
+
+uint32_t jal(unsigned rd, int32_t offset)
+{
+	const uint32_t o = uint32_t(offset);
+	return (((o >> 20) & 1) << 31) | (((o >> 1) & 0x3ff) << 21) | (((o >> 11) & 1) << 20) |
+	       (((o >> 12) & 0xff) << 12) | (rd << 7) | 0x6f;
+}
+
+uint32_t branch(unsigned funct3, unsigned rs1, unsigned rs2, int32_t offset)
+{
+	const uint32_t o = uint32_t(offset);
+	return (((o >> 12) & 1) << 31) | (((o >> 5) & 0x3f) << 25) | (rs2 << 20) | (rs1 << 15) | (funct3 << 12) |
+	       (((o >> 1) & 0xf) << 8) | (((o >> 11) & 1) << 7) | 0x63;
+}
+
+} // namespace encode
+
+bool within_far_reach(int64_t displacement)
+{
+	constexpr int64_t limit = int64_t(1) << 31, rounding = int64_t(1) << 11;
+	return displacement >= -limit - rounding && displacement < limit - rounding;
+}
+
+const char *optimization_refusal_text(OptimizationRefusal refusal)
+{
+	switch (refusal) {
+	case OptimizationRefusal::none:
+		return "optimizable";
+	case OptimizationRefusal::not_an_instruction:
+		return "not an instruction boundary of the function";
+	case OptimizationRefusal::function_undecodable:
+		return "the function does not decode to its end";
+	case OptimizationRefusal::indirect_jump:
+		return "the function jumps through a register (jump table?)";
+	case OptimizationRefusal::window_past_function:
+		return "the function ends inside the 8-byte window";
+	case OptimizationRefusal::window_not_relocatable:
+		return "a system, fence.i or illegal instruction in the window";
+	case OptimizationRefusal::lr_sc_sequence:
+		return "the window is inside an LR/SC sequence";
+	case OptimizationRefusal::exception_entry:
+		return "a window instruction has an exception-table entry";
+	case OptimizationRefusal::call_inside_window:
+		return "a call before the window's end would return inside it";
+	case OptimizationRefusal::pc_relative_in_window:
+		return "auipc in the window";
+	case OptimizationRefusal::control_flow_in_window:
+		return "a branch, jump, call or return in the window";
+	case OptimizationRefusal::jump_into_window:
+		return "a jump targets the window's interior";
+	case OptimizationRefusal::no_entry_register:
+		return "no register is dead at the probe";
+	case OptimizationRefusal::no_return_register:
+		return "no register is dead where the detour returns";
+	case OptimizationRefusal::out_of_memory:
+		return "out of memory";
+	}
+	return "?";
+}
+
+OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64_t address, const PlanOptions &options)
+{
+	OptimizationPlan plan;
+	const auto refuse = [&plan](OptimizationRefusal refusal, uint64_t where) {
+		plan.refusal = refusal;
+		plan.refusal_address = where;
+		return plan;
+	};
+	switch (function.problem()) {
+	case FunctionProblem::out_of_memory:
+		return refuse(OptimizationRefusal::out_of_memory, address);
+	case FunctionProblem::undecodable:
+	case FunctionProblem::target_inside:
+		return refuse(OptimizationRefusal::function_undecodable, function.problem_address());
+	default:
+		break;
+	}
+	const long first = function.index_of(address);
+	if (first < 0)
+		return refuse(OptimizationRefusal::not_an_instruction, address);
+	if (function.problem() == FunctionProblem::indirect_jump)
+		return refuse(OptimizationRefusal::indirect_jump, function.problem_address());
+
+	// The window: whole instructions covering the 8-byte jump.
+	size_t length = 0;
+	for (size_t index = size_t(first); length < jump_size; ++index) {
+		if (index >= function.count())
+			return refuse(OptimizationRefusal::window_past_function, address + length);
+		const Instruction insn = function.instruction(index);
+		const uint64_t at = address + length;
+		switch (insn.kind) {
+		case InstructionClass::illegal:
+		case InstructionClass::system:
+		case InstructionClass::fence_i:
+			return refuse(OptimizationRefusal::window_not_relocatable, at);
+		case InstructionClass::pc_relative:
+			if (!options.relocate)
+				return refuse(OptimizationRefusal::pc_relative_in_window, at);
+			break;
+		case InstructionClass::direct_jump:
+		case InstructionClass::indirect_jump:
+		case InstructionClass::conditional_branch:
+			if (!options.relocate)
+				return refuse(OptimizationRefusal::control_flow_in_window, at);
+			// Only ra links the way the relocation rebuilds.
+			if (is_call(insn) && insn.rd != reg::ra)
+				return refuse(OptimizationRefusal::window_not_relocatable, at);
+			break;
+		default:
+			break;
+		}
+		if (function.in_lr_sc_sequence(index))
+			return refuse(OptimizationRefusal::lr_sc_sequence, at);
+		if (function.has_exception_entry(index))
+			return refuse(OptimizationRefusal::exception_entry, at);
+		plan.instructions[plan.count++] = {uint8_t(length), insn};
+		length += insn.length;
+	}
+	plan.window_length = uint8_t(length);
+	if (const uint64_t target = function.target_within(address + 1, address + length))
+		return refuse(OptimizationRefusal::jump_into_window, target);
+
+	// What the detour runs, and where it leaves for.
+	RegisterSet exits_dead = all_registers;
+	bool has_exit = false;
+	const auto exit_to = [&](uint64_t target) {
+		exits_dead &= ~function.live_at(target);
+		has_exit = true;
+	};
+	uint8_t call_target_register = 0;
+	bool has_call = false;
+	for (uint8_t n = 0; n < plan.count; ++n) {
+		const Instruction &insn = plan.instructions[n].instruction;
+		const uint64_t at = address + plan.instructions[n].offset;
+		plan.copied = uint8_t(n + 1);
+		if (insn.kind == InstructionClass::pc_relative && insn.rd != reg::zero)
+			plan.relocates = true;
+		if (insn.kind == InstructionClass::conditional_branch) {
+			plan.relocates = true;
+			exit_to(at + insn.immediate);
+			continue;
+		}
+		if (!is_unconditional_transfer(insn))
+			continue;
+		if (is_call(insn)) {
+			// The callee returns to the original text after the
+			// call: that must be the window's end.
+			if (n + 1 != plan.count)
+				return refuse(OptimizationRefusal::call_inside_window, at);
+			has_call = true;
+			call_target_register = insn.kind == InstructionClass::indirect_jump ? insn.rs1 : 0;
+			plan.relocates = true;
+		} else if (insn.kind == InstructionClass::direct_jump) {
+			exit_to(at + insn.immediate);
+			plan.relocates = true;
+		}
+		// A return is copied as it is.
+		plan.ends_in_transfer = true;
+		break;
+	}
+	if (!plan.ends_in_transfer)
+		exit_to(address + length);
+
+	plan.entry_candidates = ~function.live_before(size_t(first)) & ~options.forbidden & all_registers;
+	plan.return_candidates = has_exit ? exits_dead & ~options.forbidden & all_registers : 0;
+	if (!plan.entry_candidates)
+		return refuse(OptimizationRefusal::no_entry_register, address);
+	if (has_exit && !plan.return_candidates)
+		return refuse(OptimizationRefusal::no_return_register, address + length);
+	if (has_exit) {
+		const RegisterSet both = plan.entry_candidates & plan.return_candidates;
+		plan.entry_register = pick(both ? both : plan.entry_candidates);
+		plan.return_register = pick(both ? both : plan.return_candidates);
+	} else {
+		plan.entry_register = pick(plan.entry_candidates);
+	}
+	if (has_call)
+		plan.call_register = pick_call_register(plan.return_register, call_target_register);
+	return plan;
+}
+
+size_t encode_window_jump(const OptimizationPlan &plan, uint64_t address, uint64_t target, uint8_t out[max_window_size])
+{
+	if (plan.refusal != OptimizationRefusal::none || plan.window_length < jump_size ||
+	    plan.window_length > max_window_size)
+		return 0;
+	Writer writer(out, max_window_size, address);
+	writer.far_jump(plan.entry_register, target);
+	if (plan.needs_pad())
+		writer.put16(encode::c_nop);
+	return writer.length();
+}
+
+size_t relocate_window(const OptimizationPlan &plan, uint64_t address, uint64_t copy_address, uint8_t *out,
+		       size_t capacity)
+{
+	if (plan.refusal != OptimizationRefusal::none)
+		return 0;
+	Writer writer(out, capacity, copy_address);
+	for (uint8_t n = 0; n < plan.copied; ++n) {
+		const Instruction &insn = plan.instructions[n].instruction;
+		const uint64_t at = address + plan.instructions[n].offset;
+		const uint64_t next = at + insn.length;
+		switch (insn.kind) {
+		case InstructionClass::pc_relative:
+			if (insn.rd == reg::zero)
+				writer.copy(insn); // a hint
+			else
+				writer.materialise(insn.rd, at + insn.immediate);
+			break;
+		case InstructionClass::conditional_branch:
+			// Not taken: skip the far jump (4 + 8 bytes on).
+			writer.put32(encode::branch(inverted_branch(insn), insn.rs1, insn.rs2, 12));
+			writer.far_jump(plan.return_register, at + insn.immediate);
+			break;
+		case InstructionClass::direct_jump:
+			if (insn.rd == reg::ra)
+				writer.materialise(reg::ra, next); // returns to the original text
+			writer.far_jump(insn.rd == reg::ra ? plan.call_register : plan.return_register,
+					at + insn.immediate);
+			break;
+		case InstructionClass::indirect_jump: {
+			if (insn.rd == reg::zero) {
+				writer.copy(insn); // a return
+				break;
+			}
+			unsigned base = insn.rs1;
+			int32_t offset = int32_t(insn.immediate);
+			if (base == reg::ra) { // the target is computed before ra changes
+				if (plan.call_register == 0)
+					return 0;
+				writer.put32(encode::addi(plan.call_register, reg::ra, offset));
+				base = plan.call_register;
+				offset = 0;
+			}
+			writer.materialise(reg::ra, next);
+			writer.put32(encode::jalr(reg::zero, base, offset));
+			break;
+		}
+		default:
+			writer.copy(insn);
+			break;
+		}
+	}
+	if (!plan.ends_in_transfer)
+		writer.far_jump(plan.return_register, address + plan.window_length);
+	return writer.length();
+}
+
+} // namespace okp::riscv

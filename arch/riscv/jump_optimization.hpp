@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+// Where a riscv64 probe's breakpoint may become "auipc tmp, hi; jalr x0,
+// lo(tmp)" into a detour, and how the detour runs the instructions it
+// replaces.
+//
+// The jump is 8 bytes: it replaces the window, the whole instructions from
+// the probed address covering at least 8 bytes (2 RVI, 4 RVC, or a mix;
+// a window ending at 10 bytes leaves a 2-byte tail that becomes c.nop).
+// It is safe when
+//  - the window lies inside the decoded function;
+//  - nothing lands inside it: no branch or jump of the function or its
+//    .cold pieces, no jump label and no exception fixup targets
+//    address+2 ... end-2, and the function jumps through no register
+//    other than a return (a jump table could land anywhere);
+//  - no window instruction traps on purpose (system, fence.i), sits in
+//    an LR/SC sequence, or has an exception-table entry;
+//  - a register is dead at the probe (the entry's tmp), and one is dead at
+//    every place the detour leaves for (the return's register): the
+//    window's end, and the targets of its branches and jumps.
+// Beyond the stalled mainline series, PC-relative and control-flow window
+// instructions are relocated rather than refused: auipc becomes its value
+// rebuilt in the detour (lui + addi), a branch an inverted branch around
+// a far jump, j/c.j a far jump, a call at the end of the window a call that
+// returns to the original text, and a return is copied.
+//
+// Kernel facts over the window (ftrace sites, jump label sites, other
+// probes) are the caller's to check.
+#pragma once
+
+#include "riscv/function_analysis.hpp"
+
+namespace okp::riscv {
+
+constexpr size_t jump_size = 8;	       // auipc + jalr
+constexpr size_t max_window_size = 10; // 6 bytes then a 4-byte instruction
+constexpr size_t max_window_instructions = 4;
+
+enum class OptimizationRefusal : uint8_t {
+	none,
+	not_an_instruction,	// the address is not an instruction boundary of the function
+	function_undecodable,	// the function does not decode to its end
+	indirect_jump,		// the function jumps through a register (not a return)
+	window_past_function,	// the function ends before 8 bytes of whole instructions
+	window_not_relocatable, // a system, fence.i or illegal instruction in the window
+	lr_sc_sequence,		// the window is inside an LR/SC sequence
+	exception_entry,	// a window instruction has an exception-table entry
+	call_inside_window,	// a call before the window's last instruction (it returns inside)
+	pc_relative_in_window,	// auipc in the window (when not relocating)
+	control_flow_in_window, // branch, jump, call or return in the window (when not relocating)
+	jump_into_window,	// a jump, jump label or fixup targets the window's interior
+	no_entry_register,	// no register is dead at the probe
+	no_return_register,	// no register is dead where the detour returns
+	out_of_memory,
+};
+
+const char *optimization_refusal_text(OptimizationRefusal refusal);
+
+struct WindowInstruction {
+	uint8_t offset = 0; // from the probed address
+	Instruction instruction;
+};
+
+struct PlanOptions {
+	bool relocate = true;		    // relocate PC-relative and control-flow instructions
+	RegisterSet forbidden = never_free; // never offered as tmp (add s0 under frame pointers)
+};
+
+struct OptimizationPlan {
+	OptimizationRefusal refusal = OptimizationRefusal::none;
+	uint64_t refusal_address = 0; // the instruction or target that decided it
+	uint8_t window_length = 0;    // 8 or 10
+	uint8_t count = 0;	      // window instructions
+	uint8_t copied = 0;	      // of those, what the detour runs (a jump or return ends it)
+	WindowInstruction instructions[max_window_instructions];
+	bool ends_in_transfer = false; // the copy ends in a jump, return or call: no jump back
+	bool relocates = false;	       // some copied instruction is re-encoded
+	uint8_t entry_register = 0;    // tmp of the patched auipc/jalr
+	uint8_t return_register = 0;   // tmp of the detour's far jumps (0: none needed)
+	uint8_t call_register = 0;     // tmp of a relocated call's jump (a t register)
+	// What the choice was made from.
+	RegisterSet entry_candidates = 0, return_candidates = 0;
+	bool needs_pad() const { return window_length > jump_size; }
+};
+
+// The plan for a jump at address, from the function's analysis.
+OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64_t address,
+					const PlanOptions &options = PlanOptions{});
+
+// Whether a displacement is within auipc+jalr reach: [-2^31 - 2^11, 2^31 - 2^11).
+bool within_far_reach(int64_t displacement);
+
+// The bytes patched over the window at address: "auipc tmp, hi;
+// jalr x0, lo(tmp)" to target, and c.nop for a 10-byte window. Returns the
+// length written (plan.window_length), or 0 when target is out of reach.
+size_t encode_window_jump(const OptimizationPlan &plan, uint64_t address, uint64_t target,
+			  uint8_t out[max_window_size]);
+
+// The most a relocated window takes: a branch becomes 12 bytes, a call at
+// the end 16, the jump back 8.
+constexpr size_t max_relocated_window = 3 * 12 + 16 + jump_size;
+
+// Writes the detour's copy of plan's window (probed at address) for
+// execution at copy_address, then the jump back to the window's end unless
+// the copy ends in a transfer. Returns its length, or 0 when a target is
+// out of auipc+jalr reach or capacity is too small.
+size_t relocate_window(const OptimizationPlan &plan, uint64_t address, uint64_t copy_address, uint8_t *out,
+		       size_t capacity);
+
+// Encoders, for the detour and the tests.
+namespace encode {
+uint32_t auipc(unsigned rd, int32_t upper20);
+uint32_t lui(unsigned rd, int32_t upper20);
+uint32_t addi(unsigned rd, unsigned rs1, int32_t imm12);
+uint32_t jalr(unsigned rd, unsigned rs1, int32_t imm12);
+uint32_t jal(unsigned rd, int32_t offset);
+uint32_t branch(unsigned funct3, unsigned rs1, unsigned rs2, int32_t offset);
+constexpr uint16_t c_nop = 0x0001;
+// The hi/lo split of a displacement for auipc + (addi|jalr|load).
+int32_t high_part(int64_t displacement);
+int32_t low_part(int64_t displacement);
+} // namespace encode
+
+} // namespace okp::riscv

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+// The riscv64 jump optimizer on crafted functions: the window, the rules
+// that refuse it, the registers it picks, and the encodings of the patched
+// jump and of the relocated window (checked by decoding them back: running
+// riscv code is not possible on the host).
+#include "riscv/jump_optimization.hpp"
+
+#include "riscv_code.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace okp::riscv;
+using namespace okp::riscv::test;
+
+constexpr uint64_t base = 0xffffffff80100000;
+// The lowest module address of the test kernels: ~2 GiB below the text.
+constexpr uint64_t detour = 0xffffffff017a4000;
+constexpr unsigned ra = 1, t0 = 5, t1 = 6, a0 = 10, a5 = 15;
+
+struct Built {
+	std::vector<uint8_t> bytes;
+	FunctionAnalysis analysis;
+	explicit Built(std::initializer_list<Encoding> code, const std::vector<ExtraEdge> &edges = {})
+	    : bytes(assemble(code))
+	{
+		EXPECT_TRUE(analysis.build({bytes.data(), base, bytes.size()}, nullptr, 0, edges.data(), edges.size()));
+	}
+	OptimizationPlan plan(uint64_t offset, bool relocate = true) const
+	{
+		PlanOptions options;
+		options.relocate = relocate;
+		return plan_jump_optimization(analysis, base + offset, options);
+	}
+};
+
+Instruction decode_at(const uint8_t *bytes)
+{
+	return decode_instruction(bytes, 4);
+}
+
+// "auipc rX, hi; jalr x0, lo(rX)" at pc: its target, and rX.
+uint64_t far_jump_target(const uint8_t *bytes, uint64_t pc, unsigned *reg)
+{
+	const Instruction auipc = decode_at(bytes), jalr = decode_at(bytes + 4);
+	EXPECT_EQ(auipc.operation, Operation::auipc);
+	EXPECT_EQ(jalr.operation, Operation::jalr);
+	EXPECT_EQ(jalr.rd, 0);
+	EXPECT_EQ(jalr.rs1, auipc.rd);
+	*reg = auipc.rd;
+	return pc + auipc.immediate + jalr.immediate;
+}
+
+// "lui rd, hi; addi rd, rd, lo": the value, and rd.
+uint64_t materialised_value(const uint8_t *bytes, unsigned *reg)
+{
+	const Instruction lui = decode_at(bytes), addi = decode_at(bytes + 4);
+	EXPECT_EQ(lui.operation, Operation::lui);
+	EXPECT_EQ(addi.operation, Operation::addi);
+	EXPECT_EQ(addi.rd, lui.rd);
+	EXPECT_EQ(addi.rs1, lui.rd);
+	*reg = lui.rd;
+	return uint64_t(lui.immediate + addi.immediate);
+}
+
+TEST(RiscvJumpOptimization, WindowOfTwoRviInstructionsAndOneRegisterForBoth)
+{
+	// 0: c.li t0, 1; 2: addi a0, a1, -5; 6: addi a0, a0, 1; a: c.li t1, 0;
+	// c: c.li t0, 0; e: c.jr ra
+	Built f({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	const OptimizationPlan plan = f.plan(2);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_EQ(plan.window_length, 8);
+	EXPECT_EQ(plan.count, 2);
+	EXPECT_FALSE(plan.needs_pad());
+	EXPECT_FALSE(plan.relocates);
+	// t0 and t1 are written later, a0 by the probed addi itself.
+	EXPECT_EQ(plan.entry_candidates, register_bit(t0) | register_bit(t1) | register_bit(a0));
+	EXPECT_EQ(plan.return_candidates, register_bit(t0) | register_bit(t1));
+	EXPECT_EQ(plan.entry_register, t0);
+	EXPECT_EQ(plan.return_register, t0);
+
+	uint8_t patch[max_window_size];
+	ASSERT_EQ(encode_window_jump(plan, base + 2, detour, patch), 8u);
+	unsigned reg;
+	EXPECT_EQ(far_jump_target(patch, base + 2, &reg), detour);
+	EXPECT_EQ(reg, t0);
+
+	uint8_t copy[max_relocated_window];
+	ASSERT_EQ(relocate_window(plan, base + 2, detour, copy, sizeof(copy)), 16u);
+	EXPECT_EQ(word_at(copy), 0xffb58513u); // copied as they are
+	EXPECT_EQ(word_at(copy + 4), 0x00150513u);
+	EXPECT_EQ(far_jump_target(copy + 8, detour + 8, &reg), base + 10); // back after the window
+	EXPECT_EQ(reg, t0);
+}
+
+TEST(RiscvJumpOptimization, TenByteWindowIsPaddedWithCNop)
+{
+	Built f({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	const OptimizationPlan plan = f.plan(0);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_EQ(plan.window_length, 10);
+	EXPECT_EQ(plan.count, 3);
+	EXPECT_TRUE(plan.needs_pad());
+	uint8_t patch[max_window_size];
+	ASSERT_EQ(encode_window_jump(plan, base, detour, patch), 10u);
+	EXPECT_EQ(patch[8] | patch[9] << 8, encode::c_nop);
+	unsigned reg;
+	EXPECT_EQ(far_jump_target(patch, base, &reg), detour);
+}
+
+TEST(RiscvJumpOptimization, AuipcAndBranchAreRelocated)
+{
+	// 0: auipc a5, 0x10; 4: c.bnez a0, +6 (-> a); 6: c.li t0, 1;
+	// 8: c.li t1, 0; a: c.li t1, 0; c: c.li t2, 0; e: c.jr ra
+	Built f({i(0x00010797), c(0xe119), c(0x4285), c(0x4301), c(0x4301), c(0x4381), c(0x8082)});
+	const OptimizationPlan plan = f.plan(0);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_TRUE(plan.relocates);
+	EXPECT_EQ(plan.count, 3);
+	EXPECT_TRUE(plan.entry_candidates & register_bit(a5)); // auipc writes it first
+	EXPECT_EQ(plan.entry_register, t1);
+	EXPECT_EQ(plan.return_register, t1); // dead at the branch target and at the end
+
+	uint8_t copy[max_relocated_window];
+	const size_t length = relocate_window(plan, base, detour, copy, sizeof(copy));
+	ASSERT_EQ(length, 30u);
+	unsigned reg;
+	EXPECT_EQ(materialised_value(copy, &reg), base + 0x10000); // the auipc's value, absolute
+	EXPECT_EQ(reg, a5);
+	const Instruction skip = decode_at(copy + 8); // c.bnez a0 -> beq a0, x0, over the far jump
+	EXPECT_EQ(skip.operation, Operation::beq);
+	EXPECT_EQ(skip.rs1, a0);
+	EXPECT_EQ(skip.rs2, 0);
+	EXPECT_EQ(skip.immediate, 12);
+	EXPECT_EQ(far_jump_target(copy + 12, detour + 12, &reg), base + 0xa); // taken
+	EXPECT_EQ(reg, t1);
+	EXPECT_EQ(copy[20] | copy[21] << 8, 0x4285);			    // c.li t0, 1
+	EXPECT_EQ(far_jump_target(copy + 22, detour + 22, &reg), base + 8); // not taken, at the end
+
+	// Without relocation the same window is refused.
+	EXPECT_EQ(f.plan(0, false).refusal, OptimizationRefusal::pc_relative_in_window);
+	EXPECT_EQ(f.plan(4, false).refusal, OptimizationRefusal::control_flow_in_window);
+}
+
+TEST(RiscvJumpOptimization, CallAtTheWindowEndReturnsToTheOriginalText)
+{
+	// 0: c.li a0, 1; 2: c.li a1, 2; 4: jal ra, +0x100; 8: c.jr ra
+	Built f({c(0x4505), c(0x4589), i(0x100000ef), c(0x8082)});
+	const OptimizationPlan plan = f.plan(0);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_TRUE(plan.ends_in_transfer);
+	EXPECT_EQ(plan.return_register, 0); // the callee returns by itself
+	EXPECT_EQ(plan.call_register, t0);
+	EXPECT_EQ(plan.entry_register, t0); // the call defines t0 before anyone reads it
+
+	uint8_t copy[max_relocated_window];
+	ASSERT_EQ(relocate_window(plan, base, detour, copy, sizeof(copy)), 20u);
+	EXPECT_EQ(copy[0] | copy[1] << 8, 0x4505);
+	EXPECT_EQ(copy[2] | copy[3] << 8, 0x4589);
+	unsigned reg;
+	EXPECT_EQ(materialised_value(copy + 4, &reg), base + 8);
+	EXPECT_EQ(reg, ra);
+	EXPECT_EQ(far_jump_target(copy + 12, detour + 12, &reg), base + 4 + 0x100);
+	EXPECT_EQ(reg, t0);
+}
+
+TEST(RiscvJumpOptimization, IndirectCallThroughRaComputesTheTargetFirst)
+{
+	// 0: c.li t0, 0; 2: c.li t1, 0; 4: c.li t2, 0; 6: c.jalr ra; 8: c.jr ra
+	Built f({c(0x4281), c(0x4301), c(0x4381), c(0x9082), c(0x8082)});
+	const OptimizationPlan plan = f.plan(0);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_EQ(plan.call_register, t0);
+	uint8_t copy[max_relocated_window];
+	ASSERT_EQ(relocate_window(plan, base, detour, copy, sizeof(copy)), 6u + 4 + 8 + 4);
+	EXPECT_EQ(word_at(copy + 6), encode::addi(t0, ra, 0)); // t0 = ra, the target
+	unsigned reg;
+	EXPECT_EQ(materialised_value(copy + 10, &reg), base + 8); // ra = the return address
+	EXPECT_EQ(reg, ra);
+	EXPECT_EQ(word_at(copy + 18), encode::jalr(0, t0, 0));
+}
+
+TEST(RiscvJumpOptimization, CallBeforeTheWindowEndIsRefused)
+{
+	// 0: jal ra, +0x100; 4: c.li a0, 1; 6: c.li a1, 2; 8: c.jr ra
+	Built f({i(0x100000ef), c(0x4505), c(0x4589), c(0x8082)});
+	EXPECT_EQ(f.plan(0).refusal, OptimizationRefusal::call_inside_window);
+}
+
+TEST(RiscvJumpOptimization, JumpIntoTheInteriorIsRefusedButToTheStartIsFine)
+{
+	// 0: c.li t0, 1; 2: c.li t1, 2; 4: c.beqz a0, -2 (-> 2); 6: c.li t2, 0; 8: c.jr ra
+	Built f({c(0x4285), c(0x4309), c(0xdd7d), c(0x4381), c(0x8082)});
+	const OptimizationPlan inside = f.plan(0);
+	EXPECT_EQ(inside.refusal, OptimizationRefusal::jump_into_window);
+	EXPECT_EQ(inside.refusal_address, base + 2);
+
+	const OptimizationPlan start = f.plan(2);
+	ASSERT_EQ(start.refusal, OptimizationRefusal::none) << optimization_refusal_text(start.refusal);
+	EXPECT_TRUE(start.ends_in_transfer); // the return ends the copy
+	EXPECT_EQ(start.return_register, t1);
+	uint8_t copy[max_relocated_window];
+	const size_t length = relocate_window(start, base + 2, detour, copy, sizeof(copy));
+	ASSERT_EQ(length, 2u + 4 + 8 + 2 + 2);
+	unsigned reg;
+	EXPECT_EQ(far_jump_target(copy + 6, detour + 6, &reg), base + 2); // the loop re-enters the jump
+	EXPECT_EQ(copy[length - 2] | copy[length - 1] << 8, 0x8082);	  // c.jr ra copied
+}
+
+TEST(RiscvJumpOptimization, RegistersMustBeDeadAtBothEnds)
+{
+	// Everything is live at a return.
+	Built nops({c(0x0001), c(0x0001), c(0x0001), c(0x0001), c(0x8082)});
+	EXPECT_EQ(nops.plan(0).refusal, OptimizationRefusal::no_entry_register);
+	// 0: c.li t0, 1; 2: c.li t1, 2; 4: c.li t2, 3; 6: c.li t3, 4; 8: c.jr ra
+	Built writes({c(0x4285), c(0x4309), c(0x438d), c(0x4e11), c(0x8082)});
+	EXPECT_EQ(writes.plan(0).refusal, OptimizationRefusal::no_return_register);
+	// Forbidden registers are never offered.
+	PlanOptions options;
+	options.forbidden |= register_bit(t0) | register_bit(t1);
+	Built f({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	EXPECT_EQ(plan_jump_optimization(f.analysis, base + 2, options).refusal,
+		  OptimizationRefusal::no_return_register); // a0 is free only at the probe
+	options.forbidden |= register_bit(a0);
+	EXPECT_EQ(plan_jump_optimization(f.analysis, base + 2, options).refusal,
+		  OptimizationRefusal::no_entry_register);
+}
+
+TEST(RiscvJumpOptimization, FunctionAndWindowRefusals)
+{
+	Built short_function({c(0x4285), c(0x8082)});
+	EXPECT_EQ(short_function.plan(0).refusal, OptimizationRefusal::window_past_function);
+	EXPECT_EQ(short_function.plan(1).refusal, OptimizationRefusal::not_an_instruction);
+
+	Built table({c(0x4281), c(0x4301), c(0x4381), c(0x4e11), c(0x8782)}); // ... c.jr a5
+	EXPECT_EQ(table.plan(0).refusal, OptimizationRefusal::indirect_jump);
+
+	Built ecall({c(0x4281), i(0x00000073), c(0x4301), c(0x8082)});
+	EXPECT_EQ(ecall.plan(0).refusal, OptimizationRefusal::window_not_relocatable);
+
+	Built lr_sc({i(0x1005a52f), i(0x00c51663), i(0x18e5a6af), i(0xfe069ae3), i(0x00150513), c(0x4281), c(0x4281),
+		     c(0x4281), c(0x8082)});
+	EXPECT_EQ(lr_sc.plan(4).refusal, OptimizationRefusal::lr_sc_sequence);
+
+	Built fixup({c(0x4281), i(0x01013503), c(0x4301), c(0x4281), c(0x8082)},
+		    {{base + 2, base + 8, ExtraEdge::Kind::exception_fixup}});
+	EXPECT_EQ(fixup.plan(0).refusal, OptimizationRefusal::exception_entry);
+	EXPECT_EQ(fixup.analysis.target_within(base + 3, base + 10), base + 8); // the fixup is a target
+}
+
+TEST(RiscvJumpOptimization, FarReachAndEncoders)
+{
+	EXPECT_TRUE(within_far_reach((int64_t(1) << 31) - 2049));
+	EXPECT_FALSE(within_far_reach((int64_t(1) << 31) - 2048));
+	EXPECT_TRUE(within_far_reach(-(int64_t(1) << 31) - 2048));
+	EXPECT_FALSE(within_far_reach(-(int64_t(1) << 31) - 2049));
+	for (int64_t displacement : {int64_t(0), int64_t(2047), int64_t(2048), int64_t(-2048), int64_t(-2049),
+				     int64_t(0x7ffff7ff), int64_t(-0x80000800)}) {
+		EXPECT_EQ((int64_t(encode::high_part(displacement)) << 12) + encode::low_part(displacement),
+			  displacement);
+		EXPECT_GE(encode::low_part(displacement), -2048);
+		EXPECT_LE(encode::low_part(displacement), 2047);
+	}
+	EXPECT_EQ(encode::jal(ra, 0x100), 0x100000efu);
+	EXPECT_EQ(encode::branch(0, a0, 11, 12), 0x00b50663u); // beq a0, a1, +12
+	EXPECT_EQ(encode::auipc(a5, 0x10), 0x00010797u);
+	EXPECT_EQ(encode::jalr(0, ra, 0), 0x00008067u);
+
+	// A detour out of reach of the branch target: no copy.
+	Built f({i(0x00010797), c(0xe119), c(0x4285), c(0x4301), c(0x4301), c(0x4381), c(0x8082)});
+	const OptimizationPlan plan = f.plan(0);
+	uint8_t copy[max_relocated_window];
+	EXPECT_EQ(relocate_window(plan, base, 0x0000001000000000, copy, sizeof(copy)), 0u);
+	EXPECT_EQ(relocate_window(plan, base, detour, copy, 12), 0u); // too small
+	uint8_t patch[max_window_size];
+	EXPECT_EQ(encode_window_jump(plan, base, 0x0000001000000000, patch), 0u);
+}
+
+} // namespace

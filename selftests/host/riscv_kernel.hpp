@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+// A riscv64 vmlinux (ELF with symbols) and its System.map, read for the
+// host: the kernel-bytes test and tools/riscv-coverage share it. The
+// census walks every function through the decoder, the breakpoint probe
+// rules and the jump optimizer, and counts what each says.
+//
+// Host code: uses std freely (only the arch/riscv/ core is freestanding).
+#pragma once
+
+#include "riscv/function_analysis.hpp"
+#include "riscv/instruction_decoder.hpp"
+#include "riscv/jump_optimization.hpp"
+#include "riscv/probe_rules.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <elf.h>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace okp::riscv::host {
+
+struct Section {
+	std::string name;
+	uint64_t address, size, offset;
+	bool executable;
+};
+
+struct Symbol {
+	uint64_t address;
+	std::string name;
+};
+
+struct Kernel {
+	std::vector<uint8_t> image;
+	std::vector<Section> sections;
+	std::vector<Symbol> functions; // text symbols, sorted by address
+	std::map<std::string, uint64_t> by_name;
+	std::vector<ExtraEdge> exception_edges;	 // sorted by from
+	std::vector<ExtraEdge> jump_label_edges; // sorted by from
+	std::vector<uint64_t> ftrace_sites;	 // sorted: the 8-byte patchable entries
+	uint64_t end = 0;			 // _end
+
+	const Section *section_of(uint64_t address) const
+	{
+		for (const Section &s : sections)
+			if (s.address <= address && address < s.address + s.size && s.offset)
+				return &s;
+		return nullptr;
+	}
+	const uint8_t *bytes_at(uint64_t address) const
+	{
+		const Section *s = section_of(address);
+		return s ? image.data() + s->offset + (address - s->address) : nullptr;
+	}
+	template <typename T> T read(uint64_t address) const
+	{
+		T value{};
+		if (const uint8_t *p = bytes_at(address))
+			memcpy(&value, p, sizeof(value));
+		return value;
+	}
+	uint64_t symbol(const std::string &name) const
+	{
+		const auto it = by_name.find(name);
+		return it == by_name.end() ? 0 : it->second;
+	}
+	// The lowest module address (MODULES_VADDR = PFN_ALIGN(_end) - 2 GiB):
+	// the farthest a detour can be from kernel text.
+	uint64_t lowest_module_address() const { return ((end + 4095) & ~4095ull) - (1ull << 31); }
+};
+
+// Loads vmlinux and System.map; false when either is unreadable.
+inline bool load_kernel(const std::string &vmlinux, const std::string &system_map, Kernel &kernel)
+{
+	std::ifstream file(vmlinux, std::ios::binary);
+	kernel.image.assign(std::istreambuf_iterator<char>(file), {});
+	if (kernel.image.size() < sizeof(Elf64_Ehdr) || memcmp(kernel.image.data(), ELFMAG, SELFMAG) != 0)
+		return false;
+	Elf64_Ehdr header;
+	memcpy(&header, kernel.image.data(), sizeof(header));
+	if (header.e_machine != EM_RISCV)
+		return false;
+	std::vector<Elf64_Shdr> headers(header.e_shnum);
+	memcpy(headers.data(), kernel.image.data() + header.e_shoff, header.e_shnum * sizeof(Elf64_Shdr));
+	const char *names = reinterpret_cast<const char *>(kernel.image.data() + headers[header.e_shstrndx].sh_offset);
+	for (const Elf64_Shdr &s : headers)
+		if (s.sh_type == SHT_PROGBITS && (s.sh_flags & SHF_ALLOC))
+			kernel.sections.push_back({names + s.sh_name, s.sh_addr, s.sh_size, s.sh_offset,
+						   (s.sh_flags & SHF_EXECINSTR) != 0});
+
+	std::ifstream lines(system_map);
+	std::string line;
+	while (std::getline(lines, line)) {
+		std::istringstream fields(line);
+		std::string address, type, name;
+		if (!(fields >> address >> type >> name))
+			continue;
+		const uint64_t value = std::stoull(address, nullptr, 16);
+		kernel.by_name.emplace(name, value);
+		const Section *section = kernel.section_of(value);
+		if (section && section->executable && std::string("tTwW").find(type[0]) != std::string::npos)
+			kernel.functions.push_back({value, name});
+	}
+	std::stable_sort(kernel.functions.begin(), kernel.functions.end(),
+			 [](const Symbol &a, const Symbol &b) { return a.address < b.address; });
+	kernel.end = kernel.symbol("_end");
+
+	// __ex_table: {int insn, fixup; short type, data}, relative to each field.
+	for (const Section &s : kernel.sections) {
+		if (s.name != "__ex_table")
+			continue;
+		for (uint64_t at = s.address; at + 12 <= s.address + s.size; at += 12)
+			kernel.exception_edges.push_back({at + kernel.read<int32_t>(at),
+							  at + 4 + kernel.read<int32_t>(at + 4),
+							  ExtraEdge::Kind::exception_fixup});
+	}
+	// __jump_table: {s32 code, s32 target; long key}, relative.
+	const uint64_t jump_start = kernel.symbol("__start___jump_table"),
+		       jump_stop = kernel.symbol("__stop___jump_table");
+	for (uint64_t at = jump_start; jump_start && at + 16 <= jump_stop; at += 16)
+		kernel.jump_label_edges.push_back({at + kernel.read<int32_t>(at), at + 4 + kernel.read<int32_t>(at + 4),
+						   ExtraEdge::Kind::jump_label});
+	// __mcount_loc: absolute addresses of the patchable function entries.
+	const uint64_t mcount_start = kernel.symbol("__start_mcount_loc"),
+		       mcount_stop = kernel.symbol("__stop_mcount_loc");
+	for (uint64_t at = mcount_start; mcount_start && at + 8 <= mcount_stop; at += 8)
+		kernel.ftrace_sites.push_back(kernel.read<uint64_t>(at));
+	const auto by_from = [](const ExtraEdge &a, const ExtraEdge &b) { return a.from < b.from; };
+	std::sort(kernel.exception_edges.begin(), kernel.exception_edges.end(), by_from);
+	std::sort(kernel.jump_label_edges.begin(), kernel.jump_label_edges.end(), by_from);
+	std::sort(kernel.ftrace_sites.begin(), kernel.ftrace_sites.end());
+	return !kernel.functions.empty();
+}
+
+// riscv 6.1's ftrace patches 8 bytes at each recorded entry.
+constexpr uint64_t ftrace_site_size = 8;
+// A jump label site is one 4-byte nop or jal.
+constexpr uint64_t jump_label_site_size = 4;
+
+struct Census {
+	long functions = 0, fully_decoded = 0, with_indirect_jump = 0, instructions = 0, padding_bytes = 0;
+	long dataflow_sweeps_max = 0;
+	std::map<std::string, long> operations;
+	std::map<std::string, long> classes;
+	std::vector<std::string> undecodable_at;
+
+	// Breakpoints.
+	long probeable = 0, simulated = 0, out_of_line = 0;
+	std::map<std::string, long> breakpoint_refusals;
+
+	// Jump optimization of the probeable sites.
+	long optimizable = 0, optimizable_without_relocation = 0, relocated = 0, padded = 0, same_register = 0;
+	long no_return_needed = 0, relocation_failed = 0;
+	size_t relocated_bytes_max = 0;
+	std::map<std::string, long> refusals, refusals_without_relocation;
+	std::map<int, long> entry_registers;
+
+	double percent(long n, long of) const { return of ? 100.0 * n / of : 0; }
+};
+
+// The exception-table edges and jump labels from [start, end).
+inline std::vector<ExtraEdge> edges_within(const Kernel &kernel, uint64_t start, uint64_t end)
+{
+	std::vector<ExtraEdge> edges;
+	for (const auto *list : {&kernel.exception_edges, &kernel.jump_label_edges}) {
+		auto it = std::lower_bound(list->begin(), list->end(), start,
+					   [](const ExtraEdge &e, uint64_t a) { return e.from < a; });
+		for (; it != list->end() && it->from < end; ++it)
+			edges.push_back(*it);
+	}
+	return edges;
+}
+
+// Whether [start, end) overlaps a reserved site starting in sites (sorted).
+inline bool overlaps_site(const std::vector<uint64_t> &sites, uint64_t site_size, uint64_t start, uint64_t end)
+{
+	auto it = std::lower_bound(sites.begin(), sites.end(), start > site_size ? start - site_size + 1 : 0);
+	return it != sites.end() && *it < end;
+}
+
+inline Census take_census(const Kernel &kernel)
+{
+	Census census;
+	const uint64_t detour = kernel.lowest_module_address();
+	std::vector<uint64_t> jump_label_sites;
+	for (const ExtraEdge &e : kernel.jump_label_edges)
+		jump_label_sites.push_back(e.from);
+
+	for (size_t i = 0; i < kernel.functions.size(); ++i) {
+		const Symbol &symbol = kernel.functions[i];
+		if (i + 1 < kernel.functions.size() && kernel.functions[i + 1].address == symbol.address)
+			continue; // an alias: count the function once
+		const Section *section = kernel.section_of(symbol.address);
+		uint64_t end = section->address + section->size;
+		if (i + 1 < kernel.functions.size())
+			end = std::min(end, kernel.functions[i + 1].address);
+		const CodeRange code{kernel.bytes_at(symbol.address), symbol.address, end - symbol.address};
+		const std::vector<ExtraEdge> edges = edges_within(kernel, code.address, code.address + code.size);
+		FunctionAnalysis analysis;
+		analysis.build(code, nullptr, 0, edges.data(), edges.size());
+		++census.functions;
+		census.dataflow_sweeps_max = std::max<long>(census.dataflow_sweeps_max, analysis.sweeps());
+		census.padding_bytes += code.size - analysis.decoded_size();
+		if (analysis.problem() == FunctionProblem::undecodable) {
+			std::ostringstream where;
+			where << symbol.name << "+0x" << std::hex << analysis.problem_address() - symbol.address;
+			census.undecodable_at.push_back(where.str());
+		} else {
+			++census.fully_decoded;
+		}
+		census.with_indirect_jump += analysis.problem() == FunctionProblem::indirect_jump;
+
+		for (size_t n = 0; n < analysis.count(); ++n) {
+			const uint64_t address = analysis.address_of(n);
+			const Instruction insn = analysis.instruction(n);
+			++census.instructions;
+			++census.operations[operation_name(insn.operation)];
+			++census.classes[instruction_class_name(insn.kind)];
+
+			// The breakpoint rules, then the kernel facts the
+			// glue adds (exception entries, ftrace, jump labels).
+			const BreakpointPlan breakpoint =
+				plan_breakpoint(code.bytes, code.size, address - code.address);
+			std::string refusal;
+			if (breakpoint.verdict.error)
+				refusal = breakpoint.verdict.why;
+			else if (analysis.has_exception_entry(n) && breakpoint.execution == Execution::out_of_line)
+				refusal = "an exception-table entry (its copy would fault without a fixup)";
+			else if (overlaps_site(kernel.ftrace_sites, ftrace_site_size, address, address + insn.length))
+				refusal = "an ftrace site";
+			else if (overlaps_site(jump_label_sites, jump_label_site_size, address, address + insn.length))
+				refusal = "a jump label site";
+			if (!refusal.empty()) {
+				++census.breakpoint_refusals[refusal];
+				continue;
+			}
+			++census.probeable;
+			(breakpoint.execution == Execution::simulate ? census.simulated : census.out_of_line)++;
+
+			for (bool relocate : {true, false}) {
+				PlanOptions options;
+				options.relocate = relocate;
+				const OptimizationPlan plan = plan_jump_optimization(analysis, address, options);
+				std::string why;
+				if (plan.refusal != OptimizationRefusal::none)
+					why = optimization_refusal_text(plan.refusal);
+				else if (overlaps_site(kernel.ftrace_sites, ftrace_site_size, address,
+						       address + plan.window_length))
+					why = "an ftrace site in the window";
+				else if (overlaps_site(jump_label_sites, jump_label_site_size, address,
+						       address + plan.window_length))
+					why = "a jump label site in the window";
+				if (!relocate) {
+					if (why.empty())
+						++census.optimizable_without_relocation;
+					else
+						++census.refusals_without_relocation[why];
+					continue;
+				}
+				if (!why.empty()) {
+					++census.refusals[why];
+					continue;
+				}
+				++census.optimizable;
+				census.relocated += plan.relocates;
+				census.padded += plan.needs_pad();
+				census.no_return_needed += plan.return_register == 0;
+				census.same_register += plan.return_register == plan.entry_register;
+				++census.entry_registers[plan.entry_register];
+				uint8_t copy[max_relocated_window];
+				const size_t length = relocate_window(plan, address, detour, copy, sizeof(copy));
+				census.relocation_failed += length == 0;
+				census.relocated_bytes_max = std::max(census.relocated_bytes_max, length);
+			}
+		}
+	}
+	return census;
+}
+
+inline std::string format_census(const Census &c, const std::string &title)
+{
+	std::ostringstream out;
+	out.setf(std::ios::fixed);
+	out.precision(1);
+	const auto line = [&](const char *what, long n, long of) {
+		out << "  " << what << n << " (" << c.percent(n, of) << " %)\n";
+	};
+	out << title << "\n"
+	    << "  functions               " << c.functions << " (" << c.fully_decoded << " decoded to their end, "
+	    << c.with_indirect_jump << " jump through a register other than a return)\n"
+	    << "  instruction sites       " << c.instructions << " (and " << c.padding_bytes << " bytes of padding)\n";
+	out << "  classes:";
+	for (const auto &[name, count] : c.classes)
+		out << " " << name << " " << count << ";";
+	out << "\n";
+	line("breakpoint-probeable     ", c.probeable, c.instructions);
+	out << "    simulated " << c.simulated << ", out of line " << c.out_of_line << "\n";
+	for (const auto &[why, count] : c.breakpoint_refusals)
+		out << "    refused: " << why << ": " << count << "\n";
+	line("optimizable (relocating) ", c.optimizable, c.probeable);
+	out << "    of those: window relocated " << c.relocated << ", c.nop pad " << c.padded
+	    << ", one register for entry and return " << c.same_register << " (no return register needed "
+	    << c.no_return_needed << "), relocation failures " << c.relocation_failed << ", longest copy "
+	    << c.relocated_bytes_max << " bytes\n";
+	for (const auto &[why, count] : c.refusals)
+		out << "    not optimizable: " << why << ": " << count << " (" << c.percent(count, c.probeable)
+		    << " %)\n";
+	line("optimizable (refusing PC-relative/control flow in the window) ", c.optimizable_without_relocation,
+	     c.probeable);
+	for (const auto &[why, count] : c.refusals_without_relocation)
+		out << "    not optimizable: " << why << ": " << count << " (" << c.percent(count, c.probeable)
+		    << " %)\n";
+	for (size_t i = 0; i < c.undecodable_at.size() && i < 10; ++i)
+		out << "  undecodable at " << c.undecodable_at[i] << "\n";
+	return out.str();
+}
+
+} // namespace okp::riscv::host
