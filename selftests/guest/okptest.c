@@ -1071,7 +1071,9 @@ static int demo_load(void)
 
 static int demo_show(void)
 {
+#ifdef __x86_64__
 	char line[512] = "";
+#endif
 
 	STEP(show(SYSCTL_OPTIMIZATION));
 	STEP(show(DEBUGFS_DIR "/enabled"));
