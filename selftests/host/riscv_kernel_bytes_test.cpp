@@ -38,9 +38,10 @@ const Kernel *load()
 
 TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
 {
-	const Kernel *kernel = load();
-	if (!kernel)
+	if (!std::getenv("OKPROBE_RISCV_VMLINUX"))
 		GTEST_SKIP() << "OKPROBE_RISCV_VMLINUX not set";
+	const Kernel *kernel = load();
+	ASSERT_NE(kernel, nullptr) << "the vmlinux named by OKPROBE_RISCV_VMLINUX did not load";
 	const Census census = take_census(*kernel);
 	std::cout << format_census(census, std::string("riscv64 census of ") + std::getenv("OKPROBE_RISCV_VMLINUX"));
 
