@@ -150,6 +150,7 @@ struct ArchProbes {
 	SlotPool slots;
 	DetourPool detours;
 	Thunks thunks;
+	DetourCall detour_call; // all but the context
 	bool thunks_resolved = false;
 };
 
@@ -171,6 +172,14 @@ void resolve_thunks()
 		const char *name = indirect_thunk_symbols[reg];
 		arch_probes.thunks.indirect_thunk[reg] = name ? okp_glue_lookup_symbol(name) : 0;
 	}
+	okp_detour_percpu percpu = {};
+	okp_glue_detour_percpu(&percpu);
+	DetourCall &call = arch_probes.detour_call;
+	call.entry = reinterpret_cast<uint64_t>(&okp_core_optimized_hit);
+	call.cpu_states = percpu.cpu_states;
+	call.this_cpu_off = static_cast<int32_t>(percpu.this_cpu_off);
+	call.preempt_count = static_cast<int32_t>(percpu.preempt_count);
+	call.preempt_schedule = percpu.preempt_schedule;
 	arch_probes.thunks_resolved = true;
 }
 
@@ -519,9 +528,10 @@ Detour *create_detour(Site &generic, const char **why)
 	const uint64_t code = arch_probes.detours.take(max_detour_size);
 	uint8_t bytes[max_detour_size];
 	uint8_t jump[jump_size];
-	const size_t length = code ? build_detour(site.plan, site.region, site.address, arch_probes.thunks, code,
-						  reinterpret_cast<uint64_t>(&okp_optimized_entry),
-						  reinterpret_cast<uint64_t>(&site), bytes, sizeof(bytes))
+	DetourCall call = arch_probes.detour_call;
+	call.context = reinterpret_cast<uint64_t>(&site);
+	const size_t length = code ? build_detour(site.plan, site.region, site.address, arch_probes.thunks, code, call,
+						  bytes, sizeof(bytes))
 				   : 0;
 	if (!length || !build_jump(site.address, code, jump)) {
 		if (code)
@@ -535,7 +545,7 @@ Detour *create_detour(Site &generic, const char **why)
 		arch_probes.detours.give_back(code + kept, max_detour_size - kept);
 	okp_glue_text_write(code, bytes, length);
 	detour->code = code;
-	detour->copy = code + detour_frame_size;
+	detour->copy = code + detour_frame_size(call);
 	detour->size = static_cast<uint16_t>(length);
 	return detour;
 }

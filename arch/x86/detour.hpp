@@ -7,7 +7,7 @@
 //   push $__KERNEL_DS; push %rsp; pushfq; addq $8,8(%rsp)  ss, sp, flags
 //   sub $24,%rsp                                           cs, ip, orig_ax
 //   push %rdi ... %r15                                     the rest of pt_regs
-//   mov %rsp,%rsi; movabs $context,%rdi; call entry        entry(context, regs)
+//   mov %rsp,%rsi; movabs $context,%rdi; call entry        entry(context, regs, cpu)
 //   pop %r15 ... %rdi; add $24,%rsp; popfq
 //   lea 16(%rsp),%rsp                                      (keeps the flags)
 //   <relocated region>; jmp back
@@ -21,18 +21,38 @@
 
 namespace okp::x86 {
 
+// What the detour calls, and how. entry(context, regs, cpu) is called with
+// the registers saved as pt_regs. In the module the detour also does what
+// preempt_disable_notrace()/preempt_enable_notrace() and this_cpu_ptr()
+// would do around it, with %gs-relative instructions, so that the core's
+// entry is called directly (one call fewer than a C wrapper):
+//   movabs $cpu_states,%rdx; add %gs:this_cpu_off,%rdx    cpu
+//   incl %gs:preempt_count
+//   call entry
+//   decl %gs:preempt_count; jnz 1f; call preempt_schedule; 1:
+// Host tests leave preempt_count 0: then cpu is 0 and no %gs is touched.
+struct DetourCall {
+	uint64_t entry = 0;
+	uint64_t context = 0;
+	uint64_t cpu_states = 0;       // the per-CPU pointer of the CPU states
+	int32_t this_cpu_off = 0;      // %gs offset of this_cpu_off
+	int32_t preempt_count = 0;     // %gs offset of __preempt_count; 0: none
+	uint64_t preempt_schedule = 0; // called when the count drops to 0; 0: none
+};
+
 // The save/call/restore part, without the region and the jump back.
-constexpr size_t detour_frame_size = 88;
-constexpr size_t max_detour_size = detour_frame_size + max_relocated_region;
+size_t detour_frame_size(const DetourCall &call);
+constexpr size_t max_detour_frame_size = 88 + 42;
+constexpr size_t max_detour_size = max_detour_frame_size + max_relocated_region;
 // Where regs->ss, the first value pushed, lands: the detour's pt_regs sits
 // exactly below the stack pointer of the probed code.
 constexpr size_t pt_regs_size = 21 * 8;
 
 // Builds the detour for plan's region (the original bytes at address) to
-// run at detour_address, calling entry(context, regs). Returns its length,
-// or 0 when something is out of rel32 reach or capacity is too small.
+// run at detour_address. Returns its length, or 0 when something is out of
+// rel32 reach or capacity is too small.
 size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
-		    uint64_t detour_address, uint64_t entry, uint64_t context, uint8_t *out, size_t capacity);
+		    uint64_t detour_address, const DetourCall &call, uint8_t *out, size_t capacity);
 
 // The 5 bytes that replace the region's start: jmp rel32 to the detour.
 // False when the detour is out of reach.

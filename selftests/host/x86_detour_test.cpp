@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace {
 
@@ -69,10 +71,12 @@ protected:
 		const OptimizationPlan plan = plan_jump_optimization(range, nullptr, 0, address, {}, nullptr, nullptr);
 		EXPECT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
 		uint8_t detour[max_detour_size];
-		const size_t length =
-			build_detour(plan, page.at(probe_offset), address, {}, page.address(detour_offset),
-				     page.address(trampoline_offset), 0xc0ffee, detour, sizeof(detour));
-		EXPECT_GT(length, detour_frame_size);
+		DetourCall call;
+		call.entry = page.address(trampoline_offset);
+		call.context = 0xc0ffee;
+		const size_t length = build_detour(plan, page.at(probe_offset), address, {},
+						   page.address(detour_offset), call, detour, sizeof(detour));
+		EXPECT_GT(length, detour_frame_size(call));
 		memcpy(page.at(detour_offset), detour, length);
 		uint8_t jump[jump_size];
 		EXPECT_TRUE(build_jump(address, page.address(detour_offset), jump));
@@ -111,6 +115,54 @@ TEST(DetourReach, OutOfReachFails)
 	EXPECT_FALSE(build_jump(0xffffffff81000000ull, 0xffffffff81000000ull - (3ull << 30), jump));
 	EXPECT_TRUE(build_jump(0xffffffff81000000ull, 0xffffffffc0000000ull, jump));
 	EXPECT_EQ(jump[0], 0xe9);
+}
+
+// The module's detour brackets the call with the per-CPU work of
+// preempt_disable_notrace()/this_cpu_ptr()/preempt_enable_notrace(); the
+// host cannot run %gs-relative code, so the bytes are checked instead.
+TEST(X86DetourPerCpu, TheCallIsBracketedByThePreemptCountAndItsPreemptionPoint)
+{
+	const uint8_t bytes[] = {0x48, 0x89, 0xf8, 0x48, 0x01, 0xf0, 0xc3}; // mov; add; ret
+	const uint64_t address = 0xffffffff81000000ull;
+	const CodeRange range{bytes, address, sizeof(bytes)};
+	const OptimizationPlan plan = plan_jump_optimization(range, nullptr, 0, address, {}, nullptr, nullptr);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
+	DetourCall call;
+	call.entry = address + 0x1000;
+	call.context = 0x1122334455667788ull;
+	call.cpu_states = 0x0000000000028f00ull;
+	call.this_cpu_off = 0x1f0e0;
+	call.preempt_count = 0x1f0c8;
+	call.preempt_schedule = address + 0x2000;
+	const uint64_t detour_address = address + 0x40000000;
+	uint8_t detour[max_detour_size];
+	const size_t length = build_detour(plan, bytes, address, {}, detour_address, call, detour, sizeof(detour));
+	ASSERT_EQ(detour_frame_size(call), max_detour_frame_size);
+	ASSERT_EQ(length, detour_frame_size(call) + 6 + 5) << "frame, mov and add, jmp back";
+	const std::vector<uint8_t> code(detour, detour + length);
+	auto find = [&](std::vector<uint8_t> needle) {
+		return std::search(code.begin(), code.end(), needle.begin(), needle.end()) - code.begin();
+	};
+	const long cpu = find({0x48, 0xba, 0x00, 0x8f, 0x02, 0, 0, 0, 0, 0});
+	const long add = find({0x65, 0x48, 0x03, 0x14, 0x25, 0xe0, 0xf0, 0x01, 0x00});
+	const long disable = find({0x65, 0xff, 0x04, 0x25, 0xc8, 0xf0, 0x01, 0x00});
+	const long context = find({0x48, 0xbf, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11});
+	const long enable = find({0x65, 0xff, 0x0c, 0x25, 0xc8, 0xf0, 0x01, 0x00});
+	ASSERT_LT(enable, static_cast<long>(length));
+	EXPECT_LT(cpu, add);
+	EXPECT_LT(add, disable);
+	EXPECT_LT(disable, context);
+	EXPECT_EQ(code[context + 10], 0xe8) << "call entry right after the context";
+	int32_t entry_rel;
+	memcpy(&entry_rel, &code[context + 11], 4);
+	EXPECT_EQ(detour_address + context + 15 + entry_rel, call.entry);
+	EXPECT_EQ(enable, context + 15) << "the count drops right after the call";
+	EXPECT_EQ(code[enable + 8], 0x75) << "jnz over the preemption point";
+	EXPECT_EQ(code[enable + 9], 0x05);
+	EXPECT_EQ(code[enable + 10], 0xe8);
+	int32_t schedule_rel;
+	memcpy(&schedule_rel, &code[enable + 11], 4);
+	EXPECT_EQ(detour_address + enable + 15 + schedule_rel, call.preempt_schedule);
 }
 
 } // namespace

@@ -202,9 +202,18 @@ OptimizationCensus take_optimization_census(const Kernel &kernel)
 						  plan.instructions[n].analysis.execution == Execution::emulate;
 				census.needs_branch_relocation += branch;
 				uint8_t detour[max_detour_size];
-				const size_t length = build_detour(
-					plan, function.bytes + offset, function.address + offset, thunks, detour_area,
-					detour_area + 0x100000, 0x1234, detour, sizeof(detour));
+				// As in the module: with the per-CPU bracket (offsets as
+				// in Debian's kernel; the sizes do not depend on them).
+				DetourCall call;
+				call.entry = detour_area + 0x100000;
+				call.context = 0x1234;
+				call.cpu_states = 0x28f00;
+				call.this_cpu_off = 0x1f0e0;
+				call.preempt_count = 0x1f0c8;
+				call.preempt_schedule = function.address;
+				const size_t length =
+					build_detour(plan, function.bytes + offset, function.address + offset, thunks,
+						     detour_area, call, detour, sizeof(detour));
 				census.detours_failed += length == 0;
 				census.detour_bytes_total += length;
 				census.detour_bytes_max = std::max(census.detour_bytes_max, length);

@@ -151,9 +151,9 @@ void okp_core_optimizer_finish(unsigned long generation);
 
 struct okp_cpu_state;
 /*
- * An optimized probe's detour calls this (through okp_optimized_entry, with
- * preemption disabled): site is the probe's site, regs the detour's saved
- * struct pt_regs, cpu this CPU's handler state.
+ * An optimized probe's detour calls this, with preemption disabled: site is
+ * the probe's site, regs the detour's saved struct pt_regs, cpu this CPU's
+ * handler state.
  */
 void okp_core_optimized_hit(void *site, void *regs,
 			    struct okp_cpu_state *cpu);
@@ -239,8 +239,18 @@ void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop,
 				      unsigned long function,
 				      unsigned long function_end);
-/* The detour's C entry: preemption off around the core's. */
-void okp_optimized_entry(void *site, void *regs);
+/*
+ * What an x86 detour needs to do preempt_disable_notrace(),
+ * this_cpu_ptr(&okp_cpu_states) and preempt_enable_notrace() itself around
+ * its call of okp_core_optimized_hit (see arch/x86/detour.hpp).
+ */
+struct okp_detour_percpu {
+	unsigned long cpu_states;	/* &okp_cpu_states (a per-CPU pointer) */
+	long this_cpu_off;		/* %gs offset of this_cpu_off */
+	long preempt_count;		/* %gs offset of __preempt_count */
+	unsigned long preempt_schedule;	/* preempt_enable's call, or 0 */
+};
+void okp_glue_detour_percpu(struct okp_detour_percpu *percpu);
 
 #ifdef __cplusplus
 }

@@ -15,14 +15,15 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kallsyms.h>
-#include <linux/kprobes.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
+#include <linux/static_call.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
@@ -87,18 +88,30 @@ struct okp_cpu_state *okp_glue_cpu_state(void)
 	return this_cpu_ptr(&okp_cpu_states);
 }
 
+#ifdef CONFIG_X86
 /*
- * Every optimized hit enters here from its detour, in the context of the
- * probed code: preemption stays off while the handlers run (per-CPU state),
- * as in the kernel's optimized_callback().
+ * An optimized hit's detour calls okp_core_optimized_hit() directly and
+ * does itself what okp_optimized_hit would do around it in C, as the
+ * kernel's optimized_callback() does: preemption off while the handlers
+ * run (preempt_disable_notrace(), this_cpu_ptr()), and the preemption point
+ * of preempt_enable_notrace() after. x86-64 per-CPU variables are
+ * %gs-relative and zero-based: their addresses are the offsets.
  */
-void notrace okp_optimized_entry(void *site, void *regs)
+void okp_glue_detour_percpu(struct okp_detour_percpu *percpu)
 {
-	preempt_disable_notrace();
-	okp_core_optimized_hit(site, regs, this_cpu_ptr(&okp_cpu_states));
-	preempt_enable_notrace();
+	percpu->cpu_states = (unsigned long)&okp_cpu_states;
+	percpu->this_cpu_off = (long)&this_cpu_off;
+	percpu->preempt_count = (long)&__preempt_count;
+#if defined(CONFIG_PREEMPT_DYNAMIC) && defined(CONFIG_HAVE_PREEMPT_DYNAMIC_CALL)
+	percpu->preempt_schedule =
+		(unsigned long)STATIC_CALL_TRAMP_ADDR(preempt_schedule_notrace);
+#elif defined(CONFIG_PREEMPTION)
+	percpu->preempt_schedule = (unsigned long)preempt_schedule_notrace_thunk;
+#else
+	percpu->preempt_schedule = 0;
+#endif
 }
-NOKPROBE_SYMBOL(okp_optimized_entry);
+#endif
 
 unsigned long okp_glue_lookup_symbol(const char *name)
 {
