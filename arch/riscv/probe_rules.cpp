@@ -7,8 +7,6 @@ namespace okp::riscv {
 
 namespace {
 
-// The longest LR/SC sequence the ISA promises progress for.
-constexpr unsigned lr_sc_reach = 16;
 
 bool simulated(const Instruction &insn)
 {

@@ -239,6 +239,11 @@ void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop,
 				      unsigned long function,
 				      unsigned long function_end);
+/*
+ * riscv: whether a jump label site lies in [start, end) (its nop hides
+ * where it jumps once its key flips).
+ */
+int okp_glue_jump_label_sites_within(unsigned long start, unsigned long end);
 /* The detour's C entry: preemption off around the core's. */
 void okp_optimized_entry(void *site, void *regs);
 
