@@ -131,9 +131,8 @@ static struct page *okp_text_page(unsigned long address)
 
 	if (core_text(address))
 		return okp_image_page(address);
-	if (is_vmalloc_or_module_addr((void *)address))
-		return vmalloc_to_page((void *)address);
-	return NULL;
+	/* Module text and slot pages: module_alloc() (vmalloc) memory. */
+	return vmalloc_to_page((void *)address);
 }
 
 /*
