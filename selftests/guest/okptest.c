@@ -39,6 +39,11 @@
 #define GONE_KO MODULE_DIR "/okprobe_test_gone.ko"
 #define SYSCTL_OPTIMIZATION "/proc/sys/debug/kprobes_optimization"
 #define DEBUGFS_DIR "/sys/kernel/debug/okprobe"
+#ifdef __x86_64__
+#define IS_X86 1
+#else
+#define IS_X86 0
+#endif
 
 /* ---- Output -------------------------------------------------------------- */
 
@@ -643,10 +648,17 @@ static int test_in_kernel_probes(void)
 	if (ret == 0) {
 		ret = read_file("/sys/kernel/debug/okprobe_selftest/results",
 				results, sizeof(results));
+#ifdef __x86_64__
 		/* Its resident probe: hit 5 times at load, then optimized. */
 		if (!ret)
 			ret = wait_for_jump("okp_target_add+0x3/", jumps,
 					    sizeof(jumps));
+#else
+		/* riscv: its resident probe stays a breakpoint, and says why. */
+		if (!ret)
+			ret = read_file(DEBUGFS_DIR "/jumps", jumps,
+					sizeof(jumps));
+#endif
 		if (!ret)
 			ret = read_file(DEBUGFS_DIR "/list", list,
 					sizeof(list));
@@ -654,12 +666,22 @@ static int test_in_kernel_probes(void)
 	}
 	STEP(unload_okprobe());
 	CHECK(ret == 0, "okprobe_selftest.ko: %s", strerror(-ret));
+#ifdef __x86_64__
 	CHECK(strstr(list, "okp_target_add+0x3/0x") &&
 	      strstr(list, "[okprobe_selftest]") && strstr(list, "hits=5 "),
 	      "debugfs list shows '%s'", list);
 	CHECK(strstr(list, "hits=5 missed=0 [OPTIMIZED]"),
 	      "debugfs list shows '%s'", list);
-	for (i = 0; i < ARRAY_SIZE(refusals); i++) {
+#else
+	CHECK(strstr(list, "okp_rvc_stack+0x6/0x") &&
+	      strstr(list, "[okprobe_selftest]") &&
+	      strstr(list, "hits=5 missed=0\n"),
+	      "debugfs list shows '%s'", list);
+	CHECK(jump_line_has(jumps, "okp_rvc_stack+0x6/",
+			    " breakpoint: jump optimization is not implemented on riscv yet"),
+	      "debugfs jumps shows '%s'", jumps);
+#endif
+	for (i = 0; i < ARRAY_SIZE(refusals) && IS_X86; i++) {
 		const char *at = strstr(jumps, refusals[i].where);
 
 		CHECK(jump_line_has(jumps, refusals[i].where, " breakpoint") &&
