@@ -266,7 +266,8 @@ unsigned scratch_after(const BreakpointSite &site, const KernelFacts &facts)
 		return 0;
 	FunctionAnalysis analysis;
 	if (!analysis.build(text.range, nullptr, 0, nullptr, 0) || analysis.problem() == FunctionProblem::undecodable ||
-	    analysis.problem() == FunctionProblem::target_inside || analysis.problem() == FunctionProblem::out_of_memory)
+	    analysis.problem() == FunctionProblem::target_inside ||
+	    analysis.problem() == FunctionProblem::out_of_memory)
 		return 0;
 	for (size_t i = 0; i < analysis.count(); ++i)
 		if (facts.has_exception_entry(analysis.address_of(i), facts.context))

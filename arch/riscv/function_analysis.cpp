@@ -5,7 +5,6 @@ namespace okp::riscv {
 
 namespace {
 
-
 bool is_padding(const uint8_t *bytes, size_t size)
 {
 	// The linker pads with zeros (c.unimp) between functions.

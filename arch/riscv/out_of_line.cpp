@@ -109,8 +109,8 @@ bool can_jump_back(uint64_t copy_address, size_t length, uint64_t return_address
 	return scratch != 0 && within_far_reach(displacement);
 }
 
-size_t build_copy(const uint8_t *original, size_t length, uint64_t copy_address, uint64_t return_address,
-		  SlotEnd end, unsigned scratch, uint8_t (&out)[slot_half])
+size_t build_copy(const uint8_t *original, size_t length, uint64_t copy_address, uint64_t return_address, SlotEnd end,
+		  unsigned scratch, uint8_t (&out)[slot_half])
 {
 	if (length != 2 && length != 4)
 		return 0;
@@ -138,7 +138,7 @@ unsigned dead_register(RegisterSet live_after)
 	// t0-t2, t3-t6 first: the registers compilers keep live the least.
 	// Never ra or s0: an unwinder interrupting the copy reads them as the
 	// return address and the frame pointer.
-	static constexpr uint8_t preference[] = {5,  6,	 7,  28, 29, 30, 31, 17, 16, 15, 14, 13, 12,
+	static constexpr uint8_t preference[] = {5,  6,	 7, 28, 29, 30, 31, 17, 16, 15, 14, 13, 12,
 						 11, 10, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27};
 	for (uint8_t candidate : preference)
 		if (!(live_after & register_bit(candidate)) && !(never_free & register_bit(candidate)))

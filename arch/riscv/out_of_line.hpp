@@ -54,8 +54,8 @@ bool can_jump_back(uint64_t copy_address, size_t length, uint64_t return_address
 // Writes the copy of the length-byte instruction original, run at
 // copy_address, and its end. Returns the bytes written (at most
 // slot_half), or 0 when the jump back cannot be built.
-size_t build_copy(const uint8_t *original, size_t length, uint64_t copy_address, uint64_t return_address,
-		  SlotEnd end, unsigned scratch, uint8_t (&out)[slot_half]);
+size_t build_copy(const uint8_t *original, size_t length, uint64_t copy_address, uint64_t return_address, SlotEnd end,
+		  unsigned scratch, uint8_t (&out)[slot_half]);
 
 // A register the copy's jump back may clobber: not in live_after, never
 // x0/sp/gp/tp; temporaries first. 0 when there is none.

@@ -7,7 +7,6 @@ namespace okp::riscv {
 
 namespace {
 
-
 bool simulated(const Instruction &insn)
 {
 	switch (insn.kind) {

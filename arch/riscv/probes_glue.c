@@ -190,11 +190,13 @@ static int notrace okp_patch_text_cb(void *data)
 		for (i = 0; i < job->count; i++)
 			memcpy(job->aliases[i], job->patches[i].bytes,
 			       job->patches[i].length);
+		/* The bytes before the release the spinning harts wait for. */
 		smp_mb();
 		atomic_inc(&job->harts);
 	} else {
 		while (atomic_read(&job->harts) <= num_online_cpus())
 			cpu_relax();
+		/* Pairs with the writer's: its bytes before our fence.i. */
 		smp_mb();
 	}
 	local_flush_icache_all();
