@@ -672,12 +672,13 @@ static int test_in_kernel_probes(void)
 	CHECK(strstr(list, "hits=5 missed=0 [OPTIMIZED]"),
 	      "debugfs list shows '%s'", list);
 #else
-	CHECK(strstr(list, "okp_rvc_stack+0x6/0x") &&
-	      strstr(list, "[okprobe_selftest]") &&
-	      strstr(list, "hits=5 missed=0\n"),
+	/*
+	 * Module symbols of riscv assembly may print as the assembler's
+	 * mapping symbol ($x...), not the function: match the rest.
+	 */
+	CHECK(strstr(list, "+0x6/0x10 [okprobe_selftest]  hits=5 missed=0\n"),
 	      "debugfs list shows '%s'", list);
-	CHECK(jump_line_has(jumps, "okp_rvc_stack+0x6/",
-			    " breakpoint: jump optimization is not implemented on riscv yet"),
+	CHECK(strstr(jumps, " breakpoint: jump optimization is not implemented on riscv yet"),
 	      "debugfs jumps shows '%s'", jumps);
 #endif
 	for (i = 0; i < ARRAY_SIZE(refusals) && IS_X86; i++) {
@@ -979,8 +980,8 @@ static int test_enable_disable_switches(void)
 		{ SAMPLE_KO, "symbol=ksys_read offset=5", "okprobe_sample" },
 	};
 
-	if (!exists(SELFTEST_KO))
-		return skip("breakpoint probes are x86-only so far");
+	if (!exists(SELFTEST_KO) || !IS_X86)
+		return skip("its text bytes and ksys_read+0x5 are x86's; not written for riscv yet");
 	return with_modules(modules, ARRAY_SIZE(modules),
 			    enabled_switch_test_steps);
 }
