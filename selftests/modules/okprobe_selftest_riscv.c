@@ -147,7 +147,7 @@ static const struct okp_case okp_cases[] = {
 	{ "auipc simulated", okp_rv_auipc, 0, 1, 2, 7, true },
 	{ "second auipc simulated", okp_rv_auipc, 4, 1, 2, 7 },
 	{ "blt taken simulated", okp_rv_blt, 0, 10, 1, 11, true },
-	{ "blt not taken simulated", okp_rv_blt, 0, -10, 1, 91, true },
+	{ "blt not taken simulated", okp_rv_blt, 0, -1000, 1000, 100, true },
 	{ "j (jal x0) simulated", okp_rv_j, 0, 1, 2, 3, true },
 	{ "jal ra (call) simulated", okp_rv_jal, 8, 1, 2, 4, true,
 	  .result_step = 2, .continues_at = okp_rv_helper_double, .links = 4 },
