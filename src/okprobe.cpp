@@ -24,4 +24,13 @@
 #include "core/probe_table.cpp"
 #include "x86/breakpoint_probes.cpp"
 #include "core/probe_api.cpp"
+#elif defined(__riscv)
+#include "riscv/instruction_decoder.cpp"
+#include "riscv/probe_rules.cpp"
+#include "riscv/function_analysis.cpp"
+#include "riscv/jump_optimization.cpp"
+#include "riscv/out_of_line.cpp"
+#include "core/probe_table.cpp"
+#include "riscv/breakpoint_probes.cpp"
+#include "core/probe_api.cpp"
 #endif

@@ -5,10 +5,6 @@ namespace okp::riscv {
 
 namespace {
 
-// How far an sc may follow its lr: the constrained LR/SC loops the ISA
-// guarantees progress for have at most 16 instructions.
-constexpr size_t lr_sc_reach = 16;
-
 bool is_padding(const uint8_t *bytes, size_t size)
 {
 	// The linker pads with zeros (c.unimp) between functions.

@@ -21,6 +21,10 @@ namespace okp::riscv {
 // not used by the kernel and decode as illegal).
 constexpr size_t max_instruction_length = 4;
 
+// How far an sc may follow its lr: the constrained LR/SC loops the ISA
+// guarantees progress for have at most 16 instructions.
+constexpr unsigned lr_sc_reach = 16;
+
 // Integer register numbers the analysis names.
 namespace reg {
 constexpr uint8_t zero = 0, ra = 1, sp = 2, gp = 3, tp = 4, t0 = 5, t1 = 6, t2 = 7, s0 = 8, s1 = 9, a0 = 10, a7 = 17,

@@ -7,9 +7,6 @@ namespace okp::riscv {
 
 namespace {
 
-// The longest LR/SC sequence the ISA promises progress for.
-constexpr unsigned lr_sc_reach = 16;
-
 bool simulated(const Instruction &insn)
 {
 	switch (insn.kind) {
@@ -64,7 +61,7 @@ BreakpointPlan plan_breakpoint(const uint8_t *function, size_t size, size_t offs
 	if (since_open_lr || insn.operation == Operation::lr)
 		return refuse(plan, error::eperm, "inside an LR/SC sequence: a trap makes its sc fail forever");
 	if (insn.operation == Operation::ebreak || insn.operation == Operation::c_ebreak)
-		return refuse(plan, error::ebusy, "an ebreak: someone else's breakpoint, BUG() or WARN()");
+		return refuse(plan, error::ebusy, "an ebreak: someone else's breakpoint or a bug/warning trap");
 	if (insn.kind == InstructionClass::system)
 		return refuse(plan, error::eperm, "a system instruction (ecall, csr*, sret, wfi, sfence.vma)");
 	if (insn.kind == InstructionClass::fence_i)

@@ -1,63 +1,351 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * riscv64 breakpoint probes are not implemented yet (issue 5): the API is
- * exported so that client modules load on every architecture, and a
- * registration fails with EOPNOTSUPP and a log line saying so. debugfs
- * okprobe/enabled keeps its switch, with no probe to arm.
+ * riscv64 breakpoint probes, the kernel side: the ebreak trap, text
+ * patching, executable slot pages and the reserved-text checks. The
+ * arch-neutral half (API, mutex, module notifier) is src/kernel/probes.c.
+ *
+ * The trap: without CONFIG_KGDB, do_trap_break() offers a kernel ebreak to
+ * no notifier, so okprobe replaces the EXC_BREAKPOINT entry of the kernel's
+ * excp_vect_table (read by the trap entry at every exception) with its own
+ * handler, which takes okprobe's breakpoints and passes everything else
+ * (kprobes, uprobes, BUG()/WARN(), user mode) to the original one.
+ *
+ * Text patching: patch_text() is not exported and wants text_mutex and
+ * cpus_read_lock() (an order the kernel's own ftrace path inverts), so
+ * okprobe writes through its own vmap() alias of the text's pages while
+ * every other hart waits in stop_machine(), and every hart runs fence.i
+ * before it leaves. Takes no lock of the kernel's but cpus_read_lock()
+ * (inside stop_machine()), after okp_probe_mutex.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/errno.h>
+#include <linux/atomic.h>
+#include <linux/jump_label.h>
+#include <linux/kprobes.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/rcupdate.h>
+#include <linux/stop_machine.h>
+#include <linux/vmalloc.h>
+#include <asm/cacheflush.h>
+#include <asm/csr.h>
 
 #include <okprobe.h>
 
+#include "core/core_api.h"
 #include "kernel/glue.h"
 
-static int okp_riscv_probes_enabled = 1;
+/* The core works on pt_regs as okp::riscv::Registers: same layout. */
+static_assert(sizeof(struct pt_regs) == 36 * 8);
+static_assert(offsetof(struct pt_regs, epc) == 0);
+static_assert(offsetof(struct pt_regs, ra) == 1 * 8);
+static_assert(offsetof(struct pt_regs, a0) == 10 * 8);
+static_assert(offsetof(struct pt_regs, t6) == 31 * 8);
+static_assert(offsetof(struct pt_regs, status) == 32 * 8);
+static_assert(SR_SPIE == (1 << 5));
 
-int okp_probes_enabled(void)
+const char *okp_glue_reserved(unsigned long address, unsigned long length)
 {
-	return READ_ONCE(okp_riscv_probes_enabled);
+	unsigned long (*ftrace_location)(unsigned long ip) =
+		(void *)okp_ksyms.ftrace_location;
+	int (*jump_label)(void *start, void *end) =
+		(void *)okp_ksyms.jump_label_text_reserved;
+	void (*jump_label_lock)(void) = (void *)okp_ksyms.jump_label_lock;
+	void (*jump_label_unlock)(void) = (void *)okp_ksyms.jump_label_unlock;
+	unsigned long i;
+	int reserved = 0;
+
+	for (i = 0; ftrace_location && i < length; i += 2)
+		if (ftrace_location(address + i))
+			return "the address is an ftrace call site";
+	/* As check_kprobe_address_safe(): module jump entries stay put. */
+	if (jump_label) {
+		jump_label_lock();
+		reserved = jump_label((void *)address,
+				      (void *)(address + length - 1));
+		jump_label_unlock();
+	}
+	return reserved ? "the address is a jump label site" : NULL;
 }
 
-void okp_probes_set_enabled(int enabled)
+int okp_glue_jump_label_sites_within(unsigned long start, unsigned long end)
 {
-	WRITE_ONCE(okp_riscv_probes_enabled, !!enabled);
+	int (*jump_label)(void *start, void *end) =
+		(void *)okp_ksyms.jump_label_text_reserved;
+	void (*jump_label_lock)(void) = (void *)okp_ksyms.jump_label_lock;
+	void (*jump_label_unlock)(void) = (void *)okp_ksyms.jump_label_unlock;
+	int reserved;
+
+	if (!jump_label || end <= start)
+		return 0;
+	jump_label_lock();
+	reserved = jump_label((void *)start, (void *)(end - 1));
+	jump_label_unlock();
+	return reserved;
 }
 
-int okprobe_register(struct okprobe *probe)
+/*
+ * A page of module space (within auipc+jalr reach of kernel and module
+ * text), read-only and executable; written only through
+ * okp_glue_text_write(). Zero bytes are c.unimp: a stray jump traps.
+ */
+void *okp_glue_exec_page_alloc(void)
 {
-	pr_err("cannot probe %s+0x%lx: breakpoint probes are not implemented on riscv yet\n",
-	       probe->symbol_name ?: "", probe->offset);
-	return -EOPNOTSUPP;
-}
-EXPORT_SYMBOL_GPL(okprobe_register);
+	void *(*alloc)(unsigned long size) = (void *)okp_ksyms.module_alloc;
+	int (*set_ro)(unsigned long address, int pages) =
+		(void *)okp_ksyms.set_memory_ro;
+	int (*set_x)(unsigned long address, int pages) =
+		(void *)okp_ksyms.set_memory_x;
+	void *page = alloc(PAGE_SIZE);
 
-int okprobe_register_many(struct okprobe **probes, int count)
-{
-	return count > 0 ? okprobe_register(probes[0]) : -EINVAL;
+	if (!page)
+		return NULL;
+	memset(page, 0, PAGE_SIZE);
+	if (set_ro((unsigned long)page, 1) || set_x((unsigned long)page, 1)) {
+		vfree(page);
+		return NULL;
+	}
+	return page;
 }
-EXPORT_SYMBOL_GPL(okprobe_register_many);
 
-void okprobe_unregister(struct okprobe *probe)
+void okp_glue_exec_page_free(void *page)
 {
+	/* module_alloc() memory is VM_FLUSH_RESET_PERMS: vfree resets it. */
+	vfree(page);
 }
-EXPORT_SYMBOL_GPL(okprobe_unregister);
 
-void okprobe_unregister_many(struct okprobe **probes, int count)
-{
-}
-EXPORT_SYMBOL_GPL(okprobe_unregister_many);
+/* ---- Text patching ---------------------------------------------------- */
 
-int okprobe_enable(struct okprobe *probe)
+/* The page holding a core kernel image address (text or rodata). */
+static struct page *okp_image_page(unsigned long address)
 {
-	return -EINVAL;
+	return phys_to_page(__pa_symbol(address));
 }
-EXPORT_SYMBOL_GPL(okprobe_enable);
 
-int okprobe_disable(struct okprobe *probe)
+static struct page *okp_text_page(unsigned long address)
 {
-	return -EINVAL;
+	bool (*core_text)(unsigned long address) =
+		(void *)okp_ksyms.core_kernel_text;
+
+	if (core_text(address))
+		return okp_image_page(address);
+	/* Module text and slot pages: module_alloc() (vmalloc) memory. */
+	return vmalloc_to_page((void *)address);
 }
-EXPORT_SYMBOL_GPL(okprobe_disable);
+
+/*
+ * A writable alias of [address, address + length) (at most two pages),
+ * whatever the permissions of the text's own mapping; NULL when the pages
+ * are unknown or out of memory. Undo with okp_unmap_alias().
+ */
+static void *okp_map_alias(unsigned long address, unsigned long length,
+			   struct page *(*page_of)(unsigned long address))
+{
+	unsigned long first = address & PAGE_MASK;
+	unsigned long last = (address + length - 1) & PAGE_MASK;
+	struct page *pages[2];
+	unsigned int count = 0;
+	void *base;
+
+	if (!length || last - first > PAGE_SIZE)
+		return NULL;
+	for (; first <= last; first += PAGE_SIZE) {
+		pages[count] = page_of(first);
+		if (!pages[count])
+			return NULL;
+		count++;
+	}
+	base = vmap(pages, count, VM_MAP, PAGE_KERNEL);
+	return base ? base + offset_in_page(address) : NULL;
+}
+
+static void okp_unmap_alias(void *alias)
+{
+	vunmap((void *)((unsigned long)alias & PAGE_MASK));
+}
+
+#define OKP_MAX_PATCHES 16
+
+struct okp_patch_job {
+	const struct okp_text_patch *patches;
+	void *aliases[OKP_MAX_PATCHES];
+	unsigned long count;
+	atomic_t harts;
+};
+
+/*
+ * Runs on every online hart with interrupts off. The last to arrive writes
+ * while the others spin outside the text, publishes the bytes (fence),
+ * and every hart then runs fence.i: no hart can fetch a half-written
+ * instruction or a stale one. As the kernel's patch_text_cb().
+ */
+static int notrace okp_patch_text_cb(void *data)
+{
+	struct okp_patch_job *job = data;
+	unsigned long i;
+
+	if (atomic_inc_return(&job->harts) == num_online_cpus()) {
+		for (i = 0; i < job->count; i++)
+			memcpy(job->aliases[i], job->patches[i].bytes,
+			       job->patches[i].length);
+		/* The bytes before the release the spinning harts wait for. */
+		smp_mb();
+		atomic_inc(&job->harts);
+	} else {
+		while (atomic_read(&job->harts) <= num_online_cpus())
+			cpu_relax();
+		/* Pairs with the writer's: its bytes before our fence.i. */
+		smp_mb();
+	}
+	local_flush_icache_all();
+	return 0;
+}
+NOKPROBE_SYMBOL(okp_patch_text_cb);
+
+static void okp_write_text(const struct okp_text_patch *patches,
+			   unsigned long count)
+{
+	struct okp_patch_job job = { .patches = patches, .count = count };
+	unsigned long i, mapped;
+
+	for (mapped = 0; mapped < count; mapped++) {
+		job.aliases[mapped] = okp_map_alias(patches[mapped].address,
+						    patches[mapped].length,
+						    okp_text_page);
+		if (!job.aliases[mapped]) {
+			pr_err("cannot write the text at %pS: no writable alias\n",
+			       (void *)patches[mapped].address);
+			goto out;
+		}
+	}
+	atomic_set(&job.harts, 0);
+	stop_machine(okp_patch_text_cb, &job, cpu_online_mask);
+	/* Harts coming online later fetch through a cold instruction cache. */
+	flush_icache_all();
+out:
+	for (i = 0; i < mapped; i++)
+		okp_unmap_alias(job.aliases[i]);
+}
+
+void okp_glue_text_write_batch(const struct okp_text_patch *patches,
+			       unsigned long count)
+{
+	unsigned long done, chunk;
+
+	for (done = 0; done < count; done += chunk) {
+		chunk = min(count - done, (unsigned long)OKP_MAX_PATCHES);
+		okp_write_text(patches + done, chunk);
+	}
+}
+
+void okp_glue_text_write(unsigned long address, const void *bytes,
+			 unsigned long length)
+{
+	struct okp_text_patch patch = { address, bytes, length };
+
+	okp_write_text(&patch, 1);
+}
+
+void okp_glue_text_restore(unsigned long address, const void *expected,
+			   const void *original, unsigned long length)
+{
+	u8 now[16];
+
+	/*
+	 * Restore only over our own bytes: if they changed under us the text
+	 * has another owner now, and writing would corrupt it.
+	 */
+	if (length > sizeof(now) ||
+	    okp_glue_read_text(address, now, length) != length ||
+	    memcmp(now, expected, length)) {
+		pr_err("not restoring %pS: the text is not what okprobe wrote\n",
+		       (void *)address);
+		return;
+	}
+	okp_glue_text_write(address, original, length);
+}
+
+/* ---- The breakpoint trap ---------------------------------------------- */
+
+/* &excp_vect_table[EXC_BREAKPOINT], and what it held before okprobe. */
+static unsigned long *okp_break_entry;
+static void (*okp_original_break_handler)(struct pt_regs *regs);
+
+/*
+ * Every ebreak trap comes here, from the trap entry, with interrupts off
+ * (the entry never enables them for EXC_BREAKPOINT): no lock, no
+ * allocation. okprobe's own breakpoints (a site or a slot's post trap)
+ * end here; everything else goes on to the kernel's do_trap_break().
+ */
+static asmlinkage void notrace okp_do_trap_break(struct pt_regs *regs)
+{
+	if (!user_mode(regs) && okp_core_breakpoint(regs))
+		return;
+	okp_original_break_handler(regs);
+}
+NOKPROBE_SYMBOL(okp_do_trap_break);
+
+/* One aligned 8-byte store through an alias: the trap entry's load sees
+ * the old handler or the new one, never a mix.
+ */
+static int okp_set_break_handler(unsigned long expected, unsigned long handler)
+{
+	unsigned long *alias;
+
+	alias = okp_map_alias((unsigned long)okp_break_entry,
+			      sizeof(*okp_break_entry), okp_image_page);
+	if (!alias)
+		return -ENOMEM;
+	if (READ_ONCE(*okp_break_entry) != expected) {
+		okp_unmap_alias(alias);
+		return -EBUSY;
+	}
+	WRITE_ONCE(*alias, handler);
+	okp_unmap_alias(alias);
+	return 0;
+}
+
+static int okp_install_break_handler(void)
+{
+	unsigned long original = okp_ksyms_lookup("do_trap_break");
+	int ret;
+
+	okp_break_entry = (unsigned long *)okp_ksyms.excp_vect_table +
+			  EXC_BREAKPOINT;
+	if (!original || READ_ONCE(*okp_break_entry) != original) {
+		pr_err("cannot catch ebreak: excp_vect_table[EXC_BREAKPOINT] is %pS, not do_trap_break\n",
+		       (void *)READ_ONCE(*okp_break_entry));
+		return -EBUSY;
+	}
+	okp_original_break_handler = (void *)original;
+	ret = okp_set_break_handler(original,
+				    (unsigned long)okp_do_trap_break);
+	if (ret)
+		pr_err("cannot catch ebreak: excp_vect_table is not writable (%d)\n",
+		       ret);
+	return ret;
+}
+
+static void okp_remove_break_handler(void)
+{
+	if (okp_set_break_handler((unsigned long)okp_do_trap_break,
+				  (unsigned long)okp_original_break_handler))
+		pr_err("excp_vect_table[EXC_BREAKPOINT] changed under okprobe: left as it is\n");
+	/*
+	 * A hart that loaded okprobe's handler runs it with interrupts off
+	 * until it returns: one grace period and no hart is inside it.
+	 */
+	synchronize_rcu();
+}
+
+int okp_arch_probes_init(void)
+{
+	return okp_install_break_handler();
+}
+
+void okp_arch_probes_exit(void)
+{
+	okp_remove_break_handler();
+}

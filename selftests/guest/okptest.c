@@ -39,6 +39,11 @@
 #define GONE_KO MODULE_DIR "/okprobe_test_gone.ko"
 #define SYSCTL_OPTIMIZATION "/proc/sys/debug/kprobes_optimization"
 #define DEBUGFS_DIR "/sys/kernel/debug/okprobe"
+#ifdef __x86_64__
+#define IS_X86 1
+#else
+#define IS_X86 0
+#endif
 
 /* ---- Output -------------------------------------------------------------- */
 
@@ -643,10 +648,16 @@ static int test_in_kernel_probes(void)
 	if (ret == 0) {
 		ret = read_file("/sys/kernel/debug/okprobe_selftest/results",
 				results, sizeof(results));
-		/* Its resident probe: hit 5 times at load, then optimized. */
-		if (!ret)
+		/*
+		 * Its resident probe: hit 5 times at load, then optimized;
+		 * riscv: it stays a breakpoint, and says why.
+		 */
+		if (!ret && IS_X86)
 			ret = wait_for_jump("okp_target_add+0x3/", jumps,
 					    sizeof(jumps));
+		else if (!ret)
+			ret = read_file(DEBUGFS_DIR "/jumps", jumps,
+					sizeof(jumps));
 		if (!ret)
 			ret = read_file(DEBUGFS_DIR "/list", list,
 					sizeof(list));
@@ -654,12 +665,23 @@ static int test_in_kernel_probes(void)
 	}
 	STEP(unload_okprobe());
 	CHECK(ret == 0, "okprobe_selftest.ko: %s", strerror(-ret));
+#ifdef __x86_64__
 	CHECK(strstr(list, "okp_target_add+0x3/0x") &&
 	      strstr(list, "[okprobe_selftest]") && strstr(list, "hits=5 "),
 	      "debugfs list shows '%s'", list);
 	CHECK(strstr(list, "hits=5 missed=0 [OPTIMIZED]"),
 	      "debugfs list shows '%s'", list);
-	for (i = 0; i < ARRAY_SIZE(refusals); i++) {
+#else
+	/*
+	 * Module symbols of riscv assembly may print as the assembler's
+	 * mapping symbol ($x...), not the function: match the rest.
+	 */
+	CHECK(strstr(list, "+0x6/0x10 [okprobe_selftest]  hits=5 missed=0\n"),
+	      "debugfs list shows '%s'", list);
+	CHECK(strstr(jumps, " breakpoint: jump optimization is not implemented on riscv yet"),
+	      "debugfs jumps shows '%s'", jumps);
+#endif
+	for (i = 0; i < ARRAY_SIZE(refusals) && IS_X86; i++) {
 		const char *at = strstr(jumps, refusals[i].where);
 
 		CHECK(jump_line_has(jumps, refusals[i].where, " breakpoint") &&
@@ -958,8 +980,8 @@ static int test_enable_disable_switches(void)
 		{ SAMPLE_KO, "symbol=ksys_read offset=5", "okprobe_sample" },
 	};
 
-	if (!exists(SELFTEST_KO))
-		return skip("breakpoint probes are x86-only so far");
+	if (!exists(SELFTEST_KO) || !IS_X86)
+		return skip("its text bytes and ksys_read+0x5 are x86's; not written for riscv yet");
 	return with_modules(modules, ARRAY_SIZE(modules),
 			    enabled_switch_test_steps);
 }

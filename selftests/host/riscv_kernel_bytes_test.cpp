@@ -62,7 +62,7 @@ TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
 		EXPECT_GT(census.classes.count(kind) ? census.classes.at(kind) : 0, 0) << kind;
 	// Nearly everything takes a breakpoint; BUG()/WARN() ebreaks do not.
 	EXPECT_GT(census.probeable * 100, census.instructions * 95);
-	EXPECT_GT(census.breakpoint_refusals.at("an ebreak: someone else's breakpoint, BUG() or WARN()"), 1000);
+	EXPECT_GT(census.breakpoint_refusals.at("an ebreak: someone else's breakpoint or a bug/warning trap"), 1000);
 	// Every plan relocates, within the detour's bound, from the lowest
 	// module address.
 	EXPECT_EQ(census.relocation_failed, 0);

@@ -252,6 +252,12 @@ struct okp_detour_percpu {
 };
 void okp_glue_detour_percpu(struct okp_detour_percpu *percpu);
 
+/*
+ * riscv: whether a jump label site lies in [start, end) (its nop hides
+ * where it jumps once its key flips).
+ */
+int okp_glue_jump_label_sites_within(unsigned long start, unsigned long end);
+
 #ifdef __cplusplus
 }
 #endif

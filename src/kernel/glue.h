@@ -41,8 +41,6 @@ struct okp_kernel_symbols {
 	unsigned long alternatives_text_reserved;
 #endif
 #ifdef CONFIG_RISCV
-	unsigned long patch_text;
-	unsigned long patch_text_nosync;
 	unsigned long excp_vect_table;
 #endif
 };
@@ -63,7 +61,6 @@ void okp_sysctl_exit(void);
 
 struct seq_file;
 
-#ifdef CONFIG_X86
 /* src/kernel/probes.c */
 int okp_probes_init(void);
 void okp_probes_exit(void);
@@ -79,16 +76,6 @@ void okp_probes_optimization_changed(void);
 /* arch/<arch>/probes_glue.c: the breakpoint trap. */
 int okp_arch_probes_init(void);
 void okp_arch_probes_exit(void);
-#else
-/* riscv: breakpoint probes come with issue 5. */
-static inline int okp_probes_init(void) { return 0; }
-static inline void okp_probes_exit(void) { }
-static inline void okp_probes_show(struct seq_file *m) { }
-static inline void okp_probes_show_jumps(struct seq_file *m) { }
-static inline void okp_probes_optimization_changed(void) { }
-void okp_probes_set_enabled(int enabled);
-int okp_probes_enabled(void);
-#endif
 
 int okp_debugfs_init(void);
 void okp_debugfs_exit(void);

@@ -57,8 +57,6 @@ static struct okp_symbol_request okp_symbol_table[] = {
 	OKP_REQUIRED(alternatives_text_reserved),
 #endif
 #ifdef CONFIG_RISCV
-	OKP_REQUIRED(patch_text),
-	OKP_REQUIRED(patch_text_nosync),
 	OKP_REQUIRED(excp_vect_table),
 #endif
 };

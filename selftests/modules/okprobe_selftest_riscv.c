@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * In-kernel tests of okprobe's riscv64 breakpoint probes.
+ *
+ * The probe targets are written in assembly (RVI and RVC) so the
+ * instruction at each probed offset is known. Each test registers probes,
+ * calls its target with known inputs, and checks the hit count, the
+ * registers the handler saw and the target's result. The tests run at
+ * load; their TAP lines are read from
+ * /sys/kernel/debug/okprobe_selftest/results by the guest's okptest.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/kernel.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <okprobe.h>
+
+#include "okprobe_selftest_riscv.h"
+
+/* ---- Handlers ------------------------------------------------------------ */
+
+struct okp_probe_record {
+	struct okprobe probe;
+	atomic_t pre_hits, post_hits;
+	unsigned long seen_a0, seen_a1, seen_epc;
+	unsigned long after_epc, after_ra, after_a0;
+	bool redirect;		/* pre_handler returns 42 from the function */
+};
+
+static int okp_record_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	struct okp_probe_record *r =
+		container_of(probe, struct okp_probe_record, probe);
+
+	atomic_inc(&r->pre_hits);
+	r->seen_a0 = regs->a0;
+	r->seen_a1 = regs->a1;
+	r->seen_epc = regs->epc;
+	if (r->redirect) {
+		regs->a0 = 42;
+		regs->epc = regs->ra;
+		return 1;
+	}
+	return 0;
+}
+
+static void okp_record_post(struct okprobe *probe, struct pt_regs *regs,
+			    unsigned long flags)
+{
+	struct okp_probe_record *r =
+		container_of(probe, struct okp_probe_record, probe);
+
+	atomic_inc(&r->post_hits);
+	r->after_epc = regs->epc;
+	r->after_ra = regs->ra;
+	r->after_a0 = regs->a0;
+}
+
+/* The first two bytes at address (an RVC ebreak is 0x9002). */
+static u16 okp_text_half(void *address)
+{
+	u16 half = 0;
+
+	if (copy_from_kernel_nofault(&half, address, sizeof(half)))
+		return 0;
+	return half;
+}
+
+static u32 okp_text_word(void *address)
+{
+	u32 word = 0;
+
+	if (copy_from_kernel_nofault(&word, address, sizeof(word)))
+		return 0;
+	return word;
+}
+
+static void okp_record_free(struct okp_probe_record *r)
+{
+	if (r)
+		okprobe_unregister(&r->probe);
+	kfree(r);
+}
+
+/* ---- Test bookkeeping ------------------------------------------------------ */
+
+#define OKP_RESULTS_SIZE (PAGE_SIZE * 4)
+
+static char *okp_results;
+static size_t okp_results_used;
+static int okp_test_number;
+
+static void okp_report(bool ok, const char *name, const char *why)
+{
+	okp_results_used += scnprintf(okp_results + okp_results_used,
+				      OKP_RESULTS_SIZE - okp_results_used,
+				      "%sok %d %s%s%s\n", ok ? "" : "not ",
+				      ++okp_test_number, name,
+				      ok ? "" : " # ", ok ? "" : why);
+}
+
+#define EXPECT(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			snprintf(why, sizeof(why), __VA_ARGS__);	\
+			goto out;					\
+		}							\
+	} while (0)
+
+typedef long (*okp_target_fn)(long a, long b);
+
+struct okp_case {
+	const char *name;
+	okp_target_fn target;
+	unsigned long offset;
+	long a, b;
+	long expected;		/* for a; each call adds 1 to a and to it */
+	bool post;
+	int result_step;	/* how much the result grows per call: 0 = 1 */
+	bool args_moved;	/* a0/a1 no longer hold a/b at the probe */
+	/* For post_handlers of control flow: where it continued (0: next). */
+	okp_target_fn continues_at;
+	int links;		/* bytes to the return address it links, 0: none */
+};
+
+static const struct okp_case okp_cases[] = {
+	{ "add (RVI) out of line", okp_rv_add, 0, 1, 2, 3 },
+	{ "addi (RVI) out of line, with post_handler", okp_rv_add, 4, 1, 2, 3,
+	  true, .args_moved = true },
+	{ "ret (jalr x0, 0(ra)) simulated", okp_rv_add, 8, 1, 2, 3,
+	  .args_moved = true },
+	{ "addi sp (stack) out of line", okp_rv_load_store, 0, 1, 2, 3 },
+	{ "sd to the stack out of line, with post_handler", okp_rv_load_store,
+	  4, 1, 2, 3, true },
+	{ "ld from the stack out of line", okp_rv_load_store, 8, 1, 2, 3 },
+	{ "auipc simulated", okp_rv_auipc, 0, 1, 2, 7, true },
+	{ "second auipc simulated", okp_rv_auipc, 4, 1, 2, 7 },
+	{ "blt taken simulated", okp_rv_blt, 0, 10, 1, 11, true },
+	{ "blt not taken simulated", okp_rv_blt, 0, -1000, 1000, 100, true },
+	{ "j (jal x0) simulated", okp_rv_j, 0, 1, 2, 3, true },
+	{ "jal ra (call) simulated", okp_rv_jal, 8, 1, 2, 4, true,
+	  .result_step = 2, .continues_at = okp_rv_helper_double, .links = 4 },
+	{ "jalr ra, 0(t0) simulated", okp_rv_jalr, 16, 1, 2, 4, true,
+	  .result_step = 2, .continues_at = okp_rv_helper_double, .links = 4 },
+	{ "jalr t0, 0(t0) (rd == rs1) simulated", okp_rv_jalr_same, 8, 1, 2,
+	  4, true, .result_step = 2, .continues_at = okp_rv_helper_double_t0 },
+	{ "c.addi16sp out of line", okp_rvc_stack, 0, 1, 2, 3 },
+	{ "c.sdsp out of line, with post_handler", okp_rvc_stack, 2, 1, 2, 3,
+	  true },
+	{ "c.ldsp out of line", okp_rvc_stack, 4, 1, 2, 3 },
+	{ "c.add out of line", okp_rvc_stack, 6, 1, 2, 3 },
+	{ "c.mv out of line, with post_handler", okp_rvc_stack, 8, 1, 2, 3,
+	  true },
+	{ "c.jr ra simulated", okp_rvc_stack, 12, 1, 2, 3, true,
+	  .args_moved = true },
+	{ "c.beqz not taken simulated", okp_rvc_beqz, 0, 1, 2, 4, true },
+	{ "c.bnez taken simulated", okp_rvc_bnez, 0, 1, 2, 3, true },
+	{ "c.j simulated", okp_rvc_j, 0, 1, 2, 3, true },
+	{ "c.jalr t0 simulated", okp_rvc_jalr, 12, 1, 2, 4, true,
+	  .result_step = 2, .continues_at = okp_rv_helper_double, .links = 2 },
+	{ "c.jalr ra (reads ra before linking) simulated", okp_rvc_jalr_ra,
+	  12, 1, 2, 4, true, .result_step = 2,
+	  .continues_at = okp_rv_helper_double, .links = 2 },
+	{ "4-byte add at a 2-byte-aligned address", okp_rvc_mixed, 2, 1, 2, 3,
+	  true },
+};
+
+/* Probe, call 100 times, check counts, registers and results. */
+static void okp_run_case(const struct okp_case *c)
+{
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	unsigned long address = (unsigned long)c->target + c->offset;
+	char why[200] = "";
+	bool ok = false;
+	long result;
+	int ret, i;
+
+	if (!r) {
+		okp_report(false, c->name, "out of memory");
+		return;
+	}
+	r->probe.addr = (void *)address;
+	r->probe.pre_handler = okp_record_pre;
+	if (c->post)
+		r->probe.post_handler = okp_record_post;
+	ret = okprobe_register(&r->probe);
+	EXPECT(ret == 0, "register failed: %d", ret);
+	for (i = 0; i < 100; i++) {
+		long step = c->result_step ?: 1;
+
+		result = c->target(c->a + i, c->b);
+		EXPECT(result == c->expected + step * i,
+		       "call %d returned %ld, expected %ld", i, result,
+		       c->expected + step * i);
+	}
+	EXPECT(atomic_read(&r->pre_hits) == 100, "pre_handler ran %d times",
+	       atomic_read(&r->pre_hits));
+	EXPECT(!c->post || atomic_read(&r->post_hits) == 100,
+	       "post_handler ran %d times", atomic_read(&r->post_hits));
+	EXPECT(c->args_moved || (r->seen_a0 == c->a + 99 && r->seen_a1 == c->b),
+	       "handler saw a0=%ld a1=%ld", r->seen_a0, r->seen_a1);
+	EXPECT(r->seen_epc == address,
+	       "handler saw epc %lx, expected the probed address %lx",
+	       r->seen_epc, address);
+	EXPECT(!c->post || !c->continues_at ||
+	       r->after_epc == (unsigned long)c->continues_at,
+	       "post_handler saw epc %pS, expected %pS", (void *)r->after_epc,
+	       c->continues_at);
+	EXPECT(!c->post || !c->links || r->after_ra == address + c->links,
+	       "post_handler saw ra %lx, expected %lx", r->after_ra,
+	       address + c->links);
+	okprobe_unregister(&r->probe);
+	/* After unregistering, calls run the original and count nothing. */
+	EXPECT(c->target(c->a, c->b) == c->expected, "result after unregister");
+	EXPECT(atomic_read(&r->pre_hits) == 100, "hit after unregister");
+	ok = true;
+out:
+	okp_report(ok, c->name, why);
+	okp_record_free(r);
+}
+
+/* The breakpoint matches the instruction's length; disarming restores it. */
+static void okp_test_breakpoint_bytes(void)
+{
+	struct okp_probe_record *wide = kzalloc(sizeof(*wide), GFP_KERNEL);
+	struct okp_probe_record *narrow = kzalloc(sizeof(*narrow), GFP_KERNEL);
+	void *wide_at = (void *)okp_rv_add, *narrow_at = (void *)okp_rvc_stack + 6;
+	u32 wide_before = okp_text_word(wide_at);
+	u16 narrow_before = okp_text_half(narrow_at);
+	u16 after_narrow = okp_text_half(narrow_at + 2);
+	char why[200] = "";
+	bool ok = false;
+
+	EXPECT(wide && narrow, "out of memory");
+	wide->probe.addr = wide_at;
+	wide->probe.pre_handler = okp_record_pre;
+	narrow->probe.addr = narrow_at;
+	narrow->probe.pre_handler = okp_record_pre;
+	EXPECT(!okprobe_register(&wide->probe) &&
+	       !okprobe_register(&narrow->probe), "register failed");
+	EXPECT(okp_text_word(wide_at) == 0x00100073, "RVI text is %08x",
+	       okp_text_word(wide_at));
+	EXPECT(okp_text_half(narrow_at) == 0x9002 &&
+	       okp_text_half(narrow_at + 2) == after_narrow,
+	       "RVC text is %04x %04x", okp_text_half(narrow_at),
+	       okp_text_half(narrow_at + 2));
+	okprobe_unregister(&wide->probe);
+	okprobe_unregister(&narrow->probe);
+	EXPECT(okp_text_word(wide_at) == wide_before &&
+	       okp_text_half(narrow_at) == narrow_before,
+	       "text not restored: %08x %04x", okp_text_word(wide_at),
+	       okp_text_half(narrow_at));
+	ok = true;
+out:
+	okp_report(ok, "ebreak over RVI, c.ebreak over RVC, both restored",
+		   why);
+	okp_record_free(wide);
+	okp_record_free(narrow);
+}
+
+/* A pre_handler that sets epc itself skips the instruction. */
+static void okp_test_redirect(void)
+{
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	char why[200] = "";
+	bool ok = false;
+	long result;
+
+	EXPECT(r, "out of memory");
+	r->probe.addr = (void *)okp_rv_add;
+	r->probe.pre_handler = okp_record_pre;
+	r->probe.post_handler = okp_record_post;
+	r->redirect = true;
+	EXPECT(!okprobe_register(&r->probe), "register failed");
+	result = okp_rv_add(1, 2);
+	EXPECT(result == 42, "result %ld", result);
+	EXPECT(atomic_read(&r->post_hits) == 0, "post_handler ran");
+	ok = true;
+out:
+	okp_report(ok, "a pre_handler that moves epc skips the instruction",
+		   why);
+	okp_record_free(r);
+}
+
+/* Two probes on one address both run; one removed, the other goes on. */
+static void okp_test_aggregation(void)
+{
+	struct okp_probe_record *a = kzalloc(sizeof(*a), GFP_KERNEL);
+	struct okp_probe_record *b = kzalloc(sizeof(*b), GFP_KERNEL);
+	char why[200] = "";
+	bool ok = false;
+
+	EXPECT(a && b, "out of memory");
+	a->probe.addr = b->probe.addr = (void *)okp_rvc_stack + 4;
+	a->probe.pre_handler = b->probe.pre_handler = okp_record_pre;
+	b->probe.post_handler = okp_record_post;
+	EXPECT(!okprobe_register(&a->probe) && !okprobe_register(&b->probe),
+	       "register failed");
+	EXPECT(okp_rvc_stack(1, 2) == 3, "result");
+	okprobe_unregister(&b->probe);
+	EXPECT(okp_rvc_stack(1, 2) == 3, "result after one removed");
+	EXPECT(atomic_read(&a->pre_hits) == 2 &&
+	       atomic_read(&b->pre_hits) == 1 &&
+	       atomic_read(&b->post_hits) == 1, "hits a %d b %d/%d",
+	       atomic_read(&a->pre_hits), atomic_read(&b->pre_hits),
+	       atomic_read(&b->post_hits));
+	ok = true;
+out:
+	okp_report(ok, "two probes on one address; one removed", why);
+	okp_record_free(a);
+	okp_record_free(b);
+}
+
+/* A probe hit inside another probe's handler is missed, not run. */
+static long okp_inner_result;
+
+static int okp_outer_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	okp_inner_result = okp_rv_load_store(1, 2);
+	return okp_record_pre(probe, regs);
+}
+
+static void okp_test_recursion(void)
+{
+	struct okp_probe_record *outer = kzalloc(sizeof(*outer), GFP_KERNEL);
+	struct okp_probe_record *inner = kzalloc(sizeof(*inner), GFP_KERNEL);
+	char why[200] = "";
+	bool ok = false;
+
+	EXPECT(outer && inner, "out of memory");
+	outer->probe.addr = (void *)okp_rv_add;
+	outer->probe.pre_handler = okp_outer_pre;
+	inner->probe.addr = (void *)okp_rv_load_store + 8;
+	inner->probe.pre_handler = okp_record_pre;
+	EXPECT(!okprobe_register(&outer->probe) &&
+	       !okprobe_register(&inner->probe), "register failed");
+	EXPECT(okp_rv_add(2, 3) == 5, "outer target result");
+	EXPECT(okp_inner_result == 3, "inner result %ld", okp_inner_result);
+	EXPECT(atomic_read(&outer->pre_hits) == 1 &&
+	       atomic_read(&inner->pre_hits) == 0 &&
+	       inner->probe.nmissed == 1,
+	       "outer %d inner %d nmissed %lu", atomic_read(&outer->pre_hits),
+	       atomic_read(&inner->pre_hits), inner->probe.nmissed);
+	EXPECT(okp_rv_load_store(1, 2) == 3 &&
+	       atomic_read(&inner->pre_hits) == 1, "inner probe alone");
+	ok = true;
+out:
+	okp_report(ok, "a probe hit inside a handler is counted in nmissed",
+		   why);
+	okp_record_free(outer);
+	okp_record_free(inner);
+}
+
+/* Bad registrations fail with their errno. */
+static void okp_test_bad_registrations(void)
+{
+	struct {
+		const char *what;
+		const char *symbol;
+		unsigned long offset;
+		bool handler;
+		int error;
+	} cases[] = {
+		{ "no handler", "okp_rv_add", 0, false, -EINVAL },
+		{ "unknown symbol", "okp_no_such_symbol", 0, true, -ENOENT },
+		{ "odd address", "okp_rv_add", 1, true, -EILSEQ },
+		{ "inside a 4-byte instruction", "okp_rv_add", 2, true,
+		  -EILSEQ },
+		{ "offset past the function", "okp_rv_add", 0x1000, true,
+		  -EINVAL },
+		{ "okprobe's own code", "okprobe_register", 0, true, -EPERM },
+		{ "someone else's ebreak", "okp_rv_refused", 4, true, -EBUSY },
+		{ "csrr (system)", "okp_rv_refused", 8, true, -EPERM },
+		{ "fence.i", "okp_rv_refused", 12, true, -EPERM },
+		{ "lr (LR/SC sequence)", "okp_rv_refused", 16, true, -EPERM },
+		{ "sc (LR/SC sequence)", "okp_rv_refused", 20, true, -EPERM },
+		{ "exception-table entry", "okp_rv_extable", 0, true, -EPERM },
+		{ "init text after boot", "start_kernel", 0, true, -EPERM },
+	};
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	char why[200] = "";
+	bool ok = false;
+	int i, ret;
+
+	EXPECT(r, "out of memory");
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		memset(&r->probe, 0, sizeof(r->probe));
+		r->probe.symbol_name = cases[i].symbol;
+		r->probe.offset = cases[i].offset;
+		if (cases[i].handler)
+			r->probe.pre_handler = okp_record_pre;
+		ret = okprobe_register(&r->probe);
+		if (!ret)
+			okprobe_unregister(&r->probe);
+		EXPECT(ret == cases[i].error, "%s: got %d, expected %d",
+		       cases[i].what, ret, cases[i].error);
+	}
+	ok = true;
+out:
+	okp_report(ok, "bad registrations fail with their errno", why);
+	okp_record_free(r);
+}
+
+/* Disabling stops the handlers and removes the ebreak; enabling restores. */
+static void okp_test_enable_disable(void)
+{
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	void *address = (void *)okp_rvc_stack + 8;
+	u16 original = okp_text_half(address);
+	char why[200] = "";
+	bool ok = false;
+	int ret;
+
+	EXPECT(r, "out of memory");
+	r->probe.addr = address;
+	r->probe.pre_handler = okp_record_pre;
+	ret = okprobe_disable(&r->probe);
+	EXPECT(ret == -EINVAL, "disabling an unregistered probe gave %d", ret);
+	EXPECT(!okprobe_register(&r->probe), "register failed");
+	EXPECT(okp_text_half(address) == 0x9002, "no c.ebreak after registering");
+	EXPECT(okp_rvc_stack(1, 2) == 3 && atomic_read(&r->pre_hits) == 1,
+	       "enabled probe did not run once");
+	EXPECT(!okprobe_disable(&r->probe), "disable failed");
+	EXPECT(r->probe.flags & OKPROBE_FLAG_DISABLED, "flag not set");
+	EXPECT(okp_text_half(address) == original, "disabled probe left %04x",
+	       okp_text_half(address));
+	EXPECT(okp_rvc_stack(1, 2) == 3 && atomic_read(&r->pre_hits) == 1,
+	       "disabled probe ran");
+	EXPECT(!okprobe_enable(&r->probe), "enable failed");
+	EXPECT(okp_text_half(address) == 0x9002, "no c.ebreak after enabling");
+	EXPECT(okp_rvc_stack(1, 2) == 3 && atomic_read(&r->pre_hits) == 2,
+	       "re-enabled probe did not run");
+	okprobe_unregister(&r->probe);
+	EXPECT(okp_text_half(address) == original, "c.ebreak left");
+	ret = okprobe_enable(&r->probe);
+	EXPECT(ret == -EINVAL, "enabling an unregistered probe gave %d", ret);
+	ok = true;
+out:
+	okp_report(ok, "disable removes the c.ebreak and stops handlers; enable restores them",
+		   why);
+	okp_record_free(r);
+}
+
+/* register_many is all or nothing; unregister_many takes a batch. */
+static void okp_test_many(void)
+{
+	struct okp_probe_record *r = kcalloc(3, sizeof(*r), GFP_KERNEL);
+	struct okprobe *probes[3];
+	char why[200] = "";
+	bool ok = false;
+	int i, ret;
+
+	EXPECT(r, "out of memory");
+	for (i = 0; i < 3; i++) {
+		probes[i] = &r[i].probe;
+		r[i].probe.pre_handler = okp_record_pre;
+	}
+	r[0].probe.addr = (void *)okp_rv_add;
+	r[1].probe.addr = (void *)okp_rvc_j;
+	r[2].probe.addr = (void *)okp_rv_add + 2; /* inside: fails */
+	ret = okprobe_register_many(probes, 3);
+	EXPECT(ret == -EILSEQ, "register_many gave %d", ret);
+	EXPECT(!r[0].probe.okp_site && !r[1].probe.okp_site,
+	       "a probe stayed registered");
+	EXPECT(okp_rv_add(1, 2) == 3 && atomic_read(&r[0].pre_hits) == 0,
+	       "a failed batch left a breakpoint");
+	r[2].probe.addr = (void *)okp_rv_load_store + 12;
+	EXPECT(!okprobe_register_many(probes, 3), "register_many failed");
+	EXPECT(okp_rv_add(1, 2) == 3 && okp_rvc_j(1, 2) == 3 &&
+	       okp_rv_load_store(1, 2) == 3, "results");
+	okprobe_unregister_many(probes, 3);
+	for (i = 0; i < 3; i++)
+		EXPECT(atomic_read(&r[i].pre_hits) == 1, "probe %d hit %d times",
+		       i, atomic_read(&r[i].pre_hits));
+	ok = true;
+out:
+	okp_report(ok, "register_many is all or nothing; unregister_many",
+		   why);
+	if (r)
+		okprobe_unregister_many(probes, 3);
+	kfree(r);
+}
+
+/* ---- Concurrency -------------------------------------------------------- */
+
+#define OKP_HAMMER_CALLS 200000
+
+struct okp_hammer {
+	struct completion done;
+	long calls, wrong;
+	bool started;
+};
+
+static bool okp_hammer_stop;
+
+static int okp_hammer_fn(void *data)
+{
+	struct okp_hammer *h = data;
+	long i;
+
+	for (i = 0; i < OKP_HAMMER_CALLS && !READ_ONCE(okp_hammer_stop); i++) {
+		h->wrong += okp_rvc_stack(i, 1) != i + 1;
+		h->wrong += okp_rv_jal(i, 1) != 2 * i + 1;
+		h->calls++;
+		if (!(i & 1023))
+			cond_resched();
+	}
+	complete(&h->done);
+	return 0;
+}
+
+/*
+ * Every hart calls two probed targets while this thread registers,
+ * disables, enables and unregisters a probe with a post_handler at the
+ * same address as a steady one (switching the site between its boosted
+ * and trapping copies under the hits): the steady probes count every call,
+ * the churned one gets both handlers or neither.
+ */
+static void okp_test_concurrency(void)
+{
+	struct okp_probe_record *steady = kcalloc(2, sizeof(*steady), GFP_KERNEL);
+	struct okp_probe_record *churn = kzalloc(sizeof(*churn), GFP_KERNEL);
+	unsigned int cpus = num_online_cpus(), cpu, started = 0;
+	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
+					     GFP_KERNEL);
+	long calls = 0, wrong = 0;
+	char why[200] = "";
+	bool ok = false;
+	int cycles = 0, error = 0;
+
+	EXPECT(steady && churn && hammers, "out of memory");
+	steady[0].probe.addr = (void *)okp_rvc_stack + 6;
+	steady[1].probe.addr = (void *)okp_rv_jal + 8;
+	steady[0].probe.pre_handler = steady[1].probe.pre_handler =
+		okp_record_pre;
+	EXPECT(!okprobe_register(&steady[0].probe) &&
+	       !okprobe_register(&steady[1].probe), "register failed");
+	WRITE_ONCE(okp_hammer_stop, false);
+	for_each_online_cpu(cpu) {
+		struct task_struct *task;
+
+		init_completion(&hammers[cpu].done);
+		task = kthread_create(okp_hammer_fn, &hammers[cpu],
+				      "okp_hammer/%u", cpu);
+		if (IS_ERR(task))
+			continue;
+		kthread_bind(task, cpu);
+		hammers[cpu].started = true;
+		started++;
+		wake_up_process(task);
+	}
+	while (!error && cycles < 200) {
+		memset(&churn->probe, 0, sizeof(churn->probe));
+		churn->probe.addr = (void *)okp_rvc_stack + 6;
+		churn->probe.pre_handler = okp_record_pre;
+		churn->probe.post_handler = okp_record_post;
+		error = okprobe_register(&churn->probe);
+		if (!error)
+			error = okprobe_disable(&churn->probe);
+		if (!error)
+			error = okprobe_enable(&churn->probe);
+		okprobe_unregister(&churn->probe);
+		cycles++;
+		usleep_range(100, 200);
+	}
+	WRITE_ONCE(okp_hammer_stop, true);
+	for_each_online_cpu(cpu) {
+		if (hammers[cpu].started) {
+			wait_for_completion(&hammers[cpu].done);
+			wrong += hammers[cpu].wrong;
+			calls += hammers[cpu].calls;
+		}
+	}
+	okprobe_unregister(&steady[0].probe);
+	okprobe_unregister(&steady[1].probe);
+	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
+	EXPECT(!error, "cycle %d failed: %d", cycles, error);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	EXPECT(atomic_read(&steady[0].pre_hits) == calls &&
+	       atomic_read(&steady[1].pre_hits) == calls,
+	       "steady probes counted %d and %d of %ld calls",
+	       atomic_read(&steady[0].pre_hits),
+	       atomic_read(&steady[1].pre_hits), calls);
+	EXPECT(!steady[0].probe.nmissed && !steady[1].probe.nmissed,
+	       "missed %lu/%lu", steady[0].probe.nmissed,
+	       steady[1].probe.nmissed);
+	EXPECT(atomic_read(&churn->post_hits) == atomic_read(&churn->pre_hits),
+	       "churned probe pre %d post %d", atomic_read(&churn->pre_hits),
+	       atomic_read(&churn->post_hits));
+	pr_info("concurrency: %ld calls on %u harts, %d churn cycles, churned probe hit %d times\n",
+		calls, cpus, cycles, atomic_read(&churn->pre_hits));
+	ok = true;
+out:
+	okp_report(ok, "every hart calls probed targets while a probe at the same address churns",
+		   why);
+	if (steady) {
+		okprobe_unregister(&steady[0].probe);
+		okprobe_unregister(&steady[1].probe);
+	}
+	kfree(steady);
+	okp_record_free(churn);
+	kfree(hammers);
+}
+
+/* ---- Module ---------------------------------------------------------------- */
+
+/* Stays registered while the module is loaded, for debugfs okprobe/list. */
+static struct okp_probe_record okp_resident;
+
+static struct dentry *okp_selftest_dir;
+
+static int okp_results_show(struct seq_file *m, void *unused)
+{
+	seq_write(m, okp_results, okp_results_used);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(okp_results);
+
+/* The text at the resident probe: 9002 (c.ebreak) while it is armed. */
+static int okp_resident_byte_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "%04x\n", okp_text_half((void *)okp_rvc_stack + 6));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(okp_resident_byte);
+
+static int __init okp_selftest_init(void)
+{
+	int i;
+
+	okp_results = kzalloc(OKP_RESULTS_SIZE, GFP_KERNEL);
+	if (!okp_results)
+		return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
+		okp_run_case(&okp_cases[i]);
+	okp_test_breakpoint_bytes();
+	okp_test_redirect();
+	okp_test_aggregation();
+	okp_test_recursion();
+	okp_test_bad_registrations();
+	okp_test_enable_disable();
+	okp_test_many();
+	okp_test_concurrency();
+
+	okp_resident.probe.addr = (void *)okp_rvc_stack + 6;
+	okp_resident.probe.pre_handler = okp_record_pre;
+	if (!okprobe_register(&okp_resident.probe))
+		for (i = 0; i < 5; i++)
+			okp_rvc_stack(i, i);
+	okp_selftest_dir = debugfs_create_dir("okprobe_selftest", NULL);
+	debugfs_create_file("results", 0400, okp_selftest_dir, NULL,
+			    &okp_results_fops);
+	debugfs_create_file("resident_byte", 0400, okp_selftest_dir, NULL,
+			    &okp_resident_byte_fops);
+	return 0;
+}
+
+static void __exit okp_selftest_exit(void)
+{
+	okprobe_unregister(&okp_resident.probe);
+	debugfs_remove_recursive(okp_selftest_dir);
+	kfree(okp_results);
+}
+
+module_init(okp_selftest_init);
+module_exit(okp_selftest_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobe in-kernel probe tests (riscv64)");

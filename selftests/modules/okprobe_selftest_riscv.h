@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * riscv64 probe targets of okprobe_selftest.ko
+ * (okprobe_selftest_riscv_targets.S). Each is long name(long a, long b);
+ * the probed offsets are noted there.
+ */
+#ifndef OKPROBE_SELFTEST_RISCV_H
+#define OKPROBE_SELFTEST_RISCV_H
+
+long okp_rv_add(long a, long b);
+long okp_rv_load_store(long a, long b);
+long okp_rv_auipc(long a, long b);
+long okp_rv_blt(long a, long b);
+long okp_rv_j(long a, long b);
+long okp_rv_helper_double(long a, long b);
+long okp_rv_helper_double_t0(long a, long b);
+long okp_rv_jal(long a, long b);
+long okp_rv_jalr(long a, long b);
+long okp_rv_jalr_same(long a, long b);
+long okp_rv_refused(long a, long b);
+long okp_rv_extable(long a, long b);
+long okp_rvc_stack(long a, long b);
+long okp_rvc_beqz(long a, long b);
+long okp_rvc_bnez(long a, long b);
+long okp_rvc_j(long a, long b);
+long okp_rvc_jalr(long a, long b);
+long okp_rvc_jalr_ra(long a, long b);
+long okp_rvc_mixed(long a, long b);
+
+#endif /* OKPROBE_SELFTEST_RISCV_H */

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * riscv64 probe targets for okprobe_selftest.ko: see
+ * okprobe_selftest_riscv.h. Each is long name(long a, long b) (a in a0, b
+ * in a1). RVI targets are assembled with .option norvc, so every
+ * instruction is 4 bytes; RVC targets spell every compressed instruction
+ * (c.*), so the probed offsets are exact.
+ */
+#include <linux/linkage.h>
+#include <asm/asm.h>
+#include <asm/asm-extable.h>
+
+	.text
+	.option push
+	.option norvc
+
+SYM_FUNC_START(okp_rv_add)
+	add	a0, a0, a1		/* +0 */
+	addi	a0, a0, 0		/* +4 */
+	ret				/* +8: jalr x0, 0(ra) */
+SYM_FUNC_END(okp_rv_add)
+
+SYM_FUNC_START(okp_rv_load_store)
+	addi	sp, sp, -16		/* +0 */
+	sd	a0, 8(sp)		/* +4 */
+	ld	t0, 8(sp)		/* +8 */
+	add	a0, t0, a1		/* +12 */
+	addi	sp, sp, 16		/* +16 */
+	ret				/* +20 */
+SYM_FUNC_END(okp_rv_load_store)
+
+/* a + b + 4: the two auipc differ by their distance. */
+SYM_FUNC_START(okp_rv_auipc)
+	auipc	t0, 1			/* +0 */
+	auipc	t1, 1			/* +4 */
+	sub	t1, t1, t0		/* +8 */
+	add	a0, a0, t1		/* +12 */
+	add	a0, a0, a1		/* +16 */
+	ret				/* +20 */
+SYM_FUNC_END(okp_rv_auipc)
+
+/* b < a ? a + b : a + b + 100 */
+SYM_FUNC_START(okp_rv_blt)
+	blt	a1, a0, 1f		/* +0 */
+	addi	a0, a0, 100		/* +4 */
+1:	add	a0, a0, a1		/* +8 */
+	ret				/* +12 */
+SYM_FUNC_END(okp_rv_blt)
+
+/* a + b */
+SYM_FUNC_START(okp_rv_j)
+	j	1f			/* +0: jal x0 */
+	addi	a0, a0, 100		/* +4 */
+1:	add	a0, a0, a1		/* +8 */
+	ret				/* +12 */
+SYM_FUNC_END(okp_rv_j)
+
+SYM_FUNC_START(okp_rv_helper_double)
+	add	a0, a0, a0
+	ret
+SYM_FUNC_END(okp_rv_helper_double)
+
+/* Returns through t0: for jalr t0, 0(t0). */
+SYM_FUNC_START(okp_rv_helper_double_t0)
+	add	a0, a0, a0
+	jr	t0
+SYM_FUNC_END(okp_rv_helper_double_t0)
+
+/* 2a + b */
+SYM_FUNC_START(okp_rv_jal)
+	addi	sp, sp, -16		/* +0 */
+	sd	ra, 8(sp)		/* +4 */
+	jal	ra, okp_rv_helper_double /* +8 */
+	add	a0, a0, a1		/* +12 */
+	ld	ra, 8(sp)		/* +16 */
+	addi	sp, sp, 16		/* +20 */
+	ret				/* +24 */
+SYM_FUNC_END(okp_rv_jal)
+
+/* 2a + b */
+SYM_FUNC_START(okp_rv_jalr)
+	addi	sp, sp, -16		/* +0 */
+	sd	ra, 8(sp)		/* +4 */
+	lla	t0, okp_rv_helper_double /* +8: auipc + addi */
+	jalr	ra, 0(t0)		/* +16 */
+	add	a0, a0, a1		/* +20 */
+	ld	ra, 8(sp)		/* +24 */
+	addi	sp, sp, 16		/* +28 */
+	ret				/* +32 */
+SYM_FUNC_END(okp_rv_jalr)
+
+/* 2a + b: jalr with rd == rs1 jumps to the old t0 (the 6.1.0 bug). */
+SYM_FUNC_START(okp_rv_jalr_same)
+	lla	t0, okp_rv_helper_double_t0 /* +0 */
+	jalr	t0, 0(t0)		/* +8 */
+	add	a0, a0, a1		/* +12 */
+	ret				/* +16 */
+SYM_FUNC_END(okp_rv_jalr_same)
+
+/* Refused instructions, after the ret: never executed. */
+SYM_FUNC_START(okp_rv_refused)
+	ret				/* +0 */
+	ebreak				/* +4 */
+	csrr	t0, sstatus		/* +8 */
+	fence.i				/* +12 */
+	lr.d	t0, (a0)		/* +16 */
+	sc.d	t1, t0, (a0)		/* +20 */
+	ret				/* +24 */
+SYM_FUNC_END(okp_rv_refused)
+
+/* *a, or 0 if it faults: the load has an exception-table entry. */
+SYM_FUNC_START(okp_rv_extable)
+1:	ld	a0, 0(a0)		/* +0 */
+2:	ret				/* +4 */
+	_asm_extable	1b, 2b
+SYM_FUNC_END(okp_rv_extable)
+
+	.option pop
+
+	.option push
+	.option rvc
+
+/* a + b through the stack, every instruction compressed. */
+SYM_FUNC_START(okp_rvc_stack)
+	c.addi16sp	sp, -16		/* +0 */
+	c.sdsp	a0, 8(sp)		/* +2 */
+	c.ldsp	t0, 8(sp)		/* +4 */
+	c.add	t0, a1			/* +6 */
+	c.mv	a0, t0			/* +8 */
+	c.addi16sp	sp, 16		/* +10 */
+	c.jr	ra			/* +12 */
+SYM_FUNC_END(okp_rvc_stack)
+
+/* a == 0 ? b : a + 1 + b */
+SYM_FUNC_START(okp_rvc_beqz)
+	c.beqz	a0, 1f			/* +0 */
+	c.addi	a0, 1			/* +2 */
+1:	c.add	a0, a1			/* +4 */
+	c.jr	ra			/* +6 */
+SYM_FUNC_END(okp_rvc_beqz)
+
+/* a != 0 ? a + b : 7 + b */
+SYM_FUNC_START(okp_rvc_bnez)
+	c.bnez	a0, 1f			/* +0 */
+	c.li	a0, 7			/* +2 */
+1:	c.add	a0, a1			/* +4 */
+	c.jr	ra			/* +6 */
+SYM_FUNC_END(okp_rvc_bnez)
+
+/* a + b */
+SYM_FUNC_START(okp_rvc_j)
+	c.j	1f			/* +0 */
+	c.addi	a0, 1			/* +2 */
+1:	c.add	a0, a1			/* +4 */
+	c.jr	ra			/* +6 */
+SYM_FUNC_END(okp_rvc_j)
+
+/* 2a + b through c.jalr t0 */
+SYM_FUNC_START(okp_rvc_jalr)
+	c.addi16sp	sp, -16		/* +0 */
+	c.sdsp	ra, 8(sp)		/* +2 */
+	.option push
+	.option norvc
+	lla	t0, okp_rv_helper_double /* +4 */
+	.option pop
+	c.jalr	t0			/* +12 */
+	c.add	a0, a1			/* +14 */
+	c.ldsp	ra, 8(sp)		/* +16 */
+	c.addi16sp	sp, 16		/* +18 */
+	c.jr	ra			/* +20 */
+SYM_FUNC_END(okp_rvc_jalr)
+
+/* 2a + b through c.jalr ra: the jump reads ra before linking it. */
+SYM_FUNC_START(okp_rvc_jalr_ra)
+	c.addi16sp	sp, -16		/* +0 */
+	c.sdsp	ra, 8(sp)		/* +2 */
+	.option push
+	.option norvc
+	lla	ra, okp_rv_helper_double /* +4 */
+	.option pop
+	c.jalr	ra			/* +12 */
+	c.add	a0, a1			/* +14 */
+	c.ldsp	ra, 8(sp)		/* +16 */
+	c.addi16sp	sp, 16		/* +18 */
+	c.jr	ra			/* +20 */
+SYM_FUNC_END(okp_rvc_jalr_ra)
+
+/* a + b: a 4-byte add at a 2-byte-aligned address. */
+SYM_FUNC_START(okp_rvc_mixed)
+	c.mv	t1, a0			/* +0 */
+	.option push
+	.option norvc
+	add	a0, t1, a1		/* +2 */
+	.option pop
+	c.jr	ra			/* +6 */
+SYM_FUNC_END(okp_rvc_mixed)
+
+	.option pop
