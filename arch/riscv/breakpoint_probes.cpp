@@ -15,6 +15,7 @@
 #include "core/address_table.hpp"
 #include "core/core_api.h"
 #include "core/probe_table.hpp"
+#include "core/slot_pool.hpp"
 #include "riscv/function_analysis.hpp"
 #include "riscv/out_of_line.hpp"
 #include "riscv/probe_rules.hpp"
@@ -24,9 +25,6 @@
 namespace okp::riscv {
 namespace {
 
-constexpr unsigned long page_size = 4096;
-constexpr unsigned long slots_per_page = page_size / slot_size;
-constexpr int slot_words = slots_per_page / 64;
 constexpr int max_slot_pages = 64;
 // The longest function whose liveness a registration computes.
 constexpr uint64_t max_function_walk = 64 * 1024;
@@ -40,56 +38,9 @@ struct BreakpointSite : Site {
 	bool boosted = false;
 };
 
-// Executable slots, a page at a time.
-struct SlotPool {
-	uint8_t *pages[max_slot_pages] = {};
-	uint64_t used[max_slot_pages][slot_words] = {}; // bit i: slot i of the page is taken
-
-	uint64_t take()
-	{
-		for (int p = 0; p < max_slot_pages; ++p) {
-			if (!pages[p]) {
-				pages[p] = static_cast<uint8_t *>(okp_glue_exec_page_alloc());
-				if (!pages[p])
-					return 0;
-			}
-			for (unsigned long i = 0; i < slots_per_page; ++i) {
-				uint64_t &word = used[p][i / 64];
-				if (!(word & (1ull << (i % 64)))) {
-					word |= 1ull << (i % 64);
-					return reinterpret_cast<uint64_t>(pages[p] + i * slot_size);
-				}
-			}
-		}
-		return 0;
-	}
-
-	void give_back(uint64_t slot)
-	{
-		for (int p = 0; p < max_slot_pages; ++p) {
-			const uint64_t base = reinterpret_cast<uint64_t>(pages[p]);
-			if (pages[p] && slot >= base && slot < base + page_size) {
-				const unsigned long i = (slot - base) / slot_size;
-				used[p][i / 64] &= ~(1ull << (i % 64));
-			}
-		}
-	}
-
-	void release_all()
-	{
-		for (int p = 0; p < max_slot_pages; ++p) {
-			if (pages[p])
-				okp_glue_exec_page_free(pages[p]);
-			pages[p] = nullptr;
-			for (uint64_t &word : used[p])
-				word = 0;
-		}
-	}
-};
-
 struct ArchProbes {
 	AddressTable<BreakpointSite> post_traps; // by the address of a slot's trailing ebreak
-	SlotPool slots;
+	SlotPool<slot_size, max_slot_pages> slots;
 };
 
 constinit ArchProbes arch_probes;

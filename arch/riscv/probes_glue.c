@@ -86,36 +86,6 @@ int okp_glue_jump_label_sites_within(unsigned long start, unsigned long end)
 	return reserved;
 }
 
-/*
- * A page of module space (within auipc+jalr reach of kernel and module
- * text), read-only and executable; written only through
- * okp_glue_text_write(). Zero bytes are c.unimp: a stray jump traps.
- */
-void *okp_glue_exec_page_alloc(void)
-{
-	void *(*alloc)(unsigned long size) = (void *)okp_ksyms.module_alloc;
-	int (*set_ro)(unsigned long address, int pages) =
-		(void *)okp_ksyms.set_memory_ro;
-	int (*set_x)(unsigned long address, int pages) =
-		(void *)okp_ksyms.set_memory_x;
-	void *page = alloc(PAGE_SIZE);
-
-	if (!page)
-		return NULL;
-	memset(page, 0, PAGE_SIZE);
-	if (set_ro((unsigned long)page, 1) || set_x((unsigned long)page, 1)) {
-		vfree(page);
-		return NULL;
-	}
-	return page;
-}
-
-void okp_glue_exec_page_free(void *page)
-{
-	/* module_alloc() memory is VM_FLUSH_RESET_PERMS: vfree resets it. */
-	vfree(page);
-}
-
 /* ---- Text patching ---------------------------------------------------- */
 
 /* The page holding a core kernel image address (text or rodata). */

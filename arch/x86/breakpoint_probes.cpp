@@ -12,6 +12,7 @@
 #include "core/address_table.hpp"
 #include "core/core_api.h"
 #include "core/probe_table.hpp"
+#include "core/slot_pool.hpp"
 #include "x86/detour.hpp"
 #include "x86/out_of_line.hpp"
 #include "x86/probe_rules.hpp"
@@ -27,7 +28,6 @@ constexpr unsigned long page_size = 4096;
 // Each slot holds two copies: [0, 32) ends in a jmp back (boosted runs and
 // runs without handlers), [32, 64) ends in int3 (runs before a post_handler).
 constexpr unsigned long slot_bytes = 2 * slot_size;
-constexpr unsigned long slots_per_page = page_size / slot_bytes;
 constexpr int max_slot_pages = 64;
 
 struct BreakpointSite : Site {
@@ -102,52 +102,9 @@ struct DetourPool {
 	}
 };
 
-// Executable slots, a page at a time.
-struct SlotPool {
-	uint8_t *pages[max_slot_pages] = {};
-	uint64_t used[max_slot_pages] = {}; // bit i: slot i of the page is taken
-
-	uint64_t take()
-	{
-		for (int p = 0; p < max_slot_pages; ++p) {
-			if (!pages[p]) {
-				pages[p] = static_cast<uint8_t *>(okp_glue_exec_page_alloc());
-				if (!pages[p])
-					return 0;
-			}
-			for (unsigned long i = 0; i < slots_per_page; ++i) {
-				if (!(used[p] & (1ull << i))) {
-					used[p] |= 1ull << i;
-					return reinterpret_cast<uint64_t>(pages[p] + i * slot_bytes);
-				}
-			}
-		}
-		return 0;
-	}
-
-	void give_back(uint64_t slot)
-	{
-		for (int p = 0; p < max_slot_pages; ++p) {
-			const uint64_t base = reinterpret_cast<uint64_t>(pages[p]);
-			if (pages[p] && slot >= base && slot < base + page_size)
-				used[p] &= ~(1ull << ((slot - base) / slot_bytes));
-		}
-	}
-
-	void release_all()
-	{
-		for (int p = 0; p < max_slot_pages; ++p) {
-			if (pages[p])
-				okp_glue_exec_page_free(pages[p]);
-			pages[p] = nullptr;
-			used[p] = 0;
-		}
-	}
-};
-
 struct ArchProbes {
 	AddressTable<BreakpointSite> post_traps; // by the address of a slot's trailing int3
-	SlotPool slots;
+	SlotPool<slot_bytes, max_slot_pages> slots;
 	DetourPool detours;
 	Thunks thunks;
 	DetourCall detour_call; // all but the context

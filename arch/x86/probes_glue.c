@@ -78,31 +78,6 @@ const char *okp_glue_reserved(unsigned long address, unsigned long length)
 	return reserved ? "the address is patched by alternatives" : NULL;
 }
 
-void *okp_glue_exec_page_alloc(void)
-{
-	void *(*alloc)(unsigned long size) = (void *)okp_ksyms.module_alloc;
-	int (*set_ro)(unsigned long address, int pages) =
-		(void *)okp_ksyms.set_memory_ro;
-	int (*set_x)(unsigned long address, int pages) =
-		(void *)okp_ksyms.set_memory_x;
-	void *page = alloc(PAGE_SIZE);
-
-	if (!page)
-		return NULL;
-	memset(page, 0xcc, PAGE_SIZE);
-	if (set_ro((unsigned long)page, 1) || set_x((unsigned long)page, 1)) {
-		vfree(page);
-		return NULL;
-	}
-	return page;
-}
-
-void okp_glue_exec_page_free(void *page)
-{
-	/* module_alloc() memory is VM_FLUSH_RESET_PERMS: vfree resets it. */
-	vfree(page);
-}
-
 void okp_glue_text_write(unsigned long address, const void *bytes,
 			 unsigned long length)
 {

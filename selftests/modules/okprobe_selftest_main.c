@@ -720,6 +720,44 @@ static long okp_hammer_calls(struct okp_hammer *hammers)
 	return calls;
 }
 
+/* Starts fn bound to every online CPU; returns how many started. */
+static unsigned int okp_start_hammers(struct okp_hammer *hammers,
+				      int (*fn)(void *data))
+{
+	unsigned int started = 0, cpu;
+
+	WRITE_ONCE(okp_hammer_stop, false);
+	for_each_online_cpu(cpu) {
+		struct task_struct *task;
+
+		init_completion(&hammers[cpu].done);
+		task = kthread_create(fn, &hammers[cpu], "okp_hammer/%u", cpu);
+		if (IS_ERR(task))
+			break;
+		kthread_bind(task, cpu);
+		hammers[cpu].started = true;
+		wake_up_process(task);
+		started++;
+	}
+	return started;
+}
+
+/* Stops them and adds up their calls and wrong results. */
+static void okp_stop_hammers(struct okp_hammer *hammers, long *calls,
+			     long *wrong)
+{
+	unsigned int cpu;
+
+	WRITE_ONCE(okp_hammer_stop, true);
+	for_each_online_cpu(cpu) {
+		if (hammers[cpu].started) {
+			wait_for_completion(&hammers[cpu].done);
+			*wrong += hammers[cpu].wrong;
+			*calls += hammers[cpu].calls;
+		}
+	}
+}
+
 /* One churn step on a probe: register, disable, enable, unregister. */
 static int okp_churn(struct okprobe *p, unsigned long round)
 {
@@ -750,7 +788,7 @@ static void okp_test_concurrency(void)
 	struct okp_probe_record *churn = kcalloc(2, sizeof(*churn), GFP_KERNEL);
 	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
 					     GFP_KERNEL);
-	unsigned int cpus = num_online_cpus(), started = 0, cpu;
+	unsigned int cpus = num_online_cpus(), started = 0;
 	unsigned long rounds = 0;
 	long total = 0, wrong = 0;
 	int i, churn_error = 0;
@@ -766,20 +804,7 @@ static void okp_test_concurrency(void)
 	churn[0].probe.post_handler = okp_record_post;
 	churn[1].probe.addr = (void *)okp_target_add;
 	churn[1].probe.pre_handler = okp_record_pre;
-	WRITE_ONCE(okp_hammer_stop, false);
-	for_each_online_cpu(cpu) {
-		struct task_struct *task;
-
-		init_completion(&hammers[cpu].done);
-		task = kthread_create(okp_hammer_thread, &hammers[cpu],
-				      "okp_hammer/%u", cpu);
-		if (IS_ERR(task))
-			break;
-		kthread_bind(task, cpu);
-		hammers[cpu].started = true;
-		wake_up_process(task);
-		started++;
-	}
+	started = okp_start_hammers(hammers, okp_hammer_thread);
 	while (!churn_error && started == cpus &&
 	       (rounds < OKP_CHURN_ROUNDS ||
 		okp_hammer_calls(hammers) < OKP_HAMMER_HITS)) {
@@ -787,14 +812,7 @@ static void okp_test_concurrency(void)
 			churn_error = okp_churn(&churn[i].probe, rounds);
 		rounds++;
 	}
-	WRITE_ONCE(okp_hammer_stop, true);
-	for_each_online_cpu(cpu) {
-		if (hammers[cpu].started) {
-			wait_for_completion(&hammers[cpu].done);
-			wrong += hammers[cpu].wrong;
-			total += hammers[cpu].calls;
-		}
-	}
+	okp_stop_hammers(hammers, &total, &wrong);
 	for (i = 0; i < 2; i++)
 		okprobe_unregister(&churn[i].probe);
 	okprobe_unregister(&steady->probe);
@@ -1166,7 +1184,7 @@ static void okp_test_optimization_cycles(void)
 	struct okp_probe_record *post = kzalloc(sizeof(*post), GFP_KERNEL);
 	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
 					     GFP_KERNEL);
-	unsigned int cpus = num_online_cpus(), started = 0, cpu;
+	unsigned int cpus = num_online_cpus(), started = 0;
 	long rounds = 0, wrong = 0;
 	int cycles = 0, error = 0, t;
 	char why[160] = "";
@@ -1186,20 +1204,7 @@ static void okp_test_optimization_cycles(void)
 	post->probe.post_handler = okp_record_post;
 	post->probe.flags = OKPROBE_FLAG_DISABLED;
 	EXPECT(!okprobe_register(&post->probe), "register post failed");
-	WRITE_ONCE(okp_hammer_stop, false);
-	for_each_online_cpu(cpu) {
-		struct task_struct *task;
-
-		init_completion(&hammers[cpu].done);
-		task = kthread_create(okp_cycle_hammer_thread, &hammers[cpu],
-				      "okp_hammer/%u", cpu);
-		if (IS_ERR(task))
-			break;
-		kthread_bind(task, cpu);
-		hammers[cpu].started = true;
-		wake_up_process(task);
-		started++;
-	}
+	started = okp_start_hammers(hammers, okp_cycle_hammer_thread);
 	while (!error && started == cpus &&
 	       (cycles < OKP_JUMP_CYCLES ||
 		okp_hammer_calls(hammers) * OKP_CYCLE_TARGETS <
@@ -1227,14 +1232,7 @@ static void okp_test_optimization_cycles(void)
 		}
 		cycles++;
 	}
-	WRITE_ONCE(okp_hammer_stop, true);
-	for_each_online_cpu(cpu) {
-		if (hammers[cpu].started) {
-			wait_for_completion(&hammers[cpu].done);
-			wrong += hammers[cpu].wrong;
-			rounds += hammers[cpu].calls;
-		}
-	}
+	okp_stop_hammers(hammers, &rounds, &wrong);
 	okprobe_unregister(&post->probe);
 	for (t = 0; t < OKP_CYCLE_TARGETS; t++)
 		okprobe_unregister(&steady[t].probe);

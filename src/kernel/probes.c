@@ -25,6 +25,7 @@
 #include <linux/seq_file.h>
 #include <linux/static_call.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
 #include <okprobe.h>
@@ -86,6 +87,37 @@ void okp_probes_optimization_changed(void)
 struct okp_cpu_state *okp_glue_cpu_state(void)
 {
 	return this_cpu_ptr(&okp_cpu_states);
+}
+
+/*
+ * A page of module space (within rel32 / auipc+jalr reach of kernel and
+ * module text), read-only and executable, written only through the arch's
+ * text patching. It starts as traps (x86 int3; riscv zeros, c.unimp): a
+ * stray jump into an unused part faults loudly.
+ */
+void *okp_glue_exec_page_alloc(void)
+{
+	void *(*alloc)(unsigned long size) = (void *)okp_ksyms.module_alloc;
+	int (*set_ro)(unsigned long address, int pages) =
+		(void *)okp_ksyms.set_memory_ro;
+	int (*set_x)(unsigned long address, int pages) =
+		(void *)okp_ksyms.set_memory_x;
+	void *page = alloc(PAGE_SIZE);
+
+	if (!page)
+		return NULL;
+	memset(page, IS_ENABLED(CONFIG_X86) ? 0xcc : 0, PAGE_SIZE);
+	if (set_ro((unsigned long)page, 1) || set_x((unsigned long)page, 1)) {
+		vfree(page);
+		return NULL;
+	}
+	return page;
+}
+
+void okp_glue_exec_page_free(void *page)
+{
+	/* module_alloc() memory is VM_FLUSH_RESET_PERMS: vfree resets it. */
+	vfree(page);
 }
 
 #ifdef CONFIG_X86

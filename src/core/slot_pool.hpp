@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+// Fixed-size slots of executable memory, a page at a time, for every
+// architecture's out-of-line copies. Pages come from the glue
+// (okp_glue_exec_page_alloc: within branch reach of kernel and module text,
+// read-only and executable, written only through the text-patching glue).
+//
+// Owned by the arch's probe state and changed only by the probe table's
+// writer (under the glue's probe mutex); a slot is given back only after
+// the grace periods that make it unreachable.
+#pragma once
+
+#include "core/core_api.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace okp {
+
+template <size_t slot_bytes, int max_pages> class SlotPool {
+public:
+	static constexpr unsigned long page_size = 4096;
+	static constexpr unsigned long slots_per_page = page_size / slot_bytes;
+	static_assert(slots_per_page > 0 && page_size % slot_bytes == 0);
+
+	constexpr SlotPool() = default;
+	SlotPool(const SlotPool &) = delete;
+	SlotPool &operator=(const SlotPool &) = delete;
+
+	// The address of a free slot, or 0 when no page can be had.
+	uint64_t take()
+	{
+		for (int p = 0; p < max_pages; ++p) {
+			if (!pages_[p]) {
+				pages_[p] = static_cast<uint8_t *>(okp_glue_exec_page_alloc());
+				if (!pages_[p])
+					return 0;
+			}
+			for (unsigned long i = 0; i < slots_per_page; ++i) {
+				uint64_t &word = used_[p][i / 64];
+				if (!(word & (1ull << (i % 64)))) {
+					word |= 1ull << (i % 64);
+					return reinterpret_cast<uint64_t>(pages_[p] + i * slot_bytes);
+				}
+			}
+		}
+		return 0;
+	}
+
+	void give_back(uint64_t slot)
+	{
+		for (int p = 0; p < max_pages; ++p) {
+			const uint64_t base = reinterpret_cast<uint64_t>(pages_[p]);
+			if (pages_[p] && slot >= base && slot < base + page_size) {
+				const unsigned long i = (slot - base) / slot_bytes;
+				used_[p][i / 64] &= ~(1ull << (i % 64));
+			}
+		}
+	}
+
+	// Module exit, once no slot can be reached any more.
+	void release_all()
+	{
+		for (int p = 0; p < max_pages; ++p) {
+			if (pages_[p])
+				okp_glue_exec_page_free(pages_[p]);
+			pages_[p] = nullptr;
+			for (uint64_t &word : used_[p])
+				word = 0;
+		}
+	}
+
+private:
+	static constexpr int words = (slots_per_page + 63) / 64;
+	uint8_t *pages_[max_pages] = {};
+	uint64_t used_[max_pages][words] = {}; // bit i: slot i of the page is taken
+};
+
+} // namespace okp
