@@ -29,6 +29,7 @@
 #include <okprobe.h>
 
 #include "okprobe_selftest.h"
+#include "okprobe_selftest_common.h"
 
 /* ---- Handlers ------------------------------------------------------------ */
 
@@ -95,28 +96,7 @@ static void okp_record_free(struct okp_probe_record *r)
 	kfree(r);
 }
 
-/* ---- Test bookkeeping ------------------------------------------------------ */
-
-static char *okp_results;
-static size_t okp_results_used;
-static int okp_test_number;
-
-static void okp_report(bool ok, const char *name, const char *why)
-{
-	okp_results_used += scnprintf(okp_results + okp_results_used,
-				      PAGE_SIZE * 4 - okp_results_used,
-				      "%sok %d %s%s%s\n", ok ? "" : "not ",
-				      ++okp_test_number, name,
-				      ok ? "" : " # ", ok ? "" : why);
-}
-
-#define EXPECT(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			snprintf(why, sizeof(why), __VA_ARGS__);	\
-			goto out;					\
-		}							\
-	} while (0)
+/* ---- Test cases ----------------------------------------------------------- */
 
 typedef long (*okp_target_fn)(long a, long b);
 
@@ -680,15 +660,6 @@ out:
 #define OKP_HAMMER_HITS 1000000
 #define OKP_CHURN_ROUNDS 40
 
-struct okp_hammer {
-	long calls;		/* made so far */
-	long wrong;		/* results that were not i + 1 */
-	bool started;
-	struct completion done;
-};
-
-static bool okp_hammer_stop;
-
 static int okp_hammer_thread(void *data)
 {
 	struct okp_hammer *h = data;
@@ -708,54 +679,6 @@ static int okp_hammer_thread(void *data)
 	}
 	complete(&h->done);
 	return 0;
-}
-
-static long okp_hammer_calls(struct okp_hammer *hammers)
-{
-	unsigned int cpu;
-	long calls = 0;
-
-	for_each_online_cpu(cpu)
-		calls += READ_ONCE(hammers[cpu].calls);
-	return calls;
-}
-
-/* Starts fn bound to every online CPU; returns how many started. */
-static unsigned int okp_start_hammers(struct okp_hammer *hammers,
-				      int (*fn)(void *data))
-{
-	unsigned int started = 0, cpu;
-
-	WRITE_ONCE(okp_hammer_stop, false);
-	for_each_online_cpu(cpu) {
-		struct task_struct *task;
-
-		init_completion(&hammers[cpu].done);
-		task = kthread_create(fn, &hammers[cpu], "okp_hammer/%u", cpu);
-		if (IS_ERR(task))
-			break;
-		kthread_bind(task, cpu);
-		hammers[cpu].started = true;
-		wake_up_process(task);
-		started++;
-	}
-	return started;
-}
-
-/* Stops them and adds up their calls and wrong results. */
-static void okp_stop_hammers(struct okp_hammer *hammers, long *calls,
-			     long *wrong)
-{
-	unsigned int cpu;
-
-	WRITE_ONCE(okp_hammer_stop, true);
-	for_each_online_cpu(cpu) {
-		if (hammers[cpu].started) {
-			wait_for_completion(&hammers[cpu].done);
-			*wrong += hammers[cpu].wrong;
-			*calls += hammers[cpu].calls;
-		}
-	}
 }
 
 /* One churn step on a probe: register, disable, enable, unregister. */
@@ -1285,14 +1208,6 @@ static struct okprobe okp_resident_refused[] = {
 	{ .symbol_name = "okp_target_add", .offset = 0 },
 };
 
-static struct dentry *okp_selftest_dir;
-
-static int okp_results_show(struct seq_file *m, void *unused)
-{
-	seq_write(m, okp_results, okp_results_used);
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(okp_results);
 
 /* The text byte at the resident probe: cc while okprobe has it armed. */
 static int okp_resident_byte_show(struct seq_file *m, void *unused)
@@ -1304,11 +1219,12 @@ DEFINE_SHOW_ATTRIBUTE(okp_resident_byte);
 
 static int __init okp_selftest_init(void)
 {
+	struct dentry *dir;
+	int ret = okp_results_init();
 	int i;
 
-	okp_results = kzalloc(PAGE_SIZE * 4, GFP_KERNEL);
-	if (!okp_results)
-		return -ENOMEM;
+	if (ret)
+		return ret;
 	okp_test_fixed_results();
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
@@ -1339,10 +1255,8 @@ static int __init okp_selftest_init(void)
 		okp_resident_refused[i].pre_handler = okp_record_pre_count;
 		okprobe_register(&okp_resident_refused[i]);
 	}
-	okp_selftest_dir = debugfs_create_dir("okprobe_selftest", NULL);
-	debugfs_create_file("results", 0400, okp_selftest_dir, NULL,
-			    &okp_results_fops);
-	debugfs_create_file("resident_byte", 0400, okp_selftest_dir, NULL,
+	dir = okp_results_publish();
+	debugfs_create_file("resident_byte", 0400, dir, NULL,
 			    &okp_resident_byte_fops);
 	return 0;
 }
@@ -1355,8 +1269,7 @@ static void __exit okp_selftest_exit(void)
 		okprobe_unregister(&okp_resident_refused[i]);
 	if (okp_resident.probe.okp_site)
 		okprobe_unregister(&okp_resident.probe);
-	debugfs_remove_recursive(okp_selftest_dir);
-	kfree(okp_results);
+	okp_results_exit();
 }
 
 module_init(okp_selftest_init);

@@ -26,6 +26,7 @@
 
 #include <okprobe.h>
 
+#include "okprobe_selftest_common.h"
 #include "okprobe_selftest_riscv.h"
 
 /* ---- Handlers ------------------------------------------------------------ */
@@ -93,30 +94,7 @@ static void okp_record_free(struct okp_probe_record *r)
 	kfree(r);
 }
 
-/* ---- Test bookkeeping ------------------------------------------------------ */
-
-#define OKP_RESULTS_SIZE (PAGE_SIZE * 4)
-
-static char *okp_results;
-static size_t okp_results_used;
-static int okp_test_number;
-
-static void okp_report(bool ok, const char *name, const char *why)
-{
-	okp_results_used += scnprintf(okp_results + okp_results_used,
-				      OKP_RESULTS_SIZE - okp_results_used,
-				      "%sok %d %s%s%s\n", ok ? "" : "not ",
-				      ++okp_test_number, name,
-				      ok ? "" : " # ", ok ? "" : why);
-}
-
-#define EXPECT(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			snprintf(why, sizeof(why), __VA_ARGS__);	\
-			goto out;					\
-		}							\
-	} while (0)
+/* ---- Test cases ----------------------------------------------------------- */
 
 typedef long (*okp_target_fn)(long a, long b);
 
@@ -496,14 +474,6 @@ out:
 
 #define OKP_HAMMER_CALLS 200000
 
-struct okp_hammer {
-	struct completion done;
-	long calls, wrong;
-	bool started;
-};
-
-static bool okp_hammer_stop;
-
 static int okp_hammer_fn(void *data)
 {
 	struct okp_hammer *h = data;
@@ -531,7 +501,7 @@ static void okp_test_concurrency(void)
 {
 	struct okp_probe_record *steady = kcalloc(2, sizeof(*steady), GFP_KERNEL);
 	struct okp_probe_record *churn = kzalloc(sizeof(*churn), GFP_KERNEL);
-	unsigned int cpus = num_online_cpus(), cpu, started = 0;
+	unsigned int cpus = num_online_cpus(), started = 0;
 	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
 					     GFP_KERNEL);
 	long calls = 0, wrong = 0;
@@ -546,20 +516,7 @@ static void okp_test_concurrency(void)
 		okp_record_pre;
 	EXPECT(!okprobe_register(&steady[0].probe) &&
 	       !okprobe_register(&steady[1].probe), "register failed");
-	WRITE_ONCE(okp_hammer_stop, false);
-	for_each_online_cpu(cpu) {
-		struct task_struct *task;
-
-		init_completion(&hammers[cpu].done);
-		task = kthread_create(okp_hammer_fn, &hammers[cpu],
-				      "okp_hammer/%u", cpu);
-		if (IS_ERR(task))
-			continue;
-		kthread_bind(task, cpu);
-		hammers[cpu].started = true;
-		started++;
-		wake_up_process(task);
-	}
+	started = okp_start_hammers(hammers, okp_hammer_fn);
 	while (!error && cycles < 200) {
 		memset(&churn->probe, 0, sizeof(churn->probe));
 		churn->probe.addr = (void *)okp_rvc_stack + 6;
@@ -574,14 +531,7 @@ static void okp_test_concurrency(void)
 		cycles++;
 		usleep_range(100, 200);
 	}
-	WRITE_ONCE(okp_hammer_stop, true);
-	for_each_online_cpu(cpu) {
-		if (hammers[cpu].started) {
-			wait_for_completion(&hammers[cpu].done);
-			wrong += hammers[cpu].wrong;
-			calls += hammers[cpu].calls;
-		}
-	}
+	okp_stop_hammers(hammers, &calls, &wrong);
 	okprobe_unregister(&steady[0].probe);
 	okprobe_unregister(&steady[1].probe);
 	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
@@ -618,14 +568,6 @@ out:
 /* Stays registered while the module is loaded, for debugfs okprobe/list. */
 static struct okp_probe_record okp_resident;
 
-static struct dentry *okp_selftest_dir;
-
-static int okp_results_show(struct seq_file *m, void *unused)
-{
-	seq_write(m, okp_results, okp_results_used);
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(okp_results);
 
 /* The text at the resident probe: 9002 (c.ebreak) while it is armed. */
 static int okp_resident_byte_show(struct seq_file *m, void *unused)
@@ -637,11 +579,12 @@ DEFINE_SHOW_ATTRIBUTE(okp_resident_byte);
 
 static int __init okp_selftest_init(void)
 {
+	struct dentry *dir;
+	int ret = okp_results_init();
 	int i;
 
-	okp_results = kzalloc(OKP_RESULTS_SIZE, GFP_KERNEL);
-	if (!okp_results)
-		return -ENOMEM;
+	if (ret)
+		return ret;
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
 	okp_test_breakpoint_bytes();
@@ -658,10 +601,8 @@ static int __init okp_selftest_init(void)
 	if (!okprobe_register(&okp_resident.probe))
 		for (i = 0; i < 5; i++)
 			okp_rvc_stack(i, i);
-	okp_selftest_dir = debugfs_create_dir("okprobe_selftest", NULL);
-	debugfs_create_file("results", 0400, okp_selftest_dir, NULL,
-			    &okp_results_fops);
-	debugfs_create_file("resident_byte", 0400, okp_selftest_dir, NULL,
+	dir = okp_results_publish();
+	debugfs_create_file("resident_byte", 0400, dir, NULL,
 			    &okp_resident_byte_fops);
 	return 0;
 }
@@ -669,8 +610,7 @@ static int __init okp_selftest_init(void)
 static void __exit okp_selftest_exit(void)
 {
 	okprobe_unregister(&okp_resident.probe);
-	debugfs_remove_recursive(okp_selftest_dir);
-	kfree(okp_results);
+	okp_results_exit();
 }
 
 module_init(okp_selftest_init);

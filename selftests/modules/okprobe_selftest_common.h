@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What okprobe_selftest.ko's tests share on every architecture: TAP
+ * results (read from /sys/kernel/debug/okprobe_selftest/results by the
+ * guest's okptest), the EXPECT macro, and threads that hammer probed
+ * targets on every online CPU.
+ */
+#ifndef OKPROBE_SELFTEST_COMMON_H
+#define OKPROBE_SELFTEST_COMMON_H
+
+#include <linux/completion.h>
+#include <linux/types.h>
+
+struct dentry;
+
+/* Appends one TAP line: "ok N name" or "not ok N name # why". */
+void okp_report(bool ok, const char *name, const char *why);
+
+/*
+ * Checks cond inside a test that has a char why[] and an out: label:
+ * on failure, formats why and jumps to out.
+ */
+#define EXPECT(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			snprintf(why, sizeof(why), __VA_ARGS__);	\
+			goto out;					\
+		}							\
+	} while (0)
+
+/*
+ * The results buffer and debugfs okprobe_selftest/ with its results file;
+ * returns the directory for the architecture's own files, or an ERR_PTR.
+ */
+int okp_results_init(void);
+struct dentry *okp_results_publish(void);
+void okp_results_exit(void);
+
+/* One hammering thread per online CPU. */
+struct okp_hammer {
+	long calls;		/* made so far */
+	long wrong;		/* results that were not as expected */
+	bool started;
+	struct completion done;
+};
+
+/* Read by the hammer threads: true asks them to finish. */
+extern bool okp_hammer_stop;
+
+/* Starts fn bound to every online CPU; returns how many started. */
+unsigned int okp_start_hammers(struct okp_hammer *hammers,
+			       int (*fn)(void *data));
+/* Calls made so far by all of them. */
+long okp_hammer_calls(struct okp_hammer *hammers);
+/* Stops them and adds up their calls and wrong results. */
+void okp_stop_hammers(struct okp_hammer *hammers, long *calls, long *wrong);
+
+#endif /* OKPROBE_SELFTEST_COMMON_H */
