@@ -218,25 +218,6 @@ void okp_glue_text_write(unsigned long address, const void *bytes,
 	okp_write_text(&patch, 1);
 }
 
-void okp_glue_text_restore(unsigned long address, const void *expected,
-			   const void *original, unsigned long length)
-{
-	u8 now[16];
-
-	/*
-	 * Restore only over our own bytes: if they changed under us the text
-	 * has another owner now, and writing would corrupt it.
-	 */
-	if (length > sizeof(now) ||
-	    okp_glue_read_text(address, now, length) != length ||
-	    memcmp(now, expected, length)) {
-		pr_err("not restoring %pS: the text is not what okprobe wrote\n",
-		       (void *)address);
-		return;
-	}
-	okp_glue_text_write(address, original, length);
-}
-
 /* ---- The breakpoint trap ---------------------------------------------- */
 
 /* &excp_vect_table[EXC_BREAKPOINT], and what it held before okprobe. */

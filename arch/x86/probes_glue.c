@@ -111,25 +111,6 @@ void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 	mutex_unlock(text_mutex);
 }
 
-void okp_glue_text_restore(unsigned long address, const void *expected,
-			   const void *original, unsigned long length)
-{
-	u8 now[16];
-
-	/*
-	 * Restore only over our own bytes: if they changed under us the text
-	 * has another owner now, and writing would corrupt it.
-	 */
-	if (length > sizeof(now) ||
-	    okp_glue_read_text(address, now, length) != length ||
-	    memcmp(now, expected, length)) {
-		pr_err("not restoring %pS: the text is not what okprobe wrote\n",
-		       (void *)address);
-		return;
-	}
-	okp_glue_text_write(address, original, length);
-}
-
 static int notrace okp_die_notify(struct notifier_block *block,
 				  unsigned long event, void *data)
 {

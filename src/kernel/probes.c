@@ -218,6 +218,25 @@ const char *okp_glue_kernel_blacklisted(unsigned long address)
 	return NULL;
 }
 
+void okp_glue_text_restore(unsigned long address, const void *expected,
+			   const void *original, unsigned long length)
+{
+	u8 now[16];
+
+	/*
+	 * Restore only over our own bytes: if they changed under us the text
+	 * has another owner now, and writing would corrupt it.
+	 */
+	if (length > sizeof(now) ||
+	    okp_glue_read_text(address, now, length) != length ||
+	    memcmp(now, expected, length)) {
+		pr_err("not restoring %pS: the text is not what okprobe wrote\n",
+		       (void *)address);
+		return;
+	}
+	okp_glue_text_write(address, original, length);
+}
+
 void okp_glue_describe(unsigned long address, char *buffer,
 		       unsigned long size)
 {
