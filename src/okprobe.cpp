@@ -12,6 +12,7 @@
 #include "core/symbol_description.cpp"
 #include "core/symbol_resolver.cpp"
 #include "core/registration.cpp"
+#include "core/function_text.cpp"
 
 #if defined(__x86_64__)
 #include "x86/instruction_decoder.cpp"
@@ -29,6 +30,7 @@
 #include "riscv/probe_rules.cpp"
 #include "riscv/function_analysis.cpp"
 #include "riscv/jump_optimization.cpp"
+#include "riscv/detour.cpp"
 #include "riscv/out_of_line.cpp"
 #include "core/probe_table.cpp"
 #include "riscv/breakpoint_probes.cpp"

@@ -14,8 +14,11 @@
 // handlers see regs->epc == the probed address (include/okprobe.h).
 #include "core/address_table.hpp"
 #include "core/core_api.h"
+#include "core/detour_pool.hpp"
+#include "core/function_text.hpp"
 #include "core/probe_table.hpp"
 #include "core/slot_pool.hpp"
+#include "riscv/detour.hpp"
 #include "riscv/function_analysis.hpp"
 #include "riscv/out_of_line.hpp"
 #include "riscv/probe_rules.hpp"
@@ -26,8 +29,6 @@ namespace okp::riscv {
 namespace {
 
 constexpr int max_slot_pages = 64;
-// The longest function whose liveness a registration computes.
-constexpr uint64_t max_function_walk = 64 * 1024;
 
 struct BreakpointSite : Site {
 	Instruction instruction;
@@ -36,11 +37,14 @@ struct BreakpointSite : Site {
 	// The slot's first half jumps back by itself: a hit without
 	// post_handlers does not trap again.
 	bool boosted = false;
+	// The jump's plan, when plan_jump allowed one.
+	OptimizationPlan plan;
 };
 
 struct ArchProbes {
 	AddressTable<BreakpointSite> post_traps; // by the address of a slot's trailing ebreak
 	SlotPool<slot_size, max_slot_pages> slots;
+	DetourPool detours;
 };
 
 constinit ArchProbes arch_probes;
@@ -50,6 +54,16 @@ void free_retired(AddressTable<BreakpointSite>::Storage *old, void *)
 	// Handlers may still walk the old storage until a grace period ends.
 	okp_glue_synchronize_rcu();
 	AddressTable<BreakpointSite>::free_storage(old);
+}
+
+// c.ebreak over a compressed instruction, ebreak over a full one: the
+// breakpoint never covers the next instruction.
+const uint8_t ebreak_bytes[4] = {0x73, 0x00, 0x10, 0x00};
+const uint8_t c_ebreak_bytes[2] = {0x02, 0x90};
+
+const uint8_t *breakpoint_bytes(const BreakpointSite &site)
+{
+	return site.instruction.length == 2 ? c_ebreak_bytes : ebreak_bytes;
 }
 
 uint64_t next_instruction(const BreakpointSite &site)
@@ -102,12 +116,22 @@ ProbeTable::HitProbes &hit_probes_of(okp_cpu_state &cpu)
 	return *reinterpret_cast<ProbeTable::HitProbes *>(&cpu.hit_probes);
 }
 
-// Continues at the displaced instruction without running handlers. A site
-// that cannot boost runs its trapping copy with interrupts as they are: its
-// post trap only moves epc on (it is not this CPU's active hit).
+const Detour *published_detour(const BreakpointSite &site)
+{
+	return __atomic_load_n(&site.detour, __ATOMIC_ACQUIRE);
+}
+
+// Continues at the displaced instruction without running handlers. While a
+// detour is published its copy runs the whole window: a task must not newly
+// stop inside the window once it waits for its jump (or, while the jump is
+// being taken out, find a half-restored window). A site that cannot boost
+// runs its trapping copy with interrupts as they are: its post trap only
+// moves epc on (it is not this CPU's active hit).
 void execute_without_handlers(BreakpointSite &site, Registers &regs)
 {
-	if (site.simulated)
+	if (const Detour *detour = published_detour(site))
+		regs.epc = detour->copy;
+	else if (site.simulated)
 		simulate(site.instruction, site.address, regs);
 	else if (site.boosted)
 		regs.epc = site.slot;
@@ -132,8 +156,16 @@ int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 	cpu.active_site = &site;
 	ProbeTable::HitProbes &probes = hit_probes_of(cpu);
 	ProbeTable::start_hit(site, probes);
+	// Read after the snapshot: a probe with a post_handler is published
+	// only after the detour is withdrawn.
+	const Detour *detour = published_detour(site);
 	if (ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
 		// A pre_handler moved epc itself: the instruction is skipped.
+		cpu.active_site = nullptr;
+		return 1;
+	}
+	if (detour && !ProbeTable::wants_post_handlers(probes)) {
+		regs.epc = detour->copy; // waiting for the jump: the window's copy
 		cpu.active_site = nullptr;
 		return 1;
 	}
@@ -178,51 +210,146 @@ bool is_breakpoint(uint64_t address)
 	return read == 4 && (half | uint32_t(bytes[2]) << 16 | uint32_t(bytes[3]) << 24) == ebreak_encoding;
 }
 
-// ---- Liveness for the boosted copy's jump back --------------------------------
+// ---- The site's function, decoded whole ---------------------------------------
 
-struct FunctionText {
-	uint8_t *bytes = nullptr;
-	CodeRange range;
+constexpr size_t max_edges = 64;
 
-	FunctionText() = default;
-	FunctionText(const FunctionText &) = delete;
-	FunctionText &operator=(const FunctionText &) = delete;
-	~FunctionText() { delete[] bytes; }
+// Where the function's direct jumps and branches (and far "auipc; jalr x0"
+// jumps) leave it: its .cold pieces are among them. Calls are not: a
+// callee returns, it does not jump back into the middle. Returns the
+// number of distinct targets, which may exceed capacity.
+size_t external_jump_targets(const CodeRange &function, uint64_t *targets, size_t capacity)
+{
+	size_t count = 0;
+	Instruction previous;
+	uint64_t previous_address = 0;
+	for (size_t at = 0; at < function.size;) {
+		const Instruction insn = decode_instruction(function.bytes + at, function.size - at);
+		if (insn.length == 0)
+			break;
+		const uint64_t address = function.address + at;
+		uint64_t target = 0;
+		if (has_direct_target(insn) && insn.rd == reg::zero)
+			target = address + insn.immediate;
+		else if (insn.operation == Operation::jalr && insn.rd == reg::zero && insn.rs1 != reg::zero &&
+			 previous.operation == Operation::auipc && previous.rd == insn.rs1)
+			target = previous_address + previous.immediate + insn.immediate;
+		if (target && (target < function.address || target >= function.address + function.size)) {
+			bool seen = false;
+			for (size_t i = 0; i < count && i < capacity && !seen; ++i)
+				seen = targets[i] == target;
+			if (!seen) {
+				if (count < capacity)
+					targets[count] = target;
+				++count;
+			}
+		}
+		previous = insn;
+		previous_address = address;
+		at += insn.length;
+	}
+	return count;
+}
 
-	bool read(const KernelFacts &facts, uint64_t start, uint64_t size)
+// The function holding a site, decoded with its pieces and the edges its
+// bytes do not show: jump labels (a nop that may become a jump) and
+// exception fixups (a fault that resumes elsewhere). Large: allocated.
+struct SiteFunction {
+	FunctionText text;
+	FunctionText pieces[max_pieces];
+	CodeRange ranges[max_pieces];
+	size_t piece_count = 0;
+	ExtraEdge edges[max_edges];
+	size_t edge_count = 0;
+	FunctionAnalysis analysis;
+
+	// nullptr, or why the function cannot be analysed.
+	const char *analyse(const BreakpointSite &site, const KernelFacts &facts);
+
+private:
+	const char *add_edges_of(const CodeRange &range, const KernelFacts &facts);
+	const char *add_edge(const ExtraEdge &edge);
+	bool in_function(uint64_t address) const
 	{
-		if (size > max_function_walk)
-			return false;
-		bytes = new uint8_t[size];
-		if (!bytes || facts.read_text(start, bytes, size, facts.context) != size)
-			return false;
-		range = {bytes, start, size};
-		return true;
+		return address >= text.range.address && address < text.range.address + text.range.size;
 	}
 };
 
-// A register dead after the site's instruction, by liveness over its whole
-// function, or 0. Only where the bytes show every edge: no jump label site
-// (its nop hides a jump) and no exception-table entry (its fixup is an
-// edge) in the function.
-unsigned scratch_after(const BreakpointSite &site, const KernelFacts &facts)
+const char *SiteFunction::add_edge(const ExtraEdge &edge)
+{
+	if (!in_function(edge.from) && !in_function(edge.to))
+		return nullptr; // between pieces: nothing of the function's
+	if (edge_count == max_edges)
+		return "the function has too many jump labels and exception fixups to check";
+	edges[edge_count++] = edge;
+	return nullptr;
+}
+
+// The jump labels and exception fixups whose site lies in range (the
+// function or one of its pieces).
+const char *SiteFunction::add_edges_of(const CodeRange &range, const KernelFacts &facts)
+{
+	okp_jump_label labels[max_edges];
+	const long found = okp_glue_jump_labels_within(range.address, range.address + range.size, labels, max_edges);
+	if (found < 0)
+		return "the function has jump labels and the kernel's jump table is unknown";
+	if (found > long(max_edges))
+		return "the function has too many jump labels to check";
+	for (long i = 0; i < found; ++i)
+		if (const char *why = add_edge({labels[i].code, labels[i].target, ExtraEdge::Kind::jump_label}))
+			return why;
+	for (size_t at = 0; at < range.size;) {
+		const Instruction insn = decode_instruction(range.bytes + at, range.size - at);
+		if (insn.length == 0)
+			break;
+		const uint64_t address = range.address + at;
+		if (facts.has_exception_entry(address, facts.context)) {
+			const uint64_t fixup = okp_glue_exception_fixup(address);
+			if (!fixup)
+				return "an exception-table entry of the function has no fixup address";
+			if (const char *why = add_edge({address, fixup, ExtraEdge::Kind::exception_fixup}))
+				return why;
+		}
+		at += insn.length;
+	}
+	return nullptr;
+}
+
+const char *SiteFunction::analyse(const BreakpointSite &site, const KernelFacts &facts)
 {
 	uint64_t start = 0, size = 0;
 	if (!facts.function_of(site.address, &start, &size, facts.context))
+		return "no function is known at the address";
+	if (const char *why = text.read(facts, start, size))
+		return why;
+	uint64_t targets[max_external_targets];
+	const size_t target_count = external_jump_targets(text.range, targets, max_external_targets);
+	if (const char *why = read_pieces(facts, site.description, text.range, targets, target_count, pieces, ranges,
+					  &piece_count))
+		return why;
+	if (const char *why = add_edges_of(text.range, facts))
+		return why;
+	for (size_t p = 0; p < piece_count; ++p)
+		if (const char *why = add_edges_of(ranges[p], facts))
+			return why;
+	if (!analysis.build(text.range, ranges, piece_count, edges, edge_count))
+		return "out of memory";
+	return nullptr;
+}
+
+// A register dead after the site's instruction, by liveness over its whole
+// function, or 0: what the boosted copy jumps back through when the slot is
+// out of jal reach.
+unsigned scratch_after(const BreakpointSite &site, const FunctionAnalysis &analysis)
+{
+	switch (analysis.problem()) {
+	case FunctionProblem::undecodable:
+	case FunctionProblem::target_inside:
+	case FunctionProblem::out_of_memory:
 		return 0;
-	FunctionText text;
-	if (!text.read(facts, start, size))
-		return 0;
-	if (okp_glue_jump_label_sites_within(start, start + size))
-		return 0;
-	FunctionAnalysis analysis;
-	if (!analysis.build(text.range, nullptr, 0, nullptr, 0) || analysis.problem() == FunctionProblem::undecodable ||
-	    analysis.problem() == FunctionProblem::target_inside ||
-	    analysis.problem() == FunctionProblem::out_of_memory)
-		return 0;
-	for (size_t i = 0; i < analysis.count(); ++i)
-		if (facts.has_exception_entry(analysis.address_of(i), facts.context))
-			return 0;
+	default:
+		break; // an indirect jump leaves liveness sound (it reads everything)
+	}
 	if (analysis.index_of(next_instruction(site)) < 0)
 		return 0; // the function ends with the instruction
 	return dead_register(analysis.live_at(next_instruction(site)));
@@ -269,23 +396,15 @@ Site *create_site(uint64_t address, const uint8_t (&original)[max_original_bytes
 void arm(Site &generic)
 {
 	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
-	// c.ebreak over a compressed instruction, ebreak over a full one:
-	// the breakpoint never covers the next instruction.
-	const uint8_t ebreak[4] = {0x73, 0x00, 0x10, 0x00};
-	const uint8_t c_ebreak[2] = {0x02, 0x90};
-	const bool compressed = site.instruction.length == 2;
-	okp_glue_text_write(site.address, compressed ? c_ebreak : ebreak, site.instruction.length);
+	okp_glue_text_write(site.address, breakpoint_bytes(site), site.instruction.length);
 	site.patched_bytes = site.instruction.length;
 }
 
 void disarm(Site &generic)
 {
 	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
-	const uint8_t ebreak[4] = {0x73, 0x00, 0x10, 0x00};
-	const uint8_t c_ebreak[2] = {0x02, 0x90};
-	const bool compressed = site.instruction.length == 2;
 	// Back as it was, only if the text still holds okprobe's breakpoint.
-	okp_glue_text_restore(site.address, compressed ? c_ebreak : ebreak, site.original, site.instruction.length);
+	okp_glue_text_restore(site.address, breakpoint_bytes(site), site.original, site.instruction.length);
 	site.patched_bytes = 0;
 }
 
@@ -309,6 +428,7 @@ void release_resources()
 	// Every site is retired: no post trap can arrive any more.
 	arch_probes.post_traps.destroy();
 	arch_probes.slots.release_all();
+	arch_probes.detours.release_all();
 }
 
 // Asked once, right after create_site and before the site is published:
@@ -317,33 +437,173 @@ void release_resources()
 const char *plan_jump(Site &generic, const KernelFacts &facts)
 {
 	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
-	if (site.slot && !site.boosted) {
-		const unsigned scratch = scratch_after(site, facts);
+	SiteFunction *function = new SiteFunction;
+	if (!function)
+		return "out of memory";
+	const char *why = function->analyse(site, facts);
+	if (!why && site.slot && !site.boosted) {
+		const unsigned scratch = scratch_after(site, function->analysis);
 		if (scratch)
 			write_slot(site, site.original, scratch);
 	}
-	return "jump optimization is not implemented on riscv yet";
+	if (!why) {
+		const OptimizationPlan plan = plan_jump_optimization(function->analysis, site.address);
+		if (plan.refusal != OptimizationRefusal::none)
+			why = optimization_refusal_text(plan.refusal);
+		else
+			why = facts.reserved(site.address, plan.window_length, facts.context);
+		if (!why) {
+			site.plan = plan;
+			site.jump_region_length = plan.window_length;
+		}
+	}
+	delete function;
+	return why;
 }
 
-Detour *create_detour(Site &, const char **why)
+Detour *create_detour(Site &generic, const char **why)
 {
-	*why = "jump optimization is not implemented on riscv yet";
-	return nullptr;
+	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
+	Detour *detour = new Detour;
+	if (!detour) {
+		*why = "out of memory";
+		return nullptr;
+	}
+	// Room for the largest detour; the unused tail goes back at once.
+	const uint64_t code = arch_probes.detours.take(max_detour_size);
+	uint8_t bytes[max_detour_size];
+	uint8_t jump[max_window_size];
+	const size_t length = code ? build_detour(site.plan, site.address, code,
+						  reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
+						  reinterpret_cast<uint64_t>(&site), bytes, sizeof(bytes))
+				   : 0;
+	if (!length || !encode_window_jump(site.plan, site.address, code, jump)) {
+		if (code)
+			arch_probes.detours.give_back(code, max_detour_size);
+		delete detour;
+		*why = "no detour memory within reach of auipc+jalr";
+		return nullptr;
+	}
+	const size_t kept = DetourPool::granules_for(length) * DetourPool::granule;
+	if (kept < max_detour_size)
+		arch_probes.detours.give_back(code + kept, max_detour_size - kept);
+	okp_glue_text_write(code, bytes, length);
+	detour->code = code;
+	detour->copy = code + detour_frame_size;
+	detour->size = static_cast<uint16_t>(length);
+	return detour;
 }
 
 void free_detour(Detour *detour)
 {
+	// c.ebreak over the old code: a stale jump into it traps loudly.
+	uint8_t fill[max_detour_size];
+	for (size_t i = 0; i + 1 < sizeof(fill); i += 2) {
+		fill[i] = uint8_t(c_ebreak_encoding);
+		fill[i + 1] = uint8_t(c_ebreak_encoding >> 8);
+	}
+	okp_glue_text_write(detour->code, fill, detour->size);
+	arch_probes.detours.give_back(detour->code, detour->size);
 	delete detour;
 }
 
-// Never reached: plan_jump refuses every site, so none waits or jumps.
-void optimize(Site *const *, size_t) {}
-void unoptimize(Site *const *, size_t) {}
+namespace {
+
+// Sites patched per stop_machine() (bounded by the stack the patch lists
+// take).
+constexpr size_t text_batch = 16;
+
+} // namespace
+
+// Each waiting site has its breakpoint over its first instruction and the
+// original bytes after it, and no task is inside the window (the rcu-tasks
+// grace period since its detour was published). One stop_machine() per
+// batch writes every window whole, "auipc; jalr (; c.nop)": no hart runs
+// while the bytes change, and each runs fence.i before it goes on.
+void optimize(Site *const *sites, size_t count)
+{
+	for (size_t start = 0; start < count; start += text_batch) {
+		okp_text_patch patches[text_batch];
+		uint8_t jumps[text_batch][max_window_size];
+		BreakpointSite *accepted[text_batch];
+		size_t n = 0;
+		for (size_t i = start; i < count && i < start + text_batch; ++i) {
+			BreakpointSite &site = static_cast<BreakpointSite &>(*sites[i]);
+			const size_t length = site.plan.window_length;
+			const size_t first = site.instruction.length;
+			uint8_t now[max_window_size];
+			// Only over what okprobe left there: its breakpoint and the
+			// original bytes. Anything else stays a breakpoint.
+			if (!site.detour || !encode_window_jump(site.plan, site.address, site.detour->code, jumps[n]) ||
+			    okp_glue_read_text(site.address, now, length) != length ||
+			    __builtin_memcmp(now, breakpoint_bytes(site), first) != 0 ||
+			    __builtin_memcmp(now + first, site.original + first, length - first) != 0)
+				continue;
+			patches[n] = {site.address, jumps[n], length};
+			accepted[n++] = &site;
+		}
+		okp_glue_text_write_batch(patches, n);
+		for (size_t i = 0; i < n; ++i)
+			accepted[i]->patched_bytes = accepted[i]->plan.window_length;
+	}
+}
+
+// The reverse, in two steps. A task may have been interrupted between the
+// auipc and the jalr, with epc at the jalr and tmp loaded: the original
+// bytes must not come back under it. So: the breakpoint over the auipc
+// (the jalr stays: such a task still reaches the detour, and new hits trap
+// and run the detour's copy, which stays published until this returns);
+// an rcu-tasks grace period, after which no task is between the two; then
+// the original bytes after the breakpoint.
+void unoptimize(Site *const *sites, size_t count)
+{
+	okp_text_patch patches[text_batch];
+	for (size_t start = 0; start < count; start += text_batch) {
+		const size_t n = count - start < text_batch ? count - start : text_batch;
+		for (size_t i = 0; i < n; ++i) {
+			BreakpointSite &site = static_cast<BreakpointSite &>(*sites[start + i]);
+			patches[i] = {site.address, breakpoint_bytes(site), site.instruction.length};
+		}
+		okp_glue_text_write_batch(patches, n);
+	}
+	okp_glue_synchronize_rcu_tasks();
+	for (size_t start = 0; start < count; start += text_batch) {
+		const size_t n = count - start < text_batch ? count - start : text_batch;
+		for (size_t i = 0; i < n; ++i) {
+			BreakpointSite &site = static_cast<BreakpointSite &>(*sites[start + i]);
+			const size_t first = site.instruction.length;
+			patches[i] = {site.address + first, site.original + first, site.plan.window_length - first};
+			site.patched_bytes = site.instruction.length;
+		}
+		okp_glue_text_write_batch(patches, n);
+	}
+}
 
 } // namespace okp::arch
 
 using namespace okp;
 using namespace okp::riscv;
+
+// An optimized hit, from the detour through the glue's
+// okp_glue_optimized_entry (preemption off): the handlers see regs as a
+// breakpoint hit presents them (epc = the probed address). A pre_handler's
+// change of epc is ignored: the detour goes on with the window's copy, as
+// the kernel does for optprobes.
+extern "C" [[gnu::flatten]] void okp_core_optimized_hit(void *raw_site, void *raw_regs, struct okp_cpu_state *cpu)
+{
+	Site &site = *static_cast<Site *>(raw_site);
+	Registers &regs = *static_cast<Registers *>(raw_regs);
+	if (cpu->active_site) {
+		ProbeTable::count_missed(site);
+		return;
+	}
+	if (!registered_probes.all_enabled())
+		return; // disarming everything raced with this hit
+	cpu->active_site = &site;
+	regs.epc = site.address;
+	ProbeTable::run_optimized_hit(site, as_pt_regs(regs));
+	cpu->active_site = nullptr;
+}
 
 extern "C" int okp_core_breakpoint(void *raw_regs)
 {

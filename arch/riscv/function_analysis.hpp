@@ -29,16 +29,10 @@
 // over every function of the test kernels.
 #pragma once
 
+#include "core/code_range.hpp"
 #include "riscv/instruction_decoder.hpp"
 
 namespace okp::riscv {
-
-// Bytes of kernel text at an address.
-struct CodeRange {
-	const uint8_t *bytes = nullptr;
-	uint64_t address = 0;
-	size_t size = 0;
-};
 
 // A control transfer the instruction bytes do not show.
 struct ExtraEdge {

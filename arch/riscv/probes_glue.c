@@ -20,6 +20,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/extable.h>
 #include <linux/jump_label.h>
 #include <linux/kprobes.h>
 #include <linux/kernel.h>
@@ -70,20 +71,14 @@ const char *okp_glue_reserved(unsigned long address, unsigned long length)
 	return reserved ? "the address is a jump label site" : NULL;
 }
 
-int okp_glue_jump_label_sites_within(unsigned long start, unsigned long end)
+unsigned long okp_glue_exception_fixup(unsigned long address)
 {
-	int (*jump_label)(void *start, void *end) =
-		(void *)okp_ksyms.jump_label_text_reserved;
-	void (*jump_label_lock)(void) = (void *)okp_ksyms.jump_label_lock;
-	void (*jump_label_unlock)(void) = (void *)okp_ksyms.jump_label_unlock;
-	int reserved;
+	const struct exception_table_entry *(*search)(unsigned long address) =
+		(void *)okp_ksyms.search_exception_tables;
+	const struct exception_table_entry *entry = search(address);
 
-	if (!jump_label || end <= start)
-		return 0;
-	jump_label_lock();
-	reserved = jump_label((void *)start, (void *)(end - 1));
-	jump_label_unlock();
-	return reserved;
+	/* riscv's entries are relative (ARCH_HAS_RELATIVE_EXTABLE). */
+	return entry ? (unsigned long)&entry->fixup + entry->fixup : 0;
 }
 
 /* ---- Text patching ---------------------------------------------------- */

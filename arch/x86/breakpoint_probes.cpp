@@ -11,6 +11,8 @@
 // the trapping copy (interrupts off) until its post trap arrives.
 #include "core/address_table.hpp"
 #include "core/core_api.h"
+#include "core/detour_pool.hpp"
+#include "core/function_text.hpp"
 #include "core/probe_table.hpp"
 #include "core/slot_pool.hpp"
 #include "x86/detour.hpp"
@@ -24,7 +26,6 @@ namespace {
 
 constexpr uint8_t int3 = 0xcc;
 constexpr uint64_t kernel_code_segment = 0x10; // __KERNEL_CS
-constexpr unsigned long page_size = 4096;
 // Each slot holds two copies: [0, 32) ends in a jmp back (boosted runs and
 // runs without handlers), [32, 64) ends in int3 (runs before a post_handler).
 constexpr unsigned long slot_bytes = 2 * slot_size;
@@ -37,69 +38,6 @@ struct BreakpointSite : Site {
 	// of its region (up to 4 + 15).
 	OptimizationPlan plan;
 	uint8_t region[jump_size - 1 + max_instruction_length] = {};
-};
-
-// Detour code, in 16-byte granules of executable pages.
-struct DetourPool {
-	static constexpr int max_pages = 256;
-	static constexpr unsigned long granule = 16;
-	static constexpr unsigned long granules = page_size / granule;
-	static constexpr int words = granules / 64;
-	uint8_t *pages[max_pages] = {};
-	uint64_t used[max_pages][words] = {};
-
-	static unsigned long granules_for(size_t bytes) { return (bytes + granule - 1) / granule; }
-	bool taken(int page, unsigned long index) const { return used[page][index / 64] & (1ull << (index % 64)); }
-	void mark(int page, unsigned long first, unsigned long count, bool take)
-	{
-		for (unsigned long i = first; i < first + count; ++i) {
-			if (take)
-				used[page][i / 64] |= 1ull << (i % 64);
-			else
-				used[page][i / 64] &= ~(1ull << (i % 64));
-		}
-	}
-
-	uint64_t take(size_t bytes)
-	{
-		const unsigned long need = granules_for(bytes);
-		for (int p = 0; p < max_pages; ++p) {
-			if (!pages[p]) {
-				pages[p] = static_cast<uint8_t *>(okp_glue_exec_page_alloc());
-				if (!pages[p])
-					return 0;
-			}
-			unsigned long run = 0;
-			for (unsigned long i = 0; i < granules; ++i) {
-				run = taken(p, i) ? 0 : run + 1;
-				if (run == need) {
-					mark(p, i + 1 - need, need, true);
-					return reinterpret_cast<uint64_t>(pages[p] + (i + 1 - need) * granule);
-				}
-			}
-		}
-		return 0;
-	}
-
-	void give_back(uint64_t at, size_t bytes)
-	{
-		for (int p = 0; p < max_pages; ++p) {
-			const uint64_t base = reinterpret_cast<uint64_t>(pages[p]);
-			if (pages[p] && at >= base && at < base + page_size)
-				mark(p, (at - base) / granule, granules_for(bytes), false);
-		}
-	}
-
-	void release_all()
-	{
-		for (int p = 0; p < max_pages; ++p) {
-			if (pages[p])
-				okp_glue_exec_page_free(pages[p]);
-			pages[p] = nullptr;
-			for (uint64_t &word : used[p])
-				word = 0;
-		}
-	}
 };
 
 struct ArchProbes {
@@ -342,103 +280,6 @@ void release_resources()
 
 // ---- Jump optimization --------------------------------------------------------
 
-namespace {
-
-// Text of a function or piece, read through the facts (okprobe's own
-// patches undone).
-struct FunctionText {
-	uint8_t *bytes = nullptr;
-	CodeRange range;
-
-	FunctionText() = default;
-	FunctionText(const FunctionText &) = delete;
-	FunctionText &operator=(const FunctionText &) = delete;
-	~FunctionText() { delete[] bytes; }
-
-	// 0, or why not.
-	const char *read(const KernelFacts &facts, uint64_t start, uint64_t size)
-	{
-		if (size > max_function_walk)
-			return "the function is too large to check for jumps into the region";
-		bytes = new uint8_t[size];
-		if (!bytes)
-			return "out of memory";
-		if (facts.read_text(start, bytes, size, facts.context) != size)
-			return "the function's text cannot be read";
-		range = {bytes, start, size};
-		return nullptr;
-	}
-};
-
-constexpr size_t max_pieces = 4;
-constexpr size_t max_external_targets = 64;
-
-// "name" of "name+0x1/0x2 [module]", and its base: up to the first '.'.
-void symbol_name(const char *description, char (&name)[128], size_t *base_length)
-{
-	size_t n = 0;
-	while (description[n] && description[n] != '+' && n + 1 < sizeof(name)) {
-		name[n] = description[n];
-		++n;
-	}
-	name[n] = 0;
-	*base_length = 0;
-	while (name[*base_length] && name[*base_length] != '.')
-		++*base_length;
-}
-
-// The .cold/.part pieces of the function that could jump into it: the
-// functions it jumps to whose name shares its base ("foo" -> "foo.cold"),
-// and, for a piece, the function it was split from. 0 or why not.
-const char *read_pieces(const KernelFacts &facts, const BreakpointSite &site, const CodeRange &function,
-			FunctionText (&pieces)[max_pieces], CodeRange (&ranges)[max_pieces], size_t *count)
-{
-	char name[128];
-	size_t base_length;
-	symbol_name(site.description, name, &base_length);
-	uint64_t targets[max_external_targets];
-	const size_t target_count = external_jump_targets(function, arch_probes.thunks, targets, max_external_targets);
-	if (target_count > max_external_targets)
-		return "the function jumps to too many other functions to check";
-	uint64_t candidates[max_external_targets + 1];
-	size_t candidate_count = 0;
-	for (size_t i = 0; i < target_count; ++i) {
-		char description[128], target_name[128];
-		size_t target_base;
-		okp_glue_describe(targets[i], description, sizeof(description));
-		symbol_name(description, target_name, &target_base);
-		if (target_base == base_length && __builtin_memcmp(target_name, name, base_length) == 0)
-			candidates[candidate_count++] = targets[i];
-	}
-	if (name[base_length]) { // a piece: its parent too
-		char parent[128];
-		__builtin_memcpy(parent, name, base_length);
-		parent[base_length] = 0;
-		if (const uint64_t address = facts.lookup_symbol(parent, facts.context))
-			candidates[candidate_count++] = address;
-	}
-	*count = 0;
-	for (size_t i = 0; i < candidate_count; ++i) {
-		uint64_t start = 0, size = 0;
-		if (!facts.function_of(candidates[i], &start, &size, facts.context))
-			return "a piece of the function has no symbol size";
-		bool seen = start == function.address;
-		for (size_t p = 0; p < *count && !seen; ++p)
-			seen = ranges[p].address == start;
-		if (seen)
-			continue;
-		if (*count == max_pieces)
-			return "the function has too many pieces to check";
-		if (const char *why = pieces[*count].read(facts, start, size))
-			return why;
-		ranges[*count] = pieces[*count].range;
-		++*count;
-	}
-	return nullptr;
-}
-
-} // namespace
-
 const char *plan_jump(Site &generic, const KernelFacts &facts)
 {
 	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
@@ -448,10 +289,14 @@ const char *plan_jump(Site &generic, const KernelFacts &facts)
 	FunctionText function;
 	if (const char *why = function.read(facts, start, size))
 		return why;
+	uint64_t targets[max_external_targets];
+	const size_t target_count =
+		external_jump_targets(function.range, arch_probes.thunks, targets, max_external_targets);
 	FunctionText pieces[max_pieces];
 	CodeRange ranges[max_pieces];
 	size_t piece_count = 0;
-	if (const char *why = read_pieces(facts, site, function.range, pieces, ranges, &piece_count))
+	if (const char *why = read_pieces(facts, site.description, function.range, targets, target_count, pieces,
+					  ranges, &piece_count))
 		return why;
 	const OptimizationPlan plan =
 		plan_jump_optimization(function.range, ranges, piece_count, site.address, arch_probes.thunks,

@@ -23,19 +23,13 @@
 // instruction of Debian's vmlinux.
 #pragma once
 
+#include "core/code_range.hpp"
 #include "x86/instruction_analysis.hpp"
 #include "x86/instruction_decoder.hpp"
 
 namespace okp::x86 {
 
 constexpr size_t jump_size = 5;
-
-// Bytes of kernel text at an address.
-struct CodeRange {
-	const uint8_t *bytes = nullptr;
-	uint64_t address = 0;
-	size_t size = 0;
-};
 
 enum class OptimizationRefusal : uint8_t {
 	none,

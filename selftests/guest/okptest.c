@@ -628,15 +628,22 @@ static int wait_for_jump(const char *where, char *jumps, size_t size)
 static int test_in_kernel_probes(void)
 {
 	static char results[16384], jumps[8192];
+	/* The module's resident probes that must stay breakpoints, and why. */
 	static const struct {
 		const char *where, *why;
 	} refusals[] = {
+#ifdef __x86_64__
 		{ "okp_target_jmp+0x3/", "a branch targets the inside of the jump" },
 		{ "okp_target_extable+0x3/", "the function has an exception-table entry" },
 		{ "okp_target_indirect+0x0/", "the function jumps indirectly" },
 		{ "okp_target_static_jump+0x0/", "a jump label targets the inside of the jump" },
 		{ "okp_target_add+0x0/", "another probe lies inside the jump's region" },
+#else
+		{ "okp_rvj_no_register+0x0/", "no register is dead at the probe" },
+#endif
 	};
+	/* Its resident probe: hit 5 times at load, then optimized. */
+	static const char *const resident = IS_X86 ? "okp_target_add+0x3/" : "okp_rvc_stack+0x6/";
 	char list[2048] = "", *line, *name;
 	int ret, number, lines = 0, failed = 0;
 	size_t i;
@@ -648,16 +655,8 @@ static int test_in_kernel_probes(void)
 	if (ret == 0) {
 		ret = read_file("/sys/kernel/debug/okprobe_selftest/results",
 				results, sizeof(results));
-		/*
-		 * Its resident probe: hit 5 times at load, then optimized;
-		 * riscv: it stays a breakpoint, and says why.
-		 */
-		if (!ret && IS_X86)
-			ret = wait_for_jump("okp_target_add+0x3/", jumps,
-					    sizeof(jumps));
-		else if (!ret)
-			ret = read_file(DEBUGFS_DIR "/jumps", jumps,
-					sizeof(jumps));
+		if (!ret)
+			ret = wait_for_jump(resident, jumps, sizeof(jumps));
 		if (!ret)
 			ret = read_file(DEBUGFS_DIR "/list", list,
 					sizeof(list));
@@ -665,23 +664,10 @@ static int test_in_kernel_probes(void)
 	}
 	STEP(unload_okprobe());
 	CHECK(ret == 0, "okprobe_selftest.ko: %s", strerror(-ret));
-#ifdef __x86_64__
-	CHECK(strstr(list, "okp_target_add+0x3/0x") &&
-	      strstr(list, "[okprobe_selftest]") && strstr(list, "hits=5 "),
+	CHECK(strstr(list, resident) && strstr(list, "[okprobe_selftest]") &&
+	      strstr(list, "hits=5 missed=0 [OPTIMIZED]"),
 	      "debugfs list shows '%s'", list);
-	CHECK(strstr(list, "hits=5 missed=0 [OPTIMIZED]"),
-	      "debugfs list shows '%s'", list);
-#else
-	/*
-	 * Module symbols of riscv assembly may print as the assembler's
-	 * mapping symbol ($x...), not the function: match the rest.
-	 */
-	CHECK(strstr(list, "+0x6/0x10 [okprobe_selftest]  hits=5 missed=0\n"),
-	      "debugfs list shows '%s'", list);
-	CHECK(strstr(jumps, " breakpoint: jump optimization is not implemented on riscv yet"),
-	      "debugfs jumps shows '%s'", jumps);
-#endif
-	for (i = 0; i < ARRAY_SIZE(refusals) && IS_X86; i++) {
+	for (i = 0; i < ARRAY_SIZE(refusals); i++) {
 		const char *at = strstr(jumps, refusals[i].where);
 
 		CHECK(jump_line_has(jumps, refusals[i].where, " breakpoint") &&

@@ -16,6 +16,7 @@
 namespace {
 
 using namespace okp::x86;
+using okp::CodeRange;
 
 // 0: mov $0x1234,%edi; 5: stc; 6: lea 1(%rdi),%eax  <- probed; 9: lea 2(%rax),%eax
 // 12: setc %dl; 15: movzbl %dl,%edx; 18: add %edx,%eax; 20: ret

@@ -14,6 +14,7 @@
 namespace {
 
 using namespace okp::x86;
+using okp::CodeRange;
 
 constexpr uint64_t base = 0xffffffff81000000ull;
 

@@ -27,6 +27,7 @@
 namespace {
 
 using namespace okp::x86;
+using okp::CodeRange;
 
 using Kernel = okp::host::KernelImage;
 

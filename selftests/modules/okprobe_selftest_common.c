@@ -3,7 +3,10 @@
  * The parts of okprobe_selftest.ko every architecture shares: see
  * okprobe_selftest_common.h.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
@@ -11,6 +14,9 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+
+#include <okprobe.h>
 
 #include "okprobe_selftest_common.h"
 
@@ -102,4 +108,195 @@ void okp_stop_hammers(struct okp_hammer *hammers, long *calls, long *wrong)
 			*calls += hammers[cpu].calls;
 		}
 	}
+}
+
+/* ---- Jump optimization ---------------------------------------------------- */
+
+#define OKP_SYSCTL "/proc/sys/debug/kprobes_optimization"
+#define OKP_JUMP_CYCLES 6
+
+bool okp_optimized(struct okprobe *probe)
+{
+	return READ_ONCE(probe->flags) & OKPROBE_FLAG_OPTIMIZED;
+}
+
+bool okp_wait_optimized(struct okprobe *probe, bool optimized)
+{
+	unsigned long deadline = jiffies +
+				 msecs_to_jiffies(OKP_OPTIMIZE_TIMEOUT_MS);
+
+	while (okp_optimized(probe) != optimized) {
+		if (time_after(jiffies, deadline))
+			return false;
+		msleep(20);
+	}
+	return true;
+}
+
+int okp_write_sysctl(const char *value)
+{
+	struct file *file = filp_open(OKP_SYSCTL, O_WRONLY, 0);
+	loff_t position = 0;
+	ssize_t written;
+
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	written = kernel_write(file, value, strlen(value), &position);
+	filp_close(file, NULL);
+	return written < 0 ? written : 0;
+}
+
+/* A probe that only counts. */
+struct okp_counted_probe {
+	struct okprobe probe;
+	atomic_t pre_hits, post_hits;
+};
+
+static int okp_count_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	atomic_inc(&container_of(probe, struct okp_counted_probe,
+				 probe)->pre_hits);
+	return 0;
+}
+
+static void okp_count_post(struct okprobe *probe, struct pt_regs *regs,
+			   unsigned long flags)
+{
+	atomic_inc(&container_of(probe, struct okp_counted_probe,
+				 probe)->post_hits);
+}
+
+/* What the cycle test's hammer threads call. */
+static const struct okp_cycle_target *okp_cycle_targets;
+static size_t okp_cycle_count;
+
+/* Calls every cycle target (calls counts rounds). */
+static int okp_cycle_hammer_thread(void *data)
+{
+	struct okp_hammer *h = data;
+	long i;
+	size_t t;
+
+	for (i = 0; !READ_ONCE(okp_hammer_stop); i++) {
+		for (t = 0; t < okp_cycle_count; t++) {
+			const struct okp_cycle_target *c = &okp_cycle_targets[t];
+			/* a = 0 now and then: branches go both ways */
+			long a = i & 7;
+
+			if (c->target(a, 1) != c->expect(a, 1))
+				h->wrong++;
+		}
+		WRITE_ONCE(h->calls, i + 1);
+		if ((i & 127) == 0)
+			schedule_timeout_idle(1);
+	}
+	complete(&h->done);
+	return 0;
+}
+
+static bool okp_all_optimized(struct okp_counted_probe *steady, size_t count,
+			      bool optimized)
+{
+	size_t t;
+
+	for (t = 0; t < count; t++)
+		if (!okp_wait_optimized(&steady[t].probe, optimized))
+			return false;
+	return true;
+}
+
+/* One cycle: out and back in by the sysctl (even) or a post_handler. */
+static int okp_cycle_once(int cycle, struct okp_counted_probe *steady,
+			  size_t count, struct okp_counted_probe *post)
+{
+	int error;
+	size_t t;
+
+	if (!okp_all_optimized(steady, count, true))
+		return -ETIMEDOUT;
+	msleep(20);
+	if (cycle % 2 == 0) {
+		error = okp_write_sysctl("0");
+		for (t = 0; !error && t < count; t++)
+			if (okp_optimized(&steady[t].probe))
+				error = -EBUSY;
+		msleep(20);
+		return error ?: okp_write_sysctl("1");
+	}
+	error = okprobe_enable(&post->probe);
+	if (!error && okp_optimized(&steady[0].probe))
+		error = -EBUSY;
+	msleep(20);
+	return error ?: okprobe_disable(&post->probe);
+}
+
+void okp_test_optimization_cycles(const struct okp_cycle_target *targets,
+				  size_t count, long min_hits,
+				  const char *name)
+{
+	struct okp_counted_probe *steady = kcalloc(count, sizeof(*steady),
+						   GFP_KERNEL);
+	struct okp_counted_probe *post = kzalloc(sizeof(*post), GFP_KERNEL);
+	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
+					     GFP_KERNEL);
+	unsigned int cpus = num_online_cpus(), started = 0;
+	long rounds = 0, wrong = 0;
+	int cycles = 0, error = 0;
+	char why[160] = "";
+	bool ok = false;
+	size_t t;
+
+	EXPECT(steady && post && hammers, "out of memory");
+	for (t = 0; t < count; t++) {
+		steady[t].probe.addr = (void *)targets[t].target +
+				       targets[t].offset;
+		steady[t].probe.pre_handler = okp_count_pre;
+		EXPECT(!okprobe_register(&steady[t].probe),
+		       "register %pS failed", steady[t].probe.addr);
+	}
+	post->probe.addr = steady[0].probe.addr;
+	post->probe.pre_handler = okp_count_pre;
+	post->probe.post_handler = okp_count_post;
+	post->probe.flags = OKPROBE_FLAG_DISABLED;
+	EXPECT(!okprobe_register(&post->probe), "register post failed");
+	okp_cycle_targets = targets;
+	okp_cycle_count = count;
+	started = okp_start_hammers(hammers, okp_cycle_hammer_thread);
+	while (!error && started == cpus &&
+	       (cycles < OKP_JUMP_CYCLES ||
+		okp_hammer_calls(hammers) * count < min_hits))
+		error = okp_cycle_once(cycles++, steady, count, post);
+	okp_stop_hammers(hammers, &rounds, &wrong);
+	okprobe_unregister(&post->probe);
+	for (t = 0; t < count; t++)
+		okprobe_unregister(&steady[t].probe);
+	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
+	EXPECT(!error, "cycle %d failed: %d", cycles, error);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	EXPECT(rounds * count >= min_hits, "only %ld calls", rounds * count);
+	for (t = 0; t < count; t++) {
+		EXPECT(atomic_read(&steady[t].pre_hits) == rounds,
+		       "steady probe on %pS counted %d of %ld calls",
+		       steady[t].probe.addr, atomic_read(&steady[t].pre_hits),
+		       rounds);
+		EXPECT(steady[t].probe.nmissed == 0, "%pS missed %lu",
+		       steady[t].probe.addr, steady[t].probe.nmissed);
+	}
+	EXPECT(atomic_read(&post->post_hits) == atomic_read(&post->pre_hits),
+	       "post probe counts pre %d post %d",
+	       atomic_read(&post->pre_hits), atomic_read(&post->post_hits));
+	pr_info("optimization cycles: %ld calls of %zu targets on %u CPUs, %d cycles, post probe hit %d times\n",
+		rounds, count, cpus, cycles, atomic_read(&post->pre_hits));
+	ok = true;
+out:
+	okp_write_sysctl("1");
+	okp_report(ok, name, why);
+	if (steady)
+		for (t = 0; t < count; t++)
+			okprobe_unregister(&steady[t].probe);
+	kfree(steady);
+	if (post)
+		okprobe_unregister(&post->probe);
+	kfree(post);
+	kfree(hammers);
 }

@@ -55,4 +55,37 @@ long okp_hammer_calls(struct okp_hammer *hammers);
 /* Stops them and adds up their calls and wrong results. */
 void okp_stop_hammers(struct okp_hammer *hammers, long *calls, long *wrong);
 
+/* Every probe target: long name(long a, long b). */
+typedef long (*okp_target_fn)(long a, long b);
+
+/* ---- Jump optimization ---------------------------------------------------- */
+
+/* The optimizer waits 5 jiffies and an rcu-tasks grace period (slow on TCG). */
+#define OKP_OPTIMIZE_TIMEOUT_MS 60000
+
+struct okprobe;
+
+bool okp_optimized(struct okprobe *probe);
+/* Waits until the probe is (or is not) optimized; false on timeout. */
+bool okp_wait_optimized(struct okprobe *probe, bool optimized);
+/* Writes sysctl debug.kprobes_optimization as an operator would. */
+int okp_write_sysctl(const char *value);
+/* A probed target of the cycle test, and what it must return. */
+struct okp_cycle_target {
+	okp_target_fn target;
+	unsigned long offset;
+	long (*expect)(long a, long b);
+};
+
+/*
+ * Every CPU calls every target (a = 0..7 in turn, b = 1) while their
+ * probes go optimize -> unoptimize -> optimize, by the sysctl and by
+ * enabling a post_handler probe at the first target, until at least
+ * min_hits calls: every steady probe must count every call, and the
+ * post_handler probe get both handlers or neither.
+ */
+void okp_test_optimization_cycles(const struct okp_cycle_target *targets,
+				  size_t count, long min_hits,
+				  const char *name);
+
 #endif /* OKPROBE_SELFTEST_COMMON_H */

@@ -98,8 +98,6 @@ static void okp_record_free(struct okp_probe_record *r)
 
 /* ---- Test cases ----------------------------------------------------------- */
 
-typedef long (*okp_target_fn)(long a, long b);
-
 /* The NO_RESULT cases check their results in okp_test_emulated_results. */
 #define NO_RESULT LONG_MIN
 
@@ -769,43 +767,6 @@ out:
 
 /* ---- Jump optimization ------------------------------------------------------ */
 
-/* The optimizer waits 5 jiffies and an rcu-tasks grace period (slow on TCG). */
-#define OKP_OPTIMIZE_TIMEOUT_MS 60000
-#define OKP_SYSCTL "/proc/sys/debug/kprobes_optimization"
-
-static bool okp_optimized(struct okprobe *p)
-{
-	return READ_ONCE(p->flags) & OKPROBE_FLAG_OPTIMIZED;
-}
-
-/* Waits until the probe is (or is not) optimized; false on timeout. */
-static bool okp_wait_optimized(struct okprobe *p, bool optimized)
-{
-	unsigned long deadline = jiffies +
-				 msecs_to_jiffies(OKP_OPTIMIZE_TIMEOUT_MS);
-
-	while (okp_optimized(p) != optimized) {
-		if (time_after(jiffies, deadline))
-			return false;
-		msleep(20);
-	}
-	return true;
-}
-
-/* Writes the sysctl as an operator would. */
-static int okp_write_sysctl(const char *value)
-{
-	struct file *file = filp_open(OKP_SYSCTL, O_WRONLY, 0);
-	loff_t position = 0;
-	ssize_t written;
-
-	if (IS_ERR(file))
-		return PTR_ERR(file);
-	written = kernel_write(file, value, strlen(value), &position);
-	filp_close(file, NULL);
-	return written < 0 ? written : 0;
-}
-
 struct okp_jump_case {
 	const char *name;
 	okp_target_fn target;
@@ -989,8 +950,6 @@ out:
 	okp_record_free(r);
 }
 
-#define OKP_JUMP_CYCLES 6
-
 /* What the hammered targets return, computed independently. */
 static long okp_expect_add(long a, long b)
 {
@@ -1037,15 +996,8 @@ static long okp_expect_imm_disp(long a, long b)
 	return a + 0x1234 + b;
 }
 
-/*
- * The targets the cycle test keeps optimized, one steady probe each; the
- * first is where the post_handler probe comes and goes.
- */
-static const struct okp_cycle_target {
-	okp_target_fn target;
-	unsigned long offset;
-	long (*expect)(long a, long b);
-} okp_cycle_targets[] = {
+/* The targets the cycle test keeps optimized, one steady probe each. */
+static const struct okp_cycle_target okp_cycle_targets[] = {
 	{ okp_target_add, 3, okp_expect_add },
 	{ okp_target_rip, 0, okp_expect_rip },
 	{ okp_target_jcc, 4, okp_expect_jcc },
@@ -1058,138 +1010,6 @@ static const struct okp_cycle_target {
 	{ okp_target_string, 10, okp_expect_string },
 	{ okp_target_imm_disp, 5, okp_expect_imm_disp },
 };
-
-#define OKP_CYCLE_TARGETS ARRAY_SIZE(okp_cycle_targets)
-
-/* Like okp_hammer_thread, over every cycle target (calls counts rounds). */
-static int okp_cycle_hammer_thread(void *data)
-{
-	struct okp_hammer *h = data;
-	long i;
-	int t;
-
-	for (i = 0; !READ_ONCE(okp_hammer_stop); i++) {
-		for (t = 0; t < OKP_CYCLE_TARGETS; t++) {
-			const struct okp_cycle_target *c = &okp_cycle_targets[t];
-			/* a = 0 now and then: jcc taken */
-			long a = i & 7;
-
-			if (c->target(a, 1) != c->expect(a, 1))
-				h->wrong++;
-		}
-		WRITE_ONCE(h->calls, i + 1);
-		if ((i & 127) == 0)
-			schedule_timeout_idle(1);
-	}
-	complete(&h->done);
-	return 0;
-}
-
-static bool okp_all_optimized(struct okp_probe_record *steady, bool optimized)
-{
-	int t;
-
-	for (t = 0; t < OKP_CYCLE_TARGETS; t++)
-		if (!okp_wait_optimized(&steady[t].probe, optimized))
-			return false;
-	return true;
-}
-
-/*
- * Every CPU calls every cycle target while their probes go optimize ->
- * unoptimize -> optimize, by the sysctl and by enabling a post_handler
- * probe at the first target. Every steady probe must count every call.
- */
-static void okp_test_optimization_cycles(void)
-{
-	struct okp_probe_record *steady = kcalloc(OKP_CYCLE_TARGETS,
-						  sizeof(*steady), GFP_KERNEL);
-	struct okp_probe_record *post = kzalloc(sizeof(*post), GFP_KERNEL);
-	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
-					     GFP_KERNEL);
-	unsigned int cpus = num_online_cpus(), started = 0;
-	long rounds = 0, wrong = 0;
-	int cycles = 0, error = 0, t;
-	char why[160] = "";
-	bool ok = false;
-
-	EXPECT(steady && post && hammers, "out of memory");
-	for (t = 0; t < OKP_CYCLE_TARGETS; t++) {
-		const struct okp_cycle_target *c = &okp_cycle_targets[t];
-
-		steady[t].probe.addr = (void *)c->target + c->offset;
-		steady[t].probe.pre_handler = okp_record_pre;
-		EXPECT(!okprobe_register(&steady[t].probe),
-		       "register %pS failed", steady[t].probe.addr);
-	}
-	post->probe.addr = steady[0].probe.addr;
-	post->probe.pre_handler = okp_record_pre;
-	post->probe.post_handler = okp_record_post;
-	post->probe.flags = OKPROBE_FLAG_DISABLED;
-	EXPECT(!okprobe_register(&post->probe), "register post failed");
-	started = okp_start_hammers(hammers, okp_cycle_hammer_thread);
-	while (!error && started == cpus &&
-	       (cycles < OKP_JUMP_CYCLES ||
-		okp_hammer_calls(hammers) * OKP_CYCLE_TARGETS <
-		OKP_HAMMER_HITS)) {
-		if (!okp_all_optimized(steady, true)) {
-			error = -ETIMEDOUT;
-			break;
-		}
-		msleep(20);
-		if (cycles % 2 == 0) {
-			error = okp_write_sysctl("0");
-			for (t = 0; !error && t < OKP_CYCLE_TARGETS; t++)
-				if (okp_optimized(&steady[t].probe))
-					error = -EBUSY;
-			msleep(20);
-			if (!error)
-				error = okp_write_sysctl("1");
-		} else {
-			error = okprobe_enable(&post->probe);
-			if (!error && okp_optimized(&steady[0].probe))
-				error = -EBUSY;
-			msleep(20);
-			if (!error)
-				error = okprobe_disable(&post->probe);
-		}
-		cycles++;
-	}
-	okp_stop_hammers(hammers, &rounds, &wrong);
-	okprobe_unregister(&post->probe);
-	for (t = 0; t < OKP_CYCLE_TARGETS; t++)
-		okprobe_unregister(&steady[t].probe);
-	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
-	EXPECT(!error, "cycle %d failed: %d", cycles, error);
-	EXPECT(!wrong, "%ld wrong results", wrong);
-	EXPECT(rounds * OKP_CYCLE_TARGETS >= OKP_HAMMER_HITS,
-	       "only %ld calls", rounds * OKP_CYCLE_TARGETS);
-	for (t = 0; t < OKP_CYCLE_TARGETS; t++) {
-		EXPECT(atomic_read(&steady[t].pre_hits) == rounds,
-		       "steady probe on %pS counted %d of %ld calls",
-		       steady[t].probe.addr, atomic_read(&steady[t].pre_hits),
-		       rounds);
-		EXPECT(steady[t].probe.nmissed == 0, "%pS missed %lu",
-		       steady[t].probe.addr, steady[t].probe.nmissed);
-	}
-	EXPECT(atomic_read(&post->post_hits) == atomic_read(&post->pre_hits),
-	       "post probe counts pre %d post %d",
-	       atomic_read(&post->pre_hits), atomic_read(&post->post_hits));
-	pr_info("optimization cycles: %ld calls of %zu targets on %u CPUs, %d cycles, post probe hit %d times\n",
-		rounds, OKP_CYCLE_TARGETS, cpus, cycles,
-		atomic_read(&post->pre_hits));
-	ok = true;
-out:
-	okp_write_sysctl("1");
-	okp_report(ok, "10^6 hits of 11 optimized targets on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)",
-		   why);
-	if (steady)
-		for (t = 0; t < OKP_CYCLE_TARGETS; t++)
-			okprobe_unregister(&steady[t].probe);
-	kfree(steady);
-	okp_record_free(post);
-	kfree(hammers);
-}
 
 /* Stays registered while the module is loaded, for debugfs okprobe/list. */
 static struct okp_probe_record okp_resident;
@@ -1244,7 +1064,10 @@ static int __init okp_selftest_init(void)
 		okp_run_jump_case(&okp_jump_cases[i]);
 	okp_test_neighbour_in_region();
 	okp_test_optimized_redirect_ignored();
-	okp_test_optimization_cycles();
+	okp_test_optimization_cycles(okp_cycle_targets,
+				     ARRAY_SIZE(okp_cycle_targets),
+				     OKP_HAMMER_HITS,
+				     "10^6 hits of 11 optimized targets on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)");
 
 	okp_resident.probe.addr = (void *)okp_target_add + 3;
 	okp_resident.probe.pre_handler = okp_record_pre;

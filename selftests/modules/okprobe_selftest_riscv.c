@@ -96,8 +96,6 @@ static void okp_record_free(struct okp_probe_record *r)
 
 /* ---- Test cases ----------------------------------------------------------- */
 
-typedef long (*okp_target_fn)(long a, long b);
-
 struct okp_case {
 	const char *name;
 	okp_target_fn target;
@@ -483,8 +481,9 @@ static int okp_hammer_fn(void *data)
 		h->wrong += okp_rvc_stack(i, 1) != i + 1;
 		h->wrong += okp_rv_jal(i, 1) != 2 * i + 1;
 		h->calls++;
+		/* A voluntary sleep now and then: rcu-tasks grace periods end. */
 		if (!(i & 1023))
-			cond_resched();
+			schedule_timeout_idle(1);
 	}
 	complete(&h->done);
 	return 0;
@@ -563,10 +562,306 @@ out:
 	kfree(hammers);
 }
 
+/* ---- Jump optimization ------------------------------------------------------ */
+
+struct okp_jump_case {
+	const char *name;
+	okp_target_fn target;
+	unsigned long offset;
+	long (*expect)(long a, long b);
+	bool args_moved;	/* a0/a1 no longer hold a/b at the probe */
+	unsigned int window;	/* bytes the jump replaces */
+};
+
+static long okp_expect_sum(long a, long b)
+{
+	return a + b;
+}
+
+static long okp_expect_sum_1(long a, long b)
+{
+	return a + b + 1;
+}
+
+static long okp_expect_sum_2(long a, long b)
+{
+	return a + b + 2;
+}
+
+static long okp_expect_word(long a, long b)
+{
+	return a + 1000 + b;
+}
+
+static long okp_expect_blt(long a, long b)
+{
+	return b < a ? a + b : a + b + 100;
+}
+
+static long okp_expect_double(long a, long b)
+{
+	return 2 * a + b;
+}
+
+static long okp_expect_double_2(long a, long b)
+{
+	return 2 * a + 2 + b;
+}
+
+static long okp_expect_beqz(long a, long b)
+{
+	return a == 0 ? b : a + 3 + b;
+}
+
+static long okp_expect_bnez(long a, long b)
+{
+	return a != 0 ? a + b : 9 + b;
+}
+
+static const struct okp_jump_case okp_jump_cases[] = {
+	{ "optimized: add, addi", okp_rvj_arith, 0, okp_expect_sum_1 },
+	{ "optimized: sd, ld", okp_rvj_load_store, 4, okp_expect_sum },
+	{ "optimized: auipc, addi (auipc relocated)", okp_rvj_auipc, 0,
+	  okp_expect_word },
+	{ "optimized: blt taken and not taken, relocated", okp_rvj_blt, 0,
+	  okp_expect_blt },
+	{ "optimized: j (jal x0), relocated", okp_rvj_j, 0, okp_expect_sum },
+	{ "optimized: jal ra (a call) at the window's end", okp_rvj_jal, 8,
+	  okp_expect_double_2 },
+	{ "optimized: jalr ra, 0(t0) at the window's end", okp_rvj_jalr, 12,
+	  okp_expect_double, true },
+	{ "optimized: c.addi16sp, c.sdsp, c.ldsp, c.add", okp_rvcj_stack, 0,
+	  okp_expect_sum },
+	{ "optimized: c.j, relocated", okp_rvcj_j, 0, okp_expect_sum },
+	{ "optimized: c.beqz taken and not taken, relocated", okp_rvcj_beqz,
+	  0, okp_expect_beqz },
+	{ "optimized: c.bnez taken and not taken, relocated", okp_rvcj_bnez,
+	  0, okp_expect_bnez },
+	{ "optimized: c.jr ra ends the window", okp_rvcj_jr, 0,
+	  okp_expect_sum_2 },
+	{ "optimized: c.jalr t0 at the window's end", okp_rvcj_jalr, 12,
+	  okp_expect_double_2 },
+	{ "optimized: 2+2+2+4-byte window, padded with c.nop", okp_rvcj_mixed,
+	  0, okp_expect_sum_2, .window = 10 },
+};
+
+#define OKP_JUMP_CALLS 100
+#define OKP_WINDOW_MAX 10
+
+/*
+ * "auipc tmp, hi; jalr x0, lo(tmp)" (and c.nop for a 10-byte window) in
+ * the text at address.
+ */
+static bool okp_is_window_jump(void *address, unsigned int window)
+{
+	u32 auipc = okp_text_word(address), jalr = okp_text_word(address + 4);
+	unsigned int tmp = (auipc >> 7) & 0x1f;
+
+	return (auipc & 0x7f) == 0x17 && tmp && (jalr & 0x7f) == 0x67 &&
+	       ((jalr >> 7) & 0x1f) == 0 && ((jalr >> 15) & 0x1f) == tmp &&
+	       (window != 10 || okp_text_half(address + 8) == 0x0001);
+}
+
+/*
+ * The probe reaches [OPTIMIZED] with the jump in the text, counts every
+ * call with unchanged results and the registers of the probe point;
+ * unregistering restores the text.
+ */
+static void okp_run_jump_case(const struct okp_jump_case *c)
+{
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	void *address = (void *)c->target + c->offset;
+	unsigned int window = c->window ?: 8;
+	u8 original[OKP_WINDOW_MAX], now[OKP_WINDOW_MAX];
+	char why[200] = "";
+	bool ok = false;
+	long a, result;
+	int ret, i;
+
+	EXPECT(r, "out of memory");
+	EXPECT(!copy_from_kernel_nofault(original, address, window),
+	       "unreadable");
+	r->probe.addr = address;
+	r->probe.pre_handler = okp_record_pre;
+	ret = okprobe_register(&r->probe);
+	EXPECT(ret == 0, "register failed: %d", ret);
+	EXPECT(okp_wait_optimized(&r->probe, true), "never optimized");
+	EXPECT(okp_is_window_jump(address, window), "text %08x %08x, not a jump",
+	       okp_text_word(address), okp_text_word(address + 4));
+	for (i = 0; i < OKP_JUMP_CALLS; i++) {
+		a = i % 8 - 2; /* both ways through every branch */
+		result = c->target(a, 1);
+		EXPECT(result == c->expect(a, 1),
+		       "call %d (a=%ld) returned %ld, not %ld", i, a, result,
+		       c->expect(a, 1));
+	}
+	EXPECT(atomic_read(&r->pre_hits) == OKP_JUMP_CALLS,
+	       "pre_handler ran %d times", atomic_read(&r->pre_hits));
+	EXPECT(r->seen_epc == (unsigned long)address,
+	       "handler saw epc %lx, not the probed address", r->seen_epc);
+	EXPECT(c->args_moved || (r->seen_a0 == a && r->seen_a1 == 1),
+	       "handler saw a0=%ld a1=%ld, not %ld and 1", r->seen_a0,
+	       r->seen_a1, a);
+	EXPECT(okp_optimized(&r->probe), "unoptimized during the calls");
+	okprobe_unregister(&r->probe);
+	EXPECT(!okp_optimized(&r->probe), "still flagged optimized");
+	EXPECT(!copy_from_kernel_nofault(now, address, window) &&
+	       !memcmp(now, original, window), "the text is not restored");
+	EXPECT(c->target(3, 1) == c->expect(3, 1), "result after unregister");
+	ok = true;
+out:
+	okp_report(ok, c->name, why);
+	okp_record_free(r);
+}
+
+/*
+ * Every register a jump could use is read after the probe: it stays a
+ * breakpoint (once a probe registered after it is optimized, the
+ * optimizer has been over it) and counts every call. Why is in debugfs
+ * okprobe/jumps, which okptest reads for the module's resident probe on
+ * the same address.
+ */
+static void okp_test_no_free_register(void)
+{
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	struct okp_probe_record *control = kzalloc(sizeof(*r), GFP_KERNEL);
+	char why[200] = "";
+	bool ok = false;
+	int i;
+
+	EXPECT(r && control, "out of memory");
+	r->probe.addr = (void *)okp_rvj_no_register;
+	r->probe.pre_handler = okp_record_pre;
+	control->probe.addr = (void *)okp_rvj_arith;
+	control->probe.pre_handler = okp_record_pre;
+	EXPECT(!okprobe_register(&r->probe) &&
+	       !okprobe_register(&control->probe), "register failed");
+	EXPECT(okp_wait_optimized(&control->probe, true),
+	       "the control probe never optimized");
+	EXPECT(!okp_optimized(&r->probe), "optimized");
+	EXPECT(okp_text_word(okp_rvj_no_register) == 0x00100073,
+	       "text %08x, not ebreak", okp_text_word(okp_rvj_no_register));
+	for (i = 0; i < 100; i++)
+		EXPECT(okp_rvj_no_register(i, 2) == i + 2, "wrong result");
+	EXPECT(atomic_read(&r->pre_hits) == 100, "hits %d",
+	       atomic_read(&r->pre_hits));
+	ok = true;
+out:
+	okp_report(ok, "no free register at the probe: stays a breakpoint and says why",
+		   why);
+	okp_record_free(r);
+	okp_record_free(control);
+}
+
+/*
+ * A probe inside an optimized window takes the jump out first; the outer
+ * probe jumps again once it is gone.
+ */
+static void okp_test_neighbour_in_window(void)
+{
+	struct okp_probe_record *outer = kzalloc(sizeof(*outer), GFP_KERNEL);
+	struct okp_probe_record *inner = kzalloc(sizeof(*inner), GFP_KERNEL);
+	char why[200] = "";
+	bool ok = false;
+	int i;
+
+	EXPECT(outer && inner, "out of memory");
+	outer->probe.addr = (void *)okp_rvj_arith;
+	outer->probe.pre_handler = okp_record_pre;
+	inner->probe.addr = (void *)okp_rvj_arith + 4;
+	inner->probe.pre_handler = okp_record_pre;
+	EXPECT(!okprobe_register(&outer->probe), "register outer failed");
+	EXPECT(okp_wait_optimized(&outer->probe, true), "outer never optimized");
+	EXPECT(!okprobe_register(&inner->probe), "register inner failed");
+	EXPECT(!okp_optimized(&outer->probe) &&
+	       okp_text_word(okp_rvj_arith) == 0x00100073 &&
+	       okp_text_word((void *)okp_rvj_arith + 4) == 0x00100073,
+	       "outer still a jump over the inner probe: %08x %08x",
+	       okp_text_word(okp_rvj_arith),
+	       okp_text_word((void *)okp_rvj_arith + 4));
+	for (i = 0; i < 100; i++)
+		EXPECT(okp_rvj_arith(i, 1) == i + 2, "wrong result");
+	EXPECT(atomic_read(&outer->pre_hits) == 100 &&
+	       atomic_read(&inner->pre_hits) == 100, "hits %d and %d",
+	       atomic_read(&outer->pre_hits), atomic_read(&inner->pre_hits));
+	okprobe_unregister(&inner->probe);
+	EXPECT(okp_wait_optimized(&outer->probe, true),
+	       "outer not optimized again");
+	for (i = 0; i < 100; i++)
+		EXPECT(okp_rvj_arith(i, 1) == i + 2, "wrong result");
+	EXPECT(atomic_read(&outer->pre_hits) == 200, "outer hits %d",
+	       atomic_read(&outer->pre_hits));
+	ok = true;
+out:
+	okp_report(ok, "a probe inside a jump's window unoptimizes it until it goes",
+		   why);
+	okp_record_free(inner);
+	okp_record_free(outer);
+}
+
+/*
+ * Once optimized, a pre_handler's change of regs->epc is ignored (the
+ * window runs) while its other register changes are kept: the handler
+ * sets a0 = 42 and asks to return, so a breakpoint hit returns 42 and an
+ * optimized one 42 + b + 1.
+ */
+static void okp_test_optimized_redirect_ignored(void)
+{
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	char why[200] = "";
+	bool ok = false;
+	long result;
+
+	EXPECT(r, "out of memory");
+	r->probe.addr = (void *)okp_rvj_arith;
+	r->probe.pre_handler = okp_record_pre;
+	r->redirect = true;
+	EXPECT(!okprobe_register(&r->probe), "register failed");
+	EXPECT(okp_wait_optimized(&r->probe, true), "never optimized");
+	result = okp_rvj_arith(1, 2);
+	EXPECT(result == 42 + 2 + 1, "returned %ld, not 45", result);
+	EXPECT(!okp_write_sysctl("0"), "sysctl write failed");
+	EXPECT(!okp_optimized(&r->probe), "optimized with the sysctl at 0");
+	result = okp_rvj_arith(1, 2);
+	EXPECT(result == 42, "as a breakpoint returned %ld, not 42", result);
+	ok = true;
+out:
+	okp_write_sysctl("1");
+	okp_report(ok, "optimized: a redirect of regs->epc is ignored, other registers kept",
+		   why);
+	okp_record_free(r);
+}
+
+/* Every optimized target, hammered across optimize/unoptimize cycles. */
+static const struct okp_cycle_target okp_cycle_targets[] = {
+	{ okp_rvj_arith, 0, okp_expect_sum_1 },
+	{ okp_rvj_load_store, 4, okp_expect_sum },
+	{ okp_rvj_auipc, 0, okp_expect_word },
+	{ okp_rvj_blt, 0, okp_expect_blt },
+	{ okp_rvj_j, 0, okp_expect_sum },
+	{ okp_rvj_jal, 8, okp_expect_double_2 },
+	{ okp_rvj_jalr, 12, okp_expect_double },
+	{ okp_rvcj_stack, 0, okp_expect_sum },
+	{ okp_rvcj_j, 0, okp_expect_sum },
+	{ okp_rvcj_beqz, 0, okp_expect_beqz },
+	{ okp_rvcj_bnez, 0, okp_expect_bnez },
+	{ okp_rvcj_jr, 0, okp_expect_sum_2 },
+	{ okp_rvcj_jalr, 12, okp_expect_double_2 },
+	{ okp_rvcj_mixed, 0, okp_expect_sum_2 },
+};
+
+#define OKP_CYCLE_HITS 500000
+
 /* ---- Module ---------------------------------------------------------------- */
 
 /* Stays registered while the module is loaded, for debugfs okprobe/list. */
 static struct okp_probe_record okp_resident;
+
+/*
+ * Also resident, for okptest to read why it stays a breakpoint in debugfs
+ * okprobe/jumps: no register is free at the probe.
+ */
+static struct okp_probe_record okp_resident_refused;
 
 
 /* The text at the resident probe: 9002 (c.ebreak) while it is armed. */
@@ -594,13 +889,31 @@ static int __init okp_selftest_init(void)
 	okp_test_bad_registrations();
 	okp_test_enable_disable();
 	okp_test_many();
+	/*
+	 * Breakpoint copies under churn: with optimization on, every churn
+	 * cycle would wait for an rcu-tasks grace period to take the jump out.
+	 */
+	okp_write_sysctl("0");
 	okp_test_concurrency();
+	okp_write_sysctl("1");
+	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
+		okp_run_jump_case(&okp_jump_cases[i]);
+	okp_test_no_free_register();
+	okp_test_neighbour_in_window();
+	okp_test_optimized_redirect_ignored();
+	okp_test_optimization_cycles(okp_cycle_targets,
+				     ARRAY_SIZE(okp_cycle_targets),
+				     OKP_CYCLE_HITS,
+				     "5*10^5 hits of 14 optimized targets on every hart across optimize/unoptimize cycles (sysctl, enable/disable)");
 
 	okp_resident.probe.addr = (void *)okp_rvc_stack + 6;
 	okp_resident.probe.pre_handler = okp_record_pre;
 	if (!okprobe_register(&okp_resident.probe))
 		for (i = 0; i < 5; i++)
 			okp_rvc_stack(i, i);
+	okp_resident_refused.probe.symbol_name = "okp_rvj_no_register";
+	okp_resident_refused.probe.pre_handler = okp_record_pre;
+	okprobe_register(&okp_resident_refused.probe);
 	dir = okp_results_publish();
 	debugfs_create_file("resident_byte", 0400, dir, NULL,
 			    &okp_resident_byte_fops);
@@ -610,6 +923,7 @@ static int __init okp_selftest_init(void)
 static void __exit okp_selftest_exit(void)
 {
 	okprobe_unregister(&okp_resident.probe);
+	okprobe_unregister(&okp_resident_refused.probe);
 	okp_results_exit();
 }
 

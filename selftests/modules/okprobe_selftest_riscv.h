@@ -27,4 +27,21 @@ long okp_rvc_jalr(long a, long b);
 long okp_rvc_jalr_ra(long a, long b);
 long okp_rvc_mixed(long a, long b);
 
+/* Jump-optimization targets. */
+long okp_rvj_arith(long a, long b);
+long okp_rvj_load_store(long a, long b);
+long okp_rvj_auipc(long a, long b);
+long okp_rvj_blt(long a, long b);
+long okp_rvj_j(long a, long b);
+long okp_rvj_jal(long a, long b);
+long okp_rvj_jalr(long a, long b);
+long okp_rvj_no_register(long a, long b);
+long okp_rvcj_stack(long a, long b);
+long okp_rvcj_j(long a, long b);
+long okp_rvcj_beqz(long a, long b);
+long okp_rvcj_bnez(long a, long b);
+long okp_rvcj_jr(long a, long b);
+long okp_rvcj_jalr(long a, long b);
+long okp_rvcj_mixed(long a, long b);
+
 #endif /* OKPROBE_SELFTEST_RISCV_H */

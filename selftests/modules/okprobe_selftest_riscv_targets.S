@@ -115,6 +115,105 @@ SYM_FUNC_START(okp_rv_extable)
 	_asm_extable	1b, 2b
 SYM_FUNC_END(okp_rv_extable)
 
+/*
+ * Jump-optimization targets: the probe at "X" gets an 8-byte window
+ * (auipc + jalr) of whole instructions. "li t6, 0" after the window
+ * makes t6 provably dead there even where a return is taken to read
+ * every register: the jump's entry and return register.
+ */
+
+	.data
+	.balign 8
+SYM_DATA(okp_rvj_word, .dword 1000)
+	.text
+
+/* a + b + 1: arithmetic. X = +0 */
+SYM_FUNC_START(okp_rvj_arith)
+	add	a0, a0, a1		/* +0 */
+	addi	a0, a0, 1		/* +4 */
+	li	t6, 0			/* +8 */
+	ret
+SYM_FUNC_END(okp_rvj_arith)
+
+/* a + b: a store and a load. X = +4 */
+SYM_FUNC_START(okp_rvj_load_store)
+	addi	sp, sp, -16		/* +0 */
+	sd	a0, 8(sp)		/* +4 */
+	ld	a2, 8(sp)		/* +8 */
+	add	a0, a2, a1		/* +12 */
+	addi	sp, sp, 16		/* +16 */
+	li	t6, 0			/* +20 */
+	ret
+SYM_FUNC_END(okp_rvj_load_store)
+
+/* a + 1000 + b: auipc + addi (lla), relocated. X = +0 */
+SYM_FUNC_START(okp_rvj_auipc)
+	lla	t0, okp_rvj_word	/* +0: auipc, +4: addi */
+	ld	t0, 0(t0)		/* +8 */
+	add	a0, a0, t0		/* +12 */
+	add	a0, a0, a1		/* +16 */
+	li	t6, 0			/* +20 */
+	ret
+SYM_FUNC_END(okp_rvj_auipc)
+
+/* b < a ? a + b : a + b + 100: blt taken and not taken. X = +0 */
+SYM_FUNC_START(okp_rvj_blt)
+	blt	a1, a0, 1f		/* +0 */
+	addi	a0, a0, 100		/* +4 */
+1:	add	a0, a0, a1		/* +8 */
+	li	t6, 0			/* +12 */
+	ret
+SYM_FUNC_END(okp_rvj_blt)
+
+/* a + b: j (jal x0) ends the copy. X = +0 */
+SYM_FUNC_START(okp_rvj_j)
+	j	1f			/* +0 */
+	addi	a0, a0, 100		/* +4 */
+1:	add	a0, a0, a1		/* +8 */
+	li	t6, 0			/* +12 */
+	ret
+SYM_FUNC_END(okp_rvj_j)
+
+/* 2a + 2 + b: jal ra (a call) at the window's end. X = +8 */
+SYM_FUNC_START(okp_rvj_jal)
+	addi	sp, sp, -16		/* +0 */
+	sd	ra, 8(sp)		/* +4 */
+	addi	a0, a0, 1		/* +8 */
+	jal	ra, okp_rv_helper_double /* +12 */
+	add	a0, a0, a1		/* +16 */
+	ld	ra, 8(sp)		/* +20 */
+	addi	sp, sp, 16		/* +24 */
+	li	t6, 0			/* +28 */
+	ret
+SYM_FUNC_END(okp_rvj_jal)
+
+/* 2a + b: jalr ra, 0(t0) at the window's end. X = +12 (lla's addi) */
+SYM_FUNC_START(okp_rvj_jalr)
+	addi	sp, sp, -16		/* +0 */
+	sd	ra, 8(sp)		/* +4 */
+	lla	t0, okp_rv_helper_double /* +8: auipc, +12: addi */
+	jalr	ra, 0(t0)		/* +16 */
+	add	a0, a0, a1		/* +20 */
+	ld	ra, 8(sp)		/* +24 */
+	addi	sp, sp, 16		/* +28 */
+	li	t6, 0			/* +32 */
+	ret
+SYM_FUNC_END(okp_rvj_jalr)
+
+/*
+ * a + b, but every register a jump could use is read after the window
+ * (added and subtracted again): no register is dead at X = +0.
+ */
+SYM_FUNC_START(okp_rvj_no_register)
+	add	a0, a0, a1		/* +0 */
+	addi	a0, a0, 0		/* +4 */
+	.irp	r, ra, t0, t1, t2, s0, s1, a1, a2, a3, a4, a5, a6, a7, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, t3, t4, t5, t6
+	add	a0, a0, \r
+	sub	a0, a0, \r
+	.endr
+	ret
+SYM_FUNC_END(okp_rvj_no_register)
+
 	.option pop
 
 	.option push
@@ -194,5 +293,90 @@ SYM_FUNC_START(okp_rvc_mixed)
 	.option pop
 	c.jr	ra			/* +6 */
 SYM_FUNC_END(okp_rvc_mixed)
+
+/* a + b: compressed stack ops. X = +0 */
+SYM_FUNC_START(okp_rvcj_stack)
+	c.addi16sp	sp, -16		/* +0 */
+	c.sdsp	a0, 8(sp)		/* +2 */
+	c.ldsp	a2, 8(sp)		/* +4 */
+	c.add	a2, a1			/* +6 */
+	c.mv	a0, a2			/* +8 */
+	c.addi16sp	sp, 16		/* +10 */
+	c.li	t6, 0			/* +12 */
+	c.jr	ra			/* +14 */
+SYM_FUNC_END(okp_rvcj_stack)
+
+/* a + b: c.j ends the copy. X = +0 */
+SYM_FUNC_START(okp_rvcj_j)
+	c.j	1f			/* +0 */
+	c.addi	a0, 1			/* +2 */
+	c.addi	a0, 1			/* +4 */
+	c.addi	a0, 1			/* +6 */
+1:	c.add	a0, a1			/* +8 */
+	c.li	t6, 0			/* +10 */
+	c.jr	ra			/* +12 */
+SYM_FUNC_END(okp_rvcj_j)
+
+/* a == 0 ? b : a + 3 + b: c.beqz. X = +0 */
+SYM_FUNC_START(okp_rvcj_beqz)
+	c.beqz	a0, 1f			/* +0 */
+	c.addi	a0, 1			/* +2 */
+	c.addi	a0, 1			/* +4 */
+	c.addi	a0, 1			/* +6 */
+1:	c.add	a0, a1			/* +8 */
+	c.li	t6, 0			/* +10 */
+	c.jr	ra			/* +12 */
+SYM_FUNC_END(okp_rvcj_beqz)
+
+/* a != 0 ? a + b : 9 + b: c.bnez. X = +0 */
+SYM_FUNC_START(okp_rvcj_bnez)
+	c.bnez	a0, 1f			/* +0 */
+	c.li	a0, 7			/* +2 */
+	c.addi	a0, 1			/* +4 */
+	c.addi	a0, 1			/* +6 */
+1:	c.add	a0, a1			/* +8 */
+	c.li	t6, 0			/* +10 */
+	c.jr	ra			/* +12 */
+SYM_FUNC_END(okp_rvcj_bnez)
+
+/* a + b + 2: the window ends in c.jr ra (a return is copied). X = +0 */
+SYM_FUNC_START(okp_rvcj_jr)
+	c.add	a0, a1			/* +0 */
+	c.addi	a0, 2			/* +2 */
+	c.li	t6, 0			/* +4 */
+	c.jr	ra			/* +6 */
+SYM_FUNC_END(okp_rvcj_jr)
+
+/* 2a + 2 + b: c.jalr t0 at the window's end. X = +12 */
+SYM_FUNC_START(okp_rvcj_jalr)
+	c.addi16sp	sp, -16		/* +0 */
+	c.sdsp	ra, 8(sp)		/* +2 */
+	.option push
+	.option norvc
+	lla	t0, okp_rv_helper_double /* +4 */
+	.option pop
+	c.addi	a0, 1			/* +12 */
+	c.addi	a0, 1			/* +14 */
+	c.addi	a0, -1			/* +16 */
+	c.jalr	t0			/* +18 */
+	c.add	a0, a1			/* +20 */
+	c.ldsp	ra, 8(sp)		/* +22 */
+	c.addi16sp	sp, 16		/* +24 */
+	c.li	t6, 0			/* +26 */
+	c.jr	ra			/* +28 */
+SYM_FUNC_END(okp_rvcj_jalr)
+
+/* a + 2 + b: a 10-byte window (2 + 2 + 2 + 4), padded with c.nop. X = +0 */
+SYM_FUNC_START(okp_rvcj_mixed)
+	c.mv	t1, a0			/* +0 */
+	c.addi	t1, 1			/* +2 */
+	c.addi	t1, 1			/* +4 */
+	.option push
+	.option norvc
+	add	a0, t1, a1		/* +6 */
+	.option pop
+	c.li	t6, 0			/* +10 */
+	c.jr	ra			/* +12 */
+SYM_FUNC_END(okp_rvcj_mixed)
 
 	.option pop

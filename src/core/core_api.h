@@ -253,10 +253,32 @@ struct okp_detour_percpu {
 void okp_glue_detour_percpu(struct okp_detour_percpu *percpu);
 
 /*
- * riscv: whether a jump label site lies in [start, end) (its nop hides
- * where it jumps once its key flips).
+ * riscv: the call of every detour. Does what the kernel's optprobe
+ * callback does around okp_core_optimized_hit(): fills the rest of the
+ * saved struct pt_regs (status as a breakpoint trap would have it),
+ * disables preemption and passes this CPU's handler state.
  */
-int okp_glue_jump_label_sites_within(unsigned long start, unsigned long end);
+void okp_glue_optimized_entry(void *site, void *regs);
+/*
+ * riscv: where a fault of the instruction at address resumes (its
+ * exception-table entry's fixup), or 0 when it has no entry.
+ */
+unsigned long okp_glue_exception_fixup(unsigned long address);
+
+/* A jump label site: its code (a nop or a jump) and where it jumps. */
+struct okp_jump_label {
+	unsigned long code;
+	unsigned long target;
+};
+/*
+ * The jump labels whose code lies in [start, end), from the jump table of
+ * the object holding start: their number (only the first capacity are
+ * written to found), or -1 when okprobe cannot tell (the core kernel's jump
+ * table is unknown and the range has jump labels).
+ */
+long okp_glue_jump_labels_within(unsigned long start, unsigned long end,
+				 struct okp_jump_label *found,
+				 unsigned long capacity);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,8 @@ void okp_probes_show_jumps(struct seq_file *m);
 void okp_probes_optimization_changed(void);
 /* arch/<arch>/probes_glue.c: the breakpoint trap. */
 int okp_arch_probes_init(void);
+/* Finds the core kernel's jump table (src/kernel/jump_labels.c). */
+void okp_jump_labels_init(void);
 void okp_arch_probes_exit(void);
 
 int okp_debugfs_init(void);

@@ -15,6 +15,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kallsyms.h>
+#include <linux/kprobes.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -27,6 +28,9 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
+#ifdef CONFIG_RISCV
+#include <asm/csr.h>
+#endif
 
 #include <okprobe.h>
 
@@ -145,9 +149,77 @@ void okp_glue_detour_percpu(struct okp_detour_percpu *percpu)
 }
 #endif
 
+#ifdef CONFIG_RISCV
+/*
+ * The status a breakpoint trap would save: the previous privilege is the
+ * kernel's, SPIE says whether interrupts were on at the probe, and SIE is
+ * off (the handler runs with them as they are, but reports like a trap).
+ */
+void notrace okp_glue_optimized_entry(void *site, void *raw_regs)
+{
+	struct pt_regs *regs = raw_regs;
+	unsigned long status = csr_read(CSR_STATUS);
+
+	regs->status = (status & ~(SR_SIE | SR_SPIE)) | SR_SPP |
+		       ((status & SR_SIE) ? SR_SPIE : 0);
+	regs->badaddr = 0;
+	regs->cause = EXC_BREAKPOINT;
+	regs->orig_a0 = regs->a0;
+	preempt_disable_notrace();
+	okp_core_optimized_hit(site, regs, this_cpu_ptr(&okp_cpu_states));
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(okp_glue_optimized_entry);
+#endif
+
 unsigned long okp_glue_lookup_symbol(const char *name)
 {
 	return okp_ksyms_lookup(name);
+}
+
+/*
+ * The function holding a module address, from the module's own ELF
+ * symbols: the STT_FUNC symbol whose [st_value, st_value + st_size) holds
+ * it. Not kallsyms: riscv assemblers (binutils 2.40 on) emit mapping
+ * symbols ("$xrv64i2p1_...") where the ISA changes, which 6.1's module
+ * kallsyms does not skip, so its answer may name one and cut a function
+ * in two there. Copies the name into name (when not NULL). The module
+ * cannot go away meanwhile: its notifier waits for okp_probe_mutex, or
+ * the caller holds a reference.
+ */
+static bool okp_module_function(unsigned long address, unsigned long *start,
+				unsigned long *size, char *name,
+				unsigned long name_size, char *module,
+				unsigned long module_size)
+{
+	struct module *(*module_text)(unsigned long address) =
+		(void *)okp_ksyms.__module_text_address;
+	struct mod_kallsyms *symbols;
+	const Elf_Sym *sym;
+	struct module *mod;
+	bool found = false;
+	unsigned int i;
+
+	preempt_disable();
+	mod = module_text(address);
+	symbols = mod ? rcu_dereference_sched(mod->kallsyms) : NULL;
+	for (i = 1; symbols && i < symbols->num_symtab && !found; i++) {
+		sym = &symbols->symtab[i];
+		if (ELF_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_size ||
+		    sym->st_shndx == SHN_UNDEF || address < sym->st_value ||
+		    address - sym->st_value >= sym->st_size)
+			continue;
+		*start = sym->st_value;
+		*size = sym->st_size;
+		if (name)
+			strscpy(name, symbols->strtab + sym->st_name,
+				name_size);
+		if (module)
+			strscpy(module, mod->name, module_size);
+		found = true;
+	}
+	preempt_enable();
+	return found;
 }
 
 int okp_glue_function_of(unsigned long address, unsigned long *start,
@@ -158,6 +230,8 @@ int okp_glue_function_of(unsigned long address, unsigned long *start,
 		(void *)okp_ksyms.kallsyms_lookup_size_offset;
 	unsigned long offset;
 
+	if (okp_module_function(address, start, size, NULL, 0, NULL, 0))
+		return 1;
 	if (!size_offset(address, size, &offset))
 		return 0;
 	*start = address - offset;
@@ -240,8 +314,15 @@ void okp_glue_text_restore(unsigned long address, const void *expected,
 void okp_glue_describe(unsigned long address, char *buffer,
 		       unsigned long size)
 {
-	char line[KSYM_SYMBOL_LEN];
+	char line[KSYM_SYMBOL_LEN], module[MODULE_NAME_LEN];
+	unsigned long start, length;
 
+	if (okp_module_function(address, &start, &length, line, sizeof(line),
+				module, sizeof(module))) {
+		snprintf(buffer, size, "%s+0x%lx/0x%lx [%s]", line,
+			 address - start, length, module);
+		return;
+	}
 	sprint_symbol(line, address);
 	strscpy(buffer, line, size);
 }
@@ -264,10 +345,13 @@ static void okp_log_refusal(const struct okprobe *probe, const char *why,
 	if (probe->symbol_name)
 		pr_err("cannot probe %s+0x%lx: %s (%d)\n", probe->symbol_name,
 		       probe->offset, why, ret);
-	else
-		pr_err("cannot probe %pS: %s (%d)\n",
-		       (void *)((unsigned long)probe->addr + probe->offset),
-		       why, ret);
+	else {
+		char where[KSYM_SYMBOL_LEN];
+
+		okp_glue_describe((unsigned long)probe->addr + probe->offset,
+				  where, sizeof(where));
+		pr_err("cannot probe %s: %s (%d)\n", where, why, ret);
+	}
 }
 
 int okprobe_register(struct okprobe *probe)
@@ -445,6 +529,7 @@ int okp_probes_init(void)
 {
 	int ret;
 
+	okp_jump_labels_init();
 	ret = okp_arch_probes_init();
 	if (ret)
 		return ret;

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0
+// The detour buffer an optimized riscv64 probe's "auipc tmp; jalr x0,
+// lo(tmp)" leads to: save the registers as a struct pt_regs on the stack,
+// call the probe entry, restore them (with whatever the handlers changed,
+// except pc and sp), run the relocated window, jump back.
+//
+//   addi sp, sp, -288                 the pt_regs frame (16-byte aligned)
+//   sd x1, 8(sp); sd x3..x31, n*8(sp) every register but sp, at its slot
+//   addi t0, sp, 288; sd t0, 16(sp)   regs->sp: the stack pointer at the probe
+//   auipc a0, 0; ld a0, literal(a0)   the entry's context (the site)
+//   mv a1, sp                         the registers
+//   auipc ra, hi; jalr ra, lo(ra)     entry(context, regs)
+//   ld x1, 8(sp); ld x3..x31, n*8(sp)
+//   addi sp, sp, 288
+//   <relocated window>                detour + copy_offset: waiting hits go here
+//   .align 3; .dword context          the literal
+//
+// The entry (the glue's okp_glue_optimized_entry) fills regs->epc, status
+// and the rest itself: they cost nothing to leave to C. The entry register
+// of the patched jump is dead at the probe, so its saved value means
+// nothing; every other register is the probed code's. Pure C++: the host
+// tests decode the bytes.
+#pragma once
+
+#include "riscv/jump_optimization.hpp"
+
+namespace okp::riscv {
+
+// sizeof(struct pt_regs) on riscv64: epc, x1-x31, status, badaddr, cause,
+// orig_a0.
+constexpr size_t pt_regs_size = 36 * 8;
+
+// The save/call/restore part: the copy starts here.
+constexpr size_t detour_frame_size = 4 + 30 * 4 + 8 + 8 + 4 + 8 + 30 * 4 + 4;
+// Frame, the longest copy, alignment and the literal.
+constexpr size_t max_detour_size = detour_frame_size + max_relocated_window + 4 + 8;
+
+// Builds the detour of plan's window (probed at address) to run at
+// detour_address: it calls entry(context, regs). Returns its length, or 0
+// when entry or a window target is out of auipc+jalr reach or capacity is
+// too small.
+size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, uint64_t entry,
+		    uint64_t context, uint8_t *out, size_t capacity);
+
+} // namespace okp::riscv

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+// The riscv64 detour, decoded back instruction by instruction (riscv code
+// cannot run on the host): every register but sp saved at its struct
+// pt_regs slot and restored from it, regs->sp the probed code's, the entry
+// called with the site and the registers, then the relocated window, and
+// the site's address in the literal the call loads.
+#include "riscv/detour.hpp"
+
+#include "riscv_code.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace okp::riscv;
+using namespace okp::riscv::test;
+
+constexpr uint64_t base = 0xffffffff80100000;
+constexpr uint64_t detour = 0xffffffff017a4000;
+constexpr uint64_t entry = 0xffffffff017a9a32; // in the module's text
+constexpr uint64_t site = 0xffffaf8001234560;  // a kmalloc'd struct
+
+// 0: c.li t0, 1; 2: addi a0, a1, -5; 6: addi a0, a0, 1; a: c.li t1, 0;
+// c: c.li t0, 0; e: c.jr ra
+OptimizationPlan plan_at_2(FunctionAnalysis &analysis, const std::vector<uint8_t> &bytes)
+{
+	EXPECT_TRUE(analysis.build({bytes.data(), base, bytes.size()}, nullptr, 0, nullptr, 0));
+	return plan_jump_optimization(analysis, base + 2);
+}
+
+Instruction at(const uint8_t *bytes, size_t offset)
+{
+	return decode_instruction(bytes + offset, 4);
+}
+
+TEST(RiscvDetour, SavesCallsRestoresThenRunsTheWindow)
+{
+	const std::vector<uint8_t> function =
+		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	FunctionAnalysis analysis;
+	const OptimizationPlan plan = plan_at_2(analysis, function);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
+	uint8_t out[max_detour_size];
+	const size_t length = build_detour(plan, base + 2, detour, entry, site, out, sizeof(out));
+	ASSERT_GT(length, detour_frame_size);
+	ASSERT_LE(length, max_detour_size);
+
+	size_t pc = 0;
+	Instruction insn = at(out, pc);
+	EXPECT_EQ(insn.operation, Operation::addi);
+	EXPECT_EQ(insn.rd, reg::sp);
+	EXPECT_EQ(insn.immediate, -int64_t(pt_regs_size));
+	pc += 4;
+	// sd xN, N*8(sp) for every N but sp: struct pt_regs's layout.
+	for (unsigned n = 1; n < 32; ++n) {
+		if (n == reg::sp)
+			continue;
+		insn = at(out, pc);
+		EXPECT_EQ(insn.kind, InstructionClass::store) << "x" << n;
+		EXPECT_EQ(insn.rs1, reg::sp);
+		EXPECT_EQ(insn.rs2, n);
+		EXPECT_EQ(insn.immediate, int64_t(n * 8));
+		pc += 4;
+	}
+	// regs->sp = sp + 288
+	insn = at(out, pc);
+	EXPECT_EQ(insn.operation, Operation::addi);
+	EXPECT_EQ(insn.rs1, reg::sp);
+	EXPECT_EQ(insn.immediate, int64_t(pt_regs_size));
+	const unsigned scratch = insn.rd;
+	insn = at(out, pc + 4);
+	EXPECT_EQ(insn.kind, InstructionClass::store);
+	EXPECT_EQ(insn.rs2, scratch);
+	EXPECT_EQ(insn.immediate, 16);
+	pc += 8;
+	// a0 = the literal: auipc a0, 0; ld a0, off(a0)
+	const Instruction auipc = at(out, pc), load = at(out, pc + 4);
+	EXPECT_EQ(auipc.operation, Operation::auipc);
+	EXPECT_EQ(auipc.rd, reg::a0);
+	EXPECT_EQ(load.kind, InstructionClass::load);
+	EXPECT_EQ(load.rd, reg::a0);
+	EXPECT_EQ(load.rs1, reg::a0);
+	const size_t literal = pc + auipc.immediate + load.immediate;
+	EXPECT_EQ(literal % 8, 0u);
+	EXPECT_EQ(literal + 8, length);
+	uint64_t value = 0;
+	for (int b = 7; b >= 0; --b)
+		value = value << 8 | out[literal + b];
+	EXPECT_EQ(value, site);
+	pc += 8;
+	// a1 = sp
+	insn = at(out, pc);
+	EXPECT_EQ(insn.operation, Operation::addi);
+	EXPECT_EQ(insn.rd, reg::a0 + 1);
+	EXPECT_EQ(insn.rs1, reg::sp);
+	EXPECT_EQ(insn.immediate, 0);
+	pc += 4;
+	// auipc ra, hi; jalr ra, lo(ra) to the entry
+	const Instruction call_high = at(out, pc), call = at(out, pc + 4);
+	EXPECT_EQ(call_high.operation, Operation::auipc);
+	EXPECT_EQ(call_high.rd, reg::ra);
+	EXPECT_EQ(call.operation, Operation::jalr);
+	EXPECT_EQ(call.rd, reg::ra);
+	EXPECT_EQ(call.rs1, reg::ra);
+	EXPECT_EQ(detour + pc + call_high.immediate + call.immediate, entry);
+	pc += 8;
+	// ld xN, N*8(sp), then sp back
+	for (unsigned n = 1; n < 32; ++n) {
+		if (n == reg::sp)
+			continue;
+		insn = at(out, pc);
+		EXPECT_EQ(insn.kind, InstructionClass::load) << "x" << n;
+		EXPECT_EQ(insn.rd, n);
+		EXPECT_EQ(insn.rs1, reg::sp);
+		EXPECT_EQ(insn.immediate, int64_t(n * 8));
+		pc += 4;
+	}
+	insn = at(out, pc);
+	EXPECT_EQ(insn.operation, Operation::addi);
+	EXPECT_EQ(insn.rd, reg::sp);
+	EXPECT_EQ(insn.immediate, int64_t(pt_regs_size));
+	pc += 4;
+	ASSERT_EQ(pc, detour_frame_size);
+
+	// The window's copy, exactly as relocate_window writes it there.
+	uint8_t copy[max_relocated_window];
+	const size_t copy_length = relocate_window(plan, base + 2, detour + detour_frame_size, copy, sizeof(copy));
+	ASSERT_GT(copy_length, 0u);
+	EXPECT_EQ(0, memcmp(out + detour_frame_size, copy, copy_length));
+	EXPECT_LE(detour_frame_size + copy_length, literal);
+}
+
+TEST(RiscvDetour, RefusesAnEntryOutOfReachAndAMisalignedDetour)
+{
+	const std::vector<uint8_t> function =
+		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	FunctionAnalysis analysis;
+	const OptimizationPlan plan = plan_at_2(analysis, function);
+	uint8_t out[max_detour_size];
+	EXPECT_EQ(build_detour(plan, base + 2, detour, detour + (uint64_t(1) << 32), site, out, sizeof(out)), 0u);
+	EXPECT_EQ(build_detour(plan, base + 2, detour + 2, entry, site, out, sizeof(out)), 0u);
+	EXPECT_EQ(build_detour(plan, base + 2, detour, entry, site, out, detour_frame_size), 0u);
+}
+
+} // namespace
