@@ -36,9 +36,9 @@ struct pt_regs;
  * regs->ip is the probed address + 1 (x86) or the probed address (riscv),
  * optimized or not. Return 0 to let the probed instruction run; return
  * nonzero after setting regs->ip yourself to skip it. While the probe is
- * optimized (OKPROBE_FLAG_OPTIMIZED) a changed regs->ip is ignored and the
- * instruction runs, as for the kernel's optimized kprobes; changes to the
- * other registers are kept.
+ * optimized (OKPROBE_FLAG_OPTIMIZED) a changed regs->ip (riscv: epc or sp)
+ * is ignored and the instruction runs, as for the kernel's optimized
+ * kprobes; changes to the other registers are kept.
  */
 typedef int (*okprobe_pre_handler_t)(struct okprobe *probe,
 				     struct pt_regs *regs);
