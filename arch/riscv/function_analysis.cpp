@@ -54,6 +54,9 @@ void FunctionAnalysis::clear()
 	delete[] live_;
 	delete[] flags_;
 	delete[] targets_;
+	delete[] pieces_;
+	pieces_ = nullptr;
+	piece_count_ = 0;
 	offsets_ = nullptr;
 	live_ = nullptr;
 	flags_ = nullptr;
@@ -90,6 +93,21 @@ RegisterSet FunctionAnalysis::live_at(uint64_t address) const
 {
 	const long index = index_of(address);
 	return index < 0 ? all_registers : live_[index];
+}
+
+bool FunctionAnalysis::leaves_function(uint64_t target) const
+{
+	if (target - function_.address < function_.size)
+		return false;
+	for (size_t p = 0; p < piece_count_; ++p)
+		if (target - pieces_[p].address < pieces_[p].size)
+			return false;
+	return true;
+}
+
+RegisterSet FunctionAnalysis::live_at_jump_target(uint64_t target) const
+{
+	return leaves_function(target) ? read_at_tail_call : live_at(target);
 }
 
 uint64_t FunctionAnalysis::target_within(uint64_t start, uint64_t end) const
@@ -196,7 +214,7 @@ RegisterSet FunctionAnalysis::live_out(size_t index, const Instruction &insn, co
 		break;
 	case InstructionClass::direct_jump:
 		if (insn.rd == reg::zero)
-			out = live_at(address + insn.immediate); // outside the function: all
+			out = live_at_jump_target(address + insn.immediate);
 		else if (insn.rd == reg::ra)
 			out = next;
 		else
@@ -204,9 +222,11 @@ RegisterSet FunctionAnalysis::live_out(size_t index, const Instruction &insn, co
 		break;
 	case InstructionClass::indirect_jump:
 		if (insn.rd == reg::zero && (flags_[index] & flag_far_jump))
-			out = live_at(far_jump_target(index)); // outside the function: all
+			out = live_at_jump_target(far_jump_target(index));
+		else if (is_return(insn))
+			out = read_at_return;
 		else if (insn.rd != reg::ra)
-			return all_registers; // return, tail call, jump table, odd link
+			return all_registers; // jump table, pointer tail call, odd link
 		else
 			out = next;
 		break;
@@ -260,6 +280,16 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 {
 	clear();
 	function_ = function;
+	if (piece_count) {
+		pieces_ = new Piece[piece_count];
+		if (!pieces_) {
+			problem_ = FunctionProblem::out_of_memory;
+			return false;
+		}
+		piece_count_ = piece_count;
+		for (size_t p = 0; p < piece_count; ++p)
+			pieces_[p] = {pieces[p].address, pieces[p].size};
+	}
 
 	// First pass: how many instructions and jump targets.
 	size_t count = 0, targets = edge_count;

@@ -13,11 +13,32 @@
 //    registers a0-a7 (and its target register) and defines every
 //    caller-saved register: under the psABI the callee reads no other
 //    register of ours and the caller reads none of those after it;
-//  - a return, an indirect jump, a tail call, a jump or branch out of the
-//    function, a call linking through another register, sret/mret and
-//    falling off the end read every register;
+//  - a return (jalr x0, 0(ra) / c.jr ra) reads what the psABI lets the
+//    caller read after it: ra (the return itself), sp, gp, tp, the
+//    callee-saved s0-s11 and the return values a0, a1;
+//  - a tail call leaves the function for another function's entry: a
+//    direct jump out of the function and its pieces, or "auipc rX; jalr
+//    x0, lo(rX)" to such a target. It reads what the callee may read
+//    (a0-a7, and its jump register) and what our caller reads after the
+//    callee returns to it (ra, sp, gp, tp, s0-s11);
+//  - an indirect jump that is neither (a jump table, a computed goto, a
+//    tail call through a function pointer), a jump into a piece, a branch
+//    out of the function, a call linking through another register,
+//    sret/mret and falling off the end read every register;
 //  - edges the bytes do not show (a jump label's target, an exception
 //    fixup) come from the caller.
+// The psABI rules are the same argument for calls, returns and tail calls:
+// the kernel's C code follows the psABI, so the code around a call reads
+// no register the psABI leaves to the callee. (GCC could break it with
+// interprocedural register allocation, -fipa-ra, which keeps values in
+// caller-saved registers across calls to local functions known not to
+// clobber them; GCC's riscv port does not do it (it does not claim
+// TARGET_CALL_FUSAGE_CONTAINS_NON_CALLEE_CLOBBERS), and the kernel-bytes
+// test checks that no call of the test kernels that returns is followed
+// by a read of a temporary it did not write.) The risk is hand-written
+// assembly with its own conventions; the kernel's entry code, the bulk of
+// it, is refused by the blacklist anyway, and assembly that links or
+// returns through another register than ra reads everything here.
 // "auipc rX; jalr rd, lo(rX)" (the assembler's far call and tail) is a
 // direct transfer to a known target. Any other jump through a register
 // that is not a return may be a jump table: the
@@ -58,6 +79,13 @@ enum class FunctionProblem : uint8_t {
 constexpr RegisterSet never_free =
 	register_bit(reg::zero) | register_bit(reg::sp) | register_bit(reg::gp) | register_bit(reg::tp);
 
+// The psABI's registers at a function boundary (see the comment at the
+// top): what a return and a tail call read.
+constexpr RegisterSet callee_saved_registers = register_bit(reg::s0) | register_bit(reg::s1) | (0x3ffu << 18);
+constexpr RegisterSet read_at_return = register_bit(reg::ra) | register_bit(reg::sp) | register_bit(reg::gp) |
+				       register_bit(reg::tp) | callee_saved_registers | (0x3u << reg::a0);
+constexpr RegisterSet read_at_tail_call = read_at_return | argument_registers;
+
 class FunctionAnalysis {
 public:
 	FunctionAnalysis() = default;
@@ -89,6 +117,10 @@ public:
 	// outside the decoded function.
 	RegisterSet live_before(size_t index) const { return live_[index]; }
 	RegisterSet live_at(uint64_t address) const;
+	// What is live when a jump (not a branch) of the function goes to
+	// target: live_at inside the function, every register in one of
+	// its pieces, what a tail call reads (read_at_tail_call) elsewhere.
+	RegisterSet live_at_jump_target(uint64_t target) const;
 
 	// The first jump target (direct branches and jumps of the function
 	// and its pieces, jump labels, exception fixups) in [start, end), or 0.
@@ -108,7 +140,12 @@ public:
 private:
 	static constexpr uint8_t flag_exception_entry = 1, flag_lr_sc = 2, flag_jump_label = 4, flag_far_jump = 8;
 
+	struct Piece {
+		uint64_t address, size;
+	};
+
 	void clear();
+	bool leaves_function(uint64_t target) const;
 	void add_target(uint64_t target);
 	void scan_piece(const CodeRange &piece);
 	void pair_far_jumps();
@@ -124,6 +161,8 @@ private:
 	uint32_t *offsets_ = nullptr;
 	RegisterSet *live_ = nullptr;
 	uint8_t *flags_ = nullptr;
+	Piece *pieces_ = nullptr;
+	size_t piece_count_ = 0;
 	uint64_t *targets_ = nullptr; // sorted
 	size_t target_count_ = 0, target_capacity_ = 0;
 	unsigned sweeps_ = 0;

@@ -307,7 +307,9 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 			call_target_register = insn.kind == InstructionClass::indirect_jump ? insn.rs1 : 0;
 			plan.relocates = true;
 		} else if (insn.kind == InstructionClass::direct_jump) {
-			exit_to(at + insn.immediate);
+			// A tail call's target needs what the callee reads.
+			exits_dead &= ~function.live_at_jump_target(at + insn.immediate);
+			has_exit = true;
 			plan.relocates = true;
 		}
 		// A return is copied as it is.

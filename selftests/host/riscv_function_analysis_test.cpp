@@ -13,7 +13,8 @@ using namespace okp::riscv;
 using namespace okp::riscv::test;
 
 constexpr uint64_t base = 0xffffffff80100000;
-constexpr unsigned ra = 1, t0 = 5, t1 = 6, t2 = 7, t3 = 28, s0 = 8, s1 = 9, a0 = 10, a1 = 11, a5 = 15;
+constexpr unsigned ra = 1, sp = 2, t0 = 5, t1 = 6, t2 = 7, t3 = 28, t6 = 31, s0 = 8, s1 = 9, a0 = 10, a1 = 11, a2 = 12,
+		   a5 = 15, a7 = 17, s11 = 27;
 
 bool live(const FunctionAnalysis &f, uint64_t offset, unsigned reg)
 {
@@ -23,10 +24,12 @@ bool live(const FunctionAnalysis &f, uint64_t offset, unsigned reg)
 struct Built {
 	std::vector<uint8_t> bytes;
 	FunctionAnalysis analysis;
-	explicit Built(std::initializer_list<Encoding> code, const std::vector<ExtraEdge> &edges = {})
+	explicit Built(std::initializer_list<Encoding> code, const std::vector<ExtraEdge> &edges = {},
+		       const std::vector<okp::CodeRange> &pieces = {})
 	    : bytes(assemble(code))
 	{
-		EXPECT_TRUE(analysis.build({bytes.data(), base, bytes.size()}, nullptr, 0, edges.data(), edges.size()));
+		EXPECT_TRUE(analysis.build({bytes.data(), base, bytes.size()}, pieces.data(), pieces.size(),
+					   edges.data(), edges.size()));
 	}
 };
 
@@ -44,10 +47,11 @@ TEST(RiscvLiveness, BothBranchEdges)
 	// t2 is written at c on both paths before any read.
 	EXPECT_FALSE(live(f.analysis, 0, t2));
 	EXPECT_FALSE(live(f.analysis, 6, t2));
-	// The branch reads a0; the join writes t1, t2; the return reads all.
+	// The branch reads a0; the join writes t1, t2; the return reads what
+	// the psABI lets the caller read.
 	EXPECT_TRUE(live(f.analysis, 0, a0));
-	EXPECT_TRUE(live(f.analysis, 0xe, t1));
-	EXPECT_EQ(f.analysis.live_at(base + 0xe), all_registers);
+	EXPECT_FALSE(live(f.analysis, 0xe, t1));
+	EXPECT_EQ(f.analysis.live_at(base + 0xe), read_at_return);
 	// Outside the function and inside an instruction: everything.
 	EXPECT_EQ(f.analysis.live_at(base + 0x10), all_registers);
 	EXPECT_EQ(f.analysis.live_at(base + 1), all_registers);
@@ -73,6 +77,67 @@ TEST(RiscvLiveness, CallsReadArgumentsAndClobberCallerSaved)
 	// Before c.li a0, a0 is dead (written first), a1 still an argument.
 	EXPECT_FALSE(live(f.analysis, 0, a0));
 	EXPECT_TRUE(live(f.analysis, 0, a1));
+}
+
+TEST(RiscvLiveness, TheAbiSetsAreWhatThePsAbiSays)
+{
+	// Callee-saved: sp, s0-s11 (and gp, tp, never allocated); a return
+	// adds ra and the return values a0, a1; a tail call every argument.
+	for (unsigned n : {ra, sp, 3u, 4u, s0, s1, 18u, s11, a0, a1})
+		EXPECT_TRUE(read_at_return & register_bit(n)) << n;
+	for (unsigned n : {t0, t1, t2, t3, t6, a2, a7})
+		EXPECT_FALSE(read_at_return & register_bit(n)) << n;
+	EXPECT_EQ(read_at_tail_call, read_at_return | argument_registers);
+	EXPECT_EQ(read_at_return & caller_saved_registers, register_bit(ra) | register_bit(a0) | register_bit(a1));
+}
+
+TEST(RiscvLiveness, AReturnReadsWhatTheCallerMayRead)
+{
+	// 0: c.nop; 2: c.jr ra
+	Built f({c(0x0001), c(0x8082)});
+	EXPECT_EQ(f.analysis.live_at(base), read_at_return);
+	EXPECT_EQ(f.analysis.live_at(base + 2), read_at_return);
+}
+
+TEST(RiscvLiveness, ARegisterReadOnAPathThatDoesNotReturnStaysLive)
+{
+	// 0: c.beqz a0, +6 (-> 6); 2: c.jr ra; 4: c.nop; 6: c.mv a1, t0;
+	// 8: c.j -8 (-> 0): the loop reads t0 forever, whatever the return
+	// on the other path lets go.
+	Built loop({c(0xc119), c(0x8082), c(0x0001), c(0x8596), c(0xbfe5)});
+	EXPECT_TRUE(live(loop.analysis, 0, t0));
+	EXPECT_TRUE(live(loop.analysis, 6, t0));
+	EXPECT_FALSE(live(loop.analysis, 2, t0));
+	// 0: c.beqz a0, +4 (-> 4); 2: c.jr ra; 4: c.mv a1, t0, then the end
+	// of the bytes: falling off reads everything.
+	Built falls({c(0xc111), c(0x8082), c(0x8596)});
+	EXPECT_EQ(falls.analysis.live_at(base), all_registers);
+	EXPECT_EQ(falls.analysis.live_at(base + 4), all_registers & ~register_bit(a1));
+	// 0: c.mv a1, t0; 2: jal t0, +0x100: a call linking through another
+	// register than ra (millicode) reads everything.
+	Built millicode({c(0x8596), i(0x100002ef)});
+	EXPECT_EQ(millicode.analysis.live_at(base + 2), all_registers);
+}
+
+TEST(RiscvLiveness, ATailCallReadsTheArgumentsAndWhatTheCallerReads)
+{
+	// 0: c.li a2, 1; 2: c.li a3, 2; 4: c.j +0x400, out of the function
+	Built f({c(0x4605), c(0x4689), c(0xa101)});
+	EXPECT_EQ(f.analysis.live_at(base + 4), read_at_tail_call);
+	EXPECT_EQ(f.analysis.live_at_jump_target(base + 0x404), read_at_tail_call);
+	EXPECT_FALSE(live(f.analysis, 0, a2));
+	EXPECT_TRUE(live(f.analysis, 0, a7)); // an argument of the callee
+	EXPECT_TRUE(live(f.analysis, 0, s1)); // our caller's
+	EXPECT_FALSE(live(f.analysis, 0, t0));
+	// The same jump into a piece of the function (its .cold part)
+	// continues the function: everything may be read there.
+	const uint8_t cold[2] = {0x82, 0x80};
+	Built g({c(0x4605), c(0x4689), c(0xa101)}, {}, {{cold, base + 0x404, sizeof(cold)}});
+	EXPECT_EQ(g.analysis.live_at(base + 4), all_registers);
+	EXPECT_EQ(g.analysis.live_at_jump_target(base + 0x404), all_registers);
+	EXPECT_EQ(g.analysis.live_at_jump_target(base + 0x406), read_at_tail_call);
+	// Inside the function a jump target is what is live there.
+	EXPECT_EQ(f.analysis.live_at_jump_target(base + 2), f.analysis.live_at(base + 2));
 }
 
 TEST(RiscvLiveness, LoopsConverge)
@@ -102,8 +167,12 @@ TEST(RiscvLiveness, AuipcJalrPairIsADirectTailCall)
 	// 0: c.li t0, 0; 2: auipc t1, 0x100; 6: jalr zero, 16(t1)
 	Built f({c(0x4281), i(0x00100317), i(0x01030067)});
 	EXPECT_EQ(f.analysis.problem(), FunctionProblem::none);
-	EXPECT_EQ(f.analysis.live_at(base + 6), all_registers); // leaves the function
+	// It leaves the function: the callee's arguments, what our caller
+	// reads after it, and the jump's own register.
+	EXPECT_EQ(f.analysis.live_at(base + 6), read_at_tail_call | register_bit(t1));
 	EXPECT_FALSE(live(f.analysis, 2, t1));
+	EXPECT_TRUE(live(f.analysis, 2, a7));
+	EXPECT_FALSE(live(f.analysis, 0, t0));
 	// A jump to the jalr alone breaks the pair: then it is a jump through t1.
 	Built g({c(0x4281), i(0x00100317), i(0x01030067)}, {{base, base + 6, ExtraEdge::Kind::jump_label}});
 	EXPECT_EQ(g.analysis.problem(), FunctionProblem::indirect_jump);

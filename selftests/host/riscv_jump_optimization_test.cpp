@@ -17,7 +17,7 @@ using namespace okp::riscv::test;
 constexpr uint64_t base = 0xffffffff80100000;
 // The lowest module address of the test kernels: ~2 GiB below the text.
 constexpr uint64_t detour = 0xffffffff017a4000;
-constexpr unsigned ra = 1, t0 = 5, t1 = 6, a0 = 10, a5 = 15;
+constexpr unsigned ra = 1, t0 = 5, t1 = 6, a0 = 10, a1 = 11, a5 = 15;
 
 struct Built {
 	std::vector<uint8_t> bytes;
@@ -67,8 +67,9 @@ uint64_t materialised_value(const uint8_t *bytes, unsigned *reg)
 TEST(RiscvJumpOptimization, WindowOfTwoRviInstructionsAndOneRegisterForBoth)
 {
 	// 0: c.li t0, 1; 2: addi a0, a1, -5; 6: addi a0, a0, 1; a: c.li t1, 0;
-	// c: c.li t0, 0; e: c.jr ra
-	Built f({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	// c: c.li t0, 0; e: jal t0, +0x100 (linking through t0, millicode:
+	// reads everything)
+	Built f({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), i(0x100002ef)});
 	const OptimizationPlan plan = f.plan(2);
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
 	EXPECT_EQ(plan.window_length, 8);
@@ -113,8 +114,9 @@ TEST(RiscvJumpOptimization, TenByteWindowIsPaddedWithCNop)
 TEST(RiscvJumpOptimization, AuipcAndBranchAreRelocated)
 {
 	// 0: auipc a5, 0x10; 4: c.bnez a0, +6 (-> a); 6: c.li t0, 1;
-	// 8: c.li t1, 0; a: c.li t1, 0; c: c.li t2, 0; e: c.jr ra
-	Built f({i(0x00010797), c(0xe119), c(0x4285), c(0x4301), c(0x4301), c(0x4381), c(0x8082)});
+	// 8: c.li t1, 0; a: c.li t1, 0; c: c.li t2, 0; e: c.mv a0, t0;
+	// 10: c.jr ra
+	Built f({i(0x00010797), c(0xe119), c(0x4285), c(0x4301), c(0x4301), c(0x4381), c(0x8516), c(0x8082)});
 	const OptimizationPlan plan = f.plan(0);
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
 	EXPECT_TRUE(plan.relocates);
@@ -199,33 +201,67 @@ TEST(RiscvJumpOptimization, JumpIntoTheInteriorIsRefusedButToTheStartIsFine)
 
 	const OptimizationPlan start = f.plan(2);
 	ASSERT_EQ(start.refusal, OptimizationRefusal::none) << optimization_refusal_text(start.refusal);
-	EXPECT_TRUE(start.ends_in_transfer); // the return ends the copy
-	EXPECT_EQ(start.return_register, t1);
+	EXPECT_TRUE(start.ends_in_transfer);  // the return ends the copy
+	EXPECT_EQ(start.return_register, t0); // dead at the branch target: nothing reads it
 	uint8_t copy[max_relocated_window];
 	const size_t length = relocate_window(start, base + 2, detour, copy, sizeof(copy));
 	ASSERT_EQ(length, 2u + 4 + 8 + 2 + 2);
 	unsigned reg;
 	EXPECT_EQ(far_jump_target(copy + 6, detour + 6, &reg), base + 2); // the loop re-enters the jump
-	EXPECT_EQ(copy[length - 2] | copy[length - 1] << 8, 0x8082);	  // c.jr ra copied
+	EXPECT_EQ(reg, t0);
+	EXPECT_EQ(copy[length - 2] | copy[length - 1] << 8, 0x8082); // c.jr ra copied
 }
 
 TEST(RiscvJumpOptimization, RegistersMustBeDeadAtBothEnds)
 {
-	// Everything is live at a return.
-	Built nops({c(0x0001), c(0x0001), c(0x0001), c(0x0001), c(0x8082)});
+	// Everything is live before a call linking through t0 (millicode).
+	Built nops({c(0x0001), c(0x0001), c(0x0001), c(0x0001), i(0x100002ef)});
 	EXPECT_EQ(nops.plan(0).refusal, OptimizationRefusal::no_entry_register);
-	// 0: c.li t0, 1; 2: c.li t1, 2; 4: c.li t2, 3; 6: c.li t3, 4; 8: c.jr ra
-	Built writes({c(0x4285), c(0x4309), c(0x438d), c(0x4e11), c(0x8082)});
+	// 0: c.li t0, 1; 2: c.li t1, 2; 4: c.li t2, 3; 6: c.li t3, 4; 8: jal t0
+	Built writes({c(0x4285), c(0x4309), c(0x438d), c(0x4e11), i(0x100002ef)});
 	EXPECT_EQ(writes.plan(0).refusal, OptimizationRefusal::no_return_register);
 	// Forbidden registers are never offered.
 	PlanOptions options;
 	options.forbidden |= register_bit(t0) | register_bit(t1);
-	Built f({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	Built f({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), i(0x100002ef)});
 	EXPECT_EQ(plan_jump_optimization(f.analysis, base + 2, options).refusal,
 		  OptimizationRefusal::no_return_register); // a0 is free only at the probe
 	options.forbidden |= register_bit(a0);
 	EXPECT_EQ(plan_jump_optimization(f.analysis, base + 2, options).refusal,
 		  OptimizationRefusal::no_entry_register);
+}
+
+TEST(RiscvJumpOptimization, AtAReturnThePsAbiFreesTheTemporariesAndArguments)
+{
+	// 0-6: c.nop; 8: c.jr ra. Before the psABI rule nothing was dead.
+	Built nops({c(0x0001), c(0x0001), c(0x0001), c(0x0001), c(0x8082)});
+	const OptimizationPlan plan = nops.plan(0);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_EQ(plan.entry_candidates, all_registers & ~read_at_return & ~never_free);
+	EXPECT_EQ(plan.return_candidates, plan.entry_candidates);
+	EXPECT_EQ(plan.entry_register, t0);
+	// The return values and the callee-saved registers are never taken.
+	EXPECT_FALSE(plan.entry_candidates &
+		     (register_bit(a0) | register_bit(a1) | register_bit(8) | register_bit(9) | register_bit(ra)));
+}
+
+TEST(RiscvJumpOptimization, ATailCallInTheWindowReturnsThroughATemporary)
+{
+	// 0: c.li a2, 1; 2: c.li a3, 2; 4: c.li t0, 0; 6: c.j +0x400 (out)
+	Built f({c(0x4605), c(0x4689), c(0x4281), c(0xa101)});
+	const OptimizationPlan plan = f.plan(0);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_TRUE(plan.ends_in_transfer);
+	// a2 and a3 are written in the window but the callee reads them:
+	// only temporaries may carry the jump.
+	EXPECT_EQ(plan.return_candidates, all_registers & ~read_at_tail_call & ~never_free);
+	EXPECT_FALSE(plan.return_candidates & register_bit(12));
+	EXPECT_EQ(plan.return_register, t0);
+	uint8_t copy[max_relocated_window];
+	ASSERT_EQ(relocate_window(plan, base, detour, copy, sizeof(copy)), 6u + 8);
+	unsigned reg;
+	EXPECT_EQ(far_jump_target(copy + 6, detour + 6, &reg), base + 6 + 0x400);
+	EXPECT_EQ(reg, t0);
 }
 
 TEST(RiscvJumpOptimization, FunctionAndWindowRefusals)

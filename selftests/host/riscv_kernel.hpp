@@ -145,6 +145,12 @@ constexpr uint64_t jump_label_site_size = 4;
 struct Census {
 	long functions = 0, fully_decoded = 0, with_indirect_jump = 0, instructions = 0, padding_bytes = 0;
 	long dataflow_sweeps_max = 0;
+	// The psABI check: calls linking through ra, and those after which
+	// the caller reads a temporary it did not write (what interprocedural
+	// register allocation would do).
+	long calls = 0, calls_followed_by_temporary_read = 0;
+	long noreturn_calls_followed_by_temporary_read = 0; // unrelated code follows them
+	std::vector<std::string> temporary_read_after;
 	std::map<std::string, long> operations;
 	std::map<std::string, long> classes;
 	std::vector<std::string> undecodable_at;
@@ -183,9 +189,78 @@ inline bool overlaps_site(const std::vector<uint64_t> &sites, uint64_t site_size
 	return it != sites.end() && *it < end;
 }
 
+// Calls after which the function reads a temporary (t0-t6) that nobody
+// wrote since the call: the registers a caller relies on a callee to keep,
+// against the psABI. Liveness the other way round from FunctionAnalysis:
+// what the bytes read, and nothing where they leave the function, so that
+// only real reads count (and an ebreak ends a path: BUG() stays there).
+// Returns the call instructions' indexes.
+inline std::vector<size_t> calls_followed_by_temporary_read(const FunctionAnalysis &analysis)
+{
+	constexpr RegisterSet temporaries = (0x7u << reg::t0) | (0xfu << reg::t3);
+	const size_t count = analysis.count();
+	std::vector<Instruction> instructions(count);
+	for (size_t n = 0; n < count; ++n)
+		instructions[n] = analysis.instruction(n);
+	std::vector<RegisterSet> live(count + 1, 0);
+	const auto at = [&](uint64_t address) {
+		const long index = analysis.index_of(address);
+		return index < 0 ? RegisterSet(0) : live[index];
+	};
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t n = count; n-- > 0;) {
+			const Instruction &insn = instructions[n];
+			const uint64_t address = analysis.address_of(n);
+			// BUG()'s ebreak never returns; after it comes
+			// unrelated code, so a path ends there.
+			const bool ebreak =
+				insn.operation == Operation::ebreak || insn.operation == Operation::c_ebreak;
+			RegisterSet out = ebreak ? 0 : live[n + 1];
+			if (insn.kind == InstructionClass::direct_jump && insn.rd == reg::zero)
+				out = at(address + insn.immediate);
+			else if (insn.kind == InstructionClass::conditional_branch)
+				out |= at(address + insn.immediate);
+			else if (insn.kind == InstructionClass::indirect_jump && insn.rd == reg::zero)
+				out = n > 0 && instructions[n - 1].operation == Operation::auipc &&
+						      instructions[n - 1].rd == insn.rs1
+					      ? at(analysis.address_of(n - 1) + instructions[n - 1].immediate +
+						   insn.immediate)
+					      : 0;
+			const RegisterSet in = is_call(insn) ? (out & ~caller_saved_registers) | insn.reads
+							     : insn.reads | (out & ~insn.writes);
+			if (in != live[n]) {
+				live[n] = in;
+				changed = true;
+			}
+		}
+	}
+	std::vector<size_t> calls;
+	for (size_t n = 0; n + 1 < count; ++n)
+		if (is_call(instructions[n]) && instructions[n].rd == reg::ra && (live[n + 1] & temporaries))
+			calls.push_back(n);
+	return calls;
+}
+
+// The target of the call at index n (jal, or auipc + jalr), or 0.
+inline uint64_t call_target(const FunctionAnalysis &analysis, size_t n)
+{
+	const Instruction insn = analysis.instruction(n);
+	if (insn.kind == InstructionClass::direct_jump)
+		return analysis.address_of(n) + insn.immediate;
+	if (n == 0)
+		return 0;
+	const Instruction auipc = analysis.instruction(n - 1);
+	if (auipc.operation != Operation::auipc || auipc.rd != insn.rs1)
+		return 0;
+	return analysis.address_of(n - 1) + auipc.immediate + insn.immediate;
+}
+
 inline Census take_census(const Kernel &kernel)
 {
 	Census census;
+	// It never returns: what follows its call is someone else's code.
+	const uint64_t stack_check_failure = kernel.symbol("__stack_chk_fail");
 	const uint64_t detour = kernel.lowest_module_address();
 	std::vector<uint64_t> jump_label_sites;
 	for (const ExtraEdge &e : kernel.jump_label_edges)
@@ -214,6 +289,20 @@ inline Census take_census(const Kernel &kernel)
 			++census.fully_decoded;
 		}
 		census.with_indirect_jump += analysis.problem() == FunctionProblem::indirect_jump;
+		for (size_t n = 0; n < analysis.count(); ++n) {
+			const Instruction insn = analysis.instruction(n);
+			census.calls += is_call(insn) && insn.rd == reg::ra;
+		}
+		for (size_t n : calls_followed_by_temporary_read(analysis)) {
+			if (call_target(analysis, n) == stack_check_failure) {
+				++census.noreturn_calls_followed_by_temporary_read;
+				continue;
+			}
+			++census.calls_followed_by_temporary_read;
+			std::ostringstream where;
+			where << symbol.name << "+0x" << std::hex << analysis.address_of(n) - symbol.address;
+			census.temporary_read_after.push_back(where.str());
+		}
 
 		for (size_t n = 0; n < analysis.count(); ++n) {
 			const uint64_t address = analysis.address_of(n);
@@ -294,6 +383,9 @@ inline std::string format_census(const Census &c, const std::string &title)
 	    << "  functions               " << c.functions << " (" << c.fully_decoded << " decoded to their end, "
 	    << c.with_indirect_jump << " jump through a register other than a return)\n"
 	    << "  instruction sites       " << c.instructions << " (and " << c.padding_bytes << " bytes of padding)\n";
+	out << "  calls through ra        " << c.calls
+	    << " (followed by a read of a temporary they did not write: " << c.calls_followed_by_temporary_read
+	    << ", and " << c.noreturn_calls_followed_by_temporary_read << " calls of __stack_chk_fail)\n";
 	out << "  classes:";
 	for (const auto &[name, count] : c.classes)
 		out << " " << name << " " << count << ";";
@@ -315,6 +407,8 @@ inline std::string format_census(const Census &c, const std::string &title)
 	for (const auto &[why, count] : c.refusals_without_relocation)
 		out << "    not optimizable: " << why << ": " << count << " (" << c.percent(count, c.probeable)
 		    << " %)\n";
+	for (size_t i = 0; i < c.temporary_read_after.size() && i < 5; ++i)
+		out << "  temporary read after the call at " << c.temporary_read_after[i] << "\n";
 	for (size_t i = 0; i < c.undecodable_at.size() && i < 10; ++i)
 		out << "  undecodable at " << c.undecodable_at[i] << "\n";
 	return out.str();

@@ -5,6 +5,7 @@
 //
 // Needs OKPROBE_RISCV_VMLINUX (and OKPROBE_RISCV_SYSTEM_MAP, default: the
 // System.map next to it), e.g. a directory of ~/.cache/okprobe/riscv-kernel.
+#include "riscv_code.hpp"
 #include "riscv_kernel.hpp"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@ namespace {
 
 using namespace okp::riscv;
 using namespace okp::riscv::host;
+using namespace okp::riscv::test;
 
 const Kernel *load()
 {
@@ -34,6 +36,21 @@ const Kernel *load()
 	ok = load_kernel(vmlinux, system_map, kernel);
 	EXPECT_TRUE(ok) << vmlinux << " / " << system_map;
 	return ok ? &kernel : nullptr;
+}
+
+TEST(RiscvKernelBytes, TheCensusSeesATemporaryKeptAcrossACall)
+{
+	// 0: c.li t0, 1; 2: jal ra, +0x100; 6: c.mv a0, t0; 8: c.jr ra: the
+	// caller expects the callee to keep t0, against the psABI.
+	const std::vector<uint8_t> kept = assemble({c(0x4285), i(0x100000ef), c(0x8516), c(0x8082)});
+	FunctionAnalysis analysis;
+	ASSERT_TRUE(analysis.build({kept.data(), 0xffffffff80100000, kept.size()}, nullptr, 0, nullptr, 0));
+	EXPECT_EQ(calls_followed_by_temporary_read(analysis), std::vector<size_t>{1});
+	EXPECT_EQ(call_target(analysis, 1), 0xffffffff80100102u);
+	// 0: jal ra, +0x100; 4: c.li t0, 1; 6: c.mv a0, t0; 8: c.jr ra
+	const std::vector<uint8_t> written = assemble({i(0x100000ef), c(0x4285), c(0x8516), c(0x8082)});
+	ASSERT_TRUE(analysis.build({written.data(), 0xffffffff80100000, written.size()}, nullptr, 0, nullptr, 0));
+	EXPECT_TRUE(calls_followed_by_temporary_read(analysis).empty());
 }
 
 TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
@@ -60,6 +77,12 @@ TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
 	for (const char *kind : {"plain", "load", "store", "amo", "pc-relative", "direct jump", "indirect jump",
 				 "conditional branch", "system", "fence.i"})
 		EXPECT_GT(census.classes.count(kind) ? census.classes.at(kind) : 0, 0) << kind;
+	// The psABI rules of the liveness (calls, returns, tail calls) hold
+	// for the compiled code: no caller keeps a value in a temporary
+	// across a call (GCC's riscv port does no interprocedural register
+	// allocation), except around calls that never return.
+	EXPECT_GT(census.calls, 30000);
+	EXPECT_EQ(census.calls_followed_by_temporary_read, 0) << census.temporary_read_after.front();
 	// Nearly everything takes a breakpoint; BUG()/WARN() ebreaks do not.
 	EXPECT_GT(census.probeable * 100, census.instructions * 95);
 	EXPECT_GT(census.breakpoint_refusals.at("an ebreak: someone else's breakpoint or a bug/warning trap"), 1000);
