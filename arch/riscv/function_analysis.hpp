@@ -40,11 +40,26 @@
 // it, is refused by the blacklist anyway, and assembly that links or
 // returns through another register than ra reads everything here.
 // "auipc rX; jalr rd, lo(rX)" (the assembler's far call and tail) is a
-// direct transfer to a known target. Any other jump through a register
-// that is not a return may be a jump table: the
-// liveness stays sound (it reads everything), but nothing proves that no
-// jump lands inside a patched window, so the function reports it and the
-// optimizer refuses the whole function.
+// direct transfer to a known target. So is a switch's jump table when the
+// caller lets the analysis read data (DataReader) and the bytes before the
+// jump are GCC's dispatch, with nothing jumping into it from elsewhere:
+//	li	rN, N			(or any constant in rN)
+//	bltu	rN, rI, default		(or bgeu rI, rN: the index is bounded)
+//	auipc	rB, %pcrel_hi(table)	(or lui: the table's address)
+//	addi	rB, rB, %pcrel_lo(table)
+//	slli	rI, rI, 2		(or slli 32 + srli 30: zero-extended)
+//	add	rI, rI, rB
+//	lw	rT, 0(rI)		(ld for absolute entries)
+//	add	rT, rT, rB		(relative entries, GCC's under medany)
+//	jr	rT
+// in any order the data flow allows, with other instructions in between.
+// Each of the table's entries must be an instruction boundary of the
+// function: the entries become jump targets (no window spans one) and the
+// jump's successors. Any other jump through a register that is not a
+// return may be a jump table: the liveness stays sound (it reads
+// everything), but nothing proves that no jump lands inside a patched
+// window, so the function reports it and the optimizer refuses the whole
+// function.
 //
 // Pure C++: the module builds it once per probed function, the host tests
 // over every function of the test kernels.
@@ -65,10 +80,28 @@ struct ExtraEdge {
 	Kind kind = Kind::jump_label;
 };
 
+// Read-only data the analysis may read: the entries of a switch's jump
+// table. read copies size bytes at address to out and returns how many it
+// copied; anything short of size leaves the jump unknown. It must give
+// only data that cannot change while the analysis is used (the kernel's
+// or a module's .rodata, where GCC puts jump tables), never writable data.
+struct DataReader {
+	size_t (*read)(uint64_t address, void *out, size_t size, void *context) = nullptr;
+	void *context = nullptr;
+};
+
+// Bounds of the jump-table recovery: the entries read per table, and how
+// far back from the jump its dispatch sequence may start.
+constexpr size_t max_jump_table_entries = 1024;
+constexpr size_t max_dispatch_instructions = 32;
+// How many instructions a search for a register's constant value walks
+// back over (a table's address or bound set before a loop).
+constexpr size_t max_constant_search = 4096;
+
 enum class FunctionProblem : uint8_t {
 	none,
 	undecodable,   // bytes before the end do not decode (not padding)
-	indirect_jump, // jalr x0 / c.jr through a register that is not a return
+	indirect_jump, // jalr x0 / c.jr through a register: not a return, far jump or jump table
 	target_inside, // a branch lands inside an instruction
 	out_of_memory,
 };
@@ -94,9 +127,10 @@ public:
 	FunctionAnalysis &operator=(const FunctionAnalysis &) = delete;
 
 	// Decodes function (and scans its .cold pieces for jumps into it),
-	// then solves liveness. False only when out of memory.
+	// recovers its jump tables when data can be read, then solves
+	// liveness. False only when out of memory.
 	bool build(const CodeRange &function, const CodeRange *pieces, size_t piece_count, const ExtraEdge *edges,
-		   size_t edge_count);
+		   size_t edge_count, const DataReader *data = nullptr);
 
 	const CodeRange &function() const { return function_; }
 	FunctionProblem problem() const { return problem_; }
@@ -133,15 +167,26 @@ public:
 	bool in_lr_sc_sequence(size_t index) const { return flags_[index] & flag_lr_sc; }
 	// Jump-label nops (or jumps) the caller reported.
 	bool is_jump_label_site(size_t index) const { return flags_[index] & flag_jump_label; }
+	// The recovered jump tables: how many, and the entries (instruction
+	// indexes, in table order) of the one the jump at index dispatches
+	// through, or nullptr.
+	size_t jump_table_count() const { return table_count_; }
+	const uint32_t *jump_table_entries(size_t index, size_t *count) const;
 
 	// How many sweeps the dataflow took (tests check it converges).
 	unsigned sweeps() const { return sweeps_; }
 
 private:
-	static constexpr uint8_t flag_exception_entry = 1, flag_lr_sc = 2, flag_jump_label = 4, flag_far_jump = 8;
+	static constexpr uint8_t flag_exception_entry = 1, flag_lr_sc = 2, flag_jump_label = 4, flag_far_jump = 8,
+				 flag_jump_table = 16,
+				 flag_entry_point = 32; // reached from outside the bytes: registers unknown
 
 	struct Piece {
 		uint64_t address, size;
+	};
+	// A recovered table: the jump and its entries, in entries_.
+	struct JumpTable {
+		uint32_t jump, first, count;
 	};
 
 	void clear();
@@ -149,6 +194,14 @@ private:
 	void add_target(uint64_t target);
 	void scan_piece(const CodeRange &piece);
 	void pair_far_jumps();
+	void resolve_indirect_jumps(const DataReader *data);
+	bool link_jumps();
+	bool constant_before(size_t index, unsigned n, uint64_t *value) const;
+	bool constant_definition(size_t index, unsigned n, uint64_t *value) const;
+	bool recover_jump_table(size_t jump, const DataReader &data, const JumpTable *expected);
+	bool add_table_entry(uint32_t index);
+	const JumpTable *jump_table(size_t jump) const;
+	void set_problem(FunctionProblem problem, uint64_t address);
 	uint64_t far_jump_target(size_t index) const;
 	void mark_lr_sc_sequences();
 	void solve(const ExtraEdge *edges, size_t edge_count);
@@ -163,6 +216,16 @@ private:
 	uint8_t *flags_ = nullptr;
 	Piece *pieces_ = nullptr;
 	size_t piece_count_ = 0;
+	JumpTable *tables_ = nullptr; // by jump
+	size_t table_count_ = 0;
+	uint32_t *entries_ = nullptr;
+	size_t entry_count_ = 0, entry_capacity_ = 0;
+	// The jumps inside the function as (to << 32 | from), sorted: the
+	// control-flow graph walked backwards. Only while building.
+	uint64_t *links_ = nullptr;
+	size_t link_count_ = 0;
+	uint32_t *visits_ = nullptr; // per instruction: the walk that saw it
+	mutable uint32_t walk_ = 0;
 	uint64_t *targets_ = nullptr; // sorted
 	size_t target_count_ = 0, target_capacity_ = 0;
 	unsigned sweeps_ = 0;

@@ -11,7 +11,8 @@
 //  - nothing lands inside it: no branch or jump of the function or its
 //    .cold pieces, no jump label and no exception fixup targets
 //    address+2 ... end-2, and the function jumps through no register
-//    other than a return (a jump table could land anywhere);
+//    other than a return, a far jump or a recovered jump table (an
+//    unknown jump could land anywhere);
 //  - no window instruction traps on purpose (system, fence.i), sits in
 //    an LR/SC sequence, or has an exception-table entry;
 //  - a register is dead at the probe (the entry's tmp), and one is dead at
@@ -39,7 +40,7 @@ enum class OptimizationRefusal : uint8_t {
 	none,
 	not_an_instruction,	// the address is not an instruction boundary of the function
 	function_undecodable,	// the function does not decode to its end
-	indirect_jump,		// the function jumps through a register (not a return)
+	indirect_jump,		// the function jumps through a register (not a return, far jump or known table)
 	window_past_function,	// the function ends before 8 bytes of whole instructions
 	window_not_relocatable, // a system, fence.i or illegal instruction in the window
 	lr_sc_sequence,		// the window is inside an LR/SC sequence

@@ -44,6 +44,7 @@ struct Kernel {
 	std::vector<ExtraEdge> jump_label_edges; // sorted by from
 	std::vector<uint64_t> ftrace_sites;	 // sorted: the 8-byte patchable entries
 	uint64_t end = 0;			 // _end
+	uint64_t rodata_start = 0, rodata_end = 0, ro_after_init_start = 0, ro_after_init_end = 0;
 
 	const Section *section_of(uint64_t address) const
 	{
@@ -63,6 +64,30 @@ struct Kernel {
 		if (const uint8_t *p = bytes_at(address))
 			memcpy(&value, p, sizeof(value));
 		return value;
+	}
+	// Reads the kernel's read-only data, as the module must: only
+	// [__start_rodata, __end_rodata), where GCC's jump tables are, and
+	// not its __ro_after_init part (written during boot). The ELF says
+	// .rodata is writable: it holds __ro_after_init; the kernel maps the
+	// whole range read-only once booted.
+	size_t read_constant(uint64_t address, void *out, size_t size) const
+	{
+		const uint64_t end = address + size;
+		if (address < rodata_start || end > rodata_end || end < address ||
+		    (end > ro_after_init_start && address < ro_after_init_end))
+			return 0;
+		const Section *s = section_of(address);
+		if (!s || end > s->address + s->size)
+			return 0;
+		memcpy(out, image.data() + s->offset + (address - s->address), size);
+		return size;
+	}
+	DataReader constant_data() const
+	{
+		return {[](uint64_t address, void *out, size_t size, void *context) {
+				return static_cast<const Kernel *>(context)->read_constant(address, out, size);
+			},
+			const_cast<Kernel *>(this)};
 	}
 	uint64_t symbol(const std::string &name) const
 	{
@@ -109,6 +134,10 @@ inline bool load_kernel(const std::string &vmlinux, const std::string &system_ma
 	std::stable_sort(kernel.functions.begin(), kernel.functions.end(),
 			 [](const Symbol &a, const Symbol &b) { return a.address < b.address; });
 	kernel.end = kernel.symbol("_end");
+	kernel.rodata_start = kernel.symbol("__start_rodata");
+	kernel.rodata_end = kernel.symbol("__end_rodata");
+	kernel.ro_after_init_start = kernel.symbol("__start_ro_after_init");
+	kernel.ro_after_init_end = kernel.symbol("__end_ro_after_init");
 
 	// __ex_table: {int insn, fixup; short type, data}, relative to each field.
 	for (const Section &s : kernel.sections) {
@@ -144,6 +173,7 @@ constexpr uint64_t jump_label_site_size = 4;
 
 struct Census {
 	long functions = 0, fully_decoded = 0, with_indirect_jump = 0, instructions = 0, padding_bytes = 0;
+	long jump_tables = 0, with_jump_table = 0; // recovered, and the functions that have one
 	long dataflow_sweeps_max = 0;
 	// The psABI check: calls linking through ra, and those after which
 	// the caller reads a temporary it did not write (what interprocedural
@@ -277,7 +307,8 @@ inline Census take_census(const Kernel &kernel)
 		const CodeRange code{kernel.bytes_at(symbol.address), symbol.address, end - symbol.address};
 		const std::vector<ExtraEdge> edges = edges_within(kernel, code.address, code.address + code.size);
 		FunctionAnalysis analysis;
-		analysis.build(code, nullptr, 0, edges.data(), edges.size());
+		const DataReader data = kernel.constant_data();
+		analysis.build(code, nullptr, 0, edges.data(), edges.size(), &data);
 		++census.functions;
 		census.dataflow_sweeps_max = std::max<long>(census.dataflow_sweeps_max, analysis.sweeps());
 		census.padding_bytes += code.size - analysis.decoded_size();
@@ -289,6 +320,8 @@ inline Census take_census(const Kernel &kernel)
 			++census.fully_decoded;
 		}
 		census.with_indirect_jump += analysis.problem() == FunctionProblem::indirect_jump;
+		census.jump_tables += analysis.jump_table_count();
+		census.with_jump_table += analysis.jump_table_count() > 0;
 		for (size_t n = 0; n < analysis.count(); ++n) {
 			const Instruction insn = analysis.instruction(n);
 			census.calls += is_call(insn) && insn.rd == reg::ra;
@@ -381,7 +414,8 @@ inline std::string format_census(const Census &c, const std::string &title)
 	};
 	out << title << "\n"
 	    << "  functions               " << c.functions << " (" << c.fully_decoded << " decoded to their end, "
-	    << c.with_indirect_jump << " jump through a register other than a return)\n"
+	    << c.with_indirect_jump << " jump through a register other than a return, far jump or jump table)\n"
+	    << "  jump tables recovered   " << c.jump_tables << " (in " << c.with_jump_table << " functions)\n"
 	    << "  instruction sites       " << c.instructions << " (and " << c.padding_bytes << " bytes of padding)\n";
 	out << "  calls through ra        " << c.calls
 	    << " (followed by a read of a temporary they did not write: " << c.calls_followed_by_temporary_read
