@@ -88,6 +88,8 @@ public:
 
 	const Value &value_of(unsigned n) const { return registers_[n]; }
 	void set_constant(unsigned n, uint64_t number) { registers_[n] = constant(number); }
+	// Register n is below entries (whatever else it is).
+	void set_bound(unsigned n, uint32_t entries) { bound(registers_[n], entries); }
 	// How many entries the index of a scaled, slot or entry value may
 	// select: 0 when nothing bounds it.
 	uint32_t entries_of(const Value &value) const
@@ -286,9 +288,17 @@ private:
 	{
 		if (a.kind == Value::Kind::constant)
 			return constant(a.value & uint64_t(immediate));
+		// The same mask of the same value is the same value (GCC
+		// zero-extends a byte once for the bound, once for the index).
+		for (size_t m = 0; m < mask_count_; ++m)
+			if (a.kind == Value::Kind::opaque && masks_[m].source == a.id && a.id != unbounded &&
+			    masks_[m].immediate == immediate)
+				return masks_[m].result;
 		Value value = opaque();
 		if (immediate >= 0 && uint64_t(immediate) < max_jump_table_entries)
 			bound(value, uint32_t(immediate + 1));
+		if (a.kind == Value::Kind::opaque && mask_count_ < sizeof(masks_) / sizeof(masks_[0]))
+			masks_[mask_count_++] = {a.id, immediate, value};
 		return value;
 	}
 	Value load(const Value &a, int64_t offset, uint8_t size, bool sign_extends)
@@ -329,6 +339,12 @@ private:
 	uint32_t limits_[max_ids] = {}, word_limits_[max_ids] = {};
 	Cell cells_[4];
 	size_t cell_count_ = 0;
+	struct Mask {
+		uint16_t source;
+		int64_t immediate;
+		Value result;
+	} masks_[4];
+	size_t mask_count_ = 0;
 	uint16_t next_id_ = 0;
 };
 
@@ -555,8 +571,8 @@ bool FunctionAnalysis::link_jumps()
 	delete[] links_;
 	links_ = new uint64_t[count ? count : 1];
 	if (!visits_) {
-		visits_ = new uint32_t[count_];
-		for (size_t i = 0; visits_ && i < count_; ++i)
+		visits_ = new uint32_t[3 * count_];
+		for (size_t i = 0; visits_ && i < 3 * count_; ++i)
 			visits_[i] = 0;
 	}
 	link_count_ = 0;
@@ -622,31 +638,34 @@ bool FunctionAnalysis::constant_definition(size_t index, unsigned n, uint64_t *v
 	}
 }
 
-bool FunctionAnalysis::constant_before(size_t index, unsigned n, uint64_t *value) const
+template <typename Decide> bool FunctionAnalysis::walk_back(size_t index, Decide &&decide) const
 {
-	// Every path to index, walked backwards, must meet a definition of
-	// register n by a constant, all the same; a path from outside (the
-	// entry, a piece, a fixup) or through a call that may change n
-	// leaves it unknown.
-	if (n == reg::zero) {
-		*value = 0;
-		return true;
-	}
-	const RegisterSet bit = register_bit(n);
-	uint32_t pending[128];
+	struct Pending {
+		uint32_t at;
+		uint8_t edge;
+	};
+	Pending pending[128];
 	size_t depth = 0, steps = 0;
-	bool known = false;
 	const uint32_t walk = ++walk_;
+	const auto push = [&](size_t at, uint8_t edge) {
+		uint32_t &seen = visits_[3 * at + edge];
+		if (seen == walk)
+			return true;
+		if (depth == sizeof(pending) / sizeof(pending[0]))
+			return false;
+		seen = walk;
+		pending[depth++] = {uint32_t(at), edge};
+		return true;
+	};
+	// The predecessors of at; none known from outside the bytes.
 	const auto reach = [&](size_t at) {
-		// The predecessors of at, onto the pending stack.
 		if (at == 0 || (flags_[at] & flag_entry_point))
 			return false;
-		if (falls_through(instruction(at - 1)) && visits_[at - 1] != walk) {
-			if (depth == sizeof(pending) / sizeof(pending[0]))
-				return false;
-			visits_[at - 1] = walk;
-			pending[depth++] = uint32_t(at - 1);
-		}
+		const Instruction previous = instruction(at - 1);
+		const bool both = previous.kind == InstructionClass::conditional_branch &&
+				  address_of(at - 1) + previous.immediate == address_of(at);
+		if (falls_through(previous) && !push(at - 1, both ? 2 : 0))
+			return false;
 		size_t low = 0, high = link_count_;
 		while (low < high) {
 			const size_t middle = (low + high) / 2;
@@ -656,39 +675,105 @@ bool FunctionAnalysis::constant_before(size_t index, unsigned n, uint64_t *value
 				high = middle;
 		}
 		for (; low < link_count_ && (links_[low] >> 32) == at; ++low) {
-			const uint32_t from = uint32_t(links_[low]);
-			if (visits_[from] == walk)
-				continue;
-			if (depth == sizeof(pending) / sizeof(pending[0]))
+			const size_t from = uint32_t(links_[low]);
+			if (!(both && from == at - 1) && !push(from, 1))
 				return false;
-			visits_[from] = walk;
-			pending[depth++] = from;
 		}
 		return true;
 	};
 	if (!reach(index))
 		return false;
 	while (depth > 0) {
-		const size_t at = pending[--depth];
+		const Pending next = pending[--depth];
 		if (++steps > max_constant_search)
 			return false;
-		const Instruction insn = instruction(at);
-		if (is_call(insn)) {
-			// The callee keeps callee-saved registers (psABI).
-			if (insn.rd != reg::ra || (bit & caller_saved_registers))
-				return false;
-		} else if (insn.writes & bit) {
-			uint64_t defined = 0;
-			if (!constant_definition(at, n, &defined) || (known && defined != *value))
-				return false;
-			*value = defined;
-			known = true;
-			continue;
-		}
-		if (!reach(at))
+		switch (decide(size_t(next.at), next.edge)) {
+		case Step::fail:
 			return false;
+		case Step::found:
+			break;
+		case Step::back:
+			if (!reach(next.at))
+				return false;
+			break;
+		}
 	}
-	return known;
+	return true;
+}
+
+bool FunctionAnalysis::constant_before(size_t index, unsigned n, uint64_t *value) const
+{
+	// Every path to index must meet a definition of register n by a
+	// constant, all the same; a path from outside (the entry, a piece,
+	// a fixup) or through a call that may change n leaves it unknown.
+	if (n == reg::zero) {
+		*value = 0;
+		return true;
+	}
+	const RegisterSet bit = register_bit(n);
+	bool known = false;
+	const bool walked = walk_back(index, [&](size_t at, uint8_t) {
+		const Instruction insn = instruction(at);
+		if (is_call(insn)) // the callee keeps callee-saved registers (psABI)
+			return insn.rd == reg::ra && !(bit & caller_saved_registers) ? Step::back : Step::fail;
+		if (!(insn.writes & bit))
+			return Step::back;
+		uint64_t defined = 0;
+		if (!constant_definition(at, n, &defined) || (known && defined != *value))
+			return Step::fail;
+		*value = defined;
+		known = true;
+		return Step::found;
+	});
+	return walked && known;
+}
+
+uint32_t FunctionAnalysis::branch_bound(size_t index, bool taken, unsigned n) const
+{
+	// bltu x, y goes on when x >= y, jumps when x < y; bgeu the other
+	// way round. A bound is "n < C" or "C >= n", C a constant.
+	const Instruction insn = instruction(index);
+	const bool less = (insn.operation == Operation::bltu) == taken; // else x >= y
+	const unsigned other = less ? insn.rs2 : insn.rs1;
+	if ((less ? insn.rs1 : insn.rs2) != n || other == n)
+		return 0;
+	uint64_t constant = 0;
+	if (!constant_before(index, other, &constant) || constant >= max_jump_table_entries)
+		return 0;
+	return uint32_t(less ? constant : constant + 1);
+}
+
+uint32_t FunctionAnalysis::bound_before(size_t index, unsigned n) const
+{
+	// Every path to index must bound register n, by a branch it takes
+	// or passes (bltu/bgeu against a constant) or by the instruction
+	// that sets it (andi with a small mask, li of a small number), and
+	// not change it since. How many entries it may select, or 0.
+	const RegisterSet bit = register_bit(n);
+	uint32_t most = 0;
+	const bool walked = walk_back(index, [&](size_t at, uint8_t edge) {
+		const Instruction insn = instruction(at);
+		if (is_call(insn))
+			return insn.rd == reg::ra && !(bit & caller_saved_registers) ? Step::back : Step::fail;
+		uint32_t bound = 0;
+		if (edge != 2 && (insn.operation == Operation::bltu || insn.operation == Operation::bgeu))
+			bound = branch_bound(at, edge == 1, n);
+		else if (insn.writes & bit) {
+			const bool mask = insn.operation == Operation::andi || insn.operation == Operation::c_andi;
+			const bool number = insn.operation == Operation::c_li ||
+					    (insn.operation == Operation::addi && insn.rs1 == reg::zero);
+			if ((mask || number) && insn.immediate >= 0 &&
+			    uint64_t(insn.immediate) < max_jump_table_entries)
+				bound = uint32_t(insn.immediate + 1);
+			else
+				return Step::fail;
+		}
+		if (!bound)
+			return Step::back;
+		most = bound > most ? bound : most;
+		return Step::found;
+	});
+	return walked ? most : 0;
 }
 
 bool FunctionAnalysis::recover_jump_table(size_t jump, const DataReader &data, const JumpTable *expected)
@@ -701,7 +786,8 @@ bool FunctionAnalysis::recover_jump_table(size_t jump, const DataReader &data, c
 	       !target_within(address_of(start), address_of(start) + 1) && continues_dispatch(instruction(start - 1)))
 		--start;
 	// What it reads before writing may be constants set earlier (a
-	// table's address or a bound kept in a register across a loop).
+	// table's address or a bound kept in a register across a loop), or
+	// an index bounded earlier (on every path to the dispatch).
 	DispatchEvaluator evaluator;
 	RegisterSet written = 0, asked = 0;
 	for (size_t i = start; i < jump; ++i) {
@@ -709,8 +795,12 @@ bool FunctionAnalysis::recover_jump_table(size_t jump, const DataReader &data, c
 		const RegisterSet needed = insn.reads & ~written & ~asked;
 		for (unsigned n = 1; n < 32; ++n) {
 			uint64_t value = 0;
-			if ((needed & register_bit(n)) && constant_before(start, n, &value))
+			if (!(needed & register_bit(n)))
+				continue;
+			if (constant_before(start, n, &value))
 				evaluator.set_constant(n, value);
+			else if (const uint32_t entries = bound_before(start, n))
+				evaluator.set_bound(n, entries);
 		}
 		asked |= needed;
 		written |= insn.writes;
@@ -765,9 +855,15 @@ void FunctionAnalysis::resolve_indirect_jumps(const DataReader *data)
 		return;
 	if (data && data->read)
 		tables_ = new JumpTable[candidates];
-	const bool linked = tables_ && link_jumps();
+	// A table's cases may hold what another's proof walks back over:
+	// try again while tables come out.
+	for (size_t found = 1; tables_ && found && link_jumps();) {
+		found = 0;
+		for (size_t i = 0; i < count_; ++i)
+			found += unknown(i) && !(flags_[i] & flag_jump_table) && recover_jump_table(i, *data, nullptr);
+	}
 	for (size_t i = 0; i < count_; ++i)
-		if (unknown(i) && !(linked && recover_jump_table(i, *data, nullptr)))
+		if (unknown(i) && !(flags_[i] & flag_jump_table))
 			set_problem(FunctionProblem::indirect_jump, address_of(i));
 
 	if (problem_ == FunctionProblem::none && table_count_) {

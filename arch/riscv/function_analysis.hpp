@@ -53,13 +53,21 @@
 //	add	rT, rT, rB		(relative entries, GCC's under medany)
 //	jr	rT
 // in any order the data flow allows, with other instructions in between.
-// Each of the table's entries must be an instruction boundary of the
-// function: the entries become jump targets (no window spans one) and the
-// jump's successors. Any other jump through a register that is not a
-// return may be a jump table: the liveness stays sound (it reads
-// everything), but nothing proves that no jump lands inside a patched
-// window, so the function reports it and the optimizer refuses the whole
-// function.
+// The dispatch is evaluated exactly, forward over the straight-line code
+// before the jump that nothing jumps into; a register it reads before
+// writing may be a constant (the table's address or the bound, set before
+// a loop, kept in a callee-saved register across calls) or an index that
+// every path to the dispatch bounds (a bltu/bgeu it passes or takes, an
+// andi), found by walking every path back. Each of the table's entries
+// must be an instruction boundary of the function: the entries become
+// jump targets (no window spans one) and the jump's successors. Once every
+// table is known, each is proven again on the whole graph, their edges
+// included: by induction over any run, every jump then goes where the
+// proofs say. Any other jump through a register that is not a return may
+// be a jump table, a computed goto or a tail call through a pointer: the
+// liveness stays sound (it reads everything), but nothing proves that no
+// jump lands inside a patched window, so the function reports it, keeps
+// no table, and the optimizer refuses the whole function.
 //
 // Pure C++: the module builds it once per probed function, the host tests
 // over every function of the test kernels.
@@ -196,8 +204,16 @@ private:
 	void pair_far_jumps();
 	void resolve_indirect_jumps(const DataReader *data);
 	bool link_jumps();
+	// A walk over every path to an instruction, backwards: decide(at,
+	// edge) says whether a path ends at instruction at (a fact found),
+	// goes on to its predecessors, or fails the walk; edge tells how
+	// control left at: 0 falling through, 1 jumping, 2 either.
+	enum class Step : uint8_t { back, found, fail };
+	template <typename Decide> bool walk_back(size_t index, Decide &&decide) const;
 	bool constant_before(size_t index, unsigned n, uint64_t *value) const;
 	bool constant_definition(size_t index, unsigned n, uint64_t *value) const;
+	uint32_t bound_before(size_t index, unsigned n) const;
+	uint32_t branch_bound(size_t index, bool taken, unsigned n) const;
 	bool recover_jump_table(size_t jump, const DataReader &data, const JumpTable *expected);
 	bool add_table_entry(uint32_t index);
 	const JumpTable *jump_table(size_t jump) const;
@@ -224,7 +240,7 @@ private:
 	// control-flow graph walked backwards. Only while building.
 	uint64_t *links_ = nullptr;
 	size_t link_count_ = 0;
-	uint32_t *visits_ = nullptr; // per instruction: the walk that saw it
+	uint32_t *visits_ = nullptr; // per instruction and edge: the walk that saw it
 	mutable uint32_t walk_ = 0;
 	uint64_t *targets_ = nullptr; // sorted
 	size_t target_count_ = 0, target_capacity_ = 0;

@@ -158,6 +158,44 @@ TEST(RiscvJumpTable, UnprovenDispatchesStayUnknown)
 	EXPECT_EQ(entered.analysis.live_at(base + 0x14), all_registers);
 }
 
+TEST(RiscvJumpTable, EveryPathToTheDispatchBoundsTheIndex)
+{
+	// 0: c.beqz a1,26; 2: c.li a5,2; 4: bltu a5,a0,22 (default), falling
+	// into 8: auipc a4,0x2 (the table at base + 0x2008); c: c.slli a0,2;
+	// e: c.add a0,a4; 10: c.lw a0,0(a0); 12: c.add a0,a4; 14: c.jr a0;
+	// 16, 1a, 1e: cases; 22: default; 26: c.li a5,1; 28: bgeu a5,a0,8
+	// (a0 <= 1 when taken); 2c: c.j 22
+	const Data data = Data::relative_table(base + 0x2008, {base + 0x16, base + 0x1a, base + 0x1e});
+	Built both({c(0xc19d), c(0x4789), i(0x00a7ef63), i(0x00002717), c(0x050a),     c(0x953a), c(0x4108),
+		    c(0x953a), c(0x8502), c(0x4505),	 c(0x8082),	c(0x4509),     c(0x8082), c(0x450d),
+		    c(0x8082), c(0x4501), c(0x8082),	 c(0x4785),	i(0xfea7f0e3), c(0xbfdd)},
+		   &data);
+	ASSERT_EQ(both.analysis.problem(), FunctionProblem::none);
+	EXPECT_EQ(both.entries(0x14), (std::vector<uint64_t>{0x16, 0x1a, 0x1e}));
+
+	// 28: bltu a5,a0,8 jumps when a0 > 1: nothing bounds it on that path.
+	Built one({c(0xc19d), c(0x4789), i(0x00a7ef63), i(0x00002717), c(0x050a),     c(0x953a), c(0x4108),
+		   c(0x953a), c(0x8502), c(0x4505),	c(0x8082),     c(0x4509),     c(0x8082), c(0x450d),
+		   c(0x8082), c(0x4501), c(0x8082),	c(0x4785),     i(0xfea7e0e3), c(0xbfdd)},
+		  &data);
+	EXPECT_EQ(one.analysis.problem(), FunctionProblem::indirect_jump);
+}
+
+TEST(RiscvJumpTable, TheSameMaskOfTheSameValueIsOneIndex)
+{
+	// 0: andi a3,a0,255; 4: c.li a4,2; 6: andi a5,a0,255; a: bltu a4,a3,28;
+	// e: auipc a4,0x2 (the table at base + 0x200e); 12: c.slli a5,2;
+	// 14: c.add a5,a4; 16: c.lw a5,0(a5); 18: c.add a5,a4; 1a: c.jr a5;
+	// 1c, 20, 24: cases; 28: default. The bound is on a3, the index a5.
+	const Data data = Data::relative_table(base + 0x200e, {base + 0x1c, base + 0x20, base + 0x24});
+	Built f({i(0x0ff57693), c(0x4709), i(0x0ff57793), i(0x00d76f63), i(0x00002717), c(0x078a), c(0x97ba), c(0x439c),
+		 c(0x97ba), c(0x8782), c(0x4505), c(0x8082), c(0x4509), c(0x8082), c(0x450d), c(0x8082), c(0x4501),
+		 c(0x8082)},
+		&data);
+	ASSERT_EQ(f.analysis.problem(), FunctionProblem::none);
+	EXPECT_EQ(f.entries(0x1a), (std::vector<uint64_t>{0x1c, 0x20, 0x24}));
+}
+
 // 0: c.li s1,2; 2: jal ra,+0x400; 6: addiw a5,a0,-1; a: sext.w a4,a5;
 // e: bltu s1,a4,30 (default); 12: c.slli a5,32; 14: c.srli a5,30 (the
 // index zero-extended); 16: auipc a3,0x2; 1a: c.mv a3,a3 (the table at
