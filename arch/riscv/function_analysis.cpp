@@ -644,7 +644,7 @@ template <typename Decide> bool FunctionAnalysis::walk_back(size_t index, Decide
 		uint32_t at;
 		uint8_t edge;
 	};
-	Pending pending[128];
+	Pending pending[64];
 	size_t depth = 0, steps = 0;
 	const uint32_t walk = ++walk_;
 	const auto push = [&](size_t at, uint8_t edge) {

@@ -36,9 +36,14 @@
 // TARGET_CALL_FUSAGE_CONTAINS_NON_CALLEE_CLOBBERS), and the kernel-bytes
 // test checks that no call of the test kernels that returns is followed
 // by a read of a temporary it did not write.) The risk is hand-written
-// assembly with its own conventions; the kernel's entry code, the bulk of
-// it, is refused by the blacklist anyway, and assembly that links or
-// returns through another register than ra reads everything here.
+// assembly with its own conventions. Assembly that links or returns
+// through another register than ra (ftrace_caller's t0), jumps through a
+// register, branches to another symbol or runs into the next one reads
+// everything here. riscv 6.1's entry code is in plain .text (its entry
+// and irqentry sections are empty, so no blacklist covers it): its direct
+// jumps between labels (j check_syscall_nr, j ret_from_exception, tail
+// do_trap_unknown) pass nothing in temporaries, and restore_all reloads
+// every register from pt_regs.
 // "auipc rX; jalr rd, lo(rX)" (the assembler's far call and tail) is a
 // direct transfer to a known target. So is a switch's jump table when the
 // caller lets the analysis read data (DataReader) and the bytes before the
