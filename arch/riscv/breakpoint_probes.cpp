@@ -332,7 +332,11 @@ const char *SiteFunction::analyse(const BreakpointSite &site, const KernelFacts 
 	for (size_t p = 0; p < piece_count; ++p)
 		if (const char *why = add_edges_of(ranges[p], facts))
 			return why;
-	if (!analysis.build(text.range, ranges, piece_count, edges, edge_count))
+	DataReader rodata;
+	rodata.read = [](uint64_t address, void *out, size_t size, void *) -> size_t {
+		return okp_glue_read_rodata(address, out, size);
+	};
+	if (!analysis.build(text.range, ranges, piece_count, edges, edge_count, &rodata))
 		return "out of memory";
 	return nullptr;
 }

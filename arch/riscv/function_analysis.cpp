@@ -788,7 +788,14 @@ bool FunctionAnalysis::recover_jump_table(size_t jump, const DataReader &data, c
 	// What it reads before writing may be constants set earlier (a
 	// table's address or a bound kept in a register across a loop), or
 	// an index bounded earlier (on every path to the dispatch).
-	DispatchEvaluator evaluator;
+	// On the heap: a kernel stack frame has no room for its tables.
+	struct Owned {
+		DispatchEvaluator *evaluator = new DispatchEvaluator;
+		~Owned() { delete evaluator; }
+	} owned;
+	if (!owned.evaluator)
+		return false;
+	DispatchEvaluator &evaluator = *owned.evaluator;
 	RegisterSet written = 0, asked = 0;
 	for (size_t i = start; i < jump; ++i) {
 		const Instruction insn = instruction(i);

@@ -25,6 +25,7 @@
 #include <linux/kprobes.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
+#include <linux/uaccess.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
@@ -79,6 +80,67 @@ unsigned long okp_glue_exception_fixup(unsigned long address)
 
 	/* riscv's entries are relative (ARCH_HAS_RELATIVE_EXTABLE). */
 	return entry ? (unsigned long)&entry->fixup + entry->fixup : 0;
+}
+
+/* The core kernel's .rodata, less __ro_after_init (resolved at load). */
+static unsigned long okp_rodata_start, okp_rodata_end;
+static unsigned long okp_ro_after_init_start, okp_ro_after_init_end;
+
+static void okp_find_rodata(void)
+{
+	okp_rodata_start = okp_ksyms_lookup("__start_rodata");
+	okp_rodata_end = okp_ksyms_lookup("__end_rodata");
+	okp_ro_after_init_start = okp_ksyms_lookup("__start_ro_after_init");
+	okp_ro_after_init_end = okp_ksyms_lookup("__end_ro_after_init");
+	if (!okp_rodata_start || okp_rodata_end <= okp_rodata_start ||
+	    !okp_ro_after_init_start ||
+	    okp_ro_after_init_end < okp_ro_after_init_start) {
+		pr_warn("the kernel's .rodata bounds are unknown: core functions with switch tables stay breakpoints\n");
+		okp_rodata_start = okp_rodata_end = 0;
+	}
+}
+
+/* Whether [address, address + size) lies in the module's read-only data. */
+static bool okp_module_rodata(unsigned long address, unsigned long size)
+{
+	const struct module_layout *layouts[2];
+	struct module *mod;
+	unsigned long start, end;
+	bool inside = false;
+	int i;
+
+	preempt_disable();
+	mod = __module_address(address);
+	if (mod) {
+		layouts[0] = &mod->core_layout;
+		layouts[1] = &mod->init_layout;
+		for (i = 0; i < 2 && !inside; i++) {
+			start = (unsigned long)layouts[i]->base +
+				layouts[i]->text_size;
+			end = (unsigned long)layouts[i]->base +
+			      layouts[i]->ro_size;
+			inside = address >= start && size <= end - start &&
+				 address - start <= end - start - size;
+		}
+	}
+	preempt_enable();
+	return inside;
+}
+
+unsigned long okp_glue_read_rodata(unsigned long address, void *buffer,
+				   unsigned long size)
+{
+	bool core = okp_rodata_start && address >= okp_rodata_start &&
+		    size <= okp_rodata_end - address &&
+		    (address + size <= okp_ro_after_init_start ||
+		     address >= okp_ro_after_init_end);
+
+	if (!size || address + size < address)
+		return 0;
+	if (!core && !okp_module_rodata(address, size))
+		return 0;
+	return copy_from_kernel_nofault(buffer, (void *)address, size) ? 0 :
+									  size;
 }
 
 /* ---- Text patching ---------------------------------------------------- */
@@ -288,6 +350,7 @@ static void okp_remove_break_handler(void)
 
 int okp_arch_probes_init(void)
 {
+	okp_find_rodata();
 	return okp_install_break_handler();
 }
 

@@ -451,7 +451,9 @@ static int test_debugfs_blacklist(void)
 	unsigned long noinstr_start = kallsyms_address("__noinstr_text_start");
 	unsigned long noinstr_end = kallsyms_address("__noinstr_text_end");
 	unsigned long nokprobe = kallsyms_address("notify_die");
-	int covered = 0, nokprobe_covered = 0;
+	/* riscv's entry code sits in plain .text, unmarked. */
+	unsigned long entry = IS_X86 ? 0 : kallsyms_address("ret_from_exception");
+	int covered = 0, nokprobe_covered = 0, entry_covered = 0;
 
 	CHECK(read_file(DEBUGFS_DIR "/blacklist", text, sizeof(text)) == 0,
 	      "cannot read blacklist");
@@ -475,11 +477,17 @@ static int test_debugfs_blacklist(void)
 			if (strstr(line, "\tNOKPROBE_SYMBOL") &&
 			    start <= nokprobe && nokprobe < end)
 				nokprobe_covered = 1;
+			if (strstr(line, "\triscv entry code") &&
+			    start <= entry && entry < end)
+				entry_covered = 1;
 		}
 	CHECK(covered, "no 'okprobe itself' range covers .text at 0x%lx",
 	      text_address);
 	CHECK(!kernel_has_kprobes || nokprobe_covered,
 	      "no NOKPROBE_SYMBOL range covers notify_die at 0x%lx", nokprobe);
+	CHECK(IS_X86 || (entry && entry_covered),
+	      "no 'riscv entry code' range covers ret_from_exception at 0x%lx",
+	      entry);
 	return 0;
 }
 
@@ -2024,7 +2032,7 @@ static const struct test okprobe_suite[] = {
 	TEST(test_sysctl_rejects, "sysctl kprobes_optimization rejects other values with EINVAL"),
 	TEST(test_debugfs_list, "debugfs list exists and is empty"),
 	TEST(test_debugfs_enabled, "debugfs enabled reads and takes 0/1"),
-	TEST(test_debugfs_blacklist, "debugfs blacklist covers okprobe, noinstr text and NOKPROBE symbols"),
+	TEST(test_debugfs_blacklist, "debugfs blacklist covers okprobe, noinstr text, NOKPROBE symbols (and riscv entry code)"),
 	TEST(test_sample_client, "sample client loads on okprobe and pins it"),
 	TEST(test_unload, "unload leaves nothing behind"),
 	TEST(test_load_unload_cycles, "20 load/unload cycles without a leak"),

@@ -265,6 +265,15 @@ void okp_glue_optimized_entry(void *site, void *regs);
  */
 unsigned long okp_glue_exception_fixup(unsigned long address);
 
+/*
+ * riscv: copies size bytes of read-only data at address (the core
+ * kernel's .rodata outside __ro_after_init, or a module's read-only
+ * data: where GCC puts switch tables) and returns size; 0 when the range
+ * is anything else or unreadable.
+ */
+unsigned long okp_glue_read_rodata(unsigned long address, void *buffer,
+				   unsigned long size);
+
 /* A jump label site: its code (a nop or a jump) and where it jumps. */
 struct okp_jump_label {
 	unsigned long code;

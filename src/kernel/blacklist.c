@@ -93,6 +93,63 @@ static int okp_blacklist_nokprobe_symbols(void)
 }
 #endif
 
+#ifdef CONFIG_RISCV
+/*
+ * riscv 6.1 keeps its hand-written entry and ftrace code in plain .text,
+ * outside every section above and without NOKPROBE_SYMBOL: a breakpoint
+ * in the exception entry (before the stack is the kernel's) or in an
+ * ftrace trampoline (called with the traced function's frame half built)
+ * would bring the kernel down. entry.S runs from handle_exception to the
+ * end of __switch_to; the ftrace trampolines are refused one by one.
+ */
+static const char *const okp_riscv_trampolines[] = {
+	"ftrace_caller", "ftrace_regs_caller", "ftrace_stub",
+	"return_to_handler", "_mcount", "ftrace_graph_caller",
+};
+
+static int okp_blacklist_function(const char *name)
+{
+	int (*size_offset)(unsigned long address, unsigned long *size,
+			   unsigned long *offset) =
+		(void *)okp_ksyms.kallsyms_lookup_size_offset;
+	unsigned long start = okp_ksyms_resolve_optional(name);
+	unsigned long size, offset;
+
+	if (!start || !size_offset(start, &size, &offset) || offset)
+		return 0;
+	return okp_core_blacklist_add(start, start + size,
+				      "riscv ftrace trampoline");
+}
+
+static int okp_blacklist_arch(void)
+{
+	int (*size_offset)(unsigned long address, unsigned long *size,
+			   unsigned long *offset) =
+		(void *)okp_ksyms.kallsyms_lookup_size_offset;
+	unsigned long entry = okp_ksyms_resolve_optional("handle_exception");
+	unsigned long last = okp_ksyms_resolve_optional("__switch_to");
+	unsigned long size, offset;
+	int i;
+
+	if (!entry || !last || last < entry ||
+	    !size_offset(last, &size, &offset)) {
+		pr_err("cannot find riscv's entry code (handle_exception ... __switch_to)\n");
+		return -ENOENT;
+	}
+	if (okp_core_blacklist_add(entry, last + size, "riscv entry code"))
+		return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(okp_riscv_trampolines); i++)
+		if (okp_blacklist_function(okp_riscv_trampolines[i]))
+			return -ENOMEM;
+	return 0;
+}
+#else
+static int okp_blacklist_arch(void)
+{
+	return 0;
+}
+#endif
+
 int okp_blacklist_init(void)
 {
 	int i;
@@ -104,5 +161,5 @@ int okp_blacklist_init(void)
 			return -ENOMEM;
 	if (okp_blacklist_nokprobe_symbols())
 		return -ENOMEM;
-	return 0;
+	return okp_blacklist_arch();
 }
