@@ -103,6 +103,8 @@ static void okp_find_rodata(void)
 /* Whether [address, address + size) lies in the module's read-only data. */
 static bool okp_module_rodata(unsigned long address, unsigned long size)
 {
+	struct module *(*module_of)(unsigned long address) =
+		(void *)okp_ksyms.__module_address;
 	const struct module_layout *layouts[2];
 	struct module *mod;
 	unsigned long start, end;
@@ -110,7 +112,7 @@ static bool okp_module_rodata(unsigned long address, unsigned long size)
 	int i;
 
 	preempt_disable();
-	mod = __module_address(address);
+	mod = module_of(address);
 	if (mod) {
 		layouts[0] = &mod->core_layout;
 		layouts[1] = &mod->init_layout;

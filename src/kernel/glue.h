@@ -27,6 +27,7 @@ struct okp_kernel_symbols {
 	unsigned long core_kernel_text;
 	unsigned long kernel_text_address;
 	unsigned long __module_text_address;
+	unsigned long __module_address;
 	unsigned long jump_label_text_reserved;
 	unsigned long jump_label_lock;
 	unsigned long jump_label_unlock;

@@ -43,6 +43,7 @@ static struct okp_symbol_request okp_symbol_table[] = {
 	OKP_REQUIRED(core_kernel_text),
 	OKP_REQUIRED(kernel_text_address),
 	OKP_REQUIRED(__module_text_address),
+	OKP_REQUIRED(__module_address),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_text_reserved),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_lock),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_unlock),
