@@ -7,6 +7,7 @@
 // Host code: uses std freely (only the arch/riscv/ core is freestanding).
 #pragma once
 
+#include "riscv/detour.hpp"
 #include "riscv/function_analysis.hpp"
 #include "riscv/instruction_decoder.hpp"
 #include "riscv/jump_optimization.hpp"
@@ -191,8 +192,8 @@ struct Census {
 
 	// Jump optimization of the probeable sites.
 	long optimizable = 0, optimizable_without_relocation = 0, relocated = 0, padded = 0, same_register = 0;
-	long no_return_needed = 0, relocation_failed = 0;
-	size_t relocated_bytes_max = 0;
+	long no_return_needed = 0, relocation_failed = 0, detour_failed = 0;
+	size_t relocated_bytes_max = 0, detour_bytes_max = 0, detour_bytes_total = 0;
 	std::map<std::string, long> refusals, refusals_without_relocation;
 	std::map<int, long> entry_registers;
 
@@ -398,6 +399,14 @@ inline Census take_census(const Kernel &kernel)
 				const size_t length = relocate_window(plan, address, detour, copy, sizeof(copy));
 				census.relocation_failed += length == 0;
 				census.relocated_bytes_max = std::max(census.relocated_bytes_max, length);
+				// The whole detour, as the module builds it: at the
+				// farthest module address, calling into module text.
+				uint8_t code[max_detour_size];
+				const size_t size = build_detour(plan, address, detour, detour + 0x10000,
+								 0xffffaf8000000000, code, sizeof(code));
+				census.detour_failed += size == 0;
+				census.detour_bytes_max = std::max(census.detour_bytes_max, size);
+				census.detour_bytes_total += size;
 			}
 		}
 	}
@@ -432,7 +441,10 @@ inline std::string format_census(const Census &c, const std::string &title)
 	out << "    of those: window relocated " << c.relocated << ", c.nop pad " << c.padded
 	    << ", one register for entry and return " << c.same_register << " (no return register needed "
 	    << c.no_return_needed << "), relocation failures " << c.relocation_failed << ", longest copy "
-	    << c.relocated_bytes_max << " bytes\n";
+	    << c.relocated_bytes_max << " bytes\n"
+	    << "    detours built " << c.optimizable - c.detour_failed << " (failures " << c.detour_failed << "), mean "
+	    << (c.optimizable ? c.detour_bytes_total / size_t(c.optimizable) : 0) << " bytes, max "
+	    << c.detour_bytes_max << " bytes\n";
 	for (const auto &[why, count] : c.refusals)
 		out << "    not optimizable: " << why << ": " << count << " (" << c.percent(count, c.probeable)
 		    << " %)\n";

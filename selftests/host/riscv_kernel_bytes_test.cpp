@@ -89,6 +89,7 @@ TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
 	// Every plan relocates, within the detour's bound, from the lowest
 	// module address.
 	EXPECT_EQ(census.relocation_failed, 0);
+	EXPECT_EQ(census.detour_failed, 0);
 	EXPECT_LE(census.relocated_bytes_max, max_relocated_window);
 	// GCC's switch tables (relative, in .rodata) are read back.
 	EXPECT_GT(census.jump_tables, 50);
