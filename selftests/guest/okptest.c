@@ -1362,6 +1362,8 @@ static unsigned long bench_calls = 100000;
 static int bench_rounds = 21;
 /* From okprobe_bench.ko: the kernel has CONFIG_PREEMPTION. */
 static int bench_preemption = -1;
+/* From okprobe_bench.ko: its batches run with interrupts off. */
+static int bench_irqs_off;
 /* What each kprobes-optimization sysctl was last set to. */
 static char bench_kernel_optimization[4], bench_okprobe_optimization[4];
 
@@ -1510,8 +1512,8 @@ static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 		 row->target->name);
 	ret = bench_command(command, reply, sizeof(reply));
 	CHECK(ret == 0, "%s: %s", command, strerror(-ret));
-	CHECK(sscanf(reply, "%*s armed traps=%d preemption=%d", &traps,
-		     &bench_preemption) == 2,
+	CHECK(sscanf(reply, "%*s armed traps=%d preemption=%d irqs_off=%d",
+		     &traps, &bench_preemption, &bench_irqs_off) == 3,
 	      "%s replied '%s'", command, reply);
 	if (c->optimized && !bench_wait_optimized(row) && row->refused[0]) {
 		/* Nothing to measure: it would be the boosted row again. */
@@ -1673,6 +1675,9 @@ static void bench_print_table(void)
 	const struct bench_row *row, *reference;
 	size_t i;
 
+	say("# bench: batches %s", bench_irqs_off ?
+	    "with preemption and interrupts off (the kernel traces irq flags)" :
+	    "with preemption off");
 	say("# bench: %-50s %5s %9s %8s %9s %6s %s", "configuration", "traps",
 	    "ns/call", "ns/hit", "vs kprobe", "IQR", "hits");
 	for (row = bench_rows; row < bench_rows + BENCH_ROWS;

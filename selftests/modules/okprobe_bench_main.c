@@ -22,7 +22,8 @@
  *                 when okprobe's sysctl allows)
  *   state         whether the armed probe is optimized now
  *   run CALLS     call the armed target CALLS times, in batches with
- *                 preemption off, timing only the batches
+ *                 preemption off (and interrupts, where the kernel traces
+ *                 irq flags), timing only the batches
  *   disarm        unregister the probe
  *
  * and, for the coverage of kernel instructions:
@@ -39,7 +40,7 @@
  *
  * Reading the file gives the outcome of the last command:
  *
- *   kprobe armed traps=2 preemption=1
+ *   kprobe armed traps=2 preemption=1 irqs_off=0
  *   kprobe optimized=1
  *   okprobe-pre calls=100000 ns=123456789 hits=100000 missed=0 bad=0 traps=1 jump=none
  *   cover okprobe sites=1000 registered=812 ns=1234567 moved=0 errors=-1:100,-16:88
@@ -50,8 +51,8 @@
  * value; traps is the number of breakpoint traps (int3, ebreak) one hit
  * takes (0 when the jump was in place for the whole run); jump says whether
  * the probe was optimized (a jump at the probed address) before and after
- * the run: none, throughout or changed; preemption says whether the kernel
- * has
+ * the run: none, throughout or changed; irqs_off whether the batches run
+ * with interrupts off; preemption says whether the kernel has
  * CONFIG_PREEMPTION. Only one probe is armed at a time: okprobe refuses an
  * address that holds someone else's int3, and a kprobe would take
  * okprobe's int3 for its own.
@@ -109,6 +110,17 @@ static const char *const okp_bench_names[] = {
 
 /* Calls per batch run with preemption off. */
 #define OKP_BENCH_BATCH 1000UL
+
+/*
+ * A kernel that traces irq flags (CONFIG_TRACE_IRQFLAGS, which lockdep's
+ * PROVE_LOCKING selects on the riscv test kernels) runs that tracing at
+ * every trap taken with interrupts on, and riscv's trace_hardirqs_off/on
+ * find their caller's caller by walking the stack under lockdep: about
+ * 90 us of every hit under TCG whatever the probe, and as much for every
+ * interrupt landing in a batch. There the batches run with interrupts off
+ * as well: a trap then changes no irq state and none of that runs.
+ */
+#define OKP_BENCH_IRQS_OFF IS_ENABLED(CONFIG_TRACE_IRQFLAGS)
 #define OKP_BENCH_MAX_CALLS 100000000UL
 
 /*
@@ -306,8 +318,9 @@ static int okp_bench_arm(const char *name, const char *target_name)
 	okp_bench_armed = config;
 	okp_bench_armed_target = target;
 	snprintf(okp_bench_result, sizeof(okp_bench_result),
-		 "%s armed traps=%d preemption=%d\n", name, okp_bench_traps(),
-		 IS_ENABLED(CONFIG_PREEMPTION));
+		 "%s armed traps=%d preemption=%d irqs_off=%d\n", name,
+		 okp_bench_traps(), IS_ENABLED(CONFIG_PREEMPTION),
+		 OKP_BENCH_IRQS_OFF);
 	return 0;
 }
 
@@ -372,11 +385,17 @@ static int okp_bench_run(unsigned long calls)
 	optimized_before = okp_bench_optimized();
 	for (done = 0; done < calls; done += batch) {
 		batch = min(calls - done, OKP_BENCH_BATCH);
-		preempt_disable();
+		if (OKP_BENCH_IRQS_OFF)
+			local_irq_disable();
+		else
+			preempt_disable();
 		start = ktime_get_ns();
 		bad += okp_bench_batch(done, done + batch);
 		ns += ktime_get_ns() - start;
-		preempt_enable();
+		if (OKP_BENCH_IRQS_OFF)
+			local_irq_enable();
+		else
+			preempt_enable();
 		cond_resched();
 		if (fatal_signal_pending(current))
 			return -EINTR;
