@@ -7,8 +7,8 @@
 #   make ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- KDIR=...   for riscv64
 #   make demo [ARCH=riscv]       set up, build, boot a guest, show okprobe
 #   make check                   every test; last line "N passed, N failed"
-#   make bench                   the per-hit cost table: okprobe against
-#                                kprobes in one x86 guest boot (not a test)
+#   make bench [ARCH=riscv]      the per-hit cost table: okprobe against
+#                                kprobes in one guest boot (not a test)
 #   make host-test               the host unit tests only
 #
 # Big downloads and builds are cached in $(OKPROBE_CACHE), outside the tree.
@@ -49,7 +49,7 @@ check:
 
 bench:
 	tools/setup-host
-	tools/bench
+	tools/bench $(ARCH)
 
 host-test:
 	tools/setup-host

@@ -8,7 +8,10 @@
  * API version. The count is in debugfs okprobe/list while it is loaded and
  * in the log when it unloads. Writing 1 to
  * /sys/module/okprobe_sample/parameters/disabled disables the probe
- * (okprobe_disable()), 0 enables it again.
+ * (okprobe_disable()), 0 enables it again. Reading
+ * /sys/module/okprobe_sample/parameters/text shows the first bytes at the
+ * probed address as the CPU sees them: the instruction, okprobe's
+ * breakpoint, or an optimized probe's jump.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,6 +19,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/sysfs.h>
+#include <linux/uaccess.h>
 
 #include <okprobe.h>
 
@@ -67,6 +71,27 @@ static const struct kernel_param_ops okprobe_sample_disabled_ops = {
 };
 module_param_cb(disabled, &okprobe_sample_disabled_ops, NULL, 0644);
 MODULE_PARM_DESC(disabled, "1 disables the probe, 0 enables it");
+
+/* Enough for a jump: x86's jmp rel32, riscv's auipc+jalr. */
+#define OKPROBE_SAMPLE_TEXT_BYTES 8
+
+static int okprobe_sample_get_text(char *buffer, const struct kernel_param *kp)
+{
+	u8 text[OKPROBE_SAMPLE_TEXT_BYTES];
+
+	if (!okprobe_sample_probe.addr)
+		return -ENODATA;
+	if (copy_from_kernel_nofault(text, okprobe_sample_probe.addr,
+				     sizeof(text)))
+		return -EFAULT;
+	return sysfs_emit(buffer, "%*ph\n", (int)sizeof(text), text);
+}
+
+static const struct kernel_param_ops okprobe_sample_text_ops = {
+	.get = okprobe_sample_get_text,
+};
+module_param_cb(text, &okprobe_sample_text_ops, NULL, 0444);
+MODULE_PARM_DESC(text, "The bytes at the probed address");
 
 static int __init okprobe_sample_init(void)
 {

@@ -18,8 +18,12 @@ TOOLS = os.path.join(ROOT, "tools")
 BUILD = os.path.join(ROOT, "build")
 X86_RELEASE = os.environ.get("OKPROBE_X86_KERNEL", "6.1.0-56-amd64")
 RISCV_CROSS = "riscv64-linux-gnu-"
+# What every guest gets (okprobe_bench.ko only the bench's).
 MODULES = ["okprobe.ko", "samples/okprobe_sample.ko",
-           "selftests/modules/okprobe_test_warn.ko"]
+           "selftests/modules/okprobe_test_warn.ko",
+           "selftests/modules/okprobe_selftest.ko",
+           "selftests/modules/okprobe_test_target.ko",
+           "selftests/modules/okprobe_test_gone.ko"]
 
 
 class StepFailed(Exception):
@@ -136,12 +140,6 @@ def build_modules(t):
     # the riscv kernel build may share the cores.
     run(make + ["modules"], f"building okprobe.ko for {t.name}")
     t.modules = [os.path.join(tree, m) for m in MODULES]
-    # The in-kernel probe tests exist for both; the module-gone targets
-    # are still x86 only.
-    t.modules.append(os.path.join(tree, "selftests/modules/okprobe_selftest.ko"))
-    if t.arch == "x86":
-        t.modules += [os.path.join(tree, f"selftests/modules/{m}.ko")
-                      for m in ("okprobe_test_target", "okprobe_test_gone")]
 
 
 def build_okptest(t):

@@ -4,20 +4,26 @@
  * kprobes, on the same instruction, and how many of a sample of kernel
  * instructions each can register and optimize (make bench).
  *
- * The per-hit target is okp_bench_target (okprobe_bench_target.S), probed
- * at +0. Nothing is measured at load: the guest's okptest (suite "bench")
- * drives the module through /sys/kernel/debug/okprobe_bench/control, one
- * configuration at a time, so that it can set the kprobes-optimization
- * sysctls and read kprobes/list and okprobe/jumps in between:
+ * The per-hit targets are assembly functions that return their argument
+ * + 1, each probed at +0: okp_bench_target (okprobe_bench_target.S) on
+ * x86; okp_bench_target (a 4-byte instruction) and okp_bench_target_c (a
+ * compressed one) on riscv64 (okprobe_bench_riscv_target.S). Nothing is
+ * measured at load: the guest's okptest (suite "bench") drives the module
+ * through /sys/kernel/debug/okprobe_bench/control, one configuration at a
+ * time, so that it can set the kprobes-optimization sysctls and read
+ * kprobes/list and okprobe/jumps in between:
  *
- *   arm CONFIG    register the probe of CONFIG: none, kprobe (the kernel's,
- *                 with a pre_handler), okprobe-post (okprobe with only a
- *                 post_handler: unboosted) or okprobe-pre (okprobe with
- *                 only a pre_handler: boosted, or optimized when okprobe's
- *                 sysctl allows)
+ *   arm CONFIG [TARGET]
+ *                 register the probe of CONFIG at TARGET+0 (a target's
+ *                 name; the first by default): CONFIG none, kprobe (the
+ *                 kernel's, with a pre_handler), okprobe-post (okprobe
+ *                 with only a post_handler: unboosted) or okprobe-pre
+ *                 (okprobe with only a pre_handler: boosted, or optimized
+ *                 when okprobe's sysctl allows)
  *   state         whether the armed probe is optimized now
- *   run CALLS     call the target CALLS times, in batches with preemption
- *                 off, timing only the batches
+ *   run CALLS     call the armed target CALLS times, in batches with
+ *                 preemption off (and interrupts, where the kernel traces
+ *                 irq flags), timing only the batches
  *   disarm        unregister the probe
  *
  * and, for the coverage of kernel instructions:
@@ -34,7 +40,7 @@
  *
  * Reading the file gives the outcome of the last command:
  *
- *   kprobe armed traps=2 preemption=1
+ *   kprobe armed traps=2 preemption=1 irqs_off=0
  *   kprobe optimized=1
  *   okprobe-pre calls=100000 ns=123456789 hits=100000 missed=0 bad=0 traps=1 jump=none
  *   cover okprobe sites=1000 registered=812 ns=1234567 moved=0 errors=-1:100,-16:88
@@ -42,10 +48,11 @@
  *   uncover okprobe unregistered=812 ns=123456
  *
  * Each handler counts its hits; bad counts calls that returned a wrong
- * value; traps is the number of int3 traps one hit takes (0 when the jump
- * was in place for the whole run); jump says whether the probe was
- * optimized (a jmp at the probed address) before and after the run: none,
- * throughout or changed; preemption says whether the kernel has
+ * value; traps is the number of breakpoint traps (int3, ebreak) one hit
+ * takes (0 when the jump was in place for the whole run); jump says whether
+ * the probe was optimized (a jump at the probed address) before and after
+ * the run: none, throughout or changed; irqs_off whether the batches run
+ * with interrupts off; preemption says whether the kernel has
  * CONFIG_PREEMPTION. Only one probe is armed at a time: okprobe refuses an
  * address that holds someone else's int3, and a kprobe would take
  * okprobe's int3 for its own.
@@ -66,11 +73,25 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <asm/unaligned.h>
 
 #include <okprobe.h>
 
-/* okprobe_bench_target.S: returns value + 1; +0 is the probed mov. */
+/* The targets: each returns value + 1; +0 is probed. */
 long okp_bench_target(long value);
+#ifdef CONFIG_RISCV
+long okp_bench_target_c(long value);
+#endif
+
+static const struct {
+	const char *name;
+	void *address;
+} okp_bench_targets[] = {
+	{ "okp_bench_target", okp_bench_target },
+#ifdef CONFIG_RISCV
+	{ "okp_bench_target_c", okp_bench_target_c },
+#endif
+};
 
 enum okp_bench_config {
 	OKP_BENCH_NONE,
@@ -89,17 +110,56 @@ static const char *const okp_bench_names[] = {
 
 /* Calls per batch run with preemption off. */
 #define OKP_BENCH_BATCH 1000UL
+
+/*
+ * A kernel that traces irq flags (CONFIG_TRACE_IRQFLAGS, which lockdep's
+ * PROVE_LOCKING selects on the riscv test kernels) runs that tracing at
+ * every trap taken with interrupts on, and riscv's trace_hardirqs_off/on
+ * find their caller's caller by walking the stack under lockdep: about
+ * 90 us of every hit under TCG whatever the probe, and as much for every
+ * interrupt landing in a batch. There the batches run with interrupts off
+ * as well: a trap then changes no irq state and none of that runs.
+ */
+#define OKP_BENCH_IRQS_OFF IS_ENABLED(CONFIG_TRACE_IRQFLAGS)
 #define OKP_BENCH_MAX_CALLS 100000000UL
 
 /*
- * An optimized probe, the kernel's or okprobe's, is a 5-byte jmp rel32 at
- * the probed address; an armed one that is not is an int3.
+ * The bytes an optimized probe writes at the probed address: x86, a jmp
+ * rel32 (the kernel's optprobe and okprobe); riscv64, okprobe's auipc+jalr
+ * through a free register (the kernel has no optprobes there).
  */
-#define OKP_BENCH_JMP32_OPCODE 0xe9
-#define OKP_BENCH_JMP32_SIZE 5
+#ifdef CONFIG_RISCV
+#define OKP_BENCH_JUMP_SIZE 8
+#else
+#define OKP_BENCH_JUMP_SIZE 5
+#endif
+
+static bool okp_bench_is_jump(const u8 *text)
+{
+#ifdef CONFIG_RISCV
+	u32 auipc = get_unaligned_le32(text);
+	u32 jalr = get_unaligned_le32(text + 4);
+
+	/* auipc rd, ...; jalr ..., ...(rd) */
+	return (auipc & 0x7f) == 0x17 && (jalr & 0x707f) == 0x67 &&
+	       ((jalr >> 15) & 0x1f) == ((auipc >> 7) & 0x1f);
+#else
+	return text[0] == 0xe9;
+#endif
+}
+
+static bool okp_bench_jump_at(void *address)
+{
+	u8 text[OKP_BENCH_JUMP_SIZE];
+
+	return !copy_from_kernel_nofault(text, address, sizeof(text)) &&
+	       okp_bench_is_jump(text);
+}
 
 static DEFINE_MUTEX(okp_bench_lock);
 static int okp_bench_armed = OKP_BENCH_DISARMED;
+/* The index in okp_bench_targets of the armed probe's target. */
+static int okp_bench_armed_target;
 static struct kprobe okp_bench_kprobe;
 static struct okprobe okp_bench_okprobe;
 static atomic_long_t okp_bench_hits;
@@ -136,22 +196,38 @@ static void okp_bench_okprobe_post(struct okprobe *probe,
 /* ---- Commands ------------------------------------------------------------- */
 
 /*
- * int3 traps per hit of the armed probe when it is not optimized. The
- * kernel boosts (one trap: the copy jumps back) only without
+ * Breakpoint traps per hit of the kernel's kprobe when it is not optimized.
+ * x86 boosts (one trap: the copy jumps back) only without
  * CONFIG_PREEMPTION; otherwise the copy ends in a second int3, except for
- * the instructions it emulates. okprobe boosts unless there is a
- * post_handler.
+ * the instructions it emulates. riscv never boosts: a single-stepped copy
+ * (an insn slot) ends in an ebreak, a simulated instruction has no slot.
+ */
+static int okp_bench_kprobe_traps(void)
+{
+#if defined(CONFIG_KPROBES) && defined(CONFIG_X86)
+	if (okp_bench_kprobe.ainsn.emulate_op)
+		return 1;
+	if (okp_bench_kprobe.ainsn.boostable && !IS_ENABLED(CONFIG_PREEMPTION))
+		return 1;
+	return 2;
+#elif defined(CONFIG_KPROBES) && defined(CONFIG_RISCV)
+	return okp_bench_kprobe.ainsn.api.insn ? 2 : 1;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Breakpoint traps per hit of the armed probe when it is not optimized.
+ * okprobe boosts unless there is a post_handler (on riscv, where the
+ * copy's jump back reaches or a register is free after the instruction,
+ * as at every bench target).
  */
 static int okp_bench_traps(void)
 {
 	switch (okp_bench_armed) {
 	case OKP_BENCH_KPROBE:
-		if (okp_bench_kprobe.ainsn.emulate_op)
-			return 1;
-		if (okp_bench_kprobe.ainsn.boostable &&
-		    !IS_ENABLED(CONFIG_PREEMPTION))
-			return 1;
-		return 2;
+		return okp_bench_kprobe_traps();
 	case OKP_BENCH_OKPROBE_POST:
 		return 2;
 	case OKP_BENCH_OKPROBE_PRE:
@@ -169,11 +245,9 @@ static int okp_bench_traps(void)
  */
 static int okp_bench_optimized(void)
 {
-	const u8 *text = (const u8 *)okp_bench_target;
-
 	switch (okp_bench_armed) {
 	case OKP_BENCH_KPROBE:
-		return READ_ONCE(*text) == OKP_BENCH_JMP32_OPCODE;
+		return okp_bench_jump_at(okp_bench_targets[okp_bench_armed_target].address);
 	case OKP_BENCH_OKPROBE_POST:
 	case OKP_BENCH_OKPROBE_PRE:
 		return !!(READ_ONCE(okp_bench_okprobe.flags) &
@@ -196,27 +270,40 @@ static unsigned long okp_bench_missed(void)
 	}
 }
 
-static int okp_bench_arm(const char *name)
+static int okp_bench_target_index(const char *name)
 {
-	int config, ret = 0;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(okp_bench_targets); i++)
+		if (!strcmp(okp_bench_targets[i].name, name))
+			return i;
+	return -EINVAL;
+}
+
+static int okp_bench_arm(const char *name, const char *target_name)
+{
+	int config, target, ret = 0;
+	void *address;
 
 	if (okp_bench_armed != OKP_BENCH_DISARMED || okp_bench_covering())
 		return -EBUSY;
 	config = match_string(okp_bench_names, ARRAY_SIZE(okp_bench_names),
 			      name);
-	if (config < 0)
+	target = target_name[0] ? okp_bench_target_index(target_name) : 0;
+	if (config < 0 || target < 0)
 		return -EINVAL;
+	address = okp_bench_targets[target].address;
 	switch (config) {
 	case OKP_BENCH_KPROBE:
 		memset(&okp_bench_kprobe, 0, sizeof(okp_bench_kprobe));
-		okp_bench_kprobe.addr = (kprobe_opcode_t *)okp_bench_target;
+		okp_bench_kprobe.addr = address;
 		okp_bench_kprobe.pre_handler = okp_bench_kprobe_pre;
 		ret = register_kprobe(&okp_bench_kprobe);
 		break;
 	case OKP_BENCH_OKPROBE_POST:
 	case OKP_BENCH_OKPROBE_PRE:
 		memset(&okp_bench_okprobe, 0, sizeof(okp_bench_okprobe));
-		okp_bench_okprobe.addr = (void *)okp_bench_target;
+		okp_bench_okprobe.addr = address;
 		if (config == OKP_BENCH_OKPROBE_POST)
 			okp_bench_okprobe.post_handler = okp_bench_okprobe_post;
 		else
@@ -225,14 +312,15 @@ static int okp_bench_arm(const char *name)
 		break;
 	}
 	if (ret) {
-		pr_err("cannot arm %s on %pS: %d\n", name, okp_bench_target,
-		       ret);
+		pr_err("cannot arm %s on %pS: %d\n", name, address, ret);
 		return ret;
 	}
 	okp_bench_armed = config;
+	okp_bench_armed_target = target;
 	snprintf(okp_bench_result, sizeof(okp_bench_result),
-		 "%s armed traps=%d preemption=%d\n", name, okp_bench_traps(),
-		 IS_ENABLED(CONFIG_PREEMPTION));
+		 "%s armed traps=%d preemption=%d irqs_off=%d\n", name,
+		 okp_bench_traps(), IS_ENABLED(CONFIG_PREEMPTION),
+		 OKP_BENCH_IRQS_OFF);
 	return 0;
 }
 
@@ -257,9 +345,34 @@ static void okp_bench_disarm(void)
 	snprintf(okp_bench_result, sizeof(okp_bench_result), "disarmed\n");
 }
 
+/*
+ * Calls target for every value in [first, last); returns how many returned
+ * a wrong value. Inlined with a constant target, so each call is direct:
+ * an indirect call (a retpoline on Debian's x86) would weigh on every row.
+ */
+static __always_inline unsigned long okp_bench_calls(long (*target)(long),
+						     unsigned long first,
+						     unsigned long last)
+{
+	unsigned long bad = 0, i;
+
+	for (i = first; i < last; i++)
+		bad += (unsigned long)target(i) != i + 1;
+	return bad;
+}
+
+static unsigned long okp_bench_batch(unsigned long first, unsigned long last)
+{
+#ifdef CONFIG_RISCV
+	if (okp_bench_armed_target == 1)
+		return okp_bench_calls(okp_bench_target_c, first, last);
+#endif
+	return okp_bench_calls(okp_bench_target, first, last);
+}
+
 static int okp_bench_run(unsigned long calls)
 {
-	unsigned long done, batch, i, bad = 0, missed;
+	unsigned long done, batch, bad = 0, missed;
 	int optimized_before, optimized_after;
 	u64 ns = 0, start;
 
@@ -272,12 +385,17 @@ static int okp_bench_run(unsigned long calls)
 	optimized_before = okp_bench_optimized();
 	for (done = 0; done < calls; done += batch) {
 		batch = min(calls - done, OKP_BENCH_BATCH);
-		preempt_disable();
+		if (OKP_BENCH_IRQS_OFF)
+			local_irq_disable();
+		else
+			preempt_disable();
 		start = ktime_get_ns();
-		for (i = done; i < done + batch; i++)
-			bad += (unsigned long)okp_bench_target(i) != i + 1;
+		bad += okp_bench_batch(done, done + batch);
 		ns += ktime_get_ns() - start;
-		preempt_enable();
+		if (OKP_BENCH_IRQS_OFF)
+			local_irq_enable();
+		else
+			preempt_enable();
 		cond_resched();
 		if (fatal_signal_pending(current))
 			return -EINTR;
@@ -302,7 +420,7 @@ static int okp_bench_run(unsigned long calls)
 
 struct okp_bench_site {
 	unsigned long address;
-	u8 original[OKP_BENCH_JMP32_SIZE];	/* the text before any pass */
+	u8 original[OKP_BENCH_JUMP_SIZE];	/* the text before any pass */
 	int ret;				/* registration, this pass */
 };
 
@@ -460,7 +578,7 @@ static int okp_bench_cover_state(void)
 {
 	int jumps = 0, changed = 0, optimized = 0, i;
 	unsigned long missed = 0;
-	u8 now[OKP_BENCH_JMP32_SIZE];
+	u8 now[OKP_BENCH_JUMP_SIZE];
 
 	for (i = 0; i < okp_bench_site_count; i++) {
 		struct okp_bench_site *site = &okp_bench_sites[i];
@@ -471,7 +589,7 @@ static int okp_bench_cover_state(void)
 		changed += memcmp(now, site->original, sizeof(now)) != 0;
 		if (!okp_bench_covering() || site->ret)
 			continue;
-		jumps += now[0] == OKP_BENCH_JMP32_OPCODE;
+		jumps += okp_bench_is_jump(now);
 		if (okp_bench_cover_kind == OKP_BENCH_KPROBE) {
 			missed += okp_bench_site_kprobes[i].nmissed;
 		} else {
@@ -533,7 +651,7 @@ static ssize_t okp_bench_control_write(struct file *file,
 				       const char __user *buffer,
 				       size_t count, loff_t *position)
 {
-	char command[64], name[32];
+	char command[96], name[32], target[48] = "";
 	unsigned long number;
 	int ret;
 
@@ -559,8 +677,8 @@ static ssize_t okp_bench_control_write(struct file *file,
 		ret = 0;
 	} else if (sysfs_streq(command, "sites-clear")) {
 		ret = okp_bench_clear_sites();
-	} else if (sscanf(command, "arm %31s", name) == 1) {
-		ret = okp_bench_arm(name);
+	} else if (sscanf(command, "arm %31s %47s", name, target) >= 1) {
+		ret = okp_bench_arm(name, target);
 	} else if (sscanf(command, "run %lu", &number) == 1) {
 		ret = okp_bench_run(number);
 	} else if (sscanf(command, "site %lx", &number) == 1) {

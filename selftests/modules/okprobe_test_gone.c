@@ -5,12 +5,15 @@
  *
  *   insmod okprobe_test_gone.ko init_address=ADDR
  *
- * registers the probe (the load fails if that fails) and then tries a
- * probe at ADDR, the target module's freed init text, which must fail.
- * Read back through /sys/module/okprobe_test_gone/parameters/:
+ * registers the probe (the load fails if that fails) and then, given
+ * init_address, tries a probe at ADDR, the target module's freed init
+ * text, which must fail. Read back through
+ * /sys/module/okprobe_test_gone/parameters/:
  *   hits         times the handler ran
  *   flags        the probe's OKPROBE_FLAG_* bits
  *   init_result  what registering at init_address returned
+ *   text         the first bytes at the probe (okptest's enable test
+ *                checks the breakpoint comes and goes)
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,6 +22,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/sysfs.h>
+#include <linux/uaccess.h>
 
 #include <okprobe.h>
 
@@ -66,6 +70,23 @@ static const struct kernel_param_ops okp_gone_flags_ops = {
 	.get = okp_gone_get_flags,
 };
 module_param_cb(flags, &okp_gone_flags_ops, NULL, 0444);
+
+/* As many bytes as the sample client shows: enough for a jump. */
+#define OKP_GONE_TEXT_BYTES 8
+
+static int okp_gone_get_text(char *buffer, const struct kernel_param *kp)
+{
+	u8 text[OKP_GONE_TEXT_BYTES];
+
+	if (copy_from_kernel_nofault(text, okp_gone_probe.addr, sizeof(text)))
+		return -EFAULT;
+	return sysfs_emit(buffer, "%*ph\n", (int)sizeof(text), text);
+}
+
+static const struct kernel_param_ops okp_gone_text_ops = {
+	.get = okp_gone_get_text,
+};
+module_param_cb(text, &okp_gone_text_ops, NULL, 0444);
 
 static int __init okp_gone_init(void)
 {

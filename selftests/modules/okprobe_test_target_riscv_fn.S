@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The probe target of okprobe_test_target.ko on riscv64: no ftrace site, so
+ * +0 is an ordinary instruction (a 4-byte addi: ebreak when probed).
+ */
+#include <linux/linkage.h>
+#include <asm/asm.h>
+
+	.text
+	/*
+	 * The assembler's mapping symbol ($x...) at the section's first byte
+	 * would name okp_gone_target in 6.1's module kallsyms: an
+	 * instruction never executed keeps it off.
+	 */
+	unimp
+
+SYM_FUNC_START(okp_gone_target)
+	addi	t0, a0, 1		/* +0 */
+	mv	a0, t0			/* +4 */
+	ret
+SYM_FUNC_END(okp_gone_target)
