@@ -336,6 +336,7 @@ const char *SiteFunction::analyse(const BreakpointSite &site, const KernelFacts 
 	rodata.read = [](uint64_t address, void *out, size_t size, void *) -> size_t {
 		return okp_glue_read_rodata(address, out, size);
 	};
+	analysis.set_psabi(okp_glue_psabi_liveness());
 	if (!analysis.build(text.range, ranges, piece_count, edges, edge_count, &rodata))
 		return "out of memory";
 	return nullptr;

@@ -441,7 +441,9 @@ bool FunctionAnalysis::leaves_function(uint64_t target) const
 
 RegisterSet FunctionAnalysis::live_at_jump_target(uint64_t target) const
 {
-	return leaves_function(target) ? read_at_tail_call : live_at(target);
+	if (!leaves_function(target))
+		return live_at(target);
+	return psabi_ ? read_at_tail_call : all_registers;
 }
 
 uint64_t FunctionAnalysis::target_within(uint64_t start, uint64_t end) const
@@ -965,7 +967,7 @@ RegisterSet FunctionAnalysis::live_out(size_t index, const Instruction &insn, co
 		} else if (insn.rd == reg::zero && (flags_[index] & flag_far_jump))
 			out = live_at_jump_target(far_jump_target(index));
 		else if (is_return(insn))
-			out = read_at_return;
+			out = psabi_ ? read_at_return : all_registers;
 		else if (insn.rd != reg::ra)
 			return all_registers; // jump table, pointer tail call, odd link
 		else
@@ -1002,7 +1004,7 @@ void FunctionAnalysis::solve(const ExtraEdge *edges, size_t edge_count)
 			const Instruction insn = instruction(i);
 			const RegisterSet out = live_out(i, insn, edges, edge_count);
 			RegisterSet in;
-			if (is_call(insn) && insn.rd == reg::ra)
+			if (is_call(insn) && insn.rd == reg::ra && psabi_)
 				in = (out & ~caller_saved_registers) | argument_registers | insn.reads;
 			else if (is_call(insn))
 				in = all_registers;

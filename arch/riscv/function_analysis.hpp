@@ -145,6 +145,12 @@ public:
 	bool build(const CodeRange &function, const CodeRange *pieces, size_t piece_count, const ExtraEdge *edges,
 		   size_t edge_count, const DataReader *data = nullptr);
 
+	// Whether calls, returns and tail calls follow the psABI (the default)
+	// or read every register (strict: the analysis trusts nothing about
+	// callees and callers). Set before build().
+	void set_psabi(bool psabi) { psabi_ = psabi; }
+	bool psabi() const { return psabi_; }
+
 	const CodeRange &function() const { return function_; }
 	FunctionProblem problem() const { return problem_; }
 	uint64_t problem_address() const { return problem_address_; }
@@ -250,6 +256,7 @@ private:
 	uint64_t *targets_ = nullptr; // sorted
 	size_t target_count_ = 0, target_capacity_ = 0;
 	unsigned sweeps_ = 0;
+	bool psabi_ = true;
 };
 
 } // namespace okp::riscv

@@ -306,6 +306,12 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 			has_call = true;
 			call_target_register = insn.kind == InstructionClass::indirect_jump ? insn.rs1 : 0;
 			plan.relocates = true;
+			// The relocated call jumps through a temporary the
+			// psABI lets a callee clobber; without the psABI
+			// (strict liveness) only "jalr ra, off(rs)" with rs
+			// not ra needs none.
+			if (!function.psabi() && (call_target_register == 0 || call_target_register == reg::ra))
+				return refuse(OptimizationRefusal::window_not_relocatable, at);
 		} else if (insn.kind == InstructionClass::direct_jump) {
 			// A tail call's target needs what the callee reads.
 			exits_dead &= ~function.live_at_jump_target(at + insn.immediate);

@@ -82,6 +82,22 @@ unsigned long okp_glue_exception_fixup(unsigned long address)
 	return entry ? (unsigned long)&entry->fixup + entry->fixup : 0;
 }
 
+/*
+ * Liveness under the psABI (calls read a0-a7 and clobber the temporaries,
+ * returns read only a0/a1 and the callee-saved registers), or strict
+ * (calls and returns read every register: fewer jumps, no trust in how
+ * hand-written code treats temporaries). Fixed at load.
+ */
+static bool psabi_liveness = true;
+module_param(psabi_liveness, bool, 0444);
+MODULE_PARM_DESC(psabi_liveness,
+		 "riscv: free registers by the psABI at calls and returns (1, default) or strict (0)");
+
+int okp_glue_psabi_liveness(void)
+{
+	return psabi_liveness;
+}
+
 /* The core kernel's .rodata, less __ro_after_init (resolved at load). */
 static unsigned long okp_rodata_start, okp_rodata_end;
 static unsigned long okp_ro_after_init_start, okp_ro_after_init_end;

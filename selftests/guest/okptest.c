@@ -1100,6 +1100,50 @@ static int test_enable_disable_switches(void)
 			    enabled_switch_test_steps);
 }
 
+/*
+ * riscv's free registers, with okprobe.ko's psabi_liveness parameter:
+ * okprobe_test_gone.ko probes okp_gone_target+0, "addi t0, a0, 1; mv a0,
+ * t0; ret". Under the psABI (the default) t0 is dead at the probe and
+ * every temporary at the return: the probe optimizes. Strict (0), the
+ * return reads every register: it stays a breakpoint and says why.
+ */
+static int liveness_case(const char *param, const char *expect)
+{
+	static char jumps[8192];
+	const char *where = "okp_gone_target+0x0/";
+	char params[128];
+	int ret;
+
+	snprintf(params, sizeof(params), "%s %s", default_params, param);
+	STEP(load_okprobe(params));
+	ret = load_module(TARGET_KO, "");
+	if (!ret) {
+		ret = load_module(GONE_KO, "");
+		if (!ret) {
+			ret = expect ? read_file(DEBUGFS_DIR "/jumps", jumps,
+						 sizeof(jumps)) :
+				       wait_for_jump(where, jumps, sizeof(jumps));
+			unload_module("okprobe_test_gone");
+		}
+		unload_module("okprobe_test_target");
+	}
+	STEP(unload_okprobe());
+	CHECK(!ret, "%s: %s", param, strerror(-ret));
+	CHECK(!expect || (jump_line_has(jumps, where, " breakpoint") &&
+			  jump_line_has(jumps, where, expect)),
+	      "%s: okprobe/jumps shows '%s'", param, jumps);
+	return 0;
+}
+
+static int test_riscv_liveness(void)
+{
+	if (IS_X86)
+		return skip("riscv's psabi_liveness parameter");
+	STEP(liveness_case("psabi_liveness=1", NULL));
+	return liveness_case("psabi_liveness=0",
+			     "no register is dead where the detour returns");
+}
+
 static long read_long(const char *path)
 {
 	char text[64];
@@ -2288,6 +2332,7 @@ static const struct test okprobe_suite[] = {
 	TEST(test_syscall_probe_under_load, "a probe on ksys_read counts every read of two concurrent processes"),
 	TEST(test_unload_while_optimized, "the client unloads while its optimized probe is hit on every CPU"),
 	TEST(test_enable_disable_switches, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint"),
+	TEST(test_riscv_liveness, "riscv: a probe optimizes under the psABI and, with psabi_liveness=0, stays a breakpoint and says why"),
 	TEST(test_module_gone, "a probe on module text turns [GONE] on unload; freed init text is refused"),
 };
 

@@ -25,9 +25,10 @@ struct Built {
 	std::vector<uint8_t> bytes;
 	FunctionAnalysis analysis;
 	explicit Built(std::initializer_list<Encoding> code, const std::vector<ExtraEdge> &edges = {},
-		       const std::vector<okp::CodeRange> &pieces = {})
+		       const std::vector<okp::CodeRange> &pieces = {}, bool psabi = true)
 	    : bytes(assemble(code))
 	{
+		analysis.set_psabi(psabi);
 		EXPECT_TRUE(analysis.build({bytes.data(), base, bytes.size()}, pieces.data(), pieces.size(),
 					   edges.data(), edges.size()));
 	}
@@ -77,6 +78,18 @@ TEST(RiscvLiveness, CallsReadArgumentsAndClobberCallerSaved)
 	// Before c.li a0, a0 is dead (written first), a1 still an argument.
 	EXPECT_FALSE(live(f.analysis, 0, a0));
 	EXPECT_TRUE(live(f.analysis, 0, a1));
+}
+
+TEST(RiscvLiveness, StrictLivenessTrustsNoCallOrReturn)
+{
+	// 0: c.li a0, 1; 2: jal ra, +0x1000 (outside); 6: c.mv s1, a0; 8: c.jr ra
+	Built f({c(0x4505), i(0x000010ef), c(0x84aa), c(0x8082)}, {}, {}, false);
+	EXPECT_FALSE(f.analysis.psabi());
+	// Every register is live at the call and at the return; before the
+	// call, only what is written first (a0) is dead.
+	EXPECT_EQ(f.analysis.live_at(base + 2), all_registers);
+	EXPECT_EQ(f.analysis.live_at(base + 8), all_registers);
+	EXPECT_EQ(f.analysis.live_at(base), all_registers & ~register_bit(a0));
 }
 
 TEST(RiscvLiveness, TheAbiSetsAreWhatThePsAbiSays)

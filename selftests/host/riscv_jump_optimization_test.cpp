@@ -146,6 +146,20 @@ TEST(RiscvJumpOptimization, AuipcAndBranchAreRelocated)
 	EXPECT_EQ(f.plan(4, false).refusal, OptimizationRefusal::control_flow_in_window);
 }
 
+TEST(RiscvJumpOptimization, StrictLivenessRefusesACallThatNeedsATemporary)
+{
+	// 0: c.li a0, 1; 2: c.li a1, 2; 4: jal ra, +0x100; 8: li t0, 0;
+	// c: c.jr ra. Strict: the callee may read t0, which the relocated
+	// call would jump through.
+	const std::vector<uint8_t> bytes = assemble({c(0x4505), c(0x4589), i(0x100000ef), i(0x00000293), c(0x8082)});
+	FunctionAnalysis strict;
+	strict.set_psabi(false);
+	ASSERT_TRUE(strict.build({bytes.data(), base, bytes.size()}, nullptr, 0, nullptr, 0));
+	const OptimizationPlan plan = plan_jump_optimization(strict, base);
+	EXPECT_EQ(plan.refusal, OptimizationRefusal::window_not_relocatable) << optimization_refusal_text(plan.refusal);
+	EXPECT_EQ(plan.refusal_address, base + 4);
+}
+
 TEST(RiscvJumpOptimization, CallAtTheWindowEndReturnsToTheOriginalText)
 {
 	// 0: c.li a0, 1; 2: c.li a1, 2; 4: jal ra, +0x100; 8: c.jr ra

@@ -192,7 +192,7 @@ struct Census {
 
 	// Jump optimization of the probeable sites.
 	long optimizable = 0, optimizable_without_relocation = 0, relocated = 0, padded = 0, same_register = 0;
-	long no_return_needed = 0, relocation_failed = 0, detour_failed = 0;
+	long no_return_needed = 0, relocation_failed = 0, detour_failed = 0, optimizable_strict = 0;
 	size_t relocated_bytes_max = 0, detour_bytes_max = 0, detour_bytes_total = 0;
 	std::map<std::string, long> refusals, refusals_without_relocation;
 	std::map<int, long> entry_registers;
@@ -307,9 +307,12 @@ inline Census take_census(const Kernel &kernel)
 			end = std::min(end, kernel.functions[i + 1].address);
 		const CodeRange code{kernel.bytes_at(symbol.address), symbol.address, end - symbol.address};
 		const std::vector<ExtraEdge> edges = edges_within(kernel, code.address, code.address + code.size);
-		FunctionAnalysis analysis;
+		FunctionAnalysis analysis, strict;
 		const DataReader data = kernel.constant_data();
 		analysis.build(code, nullptr, 0, edges.data(), edges.size(), &data);
+		// The same without the psABI (okprobe.ko psabi_liveness=0).
+		strict.set_psabi(false);
+		strict.build(code, nullptr, 0, edges.data(), edges.size(), &data);
 		++census.functions;
 		census.dataflow_sweeps_max = std::max<long>(census.dataflow_sweeps_max, analysis.sweeps());
 		census.padding_bytes += code.size - analysis.decoded_size();
@@ -365,6 +368,12 @@ inline Census take_census(const Kernel &kernel)
 			++census.probeable;
 			(breakpoint.execution == Execution::simulate ? census.simulated : census.out_of_line)++;
 
+			const OptimizationPlan strict_plan = plan_jump_optimization(strict, address);
+			census.optimizable_strict += strict_plan.refusal == OptimizationRefusal::none &&
+						     !overlaps_site(kernel.ftrace_sites, ftrace_site_size, address,
+								    address + strict_plan.window_length) &&
+						     !overlaps_site(jump_label_sites, jump_label_site_size, address,
+								    address + strict_plan.window_length);
 			for (bool relocate : {true, false}) {
 				PlanOptions options;
 				options.relocate = relocate;
@@ -445,6 +454,8 @@ inline std::string format_census(const Census &c, const std::string &title)
 	    << "    detours built " << c.optimizable - c.detour_failed << " (failures " << c.detour_failed << "), mean "
 	    << (c.optimizable ? c.detour_bytes_total / size_t(c.optimizable) : 0) << " bytes, max "
 	    << c.detour_bytes_max << " bytes\n";
+	line("optimizable (strict liveness: calls and returns read every register) ", c.optimizable_strict,
+	     c.probeable);
 	for (const auto &[why, count] : c.refusals)
 		out << "    not optimizable: " << why << ": " << count << " (" << c.percent(count, c.probeable)
 		    << " %)\n";

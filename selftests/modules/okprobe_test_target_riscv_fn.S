@@ -8,6 +8,12 @@
 
 	.text
 	/*
+	 * All 4-byte instructions: the jump's 8-byte window is the two
+	 * addi, and the ret after it is where the detour returns (what
+	 * okptest's psabi_liveness test needs).
+	 */
+	.option norvc
+	/*
 	 * The assembler's mapping symbol ($x...) at the section's first byte
 	 * would name okp_gone_target in 6.1's module kallsyms: an
 	 * instruction never executed keeps it off.

@@ -265,6 +265,8 @@ void okp_glue_optimized_entry(void *site, void *regs);
  */
 unsigned long okp_glue_exception_fixup(unsigned long address);
 
+/* riscv: okprobe.ko's psabi_liveness parameter (1: psABI, 0: strict). */
+int okp_glue_psabi_liveness(void);
 /*
  * riscv: copies size bytes of read-only data at address (the core
  * kernel's .rodata outside __ro_after_init, or a module's read-only
