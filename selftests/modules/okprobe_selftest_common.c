@@ -49,12 +49,11 @@ int okp_results_init(void)
 	return okp_results ? 0 : -ENOMEM;
 }
 
-struct dentry *okp_results_publish(void)
+void okp_results_publish(void)
 {
 	okp_selftest_dir = debugfs_create_dir("okprobe_selftest", NULL);
 	debugfs_create_file("results", 0400, okp_selftest_dir, NULL,
 			    &okp_results_fops);
-	return okp_selftest_dir;
 }
 
 void okp_results_exit(void)

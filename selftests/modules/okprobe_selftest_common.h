@@ -11,8 +11,6 @@
 #include <linux/completion.h>
 #include <linux/types.h>
 
-struct dentry;
-
 /* Appends one TAP line: "ok N name" or "not ok N name # why". */
 void okp_report(bool ok, const char *name, const char *why);
 
@@ -28,12 +26,9 @@ void okp_report(bool ok, const char *name, const char *why);
 		}							\
 	} while (0)
 
-/*
- * The results buffer and debugfs okprobe_selftest/ with its results file;
- * returns the directory for the architecture's own files, or an ERR_PTR.
- */
+/* The results buffer, then debugfs okprobe_selftest/results. */
 int okp_results_init(void);
-struct dentry *okp_results_publish(void);
+void okp_results_publish(void);
 void okp_results_exit(void);
 
 /* One hammering thread per online CPU. */

@@ -1029,17 +1029,8 @@ static struct okprobe okp_resident_refused[] = {
 };
 
 
-/* The text byte at the resident probe: cc while okprobe has it armed. */
-static int okp_resident_byte_show(struct seq_file *m, void *unused)
-{
-	seq_printf(m, "%02x\n", okp_text_byte((void *)okp_target_add + 3));
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(okp_resident_byte);
-
 static int __init okp_selftest_init(void)
 {
-	struct dentry *dir;
 	int ret = okp_results_init();
 	int i;
 
@@ -1078,9 +1069,7 @@ static int __init okp_selftest_init(void)
 		okp_resident_refused[i].pre_handler = okp_record_pre_count;
 		okprobe_register(&okp_resident_refused[i]);
 	}
-	dir = okp_results_publish();
-	debugfs_create_file("resident_byte", 0400, dir, NULL,
-			    &okp_resident_byte_fops);
+	okp_results_publish();
 	return 0;
 }
 

@@ -864,17 +864,8 @@ static struct okp_probe_record okp_resident;
 static struct okp_probe_record okp_resident_refused;
 
 
-/* The text at the resident probe: 9002 (c.ebreak) while it is armed. */
-static int okp_resident_byte_show(struct seq_file *m, void *unused)
-{
-	seq_printf(m, "%04x\n", okp_text_half((void *)okp_rvc_stack + 6));
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(okp_resident_byte);
-
 static int __init okp_selftest_init(void)
 {
-	struct dentry *dir;
 	int ret = okp_results_init();
 	int i;
 
@@ -914,9 +905,7 @@ static int __init okp_selftest_init(void)
 	okp_resident_refused.probe.symbol_name = "okp_rvj_no_register";
 	okp_resident_refused.probe.pre_handler = okp_record_pre;
 	okprobe_register(&okp_resident_refused.probe);
-	dir = okp_results_publish();
-	debugfs_create_file("resident_byte", 0400, dir, NULL,
-			    &okp_resident_byte_fops);
+	okp_results_publish();
 	return 0;
 }
 
