@@ -107,20 +107,6 @@ pt_regs *as_pt_regs(Registers &regs)
 	return reinterpret_cast<pt_regs *>(&regs);
 }
 
-// The per-CPU state's storage for the probes of the hit in progress.
-ProbeTable::HitProbes &hit_probes_of(okp_cpu_state &cpu)
-{
-	static_assert(sizeof(cpu.hit_probes) == sizeof(ProbeTable::HitProbes::probes));
-	static_assert(offsetof(okp_cpu_state, hit_count) ==
-		      offsetof(okp_cpu_state, hit_probes) + offsetof(ProbeTable::HitProbes, count));
-	return *reinterpret_cast<ProbeTable::HitProbes *>(&cpu.hit_probes);
-}
-
-const Detour *published_detour(const BreakpointSite &site)
-{
-	return __atomic_load_n(&site.detour, __ATOMIC_ACQUIRE);
-}
-
 // Continues at the displaced instruction without running handlers. While a
 // detour is published its copy runs the whole window: a task must not newly
 // stop inside the window once it waits for its jump (or, while the jump is
@@ -129,7 +115,7 @@ const Detour *published_detour(const BreakpointSite &site)
 // moves epc on (it is not this CPU's active hit).
 void execute_without_handlers(BreakpointSite &site, Registers &regs)
 {
-	if (const Detour *detour = published_detour(site))
+	if (const Detour *detour = ProbeTable::published_detour(site))
 		regs.epc = detour->copy;
 	else if (site.simulated)
 		simulate(site.instruction, site.address, regs);
@@ -154,11 +140,11 @@ int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 		return 1;
 	}
 	cpu.active_site = &site;
-	ProbeTable::HitProbes &probes = hit_probes_of(cpu);
+	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(cpu);
 	ProbeTable::start_hit(site, probes);
 	// Read after the snapshot: a probe with a post_handler is published
 	// only after the detour is withdrawn.
-	const Detour *detour = published_detour(site);
+	const Detour *detour = ProbeTable::published_detour(site);
 	if (ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
 		// A pre_handler moved epc itself: the instruction is skipped.
 		cpu.active_site = nullptr;
@@ -195,7 +181,7 @@ int post_trap_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 		return 1; // a copy run without handlers
 	regs.status |= cpu.saved_flags;
 	cpu.saved_flags = 0;
-	ProbeTable::run_post_handlers(hit_probes_of(cpu), as_pt_regs(regs));
+	ProbeTable::run_post_handlers(ProbeTable::hit_probes_of(cpu), as_pt_regs(regs));
 	cpu.active_site = nullptr;
 	return 1;
 }
@@ -474,25 +460,22 @@ Detour *create_detour(Site &generic, const char **why)
 		*why = "out of memory";
 		return nullptr;
 	}
-	// Room for the largest detour; the unused tail goes back at once.
-	const uint64_t code = arch_probes.detours.take(max_detour_size);
-	uint8_t bytes[max_detour_size];
-	uint8_t jump[max_window_size];
-	const size_t length = code ? build_detour(site.plan, site.address, code,
-						  reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
-						  reinterpret_cast<uint64_t>(&site), bytes, sizeof(bytes))
-				   : 0;
-	if (!length || !encode_window_jump(site.plan, site.address, code, jump)) {
-		if (code)
-			arch_probes.detours.give_back(code, max_detour_size);
+	size_t length = 0;
+	const uint64_t code = arch_probes.detours.place<max_detour_size>(
+		[&](uint64_t at, uint8_t *bytes) -> size_t {
+			uint8_t jump[max_window_size];
+			if (!encode_window_jump(site.plan, site.address, at, jump))
+				return 0;
+			return build_detour(site.plan, site.address, at,
+					    reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
+					    reinterpret_cast<uint64_t>(&site), bytes, max_detour_size);
+		},
+		&length);
+	if (!code) {
 		delete detour;
 		*why = "no detour memory within reach of auipc+jalr";
 		return nullptr;
 	}
-	const size_t kept = DetourPool::granules_for(length) * DetourPool::granule;
-	if (kept < max_detour_size)
-		arch_probes.detours.give_back(code + kept, max_detour_size - kept);
-	okp_glue_text_write(code, bytes, length);
 	detour->code = code;
 	detour->copy = code + detour_frame_size;
 	detour->size = static_cast<uint16_t>(length);
@@ -598,16 +581,7 @@ extern "C" [[gnu::flatten]] void okp_core_optimized_hit(void *raw_site, void *ra
 {
 	Site &site = *static_cast<Site *>(raw_site);
 	Registers &regs = *static_cast<Registers *>(raw_regs);
-	if (cpu->active_site) {
-		ProbeTable::count_missed(site);
-		return;
-	}
-	if (!registered_probes.all_enabled())
-		return; // disarming everything raced with this hit
-	cpu->active_site = &site;
-	regs.epc = site.address;
-	ProbeTable::run_optimized_hit(site, as_pt_regs(regs));
-	cpu->active_site = nullptr;
+	ProbeTable::optimized_hit(site, as_pt_regs(regs), *cpu, [&] { regs.epc = site.address; });
 }
 
 extern "C" int okp_core_breakpoint(void *raw_regs)

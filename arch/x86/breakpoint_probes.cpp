@@ -122,26 +122,12 @@ pt_regs *as_pt_regs(Registers &regs)
 	return reinterpret_cast<pt_regs *>(&regs);
 }
 
-// The per-CPU state's storage for the probes of the hit in progress.
-ProbeTable::HitProbes &hit_probes_of(okp_cpu_state &cpu)
-{
-	static_assert(sizeof(cpu.hit_probes) == sizeof(ProbeTable::HitProbes::probes));
-	static_assert(offsetof(okp_cpu_state, hit_count) ==
-		      offsetof(okp_cpu_state, hit_probes) + offsetof(ProbeTable::HitProbes, count));
-	return *reinterpret_cast<ProbeTable::HitProbes *>(&cpu.hit_probes);
-}
-
-const Detour *published_detour(const BreakpointSite &site)
-{
-	return __atomic_load_n(&site.detour, __ATOMIC_ACQUIRE);
-}
-
 // Continues at the displaced instruction without running handlers. While a
 // detour is published its copy runs the whole jump region: a task must not
 // newly stop inside the region once it waits for its jump.
 void execute_without_handlers(BreakpointSite &site, Registers &regs)
 {
-	if (const Detour *detour = published_detour(site))
+	if (const Detour *detour = ProbeTable::published_detour(site))
 		regs.ip = detour->copy;
 	else if (site.analysis.execution == Execution::emulate)
 		emulate(site.analysis, site.address, regs, stack);
@@ -164,11 +150,11 @@ int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 		return 1;
 	}
 	cpu.active_site = &site;
-	ProbeTable::HitProbes &probes = hit_probes_of(cpu);
+	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(cpu);
 	ProbeTable::start_hit(site, probes);
 	// Read after the snapshot: a probe with a post_handler is published
 	// only after the detour is withdrawn.
-	const Detour *detour = published_detour(site);
+	const Detour *detour = ProbeTable::published_detour(site);
 	if (ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
 		// A pre_handler moved ip itself: the instruction is skipped.
 		cpu.active_site = nullptr;
@@ -203,7 +189,7 @@ int post_trap_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 	regs.flags |= cpu.saved_flags;
 	cpu.saved_flags = 0;
 	if (cpu.active_site == &site)
-		ProbeTable::run_post_handlers(hit_probes_of(cpu), as_pt_regs(regs));
+		ProbeTable::run_post_handlers(ProbeTable::hit_probes_of(cpu), as_pt_regs(regs));
 	cpu.active_site = nullptr;
 	return 1;
 }
@@ -326,26 +312,23 @@ Detour *create_detour(Site &generic, const char **why)
 		*why = "out of memory";
 		return nullptr;
 	}
-	// Room for the largest detour; the unused tail goes back at once.
-	const uint64_t code = arch_probes.detours.take(max_detour_size);
-	uint8_t bytes[max_detour_size];
-	uint8_t jump[jump_size];
 	DetourCall call = arch_probes.detour_call;
 	call.context = reinterpret_cast<uint64_t>(&site);
-	const size_t length = code ? build_detour(site.plan, site.region, site.address, arch_probes.thunks, code, call,
-						  bytes, sizeof(bytes))
-				   : 0;
-	if (!length || !build_jump(site.address, code, jump)) {
-		if (code)
-			arch_probes.detours.give_back(code, max_detour_size);
+	size_t length = 0;
+	const uint64_t code = arch_probes.detours.place<max_detour_size>(
+		[&](uint64_t at, uint8_t *bytes) -> size_t {
+			uint8_t jump[jump_size];
+			if (!build_jump(site.address, at, jump))
+				return 0;
+			return build_detour(site.plan, site.region, site.address, arch_probes.thunks, at, call, bytes,
+					    max_detour_size);
+		},
+		&length);
+	if (!code) {
 		delete detour;
 		*why = "no detour memory within reach of a jump";
 		return nullptr;
 	}
-	const size_t kept = DetourPool::granules_for(length) * DetourPool::granule;
-	if (kept < max_detour_size)
-		arch_probes.detours.give_back(code + kept, max_detour_size - kept);
-	okp_glue_text_write(code, bytes, length);
 	detour->code = code;
 	detour->copy = code + detour_frame_size(call);
 	detour->size = static_cast<uint16_t>(length);
@@ -429,18 +412,11 @@ extern "C" [[gnu::flatten]] void okp_core_optimized_hit(void *raw_site, void *ra
 {
 	Site &site = *static_cast<Site *>(raw_site);
 	Registers &regs = *static_cast<Registers *>(raw_regs);
-	if (cpu->active_site) {
-		ProbeTable::count_missed(site);
-		return;
-	}
-	if (!registered_probes.all_enabled())
-		return; // disarming everything raced with this hit
-	cpu->active_site = &site;
-	regs.ip = site.address + 1;
-	regs.cs = kernel_code_segment;
-	regs.orig_ax = ~0ull;
-	ProbeTable::run_optimized_hit(site, as_pt_regs(regs));
-	cpu->active_site = nullptr;
+	ProbeTable::optimized_hit(site, as_pt_regs(regs), *cpu, [&] {
+		regs.ip = site.address + 1;
+		regs.cs = kernel_code_segment;
+		regs.orig_ax = ~0ull;
+	});
 }
 
 extern "C" int okp_core_breakpoint(void *raw_regs)

@@ -58,6 +58,29 @@ struct DetourPool {
 		return 0;
 	}
 
+	// Room for code of at most max_size bytes, built where it will run:
+	// build(address, bytes) writes it to bytes and returns its length, 0
+	// when it cannot run there (out of reach). Keeps the granules it
+	// fills, gives the rest back, writes the code through the
+	// text-patching glue; returns its address and *length, or 0.
+	template <size_t max_size, typename Build> uint64_t place(Build build, size_t *length)
+	{
+		const uint64_t code = take(max_size);
+		if (!code)
+			return 0;
+		uint8_t bytes[max_size];
+		*length = build(code, bytes);
+		if (!*length) {
+			give_back(code, max_size);
+			return 0;
+		}
+		const size_t kept = granules_for(*length) * granule;
+		if (kept < max_size)
+			give_back(code + kept, max_size - kept);
+		okp_glue_text_write(code, bytes, *length);
+		return code;
+	}
+
 	void give_back(uint64_t at, size_t bytes)
 	{
 		for (int p = 0; p < max_pages; ++p) {

@@ -41,6 +41,7 @@
 #pragma once
 
 #include "core/address_table.hpp"
+#include "core/core_api.h"
 #include "core/registration.hpp"
 
 #include <okprobe.h>
@@ -222,6 +223,20 @@ public:
 	// each active probe and runs its pre_handler; every one runs, whatever
 	// they return, as the kernel's opt_pre_handler() does.
 	static void run_optimized_hit(Site &site, pt_regs *regs);
+	// The per-CPU state's storage for the probes of the hit in progress.
+	static HitProbes &hit_probes_of(okp_cpu_state &cpu);
+	// The site's detour while it waits or jumps (acquire: read after the
+	// hit's probe snapshot), or nullptr.
+	static const Detour *published_detour(const Site &site)
+	{
+		return __atomic_load_n(&site.detour, __ATOMIC_ACQUIRE);
+	}
+	// What every arch's okp_core_optimized_hit does (preemption off, from
+	// the detour): a hit inside another handler is only counted, a hit
+	// racing with "disarm everything" runs nothing, else present() shows
+	// the registers as a breakpoint hit would and the pre_handlers run.
+	template <typename Present>
+	static void optimized_hit(Site &site, pt_regs *regs, okp_cpu_state &cpu, Present present);
 
 private:
 	static bool probe_active(const okprobe *probe);
@@ -283,5 +298,28 @@ template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
 
 // The module's probe table (src/core/probe_api.cpp).
 extern ProbeTable registered_probes;
+
+inline ProbeTable::HitProbes &ProbeTable::hit_probes_of(okp_cpu_state &cpu)
+{
+	static_assert(sizeof(cpu.hit_probes) == sizeof(HitProbes::probes));
+	static_assert(offsetof(okp_cpu_state, hit_count) ==
+		      offsetof(okp_cpu_state, hit_probes) + offsetof(HitProbes, count));
+	return *reinterpret_cast<HitProbes *>(&cpu.hit_probes);
+}
+
+template <typename Present>
+void ProbeTable::optimized_hit(Site &site, pt_regs *regs, okp_cpu_state &cpu, Present present)
+{
+	if (cpu.active_site) {
+		count_missed(site);
+		return;
+	}
+	if (!registered_probes.all_enabled())
+		return; // disarming everything raced with this hit
+	cpu.active_site = &site;
+	present();
+	run_optimized_hit(site, regs);
+	cpu.active_site = nullptr;
+}
 
 } // namespace okp
