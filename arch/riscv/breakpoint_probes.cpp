@@ -460,23 +460,43 @@ Detour *create_detour(Site &generic, const char **why)
 		*why = "out of memory";
 		return nullptr;
 	}
+	const auto build = [&](uint64_t at, uint8_t *bytes) -> size_t {
+		return build_detour(site.plan, site.address, at, reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
+				    reinterpret_cast<uint64_t>(&site), bytes, max_detour_size);
+	};
 	size_t length = 0;
-	const uint64_t code = arch_probes.detours.place<max_detour_size>(
-		[&](uint64_t at, uint8_t *bytes) -> size_t {
-			uint8_t jump[max_window_size];
-			if (!encode_window_jump(site.plan, site.address, at, jump))
-				return 0;
-			return build_detour(site.plan, site.address, at,
-					    reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
-					    reinterpret_cast<uint64_t>(&site), bytes, max_detour_size);
-		},
-		&length);
+	uint64_t code, entry;
+	if (site.plan.needs_landing()) {
+		// auipc + c.jr lands at the probe's page offset: a c.j there
+		// leads to the detour, on the same page within c.j's reach.
+		code = arch_probes.detours.place_with_landing<max_detour_size, 2>(
+			site.address % landing_alignment, c_j_reach, build,
+			[&](uint64_t at, uint64_t target, uint8_t *bytes) -> size_t {
+				uint8_t jump[max_window_size];
+				if (!encode_window_jump(site.plan, site.address, at, jump))
+					return 0;
+				const uint16_t c_j = encode::c_j(int32_t(target - at));
+				bytes[0] = uint8_t(c_j);
+				bytes[1] = uint8_t(c_j >> 8);
+				return 2;
+			},
+			&length, &entry);
+	} else {
+		code = arch_probes.detours.place<max_detour_size>(
+			[&](uint64_t at, uint8_t *bytes) -> size_t {
+				uint8_t jump[max_window_size];
+				return encode_window_jump(site.plan, site.address, at, jump) ? build(at, bytes) : 0;
+			},
+			&length);
+		entry = code;
+	}
 	if (!code) {
 		delete detour;
 		*why = "no detour memory within reach of auipc+jalr";
 		return nullptr;
 	}
 	detour->code = code;
+	detour->entry = entry;
 	detour->copy = code + detour_frame_size;
 	detour->size = static_cast<uint16_t>(length);
 	return detour;
@@ -485,13 +505,10 @@ Detour *create_detour(Site &generic, const char **why)
 void free_detour(Detour *detour)
 {
 	// c.ebreak over the old code: a stale jump into it traps loudly.
-	uint8_t fill[max_detour_size];
-	for (size_t i = 0; i + 1 < sizeof(fill); i += 2) {
-		fill[i] = uint8_t(c_ebreak_encoding);
-		fill[i + 1] = uint8_t(c_ebreak_encoding >> 8);
-	}
-	okp_glue_text_write(detour->code, fill, detour->size);
-	arch_probes.detours.give_back(detour->code, detour->size);
+	static constexpr uint8_t breakpoint[2] = {uint8_t(c_ebreak_encoding), uint8_t(c_ebreak_encoding >> 8)};
+	arch_probes.detours.release(detour->code, detour->size, breakpoint);
+	if (detour->entry != detour->code)
+		arch_probes.detours.release(detour->entry, sizeof(breakpoint), breakpoint);
 	delete detour;
 }
 
@@ -506,7 +523,7 @@ constexpr size_t text_batch = 16;
 // Each waiting site has its breakpoint over its first instruction and the
 // original bytes after it, and no task is inside the window (the rcu-tasks
 // grace period since its detour was published). One stop_machine() per
-// batch writes every window whole, "auipc; jalr (; c.nop)": no hart runs
+// batch writes every window whole, "auipc; jalr" or "auipc; c.jr": no hart runs
 // while the bytes change, and each runs fence.i before it goes on.
 void optimize(Site *const *sites, size_t count)
 {
@@ -522,7 +539,7 @@ void optimize(Site *const *sites, size_t count)
 			uint8_t now[max_window_size];
 			// Only over what okprobe left there: its breakpoint and the
 			// original bytes. Anything else stays a breakpoint.
-			if (!site.detour || !encode_window_jump(site.plan, site.address, site.detour->code, jumps[n]) ||
+			if (!site.detour || !encode_window_jump(site.plan, site.address, site.detour->entry, jumps[n]) ||
 			    okp_glue_read_text(site.address, now, length) != length ||
 			    __builtin_memcmp(now, breakpoint_bytes(site), first) != 0 ||
 			    __builtin_memcmp(now + first, site.original + first, length - first) != 0)

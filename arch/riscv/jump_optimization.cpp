@@ -162,6 +162,19 @@ uint32_t jal(unsigned rd, int32_t offset)
 	       (((o >> 12) & 0xff) << 12) | (rd << 7) | 0x6f;
 }
 
+uint16_t c_jr(unsigned rs1)
+{
+	return uint16_t(0x8002 | (rs1 << 7));
+}
+
+uint16_t c_j(int32_t offset)
+{
+	const uint32_t o = uint32_t(offset);
+	return uint16_t(0xa001 | (((o >> 11) & 1) << 12) | (((o >> 4) & 1) << 11) | (((o >> 8) & 3) << 9) |
+			(((o >> 10) & 1) << 8) | (((o >> 6) & 1) << 7) | (((o >> 7) & 1) << 6) |
+			(((o >> 1) & 7) << 3) | (((o >> 5) & 1) << 2));
+}
+
 uint32_t branch(unsigned funct3, unsigned rs1, unsigned rs2, int32_t offset)
 {
 	const uint32_t o = uint32_t(offset);
@@ -189,7 +202,7 @@ const char *optimization_refusal_text(OptimizationRefusal refusal)
 	case OptimizationRefusal::indirect_jump:
 		return "the function jumps through a register (jump table?)";
 	case OptimizationRefusal::window_past_function:
-		return "the function ends inside the 8-byte window";
+		return "the function ends inside the jump's window";
 	case OptimizationRefusal::window_not_relocatable:
 		return "a system, fence.i or illegal instruction in the window";
 	case OptimizationRefusal::lr_sc_sequence:
@@ -237,9 +250,10 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 	if (function.problem() == FunctionProblem::indirect_jump)
 		return refuse(OptimizationRefusal::indirect_jump, function.problem_address());
 
-	// The window: whole instructions covering the 8-byte jump.
+	// The window: whole instructions covering the 6 bytes of the shorter
+	// jump (8 when they cover 8).
 	size_t length = 0;
-	for (size_t index = size_t(first); length < jump_size; ++index) {
+	for (size_t index = size_t(first); length < short_jump_size; ++index) {
 		if (index >= function.count())
 			return refuse(OptimizationRefusal::window_past_function, address + length);
 		const Instruction insn = function.instruction(index);
@@ -345,14 +359,24 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 
 size_t encode_window_jump(const OptimizationPlan &plan, uint64_t address, uint64_t target, uint8_t out[max_window_size])
 {
-	if (plan.refusal != OptimizationRefusal::none || plan.window_length < jump_size ||
-	    plan.window_length > max_window_size)
+	if (plan.refusal != OptimizationRefusal::none)
 		return 0;
 	Writer writer(out, max_window_size, address);
-	writer.far_jump(plan.entry_register, target);
-	if (plan.needs_pad())
-		writer.put16(encode::c_nop);
-	return writer.length();
+	switch (plan.window_length) {
+	case long_jump_size:
+		writer.far_jump(plan.entry_register, target);
+		return writer.length();
+	case short_jump_size: {
+		const int64_t displacement = int64_t(target - address);
+		if (displacement % int64_t(landing_alignment) || !within_far_reach(displacement))
+			return 0;
+		writer.put32(encode::auipc(plan.entry_register, int32_t(displacement >> 12)));
+		writer.put16(encode::c_jr(plan.entry_register));
+		return writer.length();
+	}
+	default:
+		return 0;
+	}
 }
 
 size_t relocate_window(const OptimizationPlan &plan, uint64_t address, uint64_t copy_address, uint8_t *out,

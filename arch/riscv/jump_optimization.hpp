@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
-// Where a riscv64 probe's breakpoint may become "auipc tmp, hi; jalr x0,
-// lo(tmp)" into a detour, and how the detour runs the instructions it
-// replaces.
+// Where a riscv64 probe's breakpoint may become a jump into a detour, and
+// how the detour runs the instructions it replaces.
 //
-// The jump is 8 bytes: it replaces the window, the whole instructions from
-// the probed address covering at least 8 bytes (2 RVI, 4 RVC, or a mix;
-// a window ending at 10 bytes leaves a 2-byte tail that becomes c.nop).
+// The jump replaces the window, the whole instructions from the probed
+// address covering at least 6 bytes. Windows are 6 or 8 bytes long:
+//  - 8 bytes (two RVI instructions, or 2 + 2 + 4): "auipc tmp, hi;
+//    jalr x0, lo(tmp)" straight to the detour;
+//  - 6 bytes (4 + 2, 2 + 4 or 2 + 2 + 2): "auipc tmp, hi; c.jr tmp". c.jr
+//    has no offset, so it lands exactly at address + (hi << 12): on the
+//    probed address's offset within a 4 KiB page. The detour's landing, a
+//    c.j into the detour, sits at that offset of a detour page. Such a
+//    window holds a compressed instruction, so the hart runs c.jr too.
+// The shorter window is the point: fewer jumps land inside it, fewer calls
+// return inside it, fewer functions end inside it.
 // It is safe when
 //  - the window lies inside the decoded function;
 //  - nothing lands inside it: no branch or jump of the function or its
@@ -32,16 +39,21 @@
 
 namespace okp::riscv {
 
-constexpr size_t jump_size = 8;	       // auipc + jalr
-constexpr size_t max_window_size = 10; // 6 bytes then a 4-byte instruction
-constexpr size_t max_window_instructions = 4;
+constexpr size_t long_jump_size = 8;  // auipc + jalr
+constexpr size_t short_jump_size = 6; // auipc + c.jr
+constexpr size_t max_window_size = long_jump_size;
+constexpr size_t max_window_instructions = 3;
+// c.jr lands at the probed address's offset within a page of this size.
+constexpr uint64_t landing_alignment = 4096;
+// The farthest a landing's c.j reaches, either way.
+constexpr unsigned long c_j_reach = 2046;
 
 enum class OptimizationRefusal : uint8_t {
 	none,
 	not_an_instruction,	// the address is not an instruction boundary of the function
 	function_undecodable,	// the function does not decode to its end
 	indirect_jump,		// the function jumps through a register (not a return, far jump or known table)
-	window_past_function,	// the function ends before 8 bytes of whole instructions
+	window_past_function,	// the function ends before 6 bytes of whole instructions
 	window_not_relocatable, // a system, fence.i or illegal instruction in the window
 	lr_sc_sequence,		// the window is inside an LR/SC sequence
 	exception_entry,	// a window instruction has an exception-table entry
@@ -69,7 +81,7 @@ struct PlanOptions {
 struct OptimizationPlan {
 	OptimizationRefusal refusal = OptimizationRefusal::none;
 	uint64_t refusal_address = 0; // the instruction or target that decided it
-	uint8_t window_length = 0;    // 8 or 10
+	uint8_t window_length = 0;    // 6 (auipc + c.jr) or 8 (auipc + jalr)
 	uint8_t count = 0;	      // window instructions
 	uint8_t copied = 0;	      // of those, what the detour runs (a jump or return ends it)
 	WindowInstruction instructions[max_window_instructions];
@@ -80,7 +92,9 @@ struct OptimizationPlan {
 	uint8_t call_register = 0;     // tmp of a relocated call's jump (a t register)
 	// What the choice was made from.
 	RegisterSet entry_candidates = 0, return_candidates = 0;
-	bool needs_pad() const { return window_length > jump_size; }
+	// The jump is auipc + c.jr: the detour is entered through a landing
+	// at the probed address's page offset.
+	bool needs_landing() const { return window_length == short_jump_size; }
 };
 
 // The plan for a jump at address, from the function's analysis.
@@ -91,14 +105,16 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 bool within_far_reach(int64_t displacement);
 
 // The bytes patched over the window at address: "auipc tmp, hi;
-// jalr x0, lo(tmp)" to target, and c.nop for a 10-byte window. Returns the
-// length written (plan.window_length), or 0 when target is out of reach.
+// jalr x0, lo(tmp)" to target for an 8-byte window, "auipc tmp, hi;
+// c.jr tmp" for a 6-byte one (target then shares address's page offset).
+// Returns the length written (plan.window_length), or 0 when target is out
+// of reach or, for c.jr, on another page offset.
 size_t encode_window_jump(const OptimizationPlan &plan, uint64_t address, uint64_t target,
 			  uint8_t out[max_window_size]);
 
-// The most a relocated window takes: a branch becomes 12 bytes, a call at
-// the end 16, the jump back 8.
-constexpr size_t max_relocated_window = 3 * 12 + 16 + jump_size;
+// The most a relocated window takes: a branch becomes 12 bytes, the jump
+// back 8 (a call becomes 16, but ends the copy: no jump back).
+constexpr size_t max_relocated_window = max_window_instructions * 12 + long_jump_size;
 
 // Writes the detour's copy of plan's window (probed at address) for
 // execution at copy_address, then the jump back to the window's end unless
@@ -115,6 +131,8 @@ uint32_t addi(unsigned rd, unsigned rs1, int32_t imm12);
 uint32_t jalr(unsigned rd, unsigned rs1, int32_t imm12);
 uint32_t jal(unsigned rd, int32_t offset);
 uint32_t branch(unsigned funct3, unsigned rs1, unsigned rs2, int32_t offset);
+uint16_t c_jr(unsigned rs1);
+uint16_t c_j(int32_t offset); // offset within c_j_reach
 constexpr uint16_t c_nop = 0x0001;
 // The hi/lo split of a displacement for auipc + (addi|jalr|load).
 int32_t high_part(int64_t displacement);

@@ -330,6 +330,7 @@ Detour *create_detour(Site &generic, const char **why)
 		return nullptr;
 	}
 	detour->code = code;
+	detour->entry = code;
 	detour->copy = code + detour_frame_size(call);
 	detour->size = static_cast<uint16_t>(length);
 	return detour;
@@ -337,12 +338,8 @@ Detour *create_detour(Site &generic, const char **why)
 
 void free_detour(Detour *detour)
 {
-	// Breakpoints over the old code: a stale jump into it traps loudly.
-	uint8_t fill[max_detour_size];
-	for (uint8_t &byte : fill)
-		byte = int3;
-	okp_glue_text_write(detour->code, fill, detour->size);
-	arch_probes.detours.give_back(detour->code, detour->size);
+	static constexpr uint8_t breakpoint[1] = {int3};
+	arch_probes.detours.release(detour->code, detour->size, breakpoint);
 	delete detour;
 }
 
@@ -364,7 +361,7 @@ void optimize(Site *const *sites, size_t count)
 			uint8_t now[jump_size];
 			// Only over what okprobe left there: its breakpoint and the
 			// original bytes. Anything else stays a breakpoint.
-			if (!site.detour || !build_jump(site.address, site.detour->code, jumps[n]) ||
+			if (!site.detour || !build_jump(site.address, site.detour->entry, jumps[n]) ||
 			    okp_glue_read_text(site.address, now, jump_size) != jump_size || now[0] != int3 ||
 			    __builtin_memcmp(now + 1, site.original + 1, jump_size - 1) != 0)
 				continue;

@@ -311,17 +311,21 @@ static int is_breakpoint(const unsigned char *text)
 
 /*
  * Whether text starts with an optimized probe's jump: jmp rel32; auipc rd
- * then jalr through rd.
+ * then jalr x0 through rd (8-byte window) or c.jr rd (6-byte window).
  */
 static int is_jump(const unsigned char *text)
 {
 	uint32_t auipc = little_endian32(text);
 	uint32_t jalr = little_endian32(text + 4);
+	unsigned int rd = (auipc >> 7) & 0x1f;
+	unsigned int c_jr = text[4] | text[5] << 8;
 
 	if (IS_X86)
 		return text[0] == 0xe9;
-	return (auipc & 0x7f) == 0x17 && (jalr & 0x707f) == 0x67 &&
-	       ((jalr >> 15) & 0x1f) == ((auipc >> 7) & 0x1f);
+	if ((auipc & 0x7f) != 0x17 || !rd)
+		return 0;
+	return ((jalr & 0x7fff) == 0x67 && ((jalr >> 15) & 0x1f) == rd) ||
+	       c_jr == (0x8002 | rd << 7);
 }
 
 /* default_params followed by more, in buffer. */

@@ -52,6 +52,18 @@ uint64_t far_jump_target(const uint8_t *bytes, uint64_t pc, unsigned *reg)
 	return pc + auipc.immediate + jalr.immediate;
 }
 
+// "auipc rX, hi; c.jr rX" at pc: its target, and rX.
+uint64_t short_jump_target(const uint8_t *bytes, uint64_t pc, unsigned *reg)
+{
+	const Instruction auipc = decode_at(bytes), jr = decode_instruction(bytes + 4, 2);
+	EXPECT_EQ(auipc.operation, Operation::auipc);
+	EXPECT_EQ(jr.operation, Operation::c_jr);
+	EXPECT_EQ(jr.length, 2);
+	EXPECT_EQ(jr.rs1, auipc.rd);
+	*reg = auipc.rd;
+	return pc + auipc.immediate;
+}
+
 // "lui rd, hi; addi rd, rd, lo": the value, and rd.
 uint64_t materialised_value(const uint8_t *bytes, unsigned *reg)
 {
@@ -74,7 +86,7 @@ TEST(RiscvJumpOptimization, WindowOfTwoRviInstructionsAndOneRegisterForBoth)
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
 	EXPECT_EQ(plan.window_length, 8);
 	EXPECT_EQ(plan.count, 2);
-	EXPECT_FALSE(plan.needs_pad());
+	EXPECT_FALSE(plan.needs_landing()); // auipc + jalr, at a 2-byte boundary
 	EXPECT_FALSE(plan.relocates);
 	// t0 and t1 are written later, a0 by the probed addi itself.
 	EXPECT_EQ(plan.entry_candidates, register_bit(t0) | register_bit(t1) | register_bit(a0));
@@ -96,19 +108,36 @@ TEST(RiscvJumpOptimization, WindowOfTwoRviInstructionsAndOneRegisterForBoth)
 	EXPECT_EQ(reg, t0);
 }
 
-TEST(RiscvJumpOptimization, TenByteWindowIsPaddedWithCNop)
+TEST(RiscvJumpOptimization, SixByteWindowIsAuipcAndCJrToTheProbesPageOffset)
 {
+	// 0: c.li t0, 1; 2: addi a0, a1, -5; 6: addi a0, a0, 1; a: c.li t1, 0;
+	// c: c.li t0, 0; e: c.jr ra
 	Built f({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
 	const OptimizationPlan plan = f.plan(0);
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
-	EXPECT_EQ(plan.window_length, 10);
-	EXPECT_EQ(plan.count, 3);
-	EXPECT_TRUE(plan.needs_pad());
+	EXPECT_EQ(plan.window_length, 6); // 2 + 4: the 8-byte jump would take 10
+	EXPECT_EQ(plan.count, 2);
+	EXPECT_TRUE(plan.needs_landing());
+	EXPECT_EQ(plan.entry_register, t0);
 	uint8_t patch[max_window_size];
-	ASSERT_EQ(encode_window_jump(plan, base, detour, patch), 10u);
-	EXPECT_EQ(patch[8] | patch[9] << 8, encode::c_nop);
+	// c.jr has no offset: only a landing on the probe's page offset.
+	const uint64_t landing = detour + 0x3000 + (base % landing_alignment);
+	ASSERT_EQ(encode_window_jump(plan, base, landing, patch), 6u);
 	unsigned reg;
-	EXPECT_EQ(far_jump_target(patch, base, &reg), detour);
+	EXPECT_EQ(short_jump_target(patch, base, &reg), landing);
+	EXPECT_EQ(reg, t0);
+	EXPECT_EQ(encode_window_jump(plan, base, landing + 16, patch), 0u);
+	EXPECT_EQ(encode_window_jump(plan, base, landing + 2, patch), 0u);
+
+	// The same from a page's last 6 bytes.
+	const uint64_t odd = base + 0xffa;
+	ASSERT_EQ(encode_window_jump(plan, odd, detour + 0xffa, patch), 6u);
+	EXPECT_EQ(short_jump_target(patch, odd, &reg), detour + 0xffa);
+
+	// The copy runs both instructions and jumps back to the window's end.
+	uint8_t copy[max_relocated_window];
+	ASSERT_EQ(relocate_window(plan, base, detour, copy, sizeof(copy)), 2u + 4 + 8);
+	EXPECT_EQ(far_jump_target(copy + 6, detour + 6, &reg), base + 6);
 }
 
 TEST(RiscvJumpOptimization, AuipcAndBranchAreRelocated)
@@ -120,14 +149,15 @@ TEST(RiscvJumpOptimization, AuipcAndBranchAreRelocated)
 	const OptimizationPlan plan = f.plan(0);
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
 	EXPECT_TRUE(plan.relocates);
-	EXPECT_EQ(plan.count, 3);
+	EXPECT_EQ(plan.count, 2); // auipc, c.bnez: 6 bytes
+	EXPECT_TRUE(plan.needs_landing());
 	EXPECT_TRUE(plan.entry_candidates & register_bit(a5)); // auipc writes it first
 	EXPECT_EQ(plan.entry_register, t1);
 	EXPECT_EQ(plan.return_register, t1); // dead at the branch target and at the end
 
 	uint8_t copy[max_relocated_window];
 	const size_t length = relocate_window(plan, base, detour, copy, sizeof(copy));
-	ASSERT_EQ(length, 30u);
+	ASSERT_EQ(length, 28u);
 	unsigned reg;
 	EXPECT_EQ(materialised_value(copy, &reg), base + 0x10000); // the auipc's value, absolute
 	EXPECT_EQ(reg, a5);
@@ -138,8 +168,7 @@ TEST(RiscvJumpOptimization, AuipcAndBranchAreRelocated)
 	EXPECT_EQ(skip.immediate, 12);
 	EXPECT_EQ(far_jump_target(copy + 12, detour + 12, &reg), base + 0xa); // taken
 	EXPECT_EQ(reg, t1);
-	EXPECT_EQ(copy[20] | copy[21] << 8, 0x4285);			    // c.li t0, 1
-	EXPECT_EQ(far_jump_target(copy + 22, detour + 22, &reg), base + 8); // not taken, at the end
+	EXPECT_EQ(far_jump_target(copy + 20, detour + 20, &reg), base + 6); // not taken, at the end
 
 	// Without relocation the same window is refused.
 	EXPECT_EQ(f.plan(0, false).refusal, OptimizationRefusal::pc_relative_in_window);
@@ -186,16 +215,16 @@ TEST(RiscvJumpOptimization, IndirectCallThroughRaComputesTheTargetFirst)
 {
 	// 0: c.li t0, 0; 2: c.li t1, 0; 4: c.li t2, 0; 6: c.jalr ra; 8: c.jr ra
 	Built f({c(0x4281), c(0x4301), c(0x4381), c(0x9082), c(0x8082)});
-	const OptimizationPlan plan = f.plan(0);
+	const OptimizationPlan plan = f.plan(2);
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
 	EXPECT_EQ(plan.call_register, t0);
 	uint8_t copy[max_relocated_window];
-	ASSERT_EQ(relocate_window(plan, base, detour, copy, sizeof(copy)), 6u + 4 + 8 + 4);
-	EXPECT_EQ(word_at(copy + 6), encode::addi(t0, ra, 0)); // t0 = ra, the target
+	ASSERT_EQ(relocate_window(plan, base + 2, detour, copy, sizeof(copy)), 4u + 4 + 8 + 4);
+	EXPECT_EQ(word_at(copy + 4), encode::addi(t0, ra, 0)); // t0 = ra, the target
 	unsigned reg;
-	EXPECT_EQ(materialised_value(copy + 10, &reg), base + 8); // ra = the return address
+	EXPECT_EQ(materialised_value(copy + 8, &reg), base + 8); // ra = the return address
 	EXPECT_EQ(reg, ra);
-	EXPECT_EQ(word_at(copy + 18), encode::jalr(0, t0, 0));
+	EXPECT_EQ(word_at(copy + 16), encode::jalr(0, t0, 0));
 }
 
 TEST(RiscvJumpOptimization, CallBeforeTheWindowEndIsRefused)
@@ -203,12 +232,18 @@ TEST(RiscvJumpOptimization, CallBeforeTheWindowEndIsRefused)
 	// 0: jal ra, +0x100; 4: c.li a0, 1; 6: c.li a1, 2; 8: c.jr ra
 	Built f({i(0x100000ef), c(0x4505), c(0x4589), c(0x8082)});
 	EXPECT_EQ(f.plan(0).refusal, OptimizationRefusal::call_inside_window);
+	// 2 bytes earlier the call ends a 6-byte window.
+	Built g({c(0x4505), i(0x100000ef), c(0x4589), c(0x8082)});
+	const OptimizationPlan plan = g.plan(0);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_EQ(plan.window_length, 6);
+	EXPECT_TRUE(plan.ends_in_transfer);
 }
 
 TEST(RiscvJumpOptimization, JumpIntoTheInteriorIsRefusedButToTheStartIsFine)
 {
-	// 0: c.li t0, 1; 2: c.li t1, 2; 4: c.beqz a0, -2 (-> 2); 6: c.li t2, 0; 8: c.jr ra
-	Built f({c(0x4285), c(0x4309), c(0xdd7d), c(0x4381), c(0x8082)});
+	// 0: c.li t0, 1; 2: c.li t1, 2; 4: c.beqz a0, -2 (-> 2); 6: c.jr ra
+	Built f({c(0x4285), c(0x4309), c(0xdd7d), c(0x8082)});
 	const OptimizationPlan inside = f.plan(0);
 	EXPECT_EQ(inside.refusal, OptimizationRefusal::jump_into_window);
 	EXPECT_EQ(inside.refusal_address, base + 2);
@@ -219,7 +254,7 @@ TEST(RiscvJumpOptimization, JumpIntoTheInteriorIsRefusedButToTheStartIsFine)
 	EXPECT_EQ(start.return_register, t0); // dead at the branch target: nothing reads it
 	uint8_t copy[max_relocated_window];
 	const size_t length = relocate_window(start, base + 2, detour, copy, sizeof(copy));
-	ASSERT_EQ(length, 2u + 4 + 8 + 2 + 2);
+	ASSERT_EQ(length, 2u + 4 + 8 + 2);
 	unsigned reg;
 	EXPECT_EQ(far_jump_target(copy + 6, detour + 6, &reg), base + 2); // the loop re-enters the jump
 	EXPECT_EQ(reg, t0);
@@ -233,7 +268,7 @@ TEST(RiscvJumpOptimization, RegistersMustBeDeadAtBothEnds)
 	EXPECT_EQ(nops.plan(0).refusal, OptimizationRefusal::no_entry_register);
 	// 0: c.li t0, 1; 2: c.li t1, 2; 4: c.li t2, 3; 6: c.li t3, 4; 8: jal t0
 	Built writes({c(0x4285), c(0x4309), c(0x438d), c(0x4e11), i(0x100002ef)});
-	EXPECT_EQ(writes.plan(0).refusal, OptimizationRefusal::no_return_register);
+	EXPECT_EQ(writes.plan(2).refusal, OptimizationRefusal::no_return_register);
 	// Forbidden registers are never offered.
 	PlanOptions options;
 	options.forbidden |= register_bit(t0) | register_bit(t1);
@@ -263,7 +298,7 @@ TEST(RiscvJumpOptimization, ATailCallInTheWindowReturnsThroughATemporary)
 {
 	// 0: c.li a2, 1; 2: c.li a3, 2; 4: c.li t0, 0; 6: c.j +0x400 (out)
 	Built f({c(0x4605), c(0x4689), c(0x4281), c(0xa101)});
-	const OptimizationPlan plan = f.plan(0);
+	const OptimizationPlan plan = f.plan(2);
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
 	EXPECT_TRUE(plan.ends_in_transfer);
 	// a2 and a3 are written in the window but the callee reads them:
@@ -272,9 +307,9 @@ TEST(RiscvJumpOptimization, ATailCallInTheWindowReturnsThroughATemporary)
 	EXPECT_FALSE(plan.return_candidates & register_bit(12));
 	EXPECT_EQ(plan.return_register, t0);
 	uint8_t copy[max_relocated_window];
-	ASSERT_EQ(relocate_window(plan, base, detour, copy, sizeof(copy)), 6u + 8);
+	ASSERT_EQ(relocate_window(plan, base + 2, detour, copy, sizeof(copy)), 4u + 8);
 	unsigned reg;
-	EXPECT_EQ(far_jump_target(copy + 6, detour + 6, &reg), base + 6 + 0x400);
+	EXPECT_EQ(far_jump_target(copy + 4, detour + 4, &reg), base + 6 + 0x400);
 	EXPECT_EQ(reg, t0);
 }
 
@@ -317,6 +352,13 @@ TEST(RiscvJumpOptimization, FarReachAndEncoders)
 	EXPECT_EQ(encode::branch(0, a0, 11, 12), 0x00b50663u); // beq a0, a1, +12
 	EXPECT_EQ(encode::auipc(a5, 0x10), 0x00010797u);
 	EXPECT_EQ(encode::jalr(0, ra, 0), 0x00008067u);
+	EXPECT_EQ(encode::c_jr(ra), 0x8082u);
+	for (int32_t offset : {-2048, -1000, -2, 2, 6, 0x2aa, 0x554, 2046}) {
+		uint8_t bytes[2] = {uint8_t(encode::c_j(offset)), uint8_t(encode::c_j(offset) >> 8)};
+		const Instruction j = decode_instruction(bytes, 2);
+		EXPECT_EQ(j.operation, Operation::c_j);
+		EXPECT_EQ(j.immediate, offset);
+	}
 
 	// A detour out of reach of the branch target: no copy.
 	Built f({i(0x00010797), c(0xe119), c(0x4285), c(0x4301), c(0x4301), c(0x4381), c(0x8082)});

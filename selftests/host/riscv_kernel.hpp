@@ -191,7 +191,7 @@ struct Census {
 	std::map<std::string, long> breakpoint_refusals;
 
 	// Jump optimization of the probeable sites.
-	long optimizable = 0, optimizable_without_relocation = 0, relocated = 0, padded = 0, same_register = 0;
+	long optimizable = 0, optimizable_without_relocation = 0, relocated = 0, short_windows = 0, same_register = 0;
 	long no_return_needed = 0, relocation_failed = 0, detour_failed = 0, optimizable_strict = 0;
 	size_t relocated_bytes_max = 0, detour_bytes_max = 0, detour_bytes_total = 0;
 	std::map<std::string, long> refusals, refusals_without_relocation;
@@ -400,7 +400,7 @@ inline Census take_census(const Kernel &kernel)
 				}
 				++census.optimizable;
 				census.relocated += plan.relocates;
-				census.padded += plan.needs_pad();
+				census.short_windows += plan.needs_landing();
 				census.no_return_needed += plan.return_register == 0;
 				census.same_register += plan.return_register == plan.entry_register;
 				++census.entry_registers[plan.entry_register];
@@ -413,7 +413,15 @@ inline Census take_census(const Kernel &kernel)
 				uint8_t code[max_detour_size];
 				const size_t size = build_detour(plan, address, detour, detour + 0x10000,
 								 0xffffaf8000000000, code, sizeof(code));
-				census.detour_failed += size == 0;
+				// The patched jump, to the detour or to a landing
+				// at the probe's page offset of the detour's page.
+				uint8_t jump[max_window_size];
+				const uint64_t entry = plan.needs_landing()
+							       ? (detour & ~(landing_alignment - 1)) +
+									 address % landing_alignment
+							       : detour;
+				census.detour_failed +=
+					size == 0 || encode_window_jump(plan, address, entry, jump) != plan.window_length;
 				census.detour_bytes_max = std::max(census.detour_bytes_max, size);
 				census.detour_bytes_total += size;
 			}
@@ -447,7 +455,7 @@ inline std::string format_census(const Census &c, const std::string &title)
 	for (const auto &[why, count] : c.breakpoint_refusals)
 		out << "    refused: " << why << ": " << count << "\n";
 	line("optimizable (relocating) ", c.optimizable, c.probeable);
-	out << "    of those: window relocated " << c.relocated << ", c.nop pad " << c.padded
+	out << "    of those: window relocated " << c.relocated << ", 6-byte (auipc + c.jr) " << c.short_windows
 	    << ", one register for entry and return " << c.same_register << " (no return register needed "
 	    << c.no_return_needed << "), relocation failures " << c.relocation_failed << ", longest copy "
 	    << c.relocated_bytes_max << " bytes\n"

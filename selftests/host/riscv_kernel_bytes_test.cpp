@@ -95,7 +95,11 @@ TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
 	EXPECT_GT(census.jump_tables, 50);
 	// Relocating the window is the lever: it must win a lot.
 	EXPECT_GT(census.optimizable, census.optimizable_without_relocation * 3 / 2);
-	EXPECT_GT(census.optimizable * 2, census.probeable);
+	// The goal: three quarters of the probeable sites get a jump,
+	// and the 6-byte auipc + c.jr windows are most of them (an -O2 RVC
+	// kernel is mostly compressed).
+	EXPECT_GE(census.optimizable * 4, census.probeable * 3);
+	EXPECT_GT(census.short_windows * 2, census.optimizable);
 	EXPECT_GT(census.same_register * 2, census.optimizable);
 	for (OptimizationRefusal refusal :
 	     {OptimizationRefusal::indirect_jump, OptimizationRefusal::window_past_function,

@@ -630,36 +630,53 @@ static const struct okp_jump_case okp_jump_cases[] = {
 	  okp_expect_double_2 },
 	{ "optimized: jalr ra, 0(t0) at the window's end", okp_rvj_jalr, 12,
 	  okp_expect_double, true },
-	{ "optimized: c.addi16sp, c.sdsp, c.ldsp, c.add", okp_rvcj_stack, 0,
-	  okp_expect_sum },
-	{ "optimized: c.j, relocated", okp_rvcj_j, 0, okp_expect_sum },
+	{ "optimized: c.addi16sp, c.sdsp, c.ldsp (auipc + c.jr)",
+	  okp_rvcj_stack, 0, okp_expect_sum, .window = 6 },
+	{ "optimized: c.j, relocated", okp_rvcj_j, 0, okp_expect_sum,
+	  .window = 6 },
 	{ "optimized: c.beqz taken and not taken, relocated", okp_rvcj_beqz,
-	  0, okp_expect_beqz },
+	  0, okp_expect_beqz, .window = 6 },
 	{ "optimized: c.bnez taken and not taken, relocated", okp_rvcj_bnez,
-	  0, okp_expect_bnez },
+	  0, okp_expect_bnez, .window = 6 },
 	{ "optimized: c.jr ra ends the window", okp_rvcj_jr, 0,
-	  okp_expect_sum_2 },
+	  okp_expect_sum_2, .window = 6 },
 	{ "optimized: c.jalr t0 at the window's end", okp_rvcj_jalr, 12,
-	  okp_expect_double_2 },
-	{ "optimized: 2+2+2+4-byte window, padded with c.nop", okp_rvcj_mixed,
-	  0, okp_expect_sum_2, .window = 10 },
+	  okp_expect_double_2, .window = 6 },
+	{ "optimized: 2+2+2-byte window (auipc + c.jr)", okp_rvcj_mixed, 0,
+	  okp_expect_sum_2, .window = 6 },
+	{ "optimized: 2+2+4-byte window (auipc + jalr at a 2-byte boundary)",
+	  okp_rvcj_mixed, 2, okp_expect_sum_2 },
+	{ "optimized: 2+4-byte window (auipc + c.jr)", okp_rvcj_mixed, 4,
+	  okp_expect_sum_2, .window = 6 },
+	{ "optimized: 4+2-byte window (auipc + c.jr)", okp_rvcj_mixed, 6,
+	  okp_expect_sum_2, .window = 6 },
 };
 
 #define OKP_JUMP_CALLS 100
-#define OKP_WINDOW_MAX 10
+#define OKP_WINDOW_MAX 8
 
 /*
- * "auipc tmp, hi; jalr x0, lo(tmp)" (and c.nop for a 10-byte window) in
- * the text at address.
+ * The jump in the text at address: "auipc tmp, hi; jalr x0, lo(tmp)" over
+ * an 8-byte window; "auipc tmp, hi; c.jr tmp" over a 6-byte one, landing
+ * on a c.j (into the detour) at address's offset within its page.
  */
 static bool okp_is_window_jump(void *address, unsigned int window)
 {
 	u32 auipc = okp_text_word(address), jalr = okp_text_word(address + 4);
 	unsigned int tmp = (auipc >> 7) & 0x1f;
+	void *landing = address + (long)(s32)(auipc & 0xfffff000);
+	u16 jr = okp_text_half(address + 4), landing_insn;
 
-	return (auipc & 0x7f) == 0x17 && tmp && (jalr & 0x7f) == 0x67 &&
-	       ((jalr >> 7) & 0x1f) == 0 && ((jalr >> 15) & 0x1f) == tmp &&
-	       (window != 10 || okp_text_half(address + 8) == 0x0001);
+	if ((auipc & 0x7f) != 0x17 || !tmp)
+		return false;
+	if (window == 8)
+		return (jalr & 0x7f) == 0x67 && ((jalr >> 7) & 0x1f) == 0 &&
+		       ((jalr >> 15) & 0x1f) == tmp;
+	return jr == (0x8002 | tmp << 7) &&
+	       ((unsigned long)landing & 0xfff) ==
+			((unsigned long)address & 0xfff) &&
+	       !copy_from_kernel_nofault(&landing_insn, landing, 2) &&
+	       (landing_insn & 0xe003) == 0xa001;
 }
 
 /*
@@ -686,8 +703,9 @@ static void okp_run_jump_case(const struct okp_jump_case *c)
 	ret = okprobe_register(&r->probe);
 	EXPECT(ret == 0, "register failed: %d", ret);
 	EXPECT(okp_wait_optimized(&r->probe, true), "never optimized");
-	EXPECT(okp_is_window_jump(address, window), "text %08x %08x, not a jump",
-	       okp_text_word(address), okp_text_word(address + 4));
+	EXPECT(okp_is_window_jump(address, window),
+	       "text %08x %08x, not a %u-byte jump", okp_text_word(address),
+	       okp_text_word(address + 4), window);
 	for (i = 0; i < OKP_JUMP_CALLS; i++) {
 		a = i % 8 - 2; /* both ways through every branch */
 		result = c->target(a, 1);

@@ -343,8 +343,7 @@ SYM_FUNC_END(okp_rvcj_bnez)
 SYM_FUNC_START(okp_rvcj_jr)
 	c.add	a0, a1			/* +0 */
 	c.addi	a0, 2			/* +2 */
-	c.li	t6, 0			/* +4 */
-	c.jr	ra			/* +6 */
+	c.jr	ra			/* +4 */
 SYM_FUNC_END(okp_rvcj_jr)
 
 /* 2a + 2 + b: c.jalr t0 at the window's end. X = +12 */
@@ -355,18 +354,21 @@ SYM_FUNC_START(okp_rvcj_jalr)
 	.option norvc
 	lla	t0, okp_rv_helper_double /* +4 */
 	.option pop
-	c.addi	a0, 1			/* +12 */
-	c.addi	a0, 1			/* +14 */
-	c.addi	a0, -1			/* +16 */
-	c.jalr	t0			/* +18 */
-	c.add	a0, a1			/* +20 */
-	c.ldsp	ra, 8(sp)		/* +22 */
-	c.addi16sp	sp, 16		/* +24 */
-	c.li	t6, 0			/* +26 */
-	c.jr	ra			/* +28 */
+	c.addi	a0, 2			/* +12 */
+	c.addi	a0, -1			/* +14 */
+	c.jalr	t0			/* +16 */
+	c.add	a0, a1			/* +18 */
+	c.ldsp	ra, 8(sp)		/* +20 */
+	c.addi16sp	sp, 16		/* +22 */
+	c.li	t6, 0			/* +24 */
+	c.jr	ra			/* +26 */
 SYM_FUNC_END(okp_rvcj_jalr)
 
-/* a + 2 + b: a 10-byte window (2 + 2 + 2 + 4), padded with c.nop. X = +0 */
+/*
+ * a + 2 + b: mixed windows. X = +0: 2 + 2 + 2 (auipc + c.jr); X = +2:
+ * 2 + 2 + 4 (auipc + jalr from a 2-byte boundary); X = +4: 2 + 4; X = +6:
+ * 4 + 2.
+ */
 SYM_FUNC_START(okp_rvcj_mixed)
 	c.mv	t1, a0			/* +0 */
 	c.addi	t1, 1			/* +2 */

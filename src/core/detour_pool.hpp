@@ -37,22 +37,37 @@ struct DetourPool {
 		}
 	}
 
+	// Page p, allocated on first use; nullptr when the glue has no more.
+	uint8_t *page(int p)
+	{
+		if (!pages[p])
+			pages[p] = static_cast<uint8_t *>(okp_glue_exec_page_alloc());
+		return pages[p];
+	}
+
+	// The first run of need free granules of page p whose start satisfies
+	// fits(start granule); -1 when there is none.
+	template <typename Fits> long find_run(int p, unsigned long need, Fits fits) const
+	{
+		unsigned long run = 0;
+		for (unsigned long i = 0; i < granules; ++i) {
+			run = taken(p, i) ? 0 : run + 1;
+			if (run >= need && fits(i + 1 - need))
+				return long(i + 1 - need);
+		}
+		return -1;
+	}
+
 	uint64_t take(size_t bytes)
 	{
 		const unsigned long need = granules_for(bytes);
 		for (int p = 0; p < max_pages; ++p) {
-			if (!pages[p]) {
-				pages[p] = static_cast<uint8_t *>(okp_glue_exec_page_alloc());
-				if (!pages[p])
-					return 0;
-			}
-			unsigned long run = 0;
-			for (unsigned long i = 0; i < granules; ++i) {
-				run = taken(p, i) ? 0 : run + 1;
-				if (run == need) {
-					mark(p, i + 1 - need, need, true);
-					return reinterpret_cast<uint64_t>(pages[p] + (i + 1 - need) * granule);
-				}
+			if (!page(p))
+				return 0;
+			const long first = find_run(p, need, [](unsigned long) { return true; });
+			if (first >= 0) {
+				mark(p, first, need, true);
+				return reinterpret_cast<uint64_t>(pages[p] + first * granule);
 			}
 		}
 		return 0;
@@ -81,6 +96,55 @@ struct DetourPool {
 		return code;
 	}
 
+	// Like place, with a landing: landing_size bytes (within one granule)
+	// at page offset landing_offset of the code's own page, no farther
+	// than reach bytes before or after the code's start, built by
+	// landing(at, code, bytes) (0 when it cannot lead there). For a jump
+	// that can only land at a fixed page offset (riscv's auipc + c.jr).
+	// Returns the code's address, *length and *landing_address, or 0.
+	template <size_t max_size, size_t landing_size, typename Build, typename Landing>
+	uint64_t place_with_landing(unsigned long landing_offset, unsigned long reach, Build build, Landing landing,
+				    size_t *length, uint64_t *landing_address)
+	{
+		const unsigned long landing_granule = landing_offset / granule;
+		if (landing_offset % granule + landing_size > granule)
+			return 0;
+		const unsigned long need = granules_for(max_size);
+		const auto within_reach = [&](unsigned long start) {
+			const long distance = long(start * granule) - long(landing_offset);
+			return distance <= long(reach) && -distance <= long(reach);
+		};
+		for (int p = 0; p < max_pages; ++p) {
+			if (!page(p))
+				return 0;
+			if (taken(p, landing_granule))
+				continue;
+			mark(p, landing_granule, 1, true);
+			const long first = find_run(p, need, within_reach);
+			if (first < 0) {
+				mark(p, landing_granule, 1, false);
+				continue;
+			}
+			mark(p, first, need, true);
+			const uint64_t code = reinterpret_cast<uint64_t>(pages[p] + first * granule);
+			const uint64_t at = reinterpret_cast<uint64_t>(pages[p] + landing_offset);
+			uint8_t bytes[max_size], landing_bytes[landing_size];
+			*length = build(code, bytes);
+			if (!*length || landing(at, code, landing_bytes) != landing_size) {
+				mark(p, first, need, false);
+				mark(p, landing_granule, 1, false);
+				return 0;
+			}
+			const unsigned long kept = granules_for(*length);
+			mark(p, first + kept, need - kept, false);
+			okp_glue_text_write(code, bytes, *length);
+			okp_glue_text_write(at, landing_bytes, landing_size);
+			*landing_address = at;
+			return code;
+		}
+		return 0;
+	}
+
 	void give_back(uint64_t at, size_t bytes)
 	{
 		for (int p = 0; p < max_pages; ++p) {
@@ -88,6 +152,19 @@ struct DetourPool {
 			if (pages[p] && at >= base && at < base + page_size)
 				mark(p, (at - base) / granule, granules_for(bytes), false);
 		}
+	}
+
+	// Gives bytes of code at at back, overwritten first with copies of
+	// pattern (a trap, so that a stale jump into them traps loudly).
+	template <size_t pattern_size> void release(uint64_t at, size_t bytes, const uint8_t (&pattern)[pattern_size])
+	{
+		uint8_t fill[64];
+		static_assert(sizeof(fill) % pattern_size == 0);
+		for (size_t i = 0; i < sizeof(fill); ++i)
+			fill[i] = pattern[i % pattern_size];
+		for (size_t done = 0; done < bytes; done += sizeof(fill))
+			okp_glue_text_write(at + done, fill, bytes - done < sizeof(fill) ? bytes - done : sizeof(fill));
+		give_back(at, bytes);
 	}
 
 	void release_all()
