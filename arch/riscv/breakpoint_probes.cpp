@@ -539,7 +539,8 @@ void optimize(Site *const *sites, size_t count)
 			uint8_t now[max_window_size];
 			// Only over what okprobe left there: its breakpoint and the
 			// original bytes. Anything else stays a breakpoint.
-			if (!site.detour || !encode_window_jump(site.plan, site.address, site.detour->entry, jumps[n]) ||
+			if (!site.detour ||
+			    !encode_window_jump(site.plan, site.address, site.detour->entry, jumps[n]) ||
 			    okp_glue_read_text(site.address, now, length) != length ||
 			    __builtin_memcmp(now, breakpoint_bytes(site), first) != 0 ||
 			    __builtin_memcmp(now + first, site.original + first, length - first) != 0)

@@ -171,8 +171,8 @@ uint16_t c_j(int32_t offset)
 {
 	const uint32_t o = uint32_t(offset);
 	return uint16_t(0xa001 | (((o >> 11) & 1) << 12) | (((o >> 4) & 1) << 11) | (((o >> 8) & 3) << 9) |
-			(((o >> 10) & 1) << 8) | (((o >> 6) & 1) << 7) | (((o >> 7) & 1) << 6) |
-			(((o >> 1) & 7) << 3) | (((o >> 5) & 1) << 2));
+			(((o >> 10) & 1) << 8) | (((o >> 6) & 1) << 7) | (((o >> 7) & 1) << 6) | (((o >> 1) & 7) << 3) |
+			(((o >> 5) & 1) << 2));
 }
 
 uint32_t branch(unsigned funct3, unsigned rs1, unsigned rs2, int32_t offset)

@@ -416,12 +416,11 @@ inline Census take_census(const Kernel &kernel)
 				// The patched jump, to the detour or to a landing
 				// at the probe's page offset of the detour's page.
 				uint8_t jump[max_window_size];
-				const uint64_t entry = plan.needs_landing()
-							       ? (detour & ~(landing_alignment - 1)) +
-									 address % landing_alignment
-							       : detour;
-				census.detour_failed +=
-					size == 0 || encode_window_jump(plan, address, entry, jump) != plan.window_length;
+				const uint64_t entry = plan.needs_landing() ? (detour & ~(landing_alignment - 1)) +
+										      address % landing_alignment
+									    : detour;
+				census.detour_failed += size == 0 || encode_window_jump(plan, address, entry, jump) !=
+									     plan.window_length;
 				census.detour_bytes_max = std::max(census.detour_bytes_max, size);
 				census.detour_bytes_total += size;
 			}
