@@ -50,26 +50,7 @@ static_assert(SR_SPIE == (1 << 5));
 
 const char *okp_glue_reserved(unsigned long address, unsigned long length)
 {
-	unsigned long (*ftrace_location)(unsigned long ip) =
-		(void *)okp_ksyms.ftrace_location;
-	int (*jump_label)(void *start, void *end) =
-		(void *)okp_ksyms.jump_label_text_reserved;
-	void (*jump_label_lock)(void) = (void *)okp_ksyms.jump_label_lock;
-	void (*jump_label_unlock)(void) = (void *)okp_ksyms.jump_label_unlock;
-	unsigned long i;
-	int reserved = 0;
-
-	for (i = 0; ftrace_location && i < length; i += 2)
-		if (ftrace_location(address + i))
-			return "the address is an ftrace call site";
-	/* As check_kprobe_address_safe(): module jump entries stay put. */
-	if (jump_label) {
-		jump_label_lock();
-		reserved = jump_label((void *)address,
-				      (void *)(address + length - 1));
-		jump_label_unlock();
-	}
-	return reserved ? "the address is a jump label site" : NULL;
+	return okp_text_sites_reserved(address, length, 2, NULL);
 }
 
 unsigned long okp_glue_exception_fixup(unsigned long address)

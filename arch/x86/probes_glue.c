@@ -37,43 +37,29 @@ static_assert(offsetof(struct pt_regs, ip) == 16 * 8);
 static_assert(offsetof(struct pt_regs, flags) == 18 * 8);
 static_assert(offsetof(struct pt_regs, sp) == 19 * 8);
 
+static const char *okp_static_call_reserved(void *start, void *end)
+{
+	int (*reserved)(void *start, void *end) =
+		(void *)okp_ksyms.static_call_text_reserved;
+
+	return reserved && reserved(start, end) ?
+		"the address is a static call site" : NULL;
+}
+
 const char *okp_glue_reserved(unsigned long address, unsigned long length)
 {
-	unsigned long (*ftrace_location)(unsigned long ip) =
-		(void *)okp_ksyms.ftrace_location;
-	int (*jump_label)(void *start, void *end) =
-		(void *)okp_ksyms.jump_label_text_reserved;
-	void (*jump_label_lock)(void) = (void *)okp_ksyms.jump_label_lock;
-	void (*jump_label_unlock)(void) = (void *)okp_ksyms.jump_label_unlock;
-	int (*static_call_reserved)(void *start, void *end) =
-		(void *)okp_ksyms.static_call_text_reserved;
 	int (*alternatives)(void *start, void *end) =
 		(void *)okp_ksyms.alternatives_text_reserved;
-	void *start = (void *)address, *end = (void *)(address + length - 1);
-	const char *why = NULL;
-	unsigned long i;
+	const char *why = okp_text_sites_reserved(address, length, 1,
+						  okp_static_call_reserved);
 	int reserved;
 
-	for (i = 0; ftrace_location && i < length; i++)
-		if (ftrace_location(address + i))
-			return "the address is an ftrace call site";
-	/*
-	 * As check_kprobe_address_safe(): jump_label_lock keeps a module's
-	 * jump entries (and static call sites) from changing under the check.
-	 */
-	if (jump_label_lock)
-		jump_label_lock();
-	if (jump_label && jump_label(start, end))
-		why = "the address is a jump label site";
-	else if (static_call_reserved && static_call_reserved(start, end))
-		why = "the address is a static call site";
-	if (jump_label_unlock)
-		jump_label_unlock();
 	if (why)
 		return why;
 	/* alternatives_text_reserved() asserts text_mutex is held. */
 	mutex_lock((struct mutex *)okp_ksyms.text_mutex);
-	reserved = alternatives(start, end);
+	reserved = alternatives((void *)address,
+				(void *)(address + length - 1));
 	mutex_unlock((struct mutex *)okp_ksyms.text_mutex);
 	return reserved ? "the address is patched by alternatives" : NULL;
 }

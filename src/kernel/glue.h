@@ -78,6 +78,18 @@ void okp_probes_optimization_changed(void);
 int okp_arch_probes_init(void);
 /* Finds the core kernel's jump table (src/kernel/jump_labels.c). */
 void okp_jump_labels_init(void);
+
+/*
+ * Why [address, address + length) holds an ftrace call site (looked for at
+ * every step bytes: the arch's instruction granule) or a jump label site,
+ * or NULL. more, if not NULL, is asked under jump_label_lock as well, for
+ * the arch's own sites (x86's static calls). Every arch's
+ * okp_glue_reserved() starts here (src/kernel/jump_labels.c).
+ */
+const char *okp_text_sites_reserved(unsigned long address,
+				    unsigned long length, unsigned long step,
+				    const char *(*more)(void *start,
+							void *end));
 void okp_arch_probes_exit(void);
 
 int okp_debugfs_init(void);

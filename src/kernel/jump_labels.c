@@ -144,3 +144,35 @@ long okp_glue_jump_labels_within(unsigned long start, unsigned long end,
 		return -1;
 	return query.count;
 }
+
+const char *okp_text_sites_reserved(unsigned long address,
+				    unsigned long length, unsigned long step,
+				    const char *(*more)(void *start, void *end))
+{
+	unsigned long (*ftrace_location)(unsigned long ip) =
+		(void *)okp_ksyms.ftrace_location;
+	int (*jump_label)(void *start, void *end) =
+		(void *)okp_ksyms.jump_label_text_reserved;
+	void (*jump_label_lock)(void) = (void *)okp_ksyms.jump_label_lock;
+	void (*jump_label_unlock)(void) = (void *)okp_ksyms.jump_label_unlock;
+	void *start = (void *)address, *end = (void *)(address + length - 1);
+	const char *why = NULL;
+	unsigned long i;
+
+	for (i = 0; ftrace_location && i < length; i += step)
+		if (ftrace_location(address + i))
+			return "the address is an ftrace call site";
+	/*
+	 * As check_kprobe_address_safe(): jump_label_lock keeps a module's
+	 * jump entries (and static call sites) from changing under the check.
+	 */
+	if (jump_label_lock)
+		jump_label_lock();
+	if (jump_label && jump_label(start, end))
+		why = "the address is a jump label site";
+	else if (more)
+		why = more(start, end);
+	if (jump_label_unlock)
+		jump_label_unlock();
+	return why;
+}
