@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 // okprobe's riscv64 coverage: over every function of a vmlinux, how many
 // instructions a breakpoint probe can take, how many of those the jump
-// optimizer can turn into auipc+jalr (with and without relocating
-// PC-relative and control-flow window instructions), and why the rest
-// cannot. Run through tools/riscv-coverage.
+// optimizer can turn into auipc+jalr or auipc+c.jr (with and without
+// relocating PC-relative and control-flow window instructions), and why
+// the rest cannot. Run through tools/riscv-coverage.
 //
 //   okprobe_riscv_coverage VMLINUX SYSTEM.MAP [TITLE]
 #include "riscv_kernel.hpp"

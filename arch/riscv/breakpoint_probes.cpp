@@ -492,7 +492,8 @@ Detour *create_detour(Site &generic, const char **why)
 	}
 	if (!code) {
 		delete detour;
-		*why = "no detour memory within reach of auipc+jalr";
+		*why = site.plan.needs_landing() ? "no detour memory within reach of auipc with a free landing"
+						 : "no detour memory within reach of auipc+jalr";
 		return nullptr;
 	}
 	detour->code = code;
@@ -555,9 +556,9 @@ void optimize(Site *const *sites, size_t count)
 }
 
 // The reverse, in two steps. A task may have been interrupted between the
-// auipc and the jalr, with epc at the jalr and tmp loaded: the original
+// auipc and the jalr (or c.jr), with epc there and tmp loaded: the original
 // bytes must not come back under it. So: the breakpoint over the auipc
-// (the jalr stays: such a task still reaches the detour, and new hits trap
+// (the jalr or c.jr stays: such a task still reaches the detour, and new hits trap
 // and run the detour's copy, which stays published until this returns);
 // an rcu-tasks grace period, after which no task is between the two; then
 // the original bytes after the breakpoint.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-// The detour buffer an optimized riscv64 probe's "auipc tmp; jalr x0,
-// lo(tmp)" leads to: save the registers as a struct pt_regs on the stack,
+// The detour buffer an optimized riscv64 probe's jump leads to ("auipc
+// tmp; jalr x0, lo(tmp)", or "auipc tmp; c.jr tmp" by way of a c.j
+// landing): save the registers as a struct pt_regs on the stack,
 // call the probe entry, restore them (with whatever the handlers changed,
 // except pc and sp), run the relocated window, jump back.
 //

@@ -6,10 +6,13 @@ namespace okp::riscv {
 namespace {
 
 // Which dead register to take, in order: temporaries first (nobody expects
-// them to survive anything), then arguments, ra, and callee-saved
-// registers last (s0 last of all: the frame pointer when there is one).
-constexpr uint8_t register_preference[] = {5,  6, 7, 28, 29, 30, 31, 17, 16, 15, 14, 13, 12, 11,
-					   10, 1, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 8};
+// them to survive anything), then arguments, and callee-saved registers
+// last (s0 last of all: the frame pointer when there is one). t0 and ra
+// come after the other temporaries and arguments: the ISA's return-address
+// stack hints take "jalr x0" or "c.jr" through x1 or x5 for a return, and
+// a jump through them would pop the predictor's stack on real harts.
+constexpr uint8_t register_preference[] = {6, 7, 28, 29, 30, 31, 17, 16, 15, 14, 13, 12, 11, 10,
+					   5, 1, 9,  18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 8};
 
 uint8_t pick(RegisterSet candidates)
 {
@@ -368,7 +371,8 @@ size_t encode_window_jump(const OptimizationPlan &plan, uint64_t address, uint64
 		return writer.length();
 	case short_jump_size: {
 		const int64_t displacement = int64_t(target - address);
-		if (displacement % int64_t(landing_alignment) || !within_far_reach(displacement))
+		if (plan.entry_register == 0 || displacement % int64_t(landing_alignment) ||
+		    !within_far_reach(displacement))
 			return 0;
 		writer.put32(encode::auipc(plan.entry_register, int32_t(displacement >> 12)));
 		writer.put16(encode::c_jr(plan.entry_register));

@@ -91,21 +91,21 @@ TEST(RiscvJumpOptimization, WindowOfTwoRviInstructionsAndOneRegisterForBoth)
 	// t0 and t1 are written later, a0 by the probed addi itself.
 	EXPECT_EQ(plan.entry_candidates, register_bit(t0) | register_bit(t1) | register_bit(a0));
 	EXPECT_EQ(plan.return_candidates, register_bit(t0) | register_bit(t1));
-	EXPECT_EQ(plan.entry_register, t0);
-	EXPECT_EQ(plan.return_register, t0);
+	EXPECT_EQ(plan.entry_register, t1);
+	EXPECT_EQ(plan.return_register, t1);
 
 	uint8_t patch[max_window_size];
 	ASSERT_EQ(encode_window_jump(plan, base + 2, detour, patch), 8u);
 	unsigned reg;
 	EXPECT_EQ(far_jump_target(patch, base + 2, &reg), detour);
-	EXPECT_EQ(reg, t0);
+	EXPECT_EQ(reg, t1);
 
 	uint8_t copy[max_relocated_window];
 	ASSERT_EQ(relocate_window(plan, base + 2, detour, copy, sizeof(copy)), 16u);
 	EXPECT_EQ(word_at(copy), 0xffb58513u); // copied as they are
 	EXPECT_EQ(word_at(copy + 4), 0x00150513u);
 	EXPECT_EQ(far_jump_target(copy + 8, detour + 8, &reg), base + 10); // back after the window
-	EXPECT_EQ(reg, t0);
+	EXPECT_EQ(reg, t1);
 }
 
 TEST(RiscvJumpOptimization, SixByteWindowIsAuipcAndCJrToTheProbesPageOffset)
@@ -118,14 +118,14 @@ TEST(RiscvJumpOptimization, SixByteWindowIsAuipcAndCJrToTheProbesPageOffset)
 	EXPECT_EQ(plan.window_length, 6); // 2 + 4: the 8-byte jump would take 10
 	EXPECT_EQ(plan.count, 2);
 	EXPECT_TRUE(plan.needs_landing());
-	EXPECT_EQ(plan.entry_register, t0);
+	EXPECT_EQ(plan.entry_register, t1);
 	uint8_t patch[max_window_size];
 	// c.jr has no offset: only a landing on the probe's page offset.
 	const uint64_t landing = detour + 0x3000 + (base % landing_alignment);
 	ASSERT_EQ(encode_window_jump(plan, base, landing, patch), 6u);
 	unsigned reg;
 	EXPECT_EQ(short_jump_target(patch, base, &reg), landing);
-	EXPECT_EQ(reg, t0);
+	EXPECT_EQ(reg, t1);
 	EXPECT_EQ(encode_window_jump(plan, base, landing + 16, patch), 0u);
 	EXPECT_EQ(encode_window_jump(plan, base, landing + 2, patch), 0u);
 
@@ -197,8 +197,8 @@ TEST(RiscvJumpOptimization, CallAtTheWindowEndReturnsToTheOriginalText)
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
 	EXPECT_TRUE(plan.ends_in_transfer);
 	EXPECT_EQ(plan.return_register, 0); // the callee returns by itself
-	EXPECT_EQ(plan.call_register, t0);
-	EXPECT_EQ(plan.entry_register, t0); // the call defines t0 before anyone reads it
+	EXPECT_EQ(plan.call_register, t1);
+	EXPECT_EQ(plan.entry_register, t1); // a callee may clobber t1: nobody reads it after
 
 	uint8_t copy[max_relocated_window];
 	ASSERT_EQ(relocate_window(plan, base, detour, copy, sizeof(copy)), 20u);
@@ -208,7 +208,7 @@ TEST(RiscvJumpOptimization, CallAtTheWindowEndReturnsToTheOriginalText)
 	EXPECT_EQ(materialised_value(copy + 4, &reg), base + 8);
 	EXPECT_EQ(reg, ra);
 	EXPECT_EQ(far_jump_target(copy + 12, detour + 12, &reg), base + 4 + 0x100);
-	EXPECT_EQ(reg, t0);
+	EXPECT_EQ(reg, t1);
 }
 
 TEST(RiscvJumpOptimization, IndirectCallThroughRaComputesTheTargetFirst)
@@ -217,14 +217,14 @@ TEST(RiscvJumpOptimization, IndirectCallThroughRaComputesTheTargetFirst)
 	Built f({c(0x4281), c(0x4301), c(0x4381), c(0x9082), c(0x8082)});
 	const OptimizationPlan plan = f.plan(2);
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
-	EXPECT_EQ(plan.call_register, t0);
+	EXPECT_EQ(plan.call_register, t1);
 	uint8_t copy[max_relocated_window];
 	ASSERT_EQ(relocate_window(plan, base + 2, detour, copy, sizeof(copy)), 4u + 4 + 8 + 4);
-	EXPECT_EQ(word_at(copy + 4), encode::addi(t0, ra, 0)); // t0 = ra, the target
+	EXPECT_EQ(word_at(copy + 4), encode::addi(t1, ra, 0)); // t1 = ra, the target
 	unsigned reg;
 	EXPECT_EQ(materialised_value(copy + 8, &reg), base + 8); // ra = the return address
 	EXPECT_EQ(reg, ra);
-	EXPECT_EQ(word_at(copy + 16), encode::jalr(0, t0, 0));
+	EXPECT_EQ(word_at(copy + 16), encode::jalr(0, t1, 0));
 }
 
 TEST(RiscvJumpOptimization, CallBeforeTheWindowEndIsRefused)
@@ -251,13 +251,13 @@ TEST(RiscvJumpOptimization, JumpIntoTheInteriorIsRefusedButToTheStartIsFine)
 	const OptimizationPlan start = f.plan(2);
 	ASSERT_EQ(start.refusal, OptimizationRefusal::none) << optimization_refusal_text(start.refusal);
 	EXPECT_TRUE(start.ends_in_transfer);  // the return ends the copy
-	EXPECT_EQ(start.return_register, t0); // dead at the branch target: nothing reads it
+	EXPECT_EQ(start.return_register, t1); // dead at the branch target: nothing reads it
 	uint8_t copy[max_relocated_window];
 	const size_t length = relocate_window(start, base + 2, detour, copy, sizeof(copy));
 	ASSERT_EQ(length, 2u + 4 + 8 + 2);
 	unsigned reg;
 	EXPECT_EQ(far_jump_target(copy + 6, detour + 6, &reg), base + 2); // the loop re-enters the jump
-	EXPECT_EQ(reg, t0);
+	EXPECT_EQ(reg, t1);
 	EXPECT_EQ(copy[length - 2] | copy[length - 1] << 8, 0x8082); // c.jr ra copied
 }
 
@@ -288,7 +288,7 @@ TEST(RiscvJumpOptimization, AtAReturnThePsAbiFreesTheTemporariesAndArguments)
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
 	EXPECT_EQ(plan.entry_candidates, all_registers & ~read_at_return & ~never_free);
 	EXPECT_EQ(plan.return_candidates, plan.entry_candidates);
-	EXPECT_EQ(plan.entry_register, t0);
+	EXPECT_EQ(plan.entry_register, t1);
 	// The return values and the callee-saved registers are never taken.
 	EXPECT_FALSE(plan.entry_candidates &
 		     (register_bit(a0) | register_bit(a1) | register_bit(8) | register_bit(9) | register_bit(ra)));
@@ -305,12 +305,12 @@ TEST(RiscvJumpOptimization, ATailCallInTheWindowReturnsThroughATemporary)
 	// only temporaries may carry the jump.
 	EXPECT_EQ(plan.return_candidates, all_registers & ~read_at_tail_call & ~never_free);
 	EXPECT_FALSE(plan.return_candidates & register_bit(12));
-	EXPECT_EQ(plan.return_register, t0);
+	EXPECT_EQ(plan.return_register, t1);
 	uint8_t copy[max_relocated_window];
 	ASSERT_EQ(relocate_window(plan, base + 2, detour, copy, sizeof(copy)), 4u + 8);
 	unsigned reg;
 	EXPECT_EQ(far_jump_target(copy + 4, detour + 4, &reg), base + 6 + 0x400);
-	EXPECT_EQ(reg, t0);
+	EXPECT_EQ(reg, t1);
 }
 
 TEST(RiscvJumpOptimization, FunctionAndWindowRefusals)

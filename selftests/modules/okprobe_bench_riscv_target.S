@@ -5,8 +5,9 @@
  * configuration probes +0: a 4-byte addi in the first, a compressed c.mv in
  * the second, instructions that the kernel's kprobes single-step out of line
  * and okprobe copies (neither simulates them). At least 8 bytes follow
- * each before its ret, so an optimized probe's auipc+jalr (8 bytes) covers
- * straight-line code only. No ftrace site: this is assembly.
+ * each before its ret, so an optimized probe's window covers straight-line
+ * code only: 8 bytes (auipc + jalr) in the first, 6 (auipc + c.jr) in the
+ * second. No ftrace site: this is assembly.
  *
  * No ".option norvc": each change of the assembler's ISA options emits a
  * mapping symbol ($x...) at the next instruction, and 6.1's module

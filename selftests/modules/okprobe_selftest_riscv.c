@@ -655,28 +655,45 @@ static const struct okp_jump_case okp_jump_cases[] = {
 #define OKP_JUMP_CALLS 100
 #define OKP_WINDOW_MAX 8
 
+/* The first instruction of every detour: addi sp, sp, -288 (its pt_regs). */
+#define OKP_DETOUR_FIRST_WORD 0xee010113
+
+/* The target of the c.j encoded in half. */
+static void *okp_c_j_target(void *at, u16 half)
+{
+	long offset = ((half >> 1) & 0x800) | ((half >> 7) & 0x10) |
+		      ((half >> 1) & 0x300) | ((half << 2) & 0x400) |
+		      ((half >> 1) & 0x40) | ((half << 1) & 0x80) |
+		      ((half >> 2) & 0xe) | ((half << 3) & 0x20);
+
+	return at + (offset & 0x800 ? offset - 0x1000 : offset);
+}
+
 /*
- * The jump in the text at address: "auipc tmp, hi; jalr x0, lo(tmp)" over
- * an 8-byte window; "auipc tmp, hi; c.jr tmp" over a 6-byte one, landing
- * on a c.j (into the detour) at address's offset within its page.
+ * The jump in the text at address, leading to a detour: "auipc tmp, hi;
+ * jalr x0, lo(tmp)" over an 8-byte window, straight to it; "auipc tmp, hi;
+ * c.jr tmp" over a 6-byte one, to a c.j (the landing, at address's offset
+ * within its page) to it.
  */
 static bool okp_is_window_jump(void *address, unsigned int window)
 {
 	u32 auipc = okp_text_word(address), jalr = okp_text_word(address + 4);
 	unsigned int tmp = (auipc >> 7) & 0x1f;
-	void *landing = address + (long)(s32)(auipc & 0xfffff000);
-	u16 jr = okp_text_half(address + 4), landing_insn;
+	void *target = address + (long)(s32)(auipc & 0xfffff000);
+	u16 jr = okp_text_half(address + 4), landing = okp_text_half(target);
 
 	if ((auipc & 0x7f) != 0x17 || !tmp)
 		return false;
-	if (window == 8)
-		return (jalr & 0x7f) == 0x67 && ((jalr >> 7) & 0x1f) == 0 &&
-		       ((jalr >> 15) & 0x1f) == tmp;
-	return jr == (0x8002 | tmp << 7) &&
-	       ((unsigned long)landing & 0xfff) ==
-			((unsigned long)address & 0xfff) &&
-	       !copy_from_kernel_nofault(&landing_insn, landing, 2) &&
-	       (landing_insn & 0xe003) == 0xa001;
+	if (window == 8) {
+		if ((jalr & 0x7fff) != 0x67 || ((jalr >> 15) & 0x1f) != tmp)
+			return false;
+		target += (s32)jalr >> 20;
+	} else {
+		if (jr != (0x8002 | tmp << 7) || (landing & 0xe003) != 0xa001)
+			return false;
+		target = okp_c_j_target(target, landing);
+	}
+	return okp_text_word(target) == OKP_DETOUR_FIRST_WORD;
 }
 
 /*

@@ -116,10 +116,12 @@ SYM_FUNC_START(okp_rv_extable)
 SYM_FUNC_END(okp_rv_extable)
 
 /*
- * Jump-optimization targets: the probe at "X" gets an 8-byte window
- * (auipc + jalr) of whole instructions. "li t6, 0" after the window
+ * Jump-optimization targets: the probe at "X" gets a window of whole
+ * instructions, 8 bytes (auipc + jalr) for the okp_rvj_* targets, 6
+ * (auipc + c.jr) for most okp_rvcj_* ones. "li t6, 0" after a window
  * makes t6 provably dead there even where a return is taken to read
- * every register: the jump's entry and return register.
+ * every register; where a window ends in a return (okp_rvcj_jr) the
+ * entry register is dead by the psABI (the default psabi_liveness=1).
  */
 
 	.data
