@@ -835,6 +835,63 @@ out:
 }
 
 /*
+ * Two 6-byte windows at the same page offset, optimized at once: each
+ * lands on its own c.j at that offset, on different detour pages, and
+ * counts its own calls.
+ */
+static void okp_test_landings_at_one_offset(void)
+{
+	struct okp_probe_record *r[2] = {
+		kzalloc(sizeof(*r[0]), GFP_KERNEL),
+		kzalloc(sizeof(*r[1]), GFP_KERNEL),
+	};
+	okp_target_fn targets[2] = { okp_rvcj_page_a, okp_rvcj_page_b };
+	unsigned long landing[2];
+	char why[200] = "";
+	bool ok = false;
+	int i, n;
+
+	EXPECT(r[0] && r[1], "out of memory");
+	EXPECT(((unsigned long)okp_rvcj_page_a & 0xfff) == 0 &&
+	       ((unsigned long)okp_rvcj_page_b & 0xfff) == 0,
+	       "targets not page-aligned: offsets %lx %lx",
+	       (unsigned long)okp_rvcj_page_a & 0xfff,
+	       (unsigned long)okp_rvcj_page_b & 0xfff);
+	for (n = 0; n < 2; n++) {
+		r[n]->probe.addr = (void *)targets[n];
+		r[n]->probe.pre_handler = okp_record_pre;
+		EXPECT(!okprobe_register(&r[n]->probe), "register %d failed", n);
+	}
+	for (n = 0; n < 2; n++) {
+		u32 auipc;
+
+		EXPECT(okp_wait_optimized(&r[n]->probe, true),
+		       "probe %d never optimized", n);
+		EXPECT(okp_is_window_jump(r[n]->probe.addr, 6),
+		       "probe %d: text %08x, not auipc + c.jr to a landing", n,
+		       okp_text_word(r[n]->probe.addr));
+		auipc = okp_text_word(r[n]->probe.addr);
+		landing[n] = (unsigned long)r[n]->probe.addr +
+			     (long)(s32)(auipc & 0xfffff000);
+	}
+	EXPECT((landing[0] & 0xfff) == 0 && (landing[1] & 0xfff) == 0 &&
+	       landing[0] != landing[1],
+	       "landings at %lx and %lx", landing[0], landing[1]);
+	for (i = 0; i < 100; i++)
+		for (n = 0; n < 2; n++)
+			EXPECT(targets[n](i, 1) == i + 3, "wrong result");
+	EXPECT(atomic_read(&r[0]->pre_hits) == 100 &&
+	       atomic_read(&r[1]->pre_hits) == 100, "hits %d and %d",
+	       atomic_read(&r[0]->pre_hits), atomic_read(&r[1]->pre_hits));
+	ok = true;
+out:
+	okp_report(ok, "optimized: two 6-byte windows at one page offset land on two detour pages",
+		   why);
+	okp_record_free(r[0]);
+	okp_record_free(r[1]);
+}
+
+/*
  * Once optimized, a pre_handler's change of regs->epc is ignored (the
  * window runs) while its other register changes are kept: the handler
  * sets a0 = 42 and asks to return, so a breakpoint hit returns 42 and an
@@ -927,6 +984,7 @@ static int __init okp_selftest_init(void)
 	okp_test_no_free_register();
 	okp_test_neighbour_in_window();
 	okp_test_optimized_redirect_ignored();
+	okp_test_landings_at_one_offset();
 	okp_test_optimization_cycles(okp_cycle_targets,
 				     ARRAY_SIZE(okp_cycle_targets),
 				     OKP_CYCLE_HITS,

@@ -43,5 +43,8 @@ long okp_rvcj_bnez(long a, long b);
 long okp_rvcj_jr(long a, long b);
 long okp_rvcj_jalr(long a, long b);
 long okp_rvcj_mixed(long a, long b);
+/* a + b + 2, each at the start of a page: their landings share an offset. */
+long okp_rvcj_page_a(long a, long b);
+long okp_rvcj_page_b(long a, long b);
 
 #endif /* OKPROBE_SELFTEST_RISCV_H */

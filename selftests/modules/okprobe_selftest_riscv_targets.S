@@ -383,4 +383,23 @@ SYM_FUNC_START(okp_rvcj_mixed)
 	c.jr	ra			/* +12 */
 SYM_FUNC_END(okp_rvcj_mixed)
 
+/*
+ * a + b + 2, twice, each at the start of a page: two 6-byte windows whose
+ * landings want the same page offset (0), so they need two detour pages.
+ * X = +0.
+ */
+	.balign	4096
+SYM_FUNC_START(okp_rvcj_page_a)
+	c.add	a0, a1			/* +0 */
+	c.addi	a0, 2			/* +2 */
+	c.jr	ra			/* +4 */
+SYM_FUNC_END(okp_rvcj_page_a)
+
+	.balign	4096
+SYM_FUNC_START(okp_rvcj_page_b)
+	c.add	a0, a1			/* +0 */
+	c.addi	a0, 2			/* +2 */
+	c.jr	ra			/* +4 */
+SYM_FUNC_END(okp_rvcj_page_b)
+
 	.option pop
