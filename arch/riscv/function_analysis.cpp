@@ -845,7 +845,12 @@ bool FunctionAnalysis::recover_jump_table(size_t jump, const DataReader &data, c
 		entry_count_ = first;
 		return false;
 	}
-	tables_[table_count_++] = {uint32_t(jump), uint32_t(first), count};
+	// Kept sorted by jump for jump_table()'s binary search: a later round
+	// can recover a jump that comes before those already found.
+	size_t at = table_count_++;
+	for (; at > 0 && tables_[at - 1].jump > jump; --at)
+		tables_[at] = tables_[at - 1];
+	tables_[at] = {uint32_t(jump), uint32_t(first), count};
 	flags_[jump] |= flag_jump_table;
 	return true;
 }

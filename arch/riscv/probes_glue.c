@@ -130,6 +130,7 @@ unsigned long okp_glue_read_rodata(unsigned long address, void *buffer,
 				   unsigned long size)
 {
 	bool core = okp_rodata_start && address >= okp_rodata_start &&
+		    address <= okp_rodata_end &&
 		    size <= okp_rodata_end - address &&
 		    (address + size <= okp_ro_after_init_start ||
 		     address >= okp_ro_after_init_end);

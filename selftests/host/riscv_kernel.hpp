@@ -175,6 +175,7 @@ constexpr uint64_t jump_label_site_size = 4;
 struct Census {
 	long functions = 0, fully_decoded = 0, with_indirect_jump = 0, instructions = 0, padding_bytes = 0;
 	long jump_tables = 0, with_jump_table = 0; // recovered, and the functions that have one
+	long jump_tables_found = 0;		   // of those, what a lookup by jump finds again
 	long dataflow_sweeps_max = 0;
 	// The psABI check: calls linking through ra, and those after which
 	// the caller reads a temporary it did not write (what interprocedural
@@ -329,6 +330,8 @@ inline Census take_census(const Kernel &kernel)
 		for (size_t n = 0; n < analysis.count(); ++n) {
 			const Instruction insn = analysis.instruction(n);
 			census.calls += is_call(insn) && insn.rd == reg::ra;
+			size_t entries = 0;
+			census.jump_tables_found += analysis.jump_table_entries(n, &entries) != nullptr;
 		}
 		for (size_t n : calls_followed_by_temporary_read(analysis)) {
 			if (call_target(analysis, n) == stack_check_failure) {

@@ -93,6 +93,8 @@ TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
 	EXPECT_LE(census.relocated_bytes_max, max_relocated_window);
 	// GCC's switch tables (relative, in .rodata) are read back.
 	EXPECT_GT(census.jump_tables, 50);
+	// Liveness finds each table's successors by its jump: every one.
+	EXPECT_EQ(census.jump_tables_found, census.jump_tables);
 	// Relocating the window is the lever: it must win a lot.
 	EXPECT_GT(census.optimizable, census.optimizable_without_relocation * 3 / 2);
 	// The goal: three quarters of the probeable sites get a jump,
