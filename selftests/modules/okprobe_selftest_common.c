@@ -299,3 +299,52 @@ out:
 	kfree(post);
 	kfree(hammers);
 }
+
+void okp_test_neighbour_in_region(okp_target_fn target,
+				  unsigned long inner_offset,
+				  long (*expect)(long a, long b),
+				  bool (*is_breakpoint)(void *address))
+{
+	struct okp_counted_probe *outer = kzalloc(sizeof(*outer), GFP_KERNEL);
+	struct okp_counted_probe *inner = kzalloc(sizeof(*inner), GFP_KERNEL);
+	void *address = (void *)target, *inside = address + inner_offset;
+	char why[200] = "";
+	bool ok = false;
+	int i;
+
+	EXPECT(outer && inner, "out of memory");
+	outer->probe.addr = address;
+	outer->probe.pre_handler = okp_count_pre;
+	inner->probe.addr = inside;
+	inner->probe.pre_handler = okp_count_pre;
+	EXPECT(!okprobe_register(&outer->probe), "register outer failed");
+	EXPECT(okp_wait_optimized(&outer->probe, true), "outer never optimized");
+	EXPECT(!okprobe_register(&inner->probe), "register inner failed");
+	EXPECT(!okp_optimized(&outer->probe) && is_breakpoint(address) &&
+	       is_breakpoint(inside),
+	       "outer still a jump over the inner probe");
+	EXPECT(okp_wait_optimized(&inner->probe, true), "inner never optimized");
+	for (i = 0; i < 100; i++)
+		EXPECT(target(i, 1) == expect(i, 1), "wrong result");
+	EXPECT(atomic_read(&outer->pre_hits) == 100 &&
+	       atomic_read(&inner->pre_hits) == 100, "hits %d and %d",
+	       atomic_read(&outer->pre_hits), atomic_read(&inner->pre_hits));
+	okprobe_unregister(&inner->probe);
+	EXPECT(okp_wait_optimized(&outer->probe, true),
+	       "outer not optimized again");
+	for (i = 0; i < 100; i++)
+		EXPECT(target(i, 1) == expect(i, 1), "wrong result");
+	EXPECT(atomic_read(&outer->pre_hits) == 200, "outer hits %d",
+	       atomic_read(&outer->pre_hits));
+	ok = true;
+out:
+	okp_report(ok, "a probe inside a jump's region unoptimizes it until it goes",
+		   why);
+	/* Unregistering a probe that is not registered is a no-op. */
+	if (inner)
+		okprobe_unregister(&inner->probe);
+	if (outer)
+		okprobe_unregister(&outer->probe);
+	kfree(inner);
+	kfree(outer);
+}

@@ -83,4 +83,16 @@ void okp_test_optimization_cycles(const struct okp_cycle_target *targets,
 				  size_t count, long min_hits,
 				  const char *name);
 
+/*
+ * A probe at target + inner_offset, inside the jump of an optimized probe
+ * at target: registering it takes the outer jump out first (both are
+ * breakpoints, is_breakpoint says so from the text), the outer stays a
+ * breakpoint while the inner one lives (and is optimized itself), both
+ * count every call, and the outer jumps again once the inner one is gone.
+ */
+void okp_test_neighbour_in_region(okp_target_fn target,
+				  unsigned long inner_offset,
+				  long (*expect)(long a, long b),
+				  bool (*is_breakpoint)(void *address));
+
 #endif /* OKPROBE_SELFTEST_COMMON_H */

@@ -872,49 +872,9 @@ out:
 	kfree(expected);
 }
 
-/*
- * A probe inside another's jump region: registering it takes the outer
- * jump out first, the outer stays a breakpoint while the inner lives, and
- * jumps again once it is gone.
- */
-static void okp_test_neighbour_in_region(void)
+static bool okp_is_int3(void *address)
 {
-	struct okp_probe_record *outer = kzalloc(sizeof(*outer), GFP_KERNEL);
-	struct okp_probe_record *inner = kzalloc(sizeof(*inner), GFP_KERNEL);
-	char why[160] = "";
-	bool ok = false;
-	int i;
-
-	EXPECT(outer && inner, "out of memory");
-	outer->probe.addr = (void *)okp_target_add;
-	outer->probe.pre_handler = okp_record_pre;
-	inner->probe.addr = (void *)okp_target_add + 3;
-	inner->probe.pre_handler = okp_record_pre;
-	EXPECT(!okprobe_register(&outer->probe), "register outer failed");
-	EXPECT(okp_wait_optimized(&outer->probe, true), "outer never optimized");
-	EXPECT(!okprobe_register(&inner->probe), "register inner failed");
-	EXPECT(!okp_optimized(&outer->probe) &&
-	       okp_text_byte(okp_target_add) == 0xcc,
-	       "outer still a jump over the inner probe");
-	EXPECT(okp_wait_optimized(&inner->probe, true), "inner never optimized");
-	for (i = 0; i < 100; i++)
-		EXPECT(okp_target_add(i, 1) == i + 1, "wrong result");
-	EXPECT(atomic_read(&outer->pre_hits) == 100 &&
-	       atomic_read(&inner->pre_hits) == 100, "hits %d and %d",
-	       atomic_read(&outer->pre_hits), atomic_read(&inner->pre_hits));
-	okprobe_unregister(&inner->probe);
-	EXPECT(okp_wait_optimized(&outer->probe, true),
-	       "outer not optimized again");
-	for (i = 0; i < 100; i++)
-		EXPECT(okp_target_add(i, 1) == i + 1, "wrong result");
-	EXPECT(atomic_read(&outer->pre_hits) == 200, "outer hits %d",
-	       atomic_read(&outer->pre_hits));
-	ok = true;
-out:
-	okp_report(ok, "a probe inside a jump's region unoptimizes it until it goes",
-		   why);
-	okp_record_free(inner);
-	okp_record_free(outer);
+	return okp_text_byte(address) == 0xcc;
 }
 
 /*
@@ -1053,7 +1013,8 @@ static int __init okp_selftest_init(void)
 	okp_test_concurrency();
 	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
 		okp_run_jump_case(&okp_jump_cases[i]);
-	okp_test_neighbour_in_region();
+	okp_test_neighbour_in_region(okp_target_add, 3, okp_expect_add,
+				     okp_is_int3);
 	okp_test_optimized_redirect_ignored();
 	okp_test_optimization_cycles(okp_cycle_targets,
 				     ARRAY_SIZE(okp_cycle_targets),

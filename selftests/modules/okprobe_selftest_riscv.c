@@ -788,50 +788,10 @@ out:
 	okp_record_free(control);
 }
 
-/*
- * A probe inside an optimized window takes the jump out first; the outer
- * probe jumps again once it is gone.
- */
-static void okp_test_neighbour_in_window(void)
+static bool okp_is_ebreak(void *address)
 {
-	struct okp_probe_record *outer = kzalloc(sizeof(*outer), GFP_KERNEL);
-	struct okp_probe_record *inner = kzalloc(sizeof(*inner), GFP_KERNEL);
-	char why[200] = "";
-	bool ok = false;
-	int i;
-
-	EXPECT(outer && inner, "out of memory");
-	outer->probe.addr = (void *)okp_rvj_arith;
-	outer->probe.pre_handler = okp_record_pre;
-	inner->probe.addr = (void *)okp_rvj_arith + 4;
-	inner->probe.pre_handler = okp_record_pre;
-	EXPECT(!okprobe_register(&outer->probe), "register outer failed");
-	EXPECT(okp_wait_optimized(&outer->probe, true), "outer never optimized");
-	EXPECT(!okprobe_register(&inner->probe), "register inner failed");
-	EXPECT(!okp_optimized(&outer->probe) &&
-	       okp_text_word(okp_rvj_arith) == 0x00100073 &&
-	       okp_text_word((void *)okp_rvj_arith + 4) == 0x00100073,
-	       "outer still a jump over the inner probe: %08x %08x",
-	       okp_text_word(okp_rvj_arith),
-	       okp_text_word((void *)okp_rvj_arith + 4));
-	for (i = 0; i < 100; i++)
-		EXPECT(okp_rvj_arith(i, 1) == i + 2, "wrong result");
-	EXPECT(atomic_read(&outer->pre_hits) == 100 &&
-	       atomic_read(&inner->pre_hits) == 100, "hits %d and %d",
-	       atomic_read(&outer->pre_hits), atomic_read(&inner->pre_hits));
-	okprobe_unregister(&inner->probe);
-	EXPECT(okp_wait_optimized(&outer->probe, true),
-	       "outer not optimized again");
-	for (i = 0; i < 100; i++)
-		EXPECT(okp_rvj_arith(i, 1) == i + 2, "wrong result");
-	EXPECT(atomic_read(&outer->pre_hits) == 200, "outer hits %d",
-	       atomic_read(&outer->pre_hits));
-	ok = true;
-out:
-	okp_report(ok, "a probe inside a jump's window unoptimizes it until it goes",
-		   why);
-	okp_record_free(inner);
-	okp_record_free(outer);
+	return okp_text_word(address) == 0x00100073 ||
+	       okp_text_half(address) == 0x9002;
 }
 
 /*
@@ -982,7 +942,8 @@ static int __init okp_selftest_init(void)
 	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
 		okp_run_jump_case(&okp_jump_cases[i]);
 	okp_test_no_free_register();
-	okp_test_neighbour_in_window();
+	okp_test_neighbour_in_region(okp_rvj_arith, 4, okp_expect_sum_1,
+				     okp_is_ebreak);
 	okp_test_optimized_redirect_ignored();
 	okp_test_landings_at_one_offset();
 	okp_test_optimization_cycles(okp_cycle_targets,
