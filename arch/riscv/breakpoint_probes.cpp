@@ -505,11 +505,10 @@ Detour *create_detour(Site &generic, const char **why)
 
 void free_detour(Detour *detour)
 {
-	// c.ebreak over the old code: a stale jump into it traps loudly.
-	static constexpr uint8_t breakpoint[2] = {uint8_t(c_ebreak_encoding), uint8_t(c_ebreak_encoding >> 8)};
-	arch_probes.detours.release(detour->code, detour->size, breakpoint);
-	if (detour->entry != detour->code)
-		arch_probes.detours.release(detour->entry, sizeof(breakpoint), breakpoint);
+	// c.ebreak over the old code and its landing: a stale jump traps loudly.
+	const bool landing = detour->entry != detour->code;
+	arch_probes.detours.release<max_detour_size>(detour->code, detour->size, c_ebreak_bytes,
+						     landing ? detour->entry : 0, landing ? sizeof(c_ebreak_bytes) : 0);
 	delete detour;
 }
 

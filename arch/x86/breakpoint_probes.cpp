@@ -339,7 +339,7 @@ Detour *create_detour(Site &generic, const char **why)
 void free_detour(Detour *detour)
 {
 	static constexpr uint8_t breakpoint[1] = {int3};
-	arch_probes.detours.release(detour->code, detour->size, breakpoint);
+	arch_probes.detours.release<max_detour_size>(detour->code, detour->size, breakpoint);
 	delete detour;
 }
 

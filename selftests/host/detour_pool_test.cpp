@@ -38,6 +38,15 @@ extern "C" void okp_glue_text_write(unsigned long address, const void *bytes, un
 	std::memcpy(reinterpret_cast<void *>(address), bytes, length);
 }
 
+static int batch_writes = 0;
+
+extern "C" void okp_glue_text_write_batch(const struct okp_text_patch *patches, unsigned long count)
+{
+	++batch_writes;
+	for (unsigned long i = 0; i < count; ++i)
+		okp_glue_text_write(patches[i].address, patches[i].bytes, patches[i].length);
+}
+
 namespace {
 
 using okp::DetourPool;
@@ -101,8 +110,9 @@ TEST(DetourPool, LandingsOnOneGranuleTakeOtherPagesUntilReleased)
 	EXPECT_NE(first.landing / DetourPool::page_size, second.landing / DetourPool::page_size);
 	// Released, the first page's landing granule is free again.
 	static constexpr uint8_t fill[2] = {0x02, 0x90};
-	pool.release(first.code, first.length, fill);
-	pool.release(first.landing, 2, fill);
+	const int writes = batch_writes;
+	pool.release<code_size>(first.code, first.length, fill, first.landing, 2);
+	EXPECT_EQ(batch_writes, writes + 1); // code and landing in one write
 	EXPECT_EQ(reinterpret_cast<const uint8_t *>(first.landing)[0], 0x02);
 	EXPECT_EQ(reinterpret_cast<const uint8_t *>(first.code)[first.length - 1], 0x90);
 	const Placed third = place(pool, 0x10c);

@@ -137,8 +137,8 @@ struct DetourPool {
 			}
 			const unsigned long kept = granules_for(*length);
 			mark(p, first + kept, need - kept, false);
-			okp_glue_text_write(code, bytes, *length);
-			okp_glue_text_write(at, landing_bytes, landing_size);
+			const okp_text_patch patches[2] = {{code, bytes, *length}, {at, landing_bytes, landing_size}};
+			okp_glue_text_write_batch(patches, 2);
 			*landing_address = at;
 			return code;
 		}
@@ -154,17 +154,24 @@ struct DetourPool {
 		}
 	}
 
-	// Gives bytes of code at at back, overwritten first with copies of
-	// pattern (a trap, so that a stale jump into them traps loudly).
-	template <size_t pattern_size> void release(uint64_t at, size_t bytes, const uint8_t (&pattern)[pattern_size])
+	// Gives bytes (at most max_size) of code at at back, and
+	// landing_bytes at landing when there is one, overwritten first with
+	// copies of pattern (a trap, so that a stale jump into them traps
+	// loudly), in one text write.
+	template <size_t max_size, size_t pattern_size>
+	void release(uint64_t at, size_t bytes, const uint8_t (&pattern)[pattern_size], uint64_t landing = 0,
+		     size_t landing_bytes = 0)
 	{
-		uint8_t fill[64];
-		static_assert(sizeof(fill) % pattern_size == 0);
-		for (size_t i = 0; i < sizeof(fill); ++i)
+		uint8_t fill[max_size];
+		if (bytes > max_size || landing_bytes > max_size)
+			return;
+		for (size_t i = 0; i < max_size; ++i)
 			fill[i] = pattern[i % pattern_size];
-		for (size_t done = 0; done < bytes; done += sizeof(fill))
-			okp_glue_text_write(at + done, fill, bytes - done < sizeof(fill) ? bytes - done : sizeof(fill));
+		const okp_text_patch patches[2] = {{at, fill, bytes}, {landing, fill, landing_bytes}};
+		okp_glue_text_write_batch(patches, landing ? 2 : 1);
 		give_back(at, bytes);
+		if (landing)
+			give_back(landing, landing_bytes);
 	}
 
 	void release_all()
