@@ -24,6 +24,7 @@ struct FakeKernel {
 	uint8_t text[text_size];
 	int rcu = 0, rcu_tasks = 0, retired = 0, created = 0;
 	int optimizer_scheduled = 0, detours_created = 0, detours_freed = 0;
+	int unoptimize_calls = 0;		      // riscv waits a grace period in each
 	std::map<uint64_t, int> arms;		      // times each address was armed
 	std::map<uint64_t, const char *> unplannable; // plan_jump refuses these
 } kernel;
@@ -490,6 +491,42 @@ TEST_F(ProbeTableTest, UnregisteringAnOptimizedProbeWaitsForRcuTasksBeforeFreein
 	EXPECT_EQ(kernel.detours_freed, 1);
 }
 
+TEST_F(ProbeTableTest, UnregisteringABatchOfOptimizedProbesTakesTheirJumpsOutInOnePass)
+{
+	okprobe *batch[4];
+	for (int i = 0; i < 3; ++i) {
+		batch[i] = &probe_at(0x10 * (i + 1));
+		ASSERT_EQ(add(*batch[i]), 0);
+	}
+	// A second probe on the first site: it goes too.
+	batch[3] = &probe_at(0x10);
+	ASSERT_EQ(add(*batch[3]), 0);
+	run_optimizer();
+	for (int i = 0; i < 3; ++i)
+		ASSERT_EQ(jump_state(0x10 * (i + 1)), okp::JumpState::optimized);
+	kernel.unoptimize_calls = 0;
+	table.unregister_probes(batch, 4);
+	EXPECT_EQ(kernel.unoptimize_calls, 1);
+	for (int i = 0; i < 3; ++i)
+		EXPECT_EQ(text_at(text_start + 0x10 * (i + 1)), original_byte);
+	EXPECT_EQ(kernel.detours_freed, 3);
+}
+
+TEST_F(ProbeTableTest, UnregisteringOneOfTwoProbesKeepsTheSitesJump)
+{
+	okprobe &first = probe_at(0x10), &second = probe_at(0x10);
+	ASSERT_EQ(add(first), 0);
+	ASSERT_EQ(add(second), 0);
+	run_optimizer();
+	ASSERT_EQ(jump_state(0x10), okp::JumpState::optimized);
+	kernel.unoptimize_calls = 0;
+	okprobe *batch[] = {&first};
+	table.unregister_probes(batch, 1);
+	EXPECT_EQ(kernel.unoptimize_calls, 0);
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::optimized);
+	EXPECT_EQ(text_at(text_start + 0x10), jump_opcode);
+}
+
 TEST_F(ProbeTableTest, GoneTextLeavesItsJump)
 {
 	okprobe &probe = probe_at(0x10);
@@ -581,6 +618,7 @@ void optimize(Site *const *sites, size_t count)
 
 void unoptimize(Site *const *sites, size_t count)
 {
+	++kernel.unoptimize_calls;
 	for (size_t i = 0; i < count; ++i) {
 		Site &site = *sites[i];
 		EXPECT_EQ(text_at(site.address), jump_opcode);

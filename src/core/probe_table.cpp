@@ -74,9 +74,59 @@ struct OverlaidFacts {
 	}
 };
 
-// A jump region is at most this long (x86: 4 + 15 bytes; riscv: 10).
+// A jump region is at most this long (x86: 4 + 15 bytes; riscv: 8).
 constexpr uint64_t max_jump_region = 32;
 constexpr size_t optimizer_batch = 64;
+
+// Optimized sites whose jumps must come out, taken out optimizer_batch at a
+// time: one arch::unoptimize per batch (riscv's waits for an rcu-tasks
+// grace period), after which each is waiting for leave_jump.
+class JumpsOut {
+public:
+	JumpsOut() = default;
+	JumpsOut(const JumpsOut &) = delete;
+	JumpsOut &operator=(const JumpsOut &) = delete;
+	~JumpsOut() { flush(); }
+
+	void add(Site &site)
+	{
+		if (site.jump != JumpState::optimized)
+			return;
+		for (size_t i = 0; i < count_; ++i)
+			if (batch_[i] == &site)
+				return;
+		batch_[count_++] = &site;
+		if (count_ == optimizer_batch)
+			flush();
+	}
+
+	void flush()
+	{
+		if (!count_)
+			return;
+		arch::unoptimize(batch_, count_);
+		for (size_t i = 0; i < count_; ++i)
+			batch_[i]->jump = JumpState::waiting;
+		count_ = 0;
+	}
+
+private:
+	Site *batch_[optimizer_batch];
+	size_t count_ = 0;
+};
+
+// Whether unregistering probes leaves site without any.
+bool emptied_by(const Site &site, okprobe *const *probes, size_t count)
+{
+	for (okprobe *slot : site.probes) {
+		bool leaving = !slot;
+		for (size_t n = 0; n < count && !leaving; ++n)
+			leaving = probes[n] == slot;
+		if (!leaving)
+			return false;
+	}
+	return true;
+}
 
 } // namespace
 
@@ -186,20 +236,11 @@ void ProbeTable::update_all_sites()
 {
 	// The jumps that must go are taken out in one pass, then each site
 	// settles on its own.
-	Site *batch[optimizer_batch];
-	size_t count = 0;
-	for (Site *site = first_;; site = site->next) {
-		if (site && site->jump == JumpState::optimized && (!should_be_armed(*site) || jump_refusal(*site)))
-			batch[count++] = site;
-		if (count == optimizer_batch || (!site && count)) {
-			arch::unoptimize(batch, count);
-			for (size_t i = 0; i < count; ++i)
-				batch[i]->jump = JumpState::waiting;
-			count = 0;
-		}
-		if (!site)
-			break;
-	}
+	JumpsOut out;
+	for (Site *site = first_; site; site = site->next)
+		if (!should_be_armed(*site) || jump_refusal(*site))
+			out.add(*site);
+	out.flush();
 	for (Site *site = first_; site; site = site->next)
 		update_site(*site);
 }
@@ -413,6 +454,16 @@ void ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 {
 	Site *dying = nullptr; // linked through next once unlinked
 	bool detached = false;
+	// The jumps of the sites these probes leave empty come out in one
+	// pass, as in update_all_sites, not one unoptimize each.
+	{
+		JumpsOut out;
+		for (size_t n = 0; n < count; ++n) {
+			Site *site = probes[n] ? static_cast<Site *>(probes[n]->okp_site) : nullptr;
+			if (site && emptied_by(*site, probes, count))
+				out.add(*site);
+		}
+	}
 	for (size_t n = 0; n < count; ++n) {
 		okprobe *probe = probes[n];
 		Site *site = probe ? static_cast<Site *>(probe->okp_site) : nullptr;
