@@ -38,11 +38,11 @@ constexpr RegisterSet register_bit(unsigned n)
 	return n == 0 ? 0 : RegisterSet(1) << n;
 }
 constexpr RegisterSet all_registers = 0xfffffffe; // x1..x31
-// The psABI's argument registers a0-a7 and the registers a call may
-// clobber: ra, t0-t2, a0-a7, t3-t6.
+// The psABI's argument registers a0-a7, its temporaries t0-t6, and the
+// registers a call may clobber: ra, the temporaries and the arguments.
 constexpr RegisterSet argument_registers = 0xffu << reg::a0;
-constexpr RegisterSet caller_saved_registers =
-	register_bit(reg::ra) | (0x7u << reg::t0) | argument_registers | (0xfu << reg::t3);
+constexpr RegisterSet temporary_registers = (0x7u << reg::t0) | (0xfu << reg::t3);
+constexpr RegisterSet caller_saved_registers = register_bit(reg::ra) | temporary_registers | argument_registers;
 
 enum class InstructionClass : uint8_t {
 	illegal,	    // undecodable or reserved: not an instruction okprobe knows

@@ -22,19 +22,6 @@ uint8_t pick(RegisterSet candidates)
 	return 0;
 }
 
-// The temporary a relocated call jumps through: dead at every callee by
-// the psABI (not an argument, not the link), and not the call's target.
-uint8_t pick_call_register(uint8_t preferred, uint8_t target_register)
-{
-	constexpr RegisterSet temporaries = (0x7u << reg::t0) | (0xfu << reg::t3);
-	if ((temporaries & register_bit(preferred)) && preferred != target_register)
-		return preferred;
-	for (uint8_t n : register_preference)
-		if ((temporaries & register_bit(n)) && n != target_register)
-			return n;
-	return 0;
-}
-
 bool is_unconditional_transfer(const Instruction &insn)
 {
 	return insn.kind == InstructionClass::direct_jump || insn.kind == InstructionClass::indirect_jump;
@@ -302,6 +289,7 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 	};
 	uint8_t call_target_register = 0;
 	bool has_call = false;
+	RegisterSet call_candidates = 0;
 	for (uint8_t n = 0; n < plan.count; ++n) {
 		const Instruction &insn = plan.instructions[n].instruction;
 		const uint64_t at = address + plan.instructions[n].offset;
@@ -323,11 +311,14 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 			has_call = true;
 			call_target_register = insn.kind == InstructionClass::indirect_jump ? insn.rs1 : 0;
 			plan.relocates = true;
-			// The relocated call jumps through a temporary the
-			// psABI lets a callee clobber; without the psABI
-			// (strict liveness) only "jalr ra, off(rs)" with rs
-			// not ra needs none.
-			if (!function.psabi() && (call_target_register == 0 || call_target_register == reg::ra))
+			// The relocated call jumps through a temporary dead at
+			// the call: one the callee may clobber (under the
+			// psABI every temporary but the call's target; under
+			// strict liveness, where a call reads every register,
+			// none). Only "jalr ra, off(rs)" with rs not ra needs
+			// none.
+			call_candidates = temporary_registers & ~function.live_before(size_t(first) + n);
+			if (!call_candidates && (call_target_register == 0 || call_target_register == reg::ra))
 				return refuse(OptimizationRefusal::window_not_relocatable, at);
 		} else if (insn.kind == InstructionClass::direct_jump) {
 			// A tail call's target needs what the callee reads.
@@ -356,7 +347,8 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 		plan.entry_register = pick(plan.entry_candidates);
 	}
 	if (has_call)
-		plan.call_register = pick_call_register(plan.return_register, call_target_register);
+		plan.call_register = (call_candidates & register_bit(plan.return_register)) ? plan.return_register
+											    : pick(call_candidates);
 	return plan;
 }
 

@@ -229,7 +229,6 @@ inline bool overlaps_site(const std::vector<uint64_t> &sites, uint64_t site_size
 // Returns the call instructions' indexes.
 inline std::vector<size_t> calls_followed_by_temporary_read(const FunctionAnalysis &analysis)
 {
-	constexpr RegisterSet temporaries = (0x7u << reg::t0) | (0xfu << reg::t3);
 	const size_t count = analysis.count();
 	std::vector<Instruction> instructions(count);
 	for (size_t n = 0; n < count; ++n)
@@ -269,7 +268,7 @@ inline std::vector<size_t> calls_followed_by_temporary_read(const FunctionAnalys
 	}
 	std::vector<size_t> calls;
 	for (size_t n = 0; n + 1 < count; ++n)
-		if (is_call(instructions[n]) && instructions[n].rd == reg::ra && (live[n + 1] & temporaries))
+		if (is_call(instructions[n]) && instructions[n].rd == reg::ra && (live[n + 1] & temporary_registers))
 			calls.push_back(n);
 	return calls;
 }
