@@ -857,6 +857,9 @@ bool FunctionAnalysis::recover_jump_table(size_t jump, const DataReader &data, c
 
 void FunctionAnalysis::resolve_indirect_jumps(const DataReader *data)
 {
+	// Tables proven on a function already in trouble would be dropped.
+	if (problem_ != FunctionProblem::none)
+		return;
 	const auto unknown = [this](size_t i) {
 		const Instruction insn = instruction(i);
 		return insn.kind == InstructionClass::indirect_jump && insn.rd == reg::zero && !is_return(insn) &&
@@ -1102,11 +1105,6 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 	sort(targets_, target_count_);
 	pair_far_jumps();
 	resolve_indirect_jumps(data);
-	if (problem_ == FunctionProblem::out_of_memory) {
-		clear();
-		problem_ = FunctionProblem::out_of_memory;
-		return false;
-	}
 
 	// A jump into the middle of an instruction means the bytes are not
 	// what the linear decode says: trust nothing about the function.
