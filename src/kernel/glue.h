@@ -27,7 +27,6 @@ struct okp_kernel_symbols {
 	unsigned long core_kernel_text;
 	unsigned long kernel_text_address;
 	unsigned long __module_text_address;
-	unsigned long __module_address;
 	unsigned long jump_label_text_reserved;
 	unsigned long jump_label_lock;
 	unsigned long jump_label_unlock;
@@ -43,6 +42,7 @@ struct okp_kernel_symbols {
 #endif
 #ifdef CONFIG_RISCV
 	unsigned long excp_vect_table;
+	unsigned long __module_address;
 #endif
 };
 
@@ -76,6 +76,8 @@ void okp_probes_show_jumps(struct seq_file *m);
 void okp_probes_optimization_changed(void);
 /* arch/<arch>/probes_glue.c: the breakpoint trap. */
 int okp_arch_probes_init(void);
+void okp_arch_probes_exit(void);
+
 /* Finds the core kernel's jump table (src/kernel/jump_labels.c). */
 void okp_jump_labels_init(void);
 
@@ -90,7 +92,6 @@ const char *okp_text_sites_reserved(unsigned long address,
 				    unsigned long length, unsigned long step,
 				    const char *(*more)(void *start,
 							void *end));
-void okp_arch_probes_exit(void);
 
 int okp_debugfs_init(void);
 void okp_debugfs_exit(void);

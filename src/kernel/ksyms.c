@@ -43,7 +43,6 @@ static struct okp_symbol_request okp_symbol_table[] = {
 	OKP_REQUIRED(core_kernel_text),
 	OKP_REQUIRED(kernel_text_address),
 	OKP_REQUIRED(__module_text_address),
-	OKP_REQUIRED(__module_address),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_text_reserved),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_lock),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_unlock),
@@ -59,6 +58,7 @@ static struct okp_symbol_request okp_symbol_table[] = {
 #endif
 #ifdef CONFIG_RISCV
 	OKP_REQUIRED(excp_vect_table),
+	OKP_REQUIRED(__module_address),
 #endif
 };
 
