@@ -512,14 +512,6 @@ void free_detour(Detour *detour)
 	delete detour;
 }
 
-namespace {
-
-// Sites patched per stop_machine() (bounded by the stack the patch lists
-// take).
-constexpr size_t text_batch = 16;
-
-} // namespace
-
 // Each waiting site has its breakpoint over its first instruction and the
 // original bytes after it, and no task is inside the window (the rcu-tasks
 // grace period since its detour was published). One stop_machine() per
@@ -534,18 +526,14 @@ void optimize(Site *const *sites, size_t count)
 		size_t n = 0;
 		for (size_t i = start; i < count && i < start + text_batch; ++i) {
 			BreakpointSite &site = static_cast<BreakpointSite &>(*sites[i]);
-			const size_t length = site.plan.window_length;
-			const size_t first = site.instruction.length;
-			uint8_t now[max_window_size];
 			// Only over what okprobe left there: its breakpoint and the
 			// original bytes. Anything else stays a breakpoint.
 			if (!site.detour ||
 			    !encode_window_jump(site.plan, site.address, site.detour->entry, jumps[n]) ||
-			    okp_glue_read_text(site.address, now, length) != length ||
-			    __builtin_memcmp(now, breakpoint_bytes(site), first) != 0 ||
-			    __builtin_memcmp(now + first, site.original + first, length - first) != 0)
+			    !holds_breakpoint_over_original(site, breakpoint_bytes(site), site.instruction.length,
+							    site.plan.window_length))
 				continue;
-			patches[n] = {site.address, jumps[n], length};
+			patches[n] = {site.address, jumps[n], site.plan.window_length};
 			accepted[n++] = &site;
 		}
 		okp_glue_text_write_batch(patches, n);

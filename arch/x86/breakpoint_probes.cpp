@@ -343,9 +343,6 @@ void free_detour(Detour *detour)
 	delete detour;
 }
 
-// Sites patched per sync (bounded by the stack the patch lists take).
-constexpr size_t text_batch = 16;
-
 // The breakpoint is at the first byte and every CPU traps there (and goes
 // on in the detour's copy): write bytes 2-5 of the jump, sync, then its
 // first byte, sync. As text_poke_bp(), for a whole batch at once.
@@ -358,12 +355,10 @@ void optimize(Site *const *sites, size_t count)
 		size_t n = 0;
 		for (size_t i = start; i < count && i < start + text_batch; ++i) {
 			Site &site = *sites[i];
-			uint8_t now[jump_size];
 			// Only over what okprobe left there: its breakpoint and the
 			// original bytes. Anything else stays a breakpoint.
 			if (!site.detour || !build_jump(site.address, site.detour->entry, jumps[n]) ||
-			    okp_glue_read_text(site.address, now, jump_size) != jump_size || now[0] != int3 ||
-			    __builtin_memcmp(now + 1, site.original + 1, jump_size - 1) != 0)
+			    !holds_breakpoint_over_original(site, &int3, 1, jump_size))
 				continue;
 			tails[n] = {site.address + 1, jumps[n] + 1, jump_size - 1};
 			heads[n] = {site.address, jumps[n], 1};

@@ -96,6 +96,24 @@ struct Site {
 	const char *unoptimized_why = nullptr;
 };
 
+// Sites an arch's optimize and unoptimize patch per text write (bounded by
+// the stack their patch lists take).
+constexpr size_t text_batch = 16;
+
+// Whether the length bytes of text at site hold only what okprobe left
+// there for a waiting site: its breakpoint (breakpoint_length bytes), then
+// the original bytes. Anything else must stay as it is.
+inline bool holds_breakpoint_over_original(const Site &site, const uint8_t *breakpoint, size_t breakpoint_length,
+					   size_t length)
+{
+	uint8_t now[max_original_bytes];
+	return length <= sizeof(now) && breakpoint_length <= length &&
+	       okp_glue_read_text(site.address, now, length) == length &&
+	       __builtin_memcmp(now, breakpoint, breakpoint_length) == 0 &&
+	       __builtin_memcmp(now + breakpoint_length, site.original + breakpoint_length,
+				length - breakpoint_length) == 0;
+}
+
 // What each architecture provides (arch/*/breakpoint_probes.cpp).
 namespace arch {
 // Allocates the architecture's site for the instruction at address
