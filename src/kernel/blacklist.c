@@ -109,13 +109,11 @@ static const char *const okp_riscv_trampolines[] = {
 
 static int okp_blacklist_function(const char *name)
 {
-	int (*size_offset)(unsigned long address, unsigned long *size,
-			   unsigned long *offset) =
-		(void *)okp_ksyms.kallsyms_lookup_size_offset;
 	unsigned long start = okp_ksyms_resolve_optional(name);
-	unsigned long size, offset;
+	unsigned long function, size;
 
-	if (!start || !size_offset(start, &size, &offset) || offset)
+	if (!start || !okp_glue_function_of(start, &function, &size) ||
+	    function != start)
 		return 0;
 	return okp_core_blacklist_add(start, start + size,
 				      "riscv ftrace trampoline");
@@ -123,20 +121,17 @@ static int okp_blacklist_function(const char *name)
 
 static int okp_blacklist_arch(void)
 {
-	int (*size_offset)(unsigned long address, unsigned long *size,
-			   unsigned long *offset) =
-		(void *)okp_ksyms.kallsyms_lookup_size_offset;
 	unsigned long entry = okp_ksyms_resolve_optional("handle_exception");
 	unsigned long last = okp_ksyms_resolve_optional("__switch_to");
-	unsigned long size, offset;
+	unsigned long start, size;
 	int i;
 
 	if (!entry || !last || last < entry ||
-	    !size_offset(last, &size, &offset)) {
+	    !okp_glue_function_of(last, &start, &size)) {
 		pr_err("cannot find riscv's entry code (handle_exception ... __switch_to)\n");
 		return -ENOENT;
 	}
-	if (okp_core_blacklist_add(entry, last + size, "riscv entry code"))
+	if (okp_core_blacklist_add(entry, start + size, "riscv entry code"))
 		return -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(okp_riscv_trampolines); i++)
 		if (okp_blacklist_function(okp_riscv_trampolines[i]))
