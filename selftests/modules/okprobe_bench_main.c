@@ -364,7 +364,8 @@ static __always_inline unsigned long okp_bench_calls(long (*target)(long),
 static unsigned long okp_bench_batch(unsigned long first, unsigned long last)
 {
 #ifdef CONFIG_RISCV
-	if (okp_bench_armed_target == 1)
+	if (okp_bench_targets[okp_bench_armed_target].address ==
+	    okp_bench_target_c)
 		return okp_bench_calls(okp_bench_target_c, first, last);
 #endif
 	return okp_bench_calls(okp_bench_target, first, last);
