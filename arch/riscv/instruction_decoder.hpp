@@ -27,8 +27,8 @@ constexpr unsigned lr_sc_reach = 16;
 
 // Integer register numbers the analysis names.
 namespace reg {
-constexpr uint8_t zero = 0, ra = 1, sp = 2, gp = 3, tp = 4, t0 = 5, t1 = 6, t2 = 7, s0 = 8, s1 = 9, a0 = 10, a7 = 17,
-		  t3 = 28, t6 = 31;
+constexpr uint8_t zero = 0, ra = 1, sp = 2, gp = 3, tp = 4, t0 = 5, t1 = 6, t2 = 7, s0 = 8, s1 = 9, a0 = 10, a1 = 11,
+		  a7 = 17, t3 = 28, t6 = 31;
 } // namespace reg
 
 // A set of integer registers: bit n is xn.

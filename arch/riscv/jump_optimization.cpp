@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "riscv/jump_optimization.hpp"
 
+#include "riscv/code_writer.hpp"
+
 namespace okp::riscv {
 
 namespace {
@@ -51,66 +53,6 @@ unsigned inverted_branch(const Instruction &insn)
 	}
 }
 
-class Writer {
-public:
-	Writer(uint8_t *out, size_t capacity, uint64_t address) : out_(out), capacity_(capacity), address_(address) {}
-	uint64_t pc() const { return address_ + length_; }
-	size_t length() const { return failed_ ? 0 : length_; }
-	void fail() { failed_ = true; }
-	void put16(uint16_t value)
-	{
-		if (length_ + 2 > capacity_) {
-			failed_ = true;
-			return;
-		}
-		out_[length_++] = uint8_t(value);
-		out_[length_++] = uint8_t(value >> 8);
-	}
-	void put32(uint32_t value)
-	{
-		put16(uint16_t(value));
-		put16(uint16_t(value >> 16));
-	}
-	void copy(const Instruction &insn)
-	{
-		if (insn.length == 2)
-			put16(uint16_t(insn.raw));
-		else
-			put32(insn.raw);
-	}
-	// rd = value: absolute (lui + addi) when value is a sign-extended
-	// 32-bit address, as kernel and module text and data are on riscv64
-	// (then the detour's distance does not matter), else PC-relative.
-	void materialise(unsigned rd, uint64_t value)
-	{
-		if (within_far_reach(int64_t(value))) {
-			put32(encode::lui(rd, encode::high_part(int64_t(value))));
-			put32(encode::addi(rd, rd, encode::low_part(int64_t(value))));
-			return;
-		}
-		const int64_t displacement = int64_t(value - pc());
-		if (!within_far_reach(displacement))
-			return fail();
-		put32(encode::auipc(rd, encode::high_part(displacement)));
-		put32(encode::addi(rd, rd, encode::low_part(displacement)));
-	}
-	// auipc tmp, hi; jalr x0, lo(tmp)
-	void far_jump(unsigned tmp, uint64_t target)
-	{
-		const int64_t displacement = int64_t(target - pc());
-		if (tmp == 0 || !within_far_reach(displacement))
-			return fail();
-		put32(encode::auipc(tmp, encode::high_part(displacement)));
-		put32(encode::jalr(reg::zero, tmp, encode::low_part(displacement)));
-	}
-
-private:
-	uint8_t *out_;
-	size_t capacity_, length_ = 0;
-	uint64_t address_;
-	bool failed_ = false;
-};
-
 } // namespace
 
 namespace encode {
@@ -150,6 +92,17 @@ uint32_t jal(unsigned rd, int32_t offset)
 	const uint32_t o = uint32_t(offset);
 	return (((o >> 20) & 1) << 31) | (((o >> 1) & 0x3ff) << 21) | (((o >> 11) & 1) << 20) |
 	       (((o >> 12) & 0xff) << 12) | (rd << 7) | 0x6f;
+}
+
+uint32_t sd(unsigned source, unsigned base, int32_t offset)
+{
+	const uint32_t o = uint32_t(offset) & 0xfff;
+	return ((o >> 5) << 25) | (source << 20) | (base << 15) | (3u << 12) | ((o & 0x1f) << 7) | 0x23;
+}
+
+uint32_t ld(unsigned destination, unsigned base, int32_t offset)
+{
+	return ((uint32_t(offset) & 0xfff) << 20) | (base << 15) | (3u << 12) | (destination << 7) | 0x03;
 }
 
 uint16_t c_jr(unsigned rs1)
@@ -356,7 +309,7 @@ size_t encode_window_jump(const OptimizationPlan &plan, uint64_t address, uint64
 {
 	if (plan.refusal != OptimizationRefusal::none)
 		return 0;
-	Writer writer(out, max_window_size, address);
+	CodeWriter writer(out, max_window_size, address);
 	switch (plan.window_length) {
 	case long_jump_size:
 		writer.far_jump(plan.entry_register, target);
@@ -380,7 +333,7 @@ size_t relocate_window(const OptimizationPlan &plan, uint64_t address, uint64_t 
 {
 	if (plan.refusal != OptimizationRefusal::none)
 		return 0;
-	Writer writer(out, capacity, copy_address);
+	CodeWriter writer(out, capacity, copy_address);
 	for (uint8_t n = 0; n < plan.copied; ++n) {
 		const Instruction &insn = plan.instructions[n].instruction;
 		const uint64_t at = address + plan.instructions[n].offset;

@@ -131,6 +131,8 @@ uint32_t addi(unsigned rd, unsigned rs1, int32_t imm12);
 uint32_t jalr(unsigned rd, unsigned rs1, int32_t imm12);
 uint32_t jal(unsigned rd, int32_t offset);
 uint32_t branch(unsigned funct3, unsigned rs1, unsigned rs2, int32_t offset);
+uint32_t sd(unsigned source, unsigned base, int32_t offset);
+uint32_t ld(unsigned destination, unsigned base, int32_t offset);
 uint16_t c_jr(unsigned rs1);
 uint16_t c_j(int32_t offset); // offset within c_j_reach
 constexpr uint16_t c_nop = 0x0001;
