@@ -1105,6 +1105,98 @@ static int test_enable_disable_switches(void)
 }
 
 /*
+ * okprobe next to kprobe_events, as an operator meets it: the sample client
+ * probes ksys_read past its ftrace site. While it does, ksys_read is in the
+ * kernel's kprobe blacklist (/sys/kernel/debug/kprobes/blacklist), so a
+ * kprobe_events probe at the same address is refused, while one on the
+ * ftrace site (ksys_read+0: a kprobe on ftrace, no byte of its own) and one
+ * in another function are taken. Once the client is gone the same line is
+ * taken, and the client is then refused (EBUSY) while the event exists.
+ */
+#define KPROBE_EVENTS "/sys/kernel/tracing/kprobe_events"
+#define KPROBES_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
+
+/* Removes every kprobe_events probe (opening with O_TRUNC, as "> file"). */
+static int clear_kprobe_events(void)
+{
+	int fd = open(KPROBE_EVENTS, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int blacklist_lists(const char *function)
+{
+	static char text[1 << 17];
+	char needle[80];
+
+	snprintf(needle, sizeof(needle), "\t%s\n", function);
+	return read_file(KPROBES_BLACKLIST, text, sizeof(text)) == 0 &&
+	       strstr(text, needle) != NULL;
+}
+
+static int kprobe_events_steps(void)
+{
+	char same[96];
+	int ret;
+
+	snprintf(same, sizeof(same), "p:okptest/same %.*s",
+		 (int)strcspn(sample_where, "/"), sample_where);
+	STEP(load_okprobe(default_params));
+	ret = load_module(SAMPLE_KO, sample_params);
+	CHECK(ret == 0, "loading the sample client: %s", strerror(-ret));
+	CHECK(blacklist_lists("ksys_read"),
+	      "ksys_read is not in the kernel's kprobe blacklist while probed");
+	ret = write_file(KPROBE_EVENTS, same);
+	CHECK(ret == -EINVAL, "'%s' beside okprobe's probe: %s", same,
+	      ret ? strerror(-ret) : "taken");
+	/* Without an ftrace site the sample probes ksys_read+0 itself. */
+	ret = write_file(KPROBE_EVENTS, "p:okptest/entry ksys_read");
+	CHECK(ret == 0 || !strncmp(sample_where, "ksys_read+0x0/", 14),
+	      "a kprobe on ksys_read's ftrace site: %s", strerror(-ret));
+	ret = write_file(KPROBE_EVENTS, "p:okptest/other vfs_read");
+	CHECK(ret == 0, "a kprobe on vfs_read: %s", strerror(-ret));
+	CHECK(clear_kprobe_events() == 0, "clearing kprobe_events");
+	ret = unload_module("okprobe_sample");
+	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
+	CHECK(!blacklist_lists("ksys_read"),
+	      "ksys_read stays in the kernel's kprobe blacklist");
+	ret = write_file(KPROBE_EVENTS, same);
+	CHECK(ret == 0, "'%s' once okprobe is gone: %s", same, strerror(-ret));
+	ret = load_module(SAMPLE_KO, sample_params);
+	if (!ret)
+		unload_module("okprobe_sample");
+	CHECK(ret == -EBUSY, "the sample client beside the event: %s",
+	      ret ? strerror(-ret) : "loaded");
+	CHECK(clear_kprobe_events() == 0, "clearing kprobe_events");
+	ret = load_module(SAMPLE_KO, sample_params);
+	CHECK(ret == 0, "the sample client after the event: %s",
+	      strerror(-ret));
+	ret = unload_module("okprobe_sample");
+	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
+	return unload_okprobe();
+}
+
+static int test_kprobe_events(void)
+{
+	int ret;
+
+	if (!exists("/sys/kernel/tracing/README"))
+		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	if (!exists(KPROBE_EVENTS))
+		return skip("the kernel has no kprobe_events");
+	ret = kprobe_events_steps();
+	if (ret) {
+		clear_kprobe_events();
+		unload_module("okprobe_sample");
+		unload_module("okprobe");
+	}
+	return ret;
+}
+
+/*
  * riscv's free registers, with okprobe.ko's psabi_liveness parameter:
  * okprobe_test_gone.ko probes okp_gone_target+0, "addi t0, a0, 1; mv a0,
  * t0; ret". Under the psABI (the default) t0 is dead at the probe and
@@ -2336,6 +2428,7 @@ static const struct test okprobe_suite[] = {
 	TEST(test_syscall_probe_under_load, "a probe on ksys_read counts every read of two concurrent processes"),
 	TEST(test_unload_while_optimized, "the client unloads while its optimized probe is hit on every CPU"),
 	TEST(test_enable_disable_switches, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint"),
+	TEST(test_kprobe_events, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round"),
 	TEST(test_riscv_liveness, "riscv: a probe optimizes under the psABI and, with psabi_liveness=0, stays a breakpoint and says why"),
 	TEST(test_module_gone, "a probe on module text turns [GONE] on unload; freed init text is refused"),
 };

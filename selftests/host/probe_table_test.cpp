@@ -27,6 +27,8 @@ struct FakeKernel {
 	int unoptimize_calls = 0;		      // riscv waits a grace period in each
 	std::map<uint64_t, int> arms;		      // times each address was armed
 	std::map<uint64_t, const char *> unplannable; // plan_jump refuses these
+	std::map<uint64_t, int> claims;		      // okprobe's claims on each function
+	bool kernel_kprobe_in_function = false;	      // the glue refuses every claim
 } kernel;
 
 uint8_t &text_at(uint64_t address)
@@ -47,6 +49,7 @@ okp::KernelFacts fake_facts()
 	};
 	facts.text_kind = [](uint64_t, void *) { return okp::TextKind::core_kernel; };
 	facts.blacklisted = [](uint64_t, void *) -> const char * { return nullptr; };
+	facts.foreign_probe = [](uint64_t, uint64_t, void *) -> const char * { return nullptr; };
 	facts.reserved = [](uint64_t, size_t, void *) -> const char * { return nullptr; };
 	facts.has_exception_entry = [](uint64_t, void *) { return false; };
 	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
@@ -86,6 +89,8 @@ protected:
 		kernel.optimizer_scheduled = kernel.detours_created = kernel.detours_freed = 0;
 		kernel.arms.clear();
 		kernel.unplannable.clear();
+		kernel.claims.clear();
+		kernel.kernel_kprobe_in_function = false;
 		okp_core_set_optimization(1);
 	}
 	void TearDown() override
@@ -93,6 +98,8 @@ protected:
 		table.clear();
 		EXPECT_EQ(kernel.created, kernel.retired) << "a site leaked";
 		EXPECT_EQ(kernel.detours_created, kernel.detours_freed) << "a detour leaked";
+		for (const auto &[function, users] : kernel.claims)
+			EXPECT_EQ(users, 0) << "a claim on 0x" << std::hex << function << " leaked";
 		okp_core_set_optimization(1);
 	}
 
@@ -142,7 +149,7 @@ protected:
 	int add(okprobe &probe)
 	{
 		const char *why = "";
-		return table.register_probe(&probe, fake_facts(), one_byte_rules, &why);
+		return table.register_probe(&probe, probe.symbol_name, fake_facts(), one_byte_rules, &why);
 	}
 
 	void reset_counters() { kernel.rcu = kernel.rcu_tasks = 0; }
@@ -209,6 +216,41 @@ TEST_F(ProbeTableTest, SomeoneElsesBreakpointIsRefused)
 	okprobe &theirs = probe_at(6);
 	EXPECT_EQ(add(theirs), -16);
 	EXPECT_EQ(theirs.okp_site, nullptr);
+}
+
+TEST_F(ProbeTableTest, AFunctionHoldingAKernelKprobeIsRefusedAndNothingIsCreated)
+{
+	kernel.kernel_kprobe_in_function = true;
+	okprobe &probe = probe_at(6);
+	EXPECT_EQ(add(probe), -16);
+	EXPECT_EQ(probe.okp_site, nullptr);
+	EXPECT_EQ(kernel.created, 0);
+	EXPECT_EQ(text_at(text_start + 6), original_byte);
+	EXPECT_EQ(table.lookup(text_start + 6), nullptr);
+}
+
+TEST_F(ProbeTableTest, EverySiteClaimsItsFunctionUntilItsBytesAreGone)
+{
+	okprobe &a = probe_at(2), &b = probe_at(2), &c = probe_at(0x30), &d = probe_at(0x90);
+	ASSERT_EQ(add(a), 0);
+	ASSERT_EQ(add(b), 0);
+	EXPECT_EQ(kernel.claims[text_start], 1) << "one claim per site, not per probe";
+	ASSERT_EQ(add(c), 0);
+	ASSERT_EQ(add(d), 0);
+	EXPECT_EQ(kernel.claims[text_start], 3);
+	okprobe *first[] = {&a};
+	table.unregister_probes(first, 1);
+	EXPECT_EQ(kernel.claims[text_start], 3) << "b still holds the site";
+	okprobe *second[] = {&b};
+	table.unregister_probes(second, 1);
+	EXPECT_EQ(kernel.claims[text_start], 2);
+	EXPECT_EQ(text_at(text_start + 2), original_byte);
+	// Gone text gives its claim back at once; the probe stays listed.
+	table.text_gone(text_start + 0x80, text_start + 0xa0);
+	EXPECT_EQ(kernel.claims[text_start], 1);
+	okprobe *rest[] = {&c, &d};
+	table.unregister_probes(rest, 2);
+	EXPECT_EQ(kernel.claims[text_start], 0) << "a gone site is not released twice";
 }
 
 TEST_F(ProbeTableTest, DisablingTheLastEnabledProbeDisarmsTheSite)
@@ -328,6 +370,35 @@ TEST_F(ProbeTableTest, AnOptimizedHitRunsEveryActivePreHandlerWhateverTheyReturn
 	table.for_each_line([&](const okp::ListLine &l) { hits[line++] = l.hits; });
 	EXPECT_EQ(hits[0], 3u);
 	EXPECT_EQ(hits[2], 1u) << "the late probe";
+}
+
+TEST_F(ProbeTableTest, AStructTheTableDoesNotHoldIsNeverTrusted)
+{
+	okprobe &real = probe_at(5);
+	ASSERT_EQ(add(real), 0);
+	// A copy of a registered struct, a stranger with a garbage okp_site
+	// (a pointer nothing could read), and the same probe twice in a batch.
+	okprobe copy = real;
+	void *const copied_site = copy.okp_site;
+	okprobe &stranger = probe_at(5);
+	stranger.okp_site = reinterpret_cast<void *>(0xdead000000000000ull);
+	stranger.addr = real.addr;
+	EXPECT_EQ(table.set_probe_enabled(&copy, false), -22);
+	EXPECT_EQ(table.set_probe_enabled(&stranger, false), -22);
+	EXPECT_EQ(text_at(text_start + 5), breakpoint) << "the real probe is untouched";
+	okprobe *batch[] = {&copy, &stranger, nullptr, &real, &real};
+	EXPECT_EQ(table.unregister_probes(batch, 5), 4u) << "all but the first &real are unknown";
+	EXPECT_EQ(text_at(text_start + 5), original_byte);
+	EXPECT_EQ(kernel.retired, 1);
+	EXPECT_EQ(copy.okp_site, copied_site) << "a struct the table does not hold is never written";
+	EXPECT_EQ(real.okp_site, nullptr);
+	okprobe *again[] = {&real};
+	EXPECT_EQ(table.unregister_probes(again, 1), 1u) << "unregistering twice is ignored";
+	// A garbage okp_site refuses registration: the struct was not zeroed.
+	okprobe &dirty = probe_at(9);
+	dirty.okp_site = reinterpret_cast<void *>(0x1);
+	EXPECT_EQ(add(dirty), -22);
+	EXPECT_EQ(text_at(text_start + 9), original_byte);
 }
 
 TEST_F(ProbeTableTest, RegisteringTwiceOrWithForeignFlagsIsRefused)
@@ -630,6 +701,24 @@ void unoptimize(Site *const *sites, size_t count)
 }
 
 } // namespace okp::arch
+
+extern "C" int okp_glue_claim_function(unsigned long start, unsigned long size, const char **why)
+{
+	EXPECT_EQ(start, text_start);
+	EXPECT_EQ(size, text_size);
+	if (kernel.kernel_kprobe_in_function) {
+		*why = "a kernel kprobe is in the function";
+		return -16;
+	}
+	++kernel.claims[start];
+	return 0;
+}
+
+extern "C" void okp_glue_release_function(unsigned long start)
+{
+	EXPECT_GT(kernel.claims[start], 0) << "released more often than claimed";
+	--kernel.claims[start];
+}
 
 extern "C" void okp_glue_schedule_optimizer(void)
 {

@@ -23,6 +23,7 @@ constexpr uint64_t core_base = 0xffffffff81000000;
 constexpr uint64_t traced = core_base;		   // a normal function
 constexpr uint64_t nokprobe = core_base + 0x1000;  // blacklisted
 constexpr uint64_t garbled = core_base + 0x2000;   // does not decode
+constexpr uint64_t kprobed = core_base + 0x2800;   // holds a kernel kprobe
 constexpr uint64_t init_text = 0xffffffff83000000; // freed after boot
 
 struct Function {
@@ -31,8 +32,11 @@ struct Function {
 };
 
 struct FakeKernel {
-	std::map<std::string, uint64_t> symbols = {
-		{"traced", traced}, {"nokprobe_fn", nokprobe}, {"garbled", garbled}, {"init_fn", init_text}};
+	std::map<std::string, uint64_t> symbols = {{"traced", traced},
+						   {"nokprobe_fn", nokprobe},
+						   {"garbled", garbled},
+						   {"init_fn", init_text},
+						   {"kprobed", kprobed}};
 	std::vector<Function> functions = {
 		{traced,
 		 {
@@ -47,6 +51,8 @@ struct FakeKernel {
 		 }},
 		{nokprobe, {0x55, 0xc3}},
 		{garbled, {0x0f, 0xff, 0x90, 0x90, 0xc3}},
+		// The kernel's int3 over push %rbp; mov %rsp,%rbp after it.
+		{kprobed, {0xcc, 0x48, 0x89, 0xe5, 0xc3}},
 		{init_text, {0x55, 0xc3}},
 	};
 };
@@ -82,6 +88,9 @@ const KernelFacts facts = {
 	},
 	[](uint64_t address, void *) -> const char * {
 		return address >= nokprobe && address < nokprobe + 2 ? "NOKPROBE_SYMBOL(nokprobe_fn)" : nullptr;
+	},
+	[](uint64_t start, uint64_t size, void *) -> const char * {
+		return start <= kprobed && kprobed < start + size ? "a kernel kprobe is in the function" : nullptr;
 	},
 	[](uint64_t address, size_t length, void *) -> const char * {
 		return address < traced + 5 && address + length > traced ? "an ftrace call site" : nullptr;
@@ -148,6 +157,8 @@ TEST(Registration, EveryRefusalHasItsErrnoAndReason)
 		{"ud2", at_symbol("traced", 9), EPERM, "ud2"},
 		{"someone else's int3", at_symbol("traced", 11), EBUSY, "int3"},
 		{"ftrace call site", at_symbol("traced", 0), EBUSY, "ftrace"},
+		{"a kernel kprobe's function", at_symbol("kprobed", 1), EBUSY, "kernel kprobe"},
+		{"a kernel kprobe's address", at_symbol("kprobed", 0), EBUSY, "kernel kprobe"},
 		{"exception-table entry", at_symbol("traced", 6), EPERM, "exception-table entry"},
 	};
 	for (const Case &c : cases) {

@@ -16,6 +16,8 @@ long okp_target_push_pop(long a, long b);	/* +0 push, +1 pop */
 long okp_target_pushf(long a, long b);		/* +0 pushf (emulated) */
 long okp_target_lea_imm(long a, long b);	/* +0 lea disp, +4 imul imm */
 long okp_helper_double(long a);
+/* a + b + 0xe9cc: immediates that decode as int3/jmp from mid-instruction */
+long okp_target_coexist(long a, long b);	/* +0 mov, +3 add imm32, +12 sub */
 long okp_target_extable(long *pointer);	/* +0 has an extable entry */
 long okp_target_overlay(long a, long b);	/* +0 mov $0xe8, +5 add */
 long okp_target_rip_store(long a, long b);	/* +0 rip store, +7 rip+imm */

@@ -95,4 +95,33 @@ void okp_test_neighbour_in_region(okp_target_fn target,
 				  long (*expect)(long a, long b),
 				  bool (*is_breakpoint)(void *address));
 
+/* ---- Next to the kernel's kprobes (okprobe_selftest_coexist.c) ---------- */
+
+/* A function the coexistence matrix probes. */
+struct okp_coexist_target {
+	void *function;
+	/*
+	 * Offsets of instructions: where the first party goes, one inside
+	 * its jump region, one elsewhere in the function.
+	 */
+	unsigned long at, inside, other;
+	/* Calls the function once; false when it returned a wrong result. */
+	bool (*call)(void *function, long a);
+	/* Nothing but the test calls it: hit counts are exact. */
+	bool exclusive;
+	/* Both optimizers put their jump at "at": the test waits for it. */
+	bool optimizable;
+};
+
+/*
+ * The matrix: {kernel kprobe, optimized kernel kprobe} x {okprobe,
+ * optimized okprobe} x {same address, inside the region, same function,
+ * other function} x both registration orders x both removal orders, every
+ * CPU calling the targets throughout. One TAP line per pair and placement.
+ */
+void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
+			     const struct okp_coexist_target *other);
+/* The same on strscpy and memchr_inv (offsets found at run time). */
+void okp_test_kernel_kprobes_on_kernel_functions(void);
+
 #endif /* OKPROBE_SELFTEST_COMMON_H */

@@ -971,6 +971,29 @@ static const struct okp_cycle_target okp_cycle_targets[] = {
 	{ okp_target_imm_disp, 5, okp_expect_imm_disp },
 };
 
+/* ---- Next to the kernel's kprobes --------------------------------------- */
+
+static bool okp_call_coexist(void *function, long a)
+{
+	return okp_target_coexist(a, 1) == a + 1 + 0xe9cc;
+}
+
+static bool okp_call_push_pop(void *function, long a)
+{
+	return okp_target_push_pop(a, 1) == a - 1;
+}
+
+/* Jump regions at +0: +0..+9 for both optimizers; +12 lies outside. */
+static const struct okp_coexist_target okp_coexist_target = {
+	.function = okp_target_coexist, .at = 0, .inside = 3, .other = 12,
+	.call = okp_call_coexist, .exclusive = true, .optimizable = true,
+};
+
+static const struct okp_coexist_target okp_coexist_other = {
+	.function = okp_target_push_pop, .at = 0, .inside = 1, .other = 2,
+	.call = okp_call_push_pop, .exclusive = true, .optimizable = true,
+};
+
 /* Stays registered while the module is loaded, for debugfs okprobe/list. */
 static struct okp_probe_record okp_resident;
 
@@ -1020,6 +1043,8 @@ static int __init okp_selftest_init(void)
 				     ARRAY_SIZE(okp_cycle_targets),
 				     OKP_HAMMER_HITS,
 				     "10^6 hits of 11 optimized targets on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)");
+	okp_test_kernel_kprobes(&okp_coexist_target, &okp_coexist_other);
+	okp_test_kernel_kprobes_on_kernel_functions();
 
 	okp_resident.probe.addr = (void *)okp_target_add + 3;
 	okp_resident.probe.pre_handler = okp_record_pre;

@@ -916,6 +916,29 @@ static struct okp_probe_record okp_resident;
 static struct okp_probe_record okp_resident_refused;
 
 
+/* ---- Next to the kernel's kprobes (breakpoints only on riscv) ----------- */
+
+static bool okp_call_coexist(void *function, long a)
+{
+	return okp_rv_coexist(a, 1) == a + 1 + 0x9003;
+}
+
+static bool okp_call_add(void *function, long a)
+{
+	return okp_rv_add(a, 1) == a + 1;
+}
+
+/* okprobe's window at +0 is +0..+8; +12 lies outside. */
+static const struct okp_coexist_target okp_coexist_target = {
+	.function = okp_rv_coexist, .at = 0, .inside = 4, .other = 12,
+	.call = okp_call_coexist, .exclusive = true, .optimizable = true,
+};
+
+static const struct okp_coexist_target okp_coexist_other = {
+	.function = okp_rv_add, .at = 0, .inside = 4, .other = 4,
+	.call = okp_call_add, .exclusive = true, .optimizable = true,
+};
+
 static int __init okp_selftest_init(void)
 {
 	int ret = okp_results_init();
@@ -950,6 +973,8 @@ static int __init okp_selftest_init(void)
 				     ARRAY_SIZE(okp_cycle_targets),
 				     OKP_CYCLE_HITS,
 				     "5*10^5 hits of 14 optimized targets on every hart across optimize/unoptimize cycles (sysctl, enable/disable)");
+	okp_test_kernel_kprobes(&okp_coexist_target, &okp_coexist_other);
+	okp_test_kernel_kprobes_on_kernel_functions();
 
 	okp_resident.probe.addr = (void *)okp_rvc_stack + 6;
 	okp_resident.probe.pre_handler = okp_record_pre;

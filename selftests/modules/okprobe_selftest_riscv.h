@@ -8,6 +8,8 @@
 #define OKPROBE_SELFTEST_RISCV_H
 
 long okp_rv_add(long a, long b);
+/* a + b + 0x9003, for the coexistence matrix: +0 add, +4 lui, +8 addi, +12 add */
+long okp_rv_coexist(long a, long b);
 long okp_rv_load_store(long a, long b);
 long okp_rv_auipc(long a, long b);
 long okp_rv_blt(long a, long b);

@@ -20,6 +20,18 @@ SYM_FUNC_START(okp_rv_add)
 	ret				/* +8: jalr x0, 0(ra) */
 SYM_FUNC_END(okp_rv_add)
 
+/*
+ * a + b + 0x9003, for the coexistence matrix: the lui's immediate holds
+ * c.ebreak's encoding (0x9002) for a decode that starts mid-instruction.
+ */
+SYM_FUNC_START(okp_rv_coexist)
+	add	a0, a0, a1		/* +0 */
+	lui	t0, 0x9			/* +4: t0 = 0x9000 */
+	addi	t0, t0, 3		/* +8 */
+	add	a0, a0, t0		/* +12 */
+	ret				/* +16 */
+SYM_FUNC_END(okp_rv_coexist)
+
 SYM_FUNC_START(okp_rv_load_store)
 	addi	sp, sp, -16		/* +0 */
 	sd	a0, 8(sp)		/* +4 */

@@ -32,6 +32,19 @@ SYM_FUNC_START(okp_target_jcc)
 	RET
 SYM_FUNC_END(okp_target_jcc)
 
+/*
+ * a + b + 0xe9cc, for the coexistence matrix: a decode that starts inside an
+ * instruction (someone else's bytes at +0) reads cc (int3) and e9 (jmp).
+ */
+SYM_FUNC_START(okp_target_coexist)
+	mov	%rdi, %rax		/* +0: 48 89 f8 */
+	add	$0xe9cc, %rax		/* +3: 48 05 cc e9 00 00 */
+	add	%rsi, %rax		/* +9: 48 01 f0 */
+	sub	$0xcc, %rax		/* +12: 48 2d cc 00 00 00 */
+	add	$0xcc, %rax		/* +18: 48 05 cc 00 00 00 */
+	RET				/* +24 */
+SYM_FUNC_END(okp_target_coexist)
+
 SYM_FUNC_START(okp_helper_double)
 	lea	(%rdi,%rdi,1), %rax
 	RET

@@ -94,10 +94,18 @@ int okp_core_blacklist_entry(unsigned long index, unsigned long *start,
 
 struct okprobe;
 
-/* May sleep. 0 or -errno, and *why. */
-int okp_core_register(struct okprobe *probe, const char **why);
-/* One grace period for the batch; NULL or unregistered entries are skipped. */
-void okp_core_unregister_many(struct okprobe **probes, unsigned long count);
+/*
+ * May sleep. symbol_name: the glue's bounded copy of probe->symbol_name,
+ * or NULL. 0 or -errno, and *why.
+ */
+int okp_core_register(struct okprobe *probe, const char *symbol_name,
+		      const char **why);
+/*
+ * One grace period for the batch; entries the table does not hold (NULL,
+ * unregistered, copies) are skipped and counted: returns how many.
+ */
+unsigned long okp_core_unregister_many(struct okprobe **probes,
+				       unsigned long count);
 /* okprobe_enable/okprobe_disable: 0 or -EINVAL. */
 int okp_core_set_probe_enabled(struct okprobe *probe, int enabled);
 /* debugfs okprobe/enabled: 0 disarms every probe without unregistering. */
@@ -192,7 +200,24 @@ int okp_glue_function_of(unsigned long address, unsigned long *start,
 enum okp_text_kind okp_glue_text_kind(unsigned long address);
 const char *okp_glue_reserved(unsigned long address, unsigned long length);
 int okp_glue_has_exception_entry(unsigned long address);
-/* Why the kernel's own kprobe blacklist refuses address, or 0. */
+/*
+ * Claims the function [start, start + size) for okprobe's bytes: 0, or
+ * -EBUSY (a kernel kprobe is in it) / -ENOMEM and *why. While claimed, the
+ * kernel refuses kprobes in it. Claims are counted; release each one once
+ * okprobe's bytes have left the function (src/kernel/kernel_kprobes.c).
+ */
+int okp_glue_claim_function(unsigned long start, unsigned long size,
+			    const char **why);
+void okp_glue_release_function(unsigned long start);
+/*
+ * Why someone else's probe owns bytes of the function [start, start + size)
+ * (a kernel kprobe: its int3 or its optprobe jump), or 0.
+ */
+const char *okp_glue_foreign_probe(unsigned long start, unsigned long size);
+/*
+ * Why the kernel's own kprobe blacklist refuses address (okprobe's own
+ * entries on it left out), or 0.
+ */
 const char *okp_glue_kernel_blacklisted(unsigned long address);
 unsigned long okp_glue_read_text(unsigned long address, void *buffer,
 				 unsigned long size);

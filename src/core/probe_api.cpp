@@ -40,6 +40,7 @@ KernelFacts kernel_facts()
 		const char *why = okp_core_blacklist_find(address);
 		return why ? why : okp_glue_kernel_blacklisted(address);
 	};
+	facts.foreign_probe = [](uint64_t start, uint64_t size, void *) { return okp_glue_foreign_probe(start, size); };
 	facts.reserved = [](uint64_t address, size_t length, void *) { return okp_glue_reserved(address, length); };
 	facts.has_exception_entry = [](uint64_t address, void *) { return okp_glue_has_exception_entry(address) != 0; };
 	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
@@ -54,14 +55,14 @@ KernelFacts kernel_facts()
 
 using namespace okp;
 
-extern "C" int okp_core_register(struct okprobe *probe, const char **why)
+extern "C" int okp_core_register(struct okprobe *probe, const char *symbol_name, const char **why)
 {
-	return registered_probes.register_probe(probe, kernel_facts(), arch::probe_rules, why);
+	return registered_probes.register_probe(probe, symbol_name, kernel_facts(), arch::probe_rules, why);
 }
 
-extern "C" void okp_core_unregister_many(struct okprobe **probes, unsigned long count)
+extern "C" unsigned long okp_core_unregister_many(struct okprobe **probes, unsigned long count)
 {
-	registered_probes.unregister_probes(probes, count);
+	return registered_probes.unregister_probes(probes, count);
 }
 
 extern "C" int okp_core_set_probe_enabled(struct okprobe *probe, int enabled)

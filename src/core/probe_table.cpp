@@ -58,6 +58,10 @@ struct OverlaidFacts {
 			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
 			return k.blacklisted(address, k.context);
 		};
+		overlaid.foreign_probe = [](uint64_t start, uint64_t size, void *context) {
+			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
+			return k.foreign_probe(start, size, k.context);
+		};
 		overlaid.reserved = [](uint64_t address, size_t length, void *context) {
 			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
 			return k.reserved(address, length, k.context);
@@ -335,16 +339,39 @@ size_t ProbeTable::read_original_text(const KernelFacts &facts, uint64_t address
 	return read;
 }
 
-Site *ProbeTable::create_site(uint64_t address, const KernelFacts &facts, const char **why)
+void ProbeTable::release_function(Site &site)
 {
+	if (!site.claimed)
+		return;
+	site.claimed = false;
+	okp_glue_release_function(site.function);
+}
+
+Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &facts, const char **why, int *error)
+{
+	const uint64_t address = checked.address;
 	uint8_t original[max_original_bytes] = {};
+	*error = -error::enomem;
 	if (read_original_text(facts, address, original, sizeof(original)) == 0) {
 		*why = "the text cannot be read";
+		*error = -error::einval;
+		return nullptr;
+	}
+	// Another party's bytes in the function would desynchronize both our
+	// proofs and the kernel's: the kernel's kprobes and okprobe never
+	// share a function.
+	if (const int claim = okp_glue_claim_function(checked.function, checked.function_size, why)) {
+		*error = claim;
 		return nullptr;
 	}
 	Site *site = arch::create_site(address, original, why);
-	if (!site)
+	if (!site) {
+		okp_glue_release_function(checked.function);
 		return nullptr;
+	}
+	site->function = checked.function;
+	site->function_size = checked.function_size;
+	site->claimed = true;
 	for (size_t i = 0; i < max_original_bytes; ++i)
 		site->original[i] = original[i];
 	okp_glue_describe(address, site->description, sizeof(site->description));
@@ -352,6 +379,7 @@ Site *ProbeTable::create_site(uint64_t address, const KernelFacts &facts, const 
 	site->jump_refusal = arch::plan_jump(*site, overlay.facts());
 	site->unoptimized_why = site->jump_refusal;
 	if (!sites_.insert(address, site, retire_storage, nullptr)) {
+		release_function(*site);
 		arch::retire_site(site);
 		*why = "out of memory";
 		return nullptr;
@@ -374,26 +402,40 @@ void ProbeTable::unlink(Site *site)
 	}
 }
 
-int ProbeTable::register_probe(okprobe *probe, const KernelFacts &facts, InstructionRules rules, const char **why)
+Site *ProbeTable::site_of(const okprobe *probe) const
 {
-	if (probe->okp_site) {
-		*why = "the probe is already registered";
+	if (!probe)
+		return nullptr;
+	const auto holds = [probe](const Site &site) {
+		for (const okprobe *registered : site.probes)
+			if (registered == probe)
+				return true;
+		return false;
+	};
+	// Where the probe says it is (okprobe wrote addr), then everywhere.
+	if (Site *site = sites_.lookup(reinterpret_cast<uint64_t>(probe->addr)); site && holds(*site))
+		return site;
+	for (Site *site = first_; site; site = site->next)
+		if (holds(*site))
+			return site;
+	return nullptr;
+}
+
+int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const KernelFacts &facts,
+			       InstructionRules rules, const char **why)
+{
+	// okp_site is zero before registration: anything else is a registered
+	// struct, a copy of one, or garbage.
+	if (probe->okp_site || site_of(probe)) {
+		*why = "the probe is already registered (or okp_site is not zero)";
 		return -error::einval;
-	}
-	for (const Site *site = first_; site; site = site->next) {
-		for (const okprobe *registered : site->probes) {
-			if (registered == probe) {
-				*why = "the probe is already registered";
-				return -error::einval;
-			}
-		}
 	}
 	if (probe->flags & ~static_cast<unsigned int>(OKPROBE_FLAG_DISABLED)) {
 		*why = "only OKPROBE_FLAG_DISABLED may be set at registration";
 		return -error::einval;
 	}
 	ProbeRequest request;
-	request.symbol_name = probe->symbol_name;
+	request.symbol_name = symbol_name;
 	request.offset = probe->offset;
 	request.address = reinterpret_cast<uint64_t>(probe->addr);
 	request.has_pre_handler = probe->pre_handler != nullptr;
@@ -417,10 +459,11 @@ int ProbeTable::register_probe(okprobe *probe, const KernelFacts &facts, Instruc
 			if (!other->gone && other->jump != JumpState::breakpoint && other->address < checked.address &&
 			    other->address + other->jump_region_length > checked.address)
 				leave_jump(*other);
-		site = create_site(checked.address, facts, why);
+		int error = 0;
+		site = create_site(checked, facts, why, &error);
 		if (!site) {
 			update_sites_before(checked.address);
-			return -error::enomem;
+			return error;
 		}
 	}
 	int index = -1;
@@ -450,25 +493,28 @@ int ProbeTable::register_probe(okprobe *probe, const KernelFacts &facts, Instruc
 	return 0;
 }
 
-void ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
+size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 {
 	Site *dying = nullptr; // linked through next once unlinked
 	bool detached = false;
+	size_t unknown = 0;
 	// The jumps of the sites these probes leave empty come out in one
 	// pass, as in update_all_sites, not one unoptimize each.
 	{
 		JumpsOut out;
 		for (size_t n = 0; n < count; ++n) {
-			Site *site = probes[n] ? static_cast<Site *>(probes[n]->okp_site) : nullptr;
+			Site *site = site_of(probes[n]);
 			if (site && emptied_by(*site, probes, count))
 				out.add(*site);
 		}
 	}
 	for (size_t n = 0; n < count; ++n) {
 		okprobe *probe = probes[n];
-		Site *site = probe ? static_cast<Site *>(probe->okp_site) : nullptr;
-		if (!site)
+		Site *site = site_of(probe);
+		if (!site) {
+			++unknown;
 			continue;
+		}
 		bool empty = true;
 		uint8_t slots = 0;
 		for (int i = 0; i < max_probes_per_site; ++i) {
@@ -500,7 +546,7 @@ void ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		dying = site;
 	}
 	if (!detached)
-		return;
+		return unknown;
 	// Sites whose jump region held a dying one may jump now.
 	for (const Site *site = dying; site; site = site->next)
 		update_sites_before(site->address);
@@ -508,21 +554,23 @@ void ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 	// probe or holds a dying site.
 	okp_glue_synchronize_rcu();
 	if (!dying && !retired_detours_)
-		return;
+		return unknown;
 	// And no task is still preempted inside a dying site's boosted copy or
 	// a withdrawn detour.
 	okp_glue_synchronize_rcu_tasks();
 	free_retired_detours(~0ull);
 	while (dying) {
 		Site *next = dying->next;
+		release_function(*dying);
 		arch::retire_site(dying);
 		dying = next;
 	}
+	return unknown;
 }
 
 int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 {
-	Site *site = static_cast<Site *>(probe->okp_site);
+	Site *site = site_of(probe);
 	if (!site)
 		return -error::einval;
 	if (enabled && (load_flags(probe) & OKPROBE_FLAG_GONE))
@@ -553,6 +601,7 @@ void ProbeTable::text_gone(uint64_t start, uint64_t end)
 		// The text is still mapped while its module is going: put the
 		// original bytes back rather than leave a stray patch.
 		update_site(*site);
+		release_function(*site);
 		sites_.remove(site->address);
 		any = true;
 	}

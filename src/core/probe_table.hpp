@@ -78,6 +78,10 @@ struct Site {
 	uint8_t patched_bytes = 0;
 	bool armed = false;
 	bool gone = false;
+	// The function holding address, claimed from the kernel's kprobes
+	// (okp_glue_claim_function) while claimed is set.
+	uint64_t function = 0, function_size = 0;
+	bool claimed = false;
 	// "symbol+0xoff/0xsize [module]" at registration: still right in the
 	// list after the module is gone.
 	char description[128] = {};
@@ -177,15 +181,23 @@ public:
 
 	// Checks the request with the arch's rules, then attaches the probe to
 	// the site at its address (creating and arming the site as needed).
-	// 0 or a negative errno, and *why.
-	int register_probe(okprobe *probe, const KernelFacts &facts, InstructionRules rules, const char **why);
-	// Detaches every probe (nullptr and unregistered ones are skipped),
-	// then waits one grace period for the whole batch (and one rcu-tasks
-	// grace period when a site dies) before anything is freed.
-	void unregister_probes(okprobe *const *probes, size_t count);
+	// symbol_name is the glue's checked copy of probe->symbol_name (which
+	// is never read here), or nullptr. 0 or a negative errno, and *why.
+	int register_probe(okprobe *probe, const char *symbol_name, const KernelFacts &facts, InstructionRules rules,
+			   const char **why);
+	// Detaches every probe, then waits one grace period for the whole
+	// batch (and one rcu-tasks grace period when a site dies) before
+	// anything is freed. Probes the table does not hold (nullptr, never
+	// registered, already unregistered, a copy of a registered struct) are
+	// skipped: returns how many.
+	size_t unregister_probes(okprobe *const *probes, size_t count);
 	// okprobe_enable/okprobe_disable: 0, or -EINVAL when the probe is not
 	// registered or (to enable) gone.
 	int set_probe_enabled(okprobe *probe, bool enabled);
+	// The site holding probe, found in the table: a client's struct is
+	// never trusted (its okp_site may be garbage or a copy's). nullptr when
+	// the probe is not registered.
+	Site *site_of(const okprobe *probe) const;
 	// debugfs enabled: arms or disarms every site; probes keep their
 	// own enabled state.
 	void set_all_enabled(bool enabled);
@@ -269,7 +281,8 @@ private:
 	static void show_optimized(Site &site);
 	void leave_jump(Site &site);
 	void free_retired_detours(uint64_t up_to_generation);
-	Site *create_site(uint64_t address, const KernelFacts &facts, const char **why);
+	Site *create_site(const Registration &checked, const KernelFacts &facts, const char **why, int *error);
+	static void release_function(Site &site);
 	void unlink(Site *site);
 	static void retire_storage(AddressTable<Site>::Storage *old, void *context);
 

@@ -71,6 +71,8 @@ Registration check_registration(const ProbeRequest &request, const KernelFacts &
 	}
 	if (const char *why = facts.blacklisted(target, facts.context))
 		return refused(error::eperm, why);
+	if (const char *why = facts.foreign_probe(function, size, facts.context))
+		return refused(error::ebusy, why);
 
 	// Decode from the function's first byte up to the probe (and its
 	// instruction): anything less cannot prove an instruction boundary.

@@ -16,7 +16,7 @@
 //           instruction with an exception-table entry
 //   EBUSY   the address belongs to another patching mechanism: someone
 //           else's int3, an ftrace call site, a jump label, static call or
-//           alternative
+//           alternative; or the function holds a kernel kprobe
 #pragma once
 
 #include <stddef.h>
@@ -46,6 +46,10 @@ struct KernelFacts {
 	TextKind (*text_kind)(uint64_t address, void *context);
 	// Why address is blacklisted (okprobe, NOKPROBE, sections), or nullptr.
 	const char *(*blacklisted)(uint64_t address, void *context);
+	// Why someone else's probe (a kernel kprobe) owns bytes of the
+	// function [start, start + size), or nullptr: its text is not the
+	// original, and no proof may read it.
+	const char *(*foreign_probe)(uint64_t start, uint64_t size, void *context);
 	// Why [address, address + length) is reserved by another patching
 	// mechanism (ftrace, jump label, static call, alternative), or nullptr.
 	const char *(*reserved)(uint64_t address, size_t length, void *context);

@@ -30,7 +30,6 @@ struct okp_kernel_symbols {
 	unsigned long jump_label_text_reserved;
 	unsigned long jump_label_lock;
 	unsigned long jump_label_unlock;
-	unsigned long within_kprobe_blacklist;
 	unsigned long ftrace_location;
 #ifdef CONFIG_X86
 	unsigned long text_poke;
@@ -56,6 +55,13 @@ unsigned long okp_ksyms_lookup(const char *name);
 unsigned long okp_ksyms_resolve_optional(const char *name);
 
 int okp_blacklist_init(void);
+
+/*
+ * src/kernel/kernel_kprobes.c: okprobe's text and claimed functions in the
+ * kernel's kprobe blacklist, and the guard that keeps kernel kprobes out.
+ */
+int okp_kernel_kprobes_init(void);
+void okp_kernel_kprobes_exit(void);
 
 int okp_sysctl_init(void);
 void okp_sysctl_exit(void);

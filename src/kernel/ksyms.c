@@ -46,7 +46,6 @@ static struct okp_symbol_request okp_symbol_table[] = {
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_text_reserved),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_lock),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_unlock),
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_KPROBES), within_kprobe_blacklist),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_DYNAMIC_FTRACE), ftrace_location),
 #ifdef CONFIG_X86
 	OKP_REQUIRED(text_poke),

@@ -54,9 +54,12 @@ static int __init okp_init(void)
 	ret = okp_blacklist_init();
 	if (ret)
 		goto fail_core;
-	ret = okp_sysctl_init();
+	ret = okp_kernel_kprobes_init();
 	if (ret)
 		goto fail_core;
+	ret = okp_sysctl_init();
+	if (ret)
+		goto fail_kernel_kprobes;
 	ret = okp_probes_init();
 	if (ret)
 		goto fail_sysctl;
@@ -72,6 +75,8 @@ fail_probes:
 	okp_probes_exit();
 fail_sysctl:
 	okp_sysctl_exit();
+fail_kernel_kprobes:
+	okp_kernel_kprobes_exit();
 fail_core:
 	okp_core_exit();
 	okp_check_leaks();
@@ -83,6 +88,7 @@ static void __exit okp_exit(void)
 	okp_debugfs_exit();
 	okp_probes_exit();
 	okp_sysctl_exit();
+	okp_kernel_kprobes_exit();
 	okp_core_exit();
 	okp_check_leaks();
 	pr_info("unloaded\n");

@@ -88,10 +88,12 @@ void okp_probes_optimization_changed(void)
 	mutex_unlock(&okp_probe_mutex);
 }
 
-struct okp_cpu_state *okp_glue_cpu_state(void)
+/* Called on every breakpoint hit: no ftrace call, no kprobe. */
+struct okp_cpu_state *notrace okp_glue_cpu_state(void)
 {
 	return this_cpu_ptr(&okp_cpu_states);
 }
+NOKPROBE_SYMBOL(okp_glue_cpu_state);
 
 /*
  * A page of module space (within rel32 / auipc+jalr reach of kernel and
@@ -281,17 +283,6 @@ unsigned long okp_glue_read_text(unsigned long address, void *buffer,
 	return done;
 }
 
-const char *okp_glue_kernel_blacklisted(unsigned long address)
-{
-	bool (*within)(unsigned long address) =
-		(void *)okp_ksyms.within_kprobe_blacklist;
-
-	/* NOKPROBE_SYMBOL()s of the kernel and of modules loaded since. */
-	if (within && within(address))
-		return "the address is in the kernel's kprobe blacklist";
-	return NULL;
-}
-
 void okp_glue_text_restore(unsigned long address, const void *expected,
 			   const void *original, unsigned long length)
 {
@@ -339,12 +330,21 @@ void okp_glue_synchronize_rcu_tasks(void)
 
 /* ---- The exported API ---------------------------------------------------- */
 
-static void okp_log_refusal(const struct okprobe *probe, const char *why,
-			    int ret)
+/*
+ * Nothing a client passes may oops the kernel or leave okp_probe_mutex held:
+ * NULL pointers are refused before the mutex is taken, probes are looked up
+ * in the table (never through their okp_site), and symbol_name is read with
+ * a bounded, fault-tolerant copy into okp_symbol_name (under the mutex),
+ * which is all that is read of it afterwards, the log line included.
+ */
+static char okp_symbol_name[KSYM_NAME_LEN];
+
+static void okp_log_refusal(const struct okprobe *probe, const char *name,
+			    const char *why, int ret)
 {
-	if (probe->symbol_name)
-		pr_err("cannot probe %s+0x%lx: %s (%d)\n", probe->symbol_name,
-		       probe->offset, why, ret);
+	if (name)
+		pr_err("cannot probe %s+0x%lx: %s (%d)\n", name, probe->offset,
+		       why, ret);
 	else {
 		char where[KSYM_SYMBOL_LEN];
 
@@ -354,30 +354,86 @@ static void okp_log_refusal(const struct okprobe *probe, const char *why,
 	}
 }
 
-int okprobe_register(struct okprobe *probe)
+/*
+ * strncpy_from_kernel_nofault() is not exported in 6.1: the same, a byte
+ * at a time. The length without the NUL, or -EFAULT, or size when there
+ * is no NUL within size bytes.
+ */
+static long okp_copy_name(char *to, const char *from, long size)
 {
-	const char *why = "";
+	long i;
+
+	for (i = 0; i < size; i++) {
+		if (copy_from_kernel_nofault(&to[i], &from[i], 1))
+			return -EFAULT;
+		if (!to[i])
+			return i;
+	}
+	to[size - 1] = '\0';
+	return size;
+}
+
+/* Registers one probe, okp_probe_mutex held; logs a refusal. */
+static int okp_register_locked(struct okprobe *probe)
+{
+	const char *name = NULL, *why = "";
+	long copied;
 	int ret;
 
-	mutex_lock(&okp_probe_mutex);
-	ret = okp_core_register(probe, &why);
-	mutex_unlock(&okp_probe_mutex);
+	lockdep_assert_held(&okp_probe_mutex);
+	if (probe->symbol_name) {
+		copied = okp_copy_name(okp_symbol_name, probe->symbol_name,
+				       sizeof(okp_symbol_name));
+		if (copied < 0 || copied >= sizeof(okp_symbol_name)) {
+			pr_err("cannot probe %p: symbol_name %s (%d)\n", probe,
+			       copied < 0 ? "cannot be read" : "is too long",
+			       -EINVAL);
+			return -EINVAL;
+		}
+		name = okp_symbol_name;
+	}
+	ret = okp_core_register(probe, name, &why);
 	if (ret)
-		okp_log_refusal(probe, why, ret);
+		okp_log_refusal(probe, name, why, ret);
+	return ret;
+}
+
+int okprobe_register(struct okprobe *probe)
+{
+	int ret;
+
+	might_sleep();
+	if (!probe) {
+		pr_err("%s: the probe is NULL (%d)\n", __func__, -EINVAL);
+		return -EINVAL;
+	}
+	mutex_lock(&okp_probe_mutex);
+	ret = okp_register_locked(probe);
+	mutex_unlock(&okp_probe_mutex);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(okprobe_register);
 
 int okprobe_register_many(struct okprobe **probes, int count)
 {
-	const char *why = "";
 	int i, ret = 0;
 
-	if (count <= 0)
+	might_sleep();
+	if (!probes || count <= 0) {
+		pr_err("%s: %s (%d)\n", __func__,
+		       probes ? "count <= 0" : "the array is NULL", -EINVAL);
 		return -EINVAL;
+	}
+	for (i = 0; i < count; i++) {
+		if (!probes[i]) {
+			pr_err("%s: probe %d of %d is NULL (%d)\n", __func__,
+			       i, count, -EINVAL);
+			return -EINVAL;
+		}
+	}
 	mutex_lock(&okp_probe_mutex);
 	for (i = 0; i < count; i++) {
-		ret = okp_core_register(probes[i], &why);
+		ret = okp_register_locked(probes[i]);
 		if (ret)
 			break;
 	}
@@ -385,8 +441,6 @@ int okprobe_register_many(struct okprobe **probes, int count)
 	if (ret)
 		okp_core_unregister_many(probes, i);
 	mutex_unlock(&okp_probe_mutex);
-	if (ret)
-		okp_log_refusal(probes[i], why, ret);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(okprobe_register_many);
@@ -399,11 +453,21 @@ EXPORT_SYMBOL_GPL(okprobe_unregister);
 
 void okprobe_unregister_many(struct okprobe **probes, int count)
 {
-	if (count <= 0)
+	unsigned long unknown;
+
+	might_sleep();
+	if (!probes || count <= 0) {
+		pr_err("%s: %s: ignored\n", __func__,
+		       probes ? "count <= 0" : "the array is NULL");
 		return;
+	}
 	mutex_lock(&okp_probe_mutex);
-	okp_core_unregister_many(probes, count);
+	unknown = okp_core_unregister_many(probes, count);
 	mutex_unlock(&okp_probe_mutex);
+	/* NULL, never registered, unregistered already, or a copy. */
+	if (unknown)
+		pr_err("%s: %lu of %d probes not registered (first %p): ignored\n",
+		       __func__, unknown, count, probes[0]);
 }
 EXPORT_SYMBOL_GPL(okprobe_unregister_many);
 
@@ -411,6 +475,9 @@ static int okp_set_probe_enabled(struct okprobe *probe, int enabled)
 {
 	int ret;
 
+	might_sleep();
+	if (!probe)
+		return -EINVAL;
 	mutex_lock(&okp_probe_mutex);
 	ret = okp_core_set_probe_enabled(probe, enabled);
 	mutex_unlock(&okp_probe_mutex);

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okprobe next to the kernel's own kprobes (what perf probe, bpftrace and
+ * kprobe_events use), for every architecture: the coexistence matrix.
+ *
+ * A cell is two parties, one kernel kprobe and one okprobe, each as a
+ * breakpoint (a post_handler keeps it one) or optimized, placed at the same
+ * address, inside the first one's region, at another instruction of the
+ * same function, or in another function; registered in either order and
+ * removed in either order. Every CPU calls the probed functions throughout.
+ * In one function the second party must be refused cleanly (okprobe:
+ * -EBUSY; the kernel: -EINVAL from its blacklist, or -EBUSY from okprobe's
+ * guard), the first must count every call and stay optimized if it was;
+ * in two functions both count every call. After both removals the text is
+ * byte for byte what it was before the first registration.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include <okprobe.h>
+
+#include "okprobe_selftest_common.h"
+
+#ifdef CONFIG_KPROBES
+
+#define OKP_SNAPSHOT 32
+
+enum okp_party_kind {
+	OKP_KERNEL_BREAKPOINT,
+	OKP_KERNEL_OPTIMIZED,
+	OKP_OKPROBE_BREAKPOINT,
+	OKP_OKPROBE_OPTIMIZED,
+};
+
+static const char *const okp_party_names[] = {
+	[OKP_KERNEL_BREAKPOINT] = "kprobe",
+	[OKP_KERNEL_OPTIMIZED] = "optimized kprobe",
+	[OKP_OKPROBE_BREAKPOINT] = "okprobe",
+	[OKP_OKPROBE_OPTIMIZED] = "optimized okprobe",
+};
+
+struct okp_party {
+	enum okp_party_kind kind;
+	struct kprobe kp;
+	struct okprobe op;
+	atomic_long_t hits;
+	bool registered;
+};
+
+static bool okp_party_is_kernel(const struct okp_party *p)
+{
+	return p->kind == OKP_KERNEL_BREAKPOINT ||
+	       p->kind == OKP_KERNEL_OPTIMIZED;
+}
+
+static bool okp_party_optimizes(const struct okp_party *p)
+{
+	if (p->kind == OKP_KERNEL_OPTIMIZED)
+		return IS_ENABLED(CONFIG_OPTPROBES);
+	return p->kind == OKP_OKPROBE_OPTIMIZED;
+}
+
+static int okp_kp_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	atomic_long_inc(&container_of(kp, struct okp_party, kp)->hits);
+	return 0;
+}
+
+static void okp_kp_post(struct kprobe *kp, struct pt_regs *regs,
+			unsigned long flags)
+{
+}
+
+static int okp_op_pre(struct okprobe *op, struct pt_regs *regs)
+{
+	atomic_long_inc(&container_of(op, struct okp_party, op)->hits);
+	return 0;
+}
+
+static void okp_op_post(struct okprobe *op, struct pt_regs *regs,
+			unsigned long flags)
+{
+}
+
+static int okp_party_register(struct okp_party *p, void *address)
+{
+	bool breakpoint = !okp_party_optimizes(p);
+	int ret;
+
+	atomic_long_set(&p->hits, 0);
+	if (okp_party_is_kernel(p)) {
+		memset(&p->kp, 0, sizeof(p->kp));
+		p->kp.addr = address;
+		p->kp.pre_handler = okp_kp_pre;
+		p->kp.post_handler = breakpoint ? okp_kp_post : NULL;
+		ret = register_kprobe(&p->kp);
+	} else {
+		memset(&p->op, 0, sizeof(p->op));
+		p->op.addr = address;
+		p->op.pre_handler = okp_op_pre;
+		p->op.post_handler = breakpoint ? okp_op_post : NULL;
+		ret = okprobe_register(&p->op);
+	}
+	p->registered = !ret;
+	return ret;
+}
+
+/* Unregistering a party that was refused must be harmless too. */
+static void okp_party_unregister(struct okp_party *p)
+{
+	if (okp_party_is_kernel(p)) {
+		if (p->registered)
+			unregister_kprobe(&p->kp);
+	} else {
+		okprobe_unregister(&p->op);
+	}
+	p->registered = false;
+}
+
+/* Whether the party's jump is in the text now. */
+static bool okp_party_optimized(struct okp_party *p)
+{
+	if (!okp_party_is_kernel(p))
+		return okp_optimized(&p->op);
+#ifdef CONFIG_X86
+	{
+		u8 first = 0;
+
+		return !copy_from_kernel_nofault(&first, p->kp.addr, 1) &&
+		       first == 0xe9;
+	}
+#else
+	return false;
+#endif
+}
+
+static bool okp_party_wait_optimized(struct okp_party *p)
+{
+	unsigned long deadline = jiffies +
+				 msecs_to_jiffies(OKP_OPTIMIZE_TIMEOUT_MS);
+
+	while (!okp_party_optimized(p)) {
+		if (time_after(jiffies, deadline))
+			return false;
+		msleep(20);
+	}
+	return true;
+}
+
+/* ---- What the hammers call ------------------------------------------------ */
+
+static const struct okp_coexist_target *okp_hammered[2];
+
+static int okp_coexist_hammer(void *data)
+{
+	struct okp_hammer *hammer = data;
+	long a = 0;
+	int i;
+
+	while (!READ_ONCE(okp_hammer_stop)) {
+		for (i = 0; i < ARRAY_SIZE(okp_hammered); i++) {
+			const struct okp_coexist_target *t = okp_hammered[i];
+
+			if (t && !t->call(t->function, a))
+				hammer->wrong++;
+		}
+		hammer->calls++;
+		a = (a + 1) & 7;
+		/* Lets rcu-tasks grace periods (both optimizers') end. */
+		if (!(hammer->calls & 255))
+			schedule_timeout_idle(1);
+	}
+	complete(&hammer->done);
+	return 0;
+}
+
+/* Every online CPU calls the hammered targets until okp_hammers_stop. */
+static struct okp_hammer *okp_hammers_start(void)
+{
+	struct okp_hammer *hammers;
+
+	hammers = kcalloc(nr_cpu_ids, sizeof(*hammers), GFP_KERNEL);
+	if (hammers)
+		okp_start_hammers(hammers, okp_coexist_hammer);
+	return hammers;
+}
+
+/* Calls made (rounds over the targets), or -1 when none could start. */
+static long okp_hammers_stop(struct okp_hammer *hammers, long *wrong)
+{
+	long calls = 0;
+
+	if (!hammers)
+		return -1;
+	okp_stop_hammers(hammers, &calls, wrong);
+	kfree(hammers);
+	return calls;
+}
+
+/* ---- One cell --------------------------------------------------------------- */
+
+enum okp_placement { OKP_SAME_ADDRESS, OKP_IN_REGION, OKP_SAME_FUNCTION,
+		     OKP_OTHER_FUNCTION };
+
+static const char *const okp_placement_names[] = {
+	[OKP_SAME_ADDRESS] = "at the same address",
+	[OKP_IN_REGION] = "inside its region",
+	[OKP_SAME_FUNCTION] = "in the same function",
+	[OKP_OTHER_FUNCTION] = "in another function",
+};
+
+struct okp_cell {
+	const struct okp_coexist_target *target, *other;
+	enum okp_party_kind first, second;
+	enum okp_placement placement;
+	bool remove_first_first;
+};
+
+static bool okp_text_restored(const u8 *snapshot, void *address)
+{
+	u8 now[OKP_SNAPSHOT];
+
+	return !copy_from_kernel_nofault(now, address, sizeof(now)) &&
+	       !memcmp(now, snapshot, sizeof(now));
+}
+
+/* The kernel takes an optprobe's jump out in its delayed optimizer. */
+static bool okp_wait_restored(const u8 *snapshot, void *address)
+{
+	unsigned long deadline = jiffies +
+				 msecs_to_jiffies(OKP_OPTIMIZE_TIMEOUT_MS);
+
+	while (!okp_text_restored(snapshot, address)) {
+		if (time_after(jiffies, deadline))
+			return false;
+		msleep(20);
+	}
+	return true;
+}
+
+static void okp_run_cell(const struct okp_cell *c, char *why, size_t size)
+{
+	const struct okp_coexist_target *second_target =
+		c->placement == OKP_OTHER_FUNCTION ? c->other : c->target;
+	u8 snapshot[OKP_SNAPSHOT], other_snapshot[OKP_SNAPSHOT];
+	void *first_at = c->target->function + c->target->at;
+	void *second_at = second_target->function +
+			  (c->placement == OKP_IN_REGION ? c->target->inside :
+			   c->placement == OKP_SAME_FUNCTION ? c->target->other :
+			   second_target->at);
+	struct okp_hammer *hammers = NULL;
+	struct okp_party *parties;
+	struct okp_party *first, *second;
+	bool both = c->placement == OKP_OTHER_FUNCTION;
+	long calls, wrong = 0, hits;
+	int ret;
+
+	why[0] = '\0';
+	parties = kcalloc(2, sizeof(*parties), GFP_KERNEL);
+	if (!parties) {
+		snprintf(why, size, "out of memory");
+		return;
+	}
+	first = &parties[0];
+	second = &parties[1];
+	first->kind = c->first;
+	second->kind = c->second;
+	okp_hammered[0] = c->target;
+	okp_hammered[1] = both ? c->other : NULL;
+	if (copy_from_kernel_nofault(snapshot, c->target->function,
+				     sizeof(snapshot)) ||
+	    copy_from_kernel_nofault(other_snapshot, c->other->function,
+				     sizeof(other_snapshot))) {
+		snprintf(why, size, "cannot read the text");
+		goto out;
+	}
+
+	/* Registration, with both CPUs calling. */
+	hammers = okp_hammers_start();
+	ret = okp_party_register(first, first_at);
+	if (ret) {
+		snprintf(why, size, "the first party was refused: %d", ret);
+		goto remove;
+	}
+	if (okp_party_optimizes(first) && c->target->optimizable &&
+	    !okp_party_wait_optimized(first)) {
+		snprintf(why, size, "the first party never optimized");
+		goto remove;
+	}
+	ret = okp_party_register(second, second_at);
+	if (both && ret) {
+		snprintf(why, size, "refused in another function: %d", ret);
+		goto remove;
+	}
+	if (!both && !ret) {
+		snprintf(why, size, "both registered in one function");
+		goto remove;
+	}
+	if (!both && ret != (okp_party_is_kernel(second) ? -EINVAL : -EBUSY) &&
+	    ret != -EBUSY) {
+		snprintf(why, size, "refused with %d", ret);
+		goto remove;
+	}
+	if (both && okp_party_optimizes(second) && second_target->optimizable &&
+	    !okp_party_wait_optimized(second)) {
+		snprintf(why, size, "the second party never optimized");
+		goto remove;
+	}
+	okp_hammers_stop(hammers, &wrong);
+	hammers = NULL;
+
+	/* Counting: nothing but the hammers calls the targets. */
+	atomic_long_set(&first->hits, 0);
+	atomic_long_set(&second->hits, 0);
+	hammers = okp_hammers_start();
+	msleep(200);
+	calls = okp_hammers_stop(hammers, &wrong);
+	hammers = NULL;
+	hits = atomic_long_read(&first->hits);
+	if (calls <= 0 || (c->target->exclusive ? hits != calls : hits < calls)) {
+		snprintf(why, size, "the first party counted %ld of %ld calls",
+			 hits, calls);
+		goto remove;
+	}
+	hits = atomic_long_read(&second->hits);
+	if (both && (second_target->exclusive ? hits != calls : hits < calls)) {
+		snprintf(why, size, "the second party counted %ld of %ld calls",
+			 hits, calls);
+		goto remove;
+	}
+	if (okp_party_optimizes(first) && c->target->optimizable &&
+	    !okp_party_optimized(first)) {
+		snprintf(why, size, "the first party lost its jump");
+		goto remove;
+	}
+
+remove:
+	/* Removal, with both CPUs calling. */
+	if (!hammers)
+		hammers = okp_hammers_start();
+	if (c->remove_first_first) {
+		okp_party_unregister(first);
+		okp_party_unregister(second);
+	} else {
+		okp_party_unregister(second);
+		okp_party_unregister(first);
+	}
+	okp_hammers_stop(hammers, &wrong);
+	if (!okp_wait_restored(snapshot, c->target->function) && !why[0])
+		snprintf(why, size, "%ps's text is not restored",
+			 c->target->function);
+	if (!okp_wait_restored(other_snapshot, c->other->function) && !why[0])
+		snprintf(why, size, "%ps's text is not restored",
+			 c->other->function);
+	if (wrong && !why[0])
+		snprintf(why, size, "%ld calls returned wrong results", wrong);
+out:
+	okp_hammered[0] = okp_hammered[1] = NULL;
+	kfree(parties);
+}
+
+/*
+ * Runs the matrix over target (and other, a second function for the
+ * "another function" cells), one TAP line per pair of parties and
+ * placement, both orders of registration and of removal inside it.
+ */
+void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
+			     const struct okp_coexist_target *other)
+{
+	static const enum okp_party_kind kernel_kinds[] = {
+		OKP_KERNEL_BREAKPOINT, OKP_KERNEL_OPTIMIZED
+	};
+	static const enum okp_party_kind okprobe_kinds[] = {
+		OKP_OKPROBE_BREAKPOINT, OKP_OKPROBE_OPTIMIZED
+	};
+	char name[160], why[160];
+	int k, o, placement, order, removal;
+
+	for (k = 0; k < ARRAY_SIZE(kernel_kinds); k++) {
+		if (kernel_kinds[k] == OKP_KERNEL_OPTIMIZED &&
+		    !IS_ENABLED(CONFIG_OPTPROBES))
+			continue;
+		for (o = 0; o < ARRAY_SIZE(okprobe_kinds); o++) {
+			for (placement = 0; placement <= OKP_OTHER_FUNCTION;
+			     placement++) {
+				why[0] = '\0';
+				for (order = 0; order < 2 && !why[0]; order++) {
+					for (removal = 0; removal < 2 && !why[0];
+					     removal++) {
+						struct okp_cell cell = {
+							.target = target,
+							.other = other,
+							.first = order ?
+								okprobe_kinds[o] :
+								kernel_kinds[k],
+							.second = order ?
+								kernel_kinds[k] :
+								okprobe_kinds[o],
+							.placement = placement,
+							.remove_first_first = removal,
+						};
+
+						okp_run_cell(&cell, why,
+							     sizeof(why));
+						if (why[0])
+							scnprintf(why + strlen(why),
+								  sizeof(why) - strlen(why),
+								  " (%s first, removed %s)",
+								  order ? "okprobe" : "kprobe",
+								  removal ? "in order" : "reversed");
+					}
+				}
+				snprintf(name, sizeof(name),
+					 "%ps: %s and %s %s: %s",
+					 target->function,
+					 okp_party_names[kernel_kinds[k]],
+					 okp_party_names[okprobe_kinds[o]],
+					 okp_placement_names[placement],
+					 placement == OKP_OTHER_FUNCTION ?
+					 "both count every call" :
+					 "the second is refused, the first counts every call");
+				okp_report(!why[0], name, why);
+			}
+		}
+	}
+}
+
+/* ---- Real kernel functions ------------------------------------------------- */
+
+static bool okp_call_strscpy(void *function, long a)
+{
+	static const char *const words[] = { "okprobe", "kprobe", "ok" };
+	char buffer[16];
+
+	return strscpy(buffer, words[a % 3], sizeof(buffer)) ==
+	       strlen(words[a % 3]);
+}
+
+static bool okp_call_memchr_inv(void *function, long a)
+{
+	static const u8 zeros[64];
+
+	return !memchr_inv(zeros + a, 0, 32);
+}
+
+static int okp_count_pre(struct okprobe *op, struct pt_regs *regs)
+{
+	return 0;
+}
+
+/*
+ * The instruction boundaries okprobe accepts in a kernel function: the
+ * first (past its ftrace call site), the next, and one at least 16 bytes
+ * further (outside any jump region). False if the function has too few.
+ */
+static bool okp_find_offsets(struct okp_coexist_target *t)
+{
+	struct okprobe *probe = kzalloc(sizeof(*probe), GFP_KERNEL);
+	unsigned long offset, found = 0;
+
+	if (!probe)
+		return false;
+	for (offset = 0; offset < 64 && found < 3; offset++) {
+		if (found == 2 && offset < t->at + 16)
+			continue;
+		memset(probe, 0, sizeof(*probe));
+		probe->addr = t->function + offset;
+		probe->pre_handler = okp_count_pre;
+		if (okprobe_register(probe))
+			continue;
+		okprobe_unregister(probe);
+		if (found == 0)
+			t->at = offset;
+		else if (found == 1)
+			t->inside = offset;
+		else
+			t->other = offset;
+		found++;
+	}
+	kfree(probe);
+	return found == 3;
+}
+
+void okp_test_kernel_kprobes_on_kernel_functions(void)
+{
+	struct okp_coexist_target targets[] = {
+		{ .function = strscpy, .call = okp_call_strscpy },
+		{ .function = memchr_inv, .call = okp_call_memchr_inv },
+	};
+
+	if (!okp_find_offsets(&targets[0]) || !okp_find_offsets(&targets[1])) {
+		okp_report(false, "kernel functions next to kernel kprobes",
+			   "strscpy or memchr_inv has too few probeable instructions");
+		return;
+	}
+	okp_test_kernel_kprobes(&targets[0], &targets[1]);
+}
+
+#else
+
+void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
+			     const struct okp_coexist_target *other)
+{
+}
+
+void okp_test_kernel_kprobes_on_kernel_functions(void)
+{
+}
+
+#endif

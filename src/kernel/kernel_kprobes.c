@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Coexistence with the kernel's own kprobes (perf probe, bpftrace, BPF
+ * kprobe links, kprobe_events, SystemTap all go through them).
+ *
+ * Neither side can decode through the other's bytes: the kernel proves an
+ * instruction boundary by decoding the function from its start through the
+ * live text, seeing through its own kprobes only, and okprobe proves its
+ * boundaries and jump regions from the original bytes of the functions it
+ * has read. So the unit of exclusion is the function:
+ *
+ *  - okprobe claims a function before its first site there is created:
+ *    under kprobe_mutex it looks for a kernel kprobe anywhere in the
+ *    function (armed, disabled, or optimized and waiting for the kernel's
+ *    optimizer to take its jump out: such a kprobe stays in kprobe_table
+ *    until its bytes are gone) and refuses with EBUSY when it finds one.
+ *    Kprobes on ftrace (KPROBE_FLAG_FTRACE) patch no byte of their own and
+ *    do not count.
+ *  - In the same critical section it enters the function into the kernel's
+ *    kprobe blacklist (kernel/kprobes.c's kprobe_blacklist, read under RCU
+ *    by within_kprobe_blacklist() on every register_kprobe(), shown in
+ *    /sys/kernel/debug/kprobes/blacklist), leaving out the function's
+ *    ftrace call site so that kprobes on ftrace still work there.
+ *  - On x86 a guard kprobe on arch_prepare_kprobe() closes the window the
+ *    blacklist leaves: a register_kprobe() that passed its blacklist check
+ *    before the claim, and takes kprobe_mutex after it, is refused with
+ *    EBUSY from arch_prepare_kprobe() (called under kprobe_mutex, so it and
+ *    the claim are serialized).
+ *  - The claim is released when okprobe's last site in the function is
+ *    retired or its text is gone, after okprobe's bytes have left the text.
+ *
+ * okprobe's own module text goes into the kernel's blacklist too, for as
+ * long as the module is loaded: a kprobe inside okprobe's handlers would
+ * recurse into the trap.
+ *
+ * Locking: claims change under okp_probe_mutex (callers) and kprobe_mutex
+ * (here), in that order; the guard reads them under RCU (preemption off in
+ * its handler).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/errno.h>
+#include <linux/kallsyms.h>
+#include <linux/ftrace.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+
+#include "core/core_api.h"
+#include "glue.h"
+
+#ifdef CONFIG_KPROBES
+
+/* kernel/kprobes.c's KPROBE_TABLE_SIZE (1 << KPROBE_HASH_BITS), 6.1 - 6.12. */
+#define OKP_KPROBE_TABLE_SIZE 64
+
+/* A function okprobe has sites in, and its entries in the kernel's list. */
+struct okp_claim {
+	struct list_head list; /* okp_claims */
+	unsigned long start, end;
+	unsigned long users;
+	/* Before and after the function's ftrace call site. */
+	struct kprobe_blacklist_entry entries[2];
+	int entry_count;
+	struct rcu_head rcu;
+};
+
+static const char okp_kernel_kprobe_why[] =
+	"a kernel kprobe (perf, bpftrace, kprobe_events) is in the function";
+
+static LIST_HEAD(okp_claims);
+static struct hlist_head *okp_kprobe_table;
+static struct list_head *okp_kprobe_blacklist;
+static struct mutex *okp_kprobe_mutex;
+/* Not exported; absent without CONFIG_OPTPROBES. */
+static void (*okp_wait_for_kprobe_optimizer)(void);
+/* okprobe's own text in the kernel's blacklist. */
+static struct kprobe_blacklist_entry okp_self_entry;
+static bool okp_self_listed;
+
+static void okp_blacklist_insert(struct kprobe_blacklist_entry *entry,
+				 unsigned long start, unsigned long end)
+{
+	entry->start_addr = start;
+	entry->end_addr = end;
+	list_add_tail_rcu(&entry->list, okp_kprobe_blacklist);
+}
+
+/* A kernel kprobe that owns bytes in [start, end), or NULL. */
+static struct kprobe *okp_kernel_kprobe_within(unsigned long start,
+					       unsigned long end)
+{
+	struct kprobe *p;
+	int i;
+
+	lockdep_assert_held(okp_kprobe_mutex);
+	for (i = 0; i < OKP_KPROBE_TABLE_SIZE; i++) {
+		hlist_for_each_entry(p, &okp_kprobe_table[i], hlist) {
+			unsigned long at = (unsigned long)p->addr;
+
+			if (at >= start && at < end &&
+			    !(p->flags & (KPROBE_FLAG_FTRACE | KPROBE_FLAG_GONE)))
+				return p;
+		}
+	}
+	return NULL;
+}
+
+const char *okp_glue_foreign_probe(unsigned long start, unsigned long size)
+{
+	struct kprobe *theirs;
+
+	bool leaving;
+
+	if (!okp_kprobe_table)
+		return NULL;
+	mutex_lock(okp_kprobe_mutex);
+	theirs = okp_kernel_kprobe_within(start, start + size);
+	leaving = theirs && (theirs->flags & KPROBE_FLAG_DISABLED);
+	mutex_unlock(okp_kprobe_mutex);
+	/*
+	 * An optimized kprobe just unregistered stays in kprobe_table,
+	 * disabled, until the kernel's delayed optimizer has taken its jump
+	 * out (an operator who removed a kprobe_events line a moment ago
+	 * expects the function to be free): let the optimizer finish first.
+	 */
+	if (leaving && okp_wait_for_kprobe_optimizer) {
+		okp_wait_for_kprobe_optimizer();
+		mutex_lock(okp_kprobe_mutex);
+		theirs = okp_kernel_kprobe_within(start, start + size);
+		mutex_unlock(okp_kprobe_mutex);
+	}
+	if (!theirs)
+		return NULL;
+	pr_info("kernel kprobe at %pS: okprobe leaves its function alone\n",
+		theirs->addr);
+	return okp_kernel_kprobe_why;
+}
+
+/* Whether entry is one okprobe put on the kernel's list (RCU reader). */
+static bool okp_own_entry(const struct kprobe_blacklist_entry *entry)
+{
+	struct okp_claim *claim;
+
+	if (entry == &okp_self_entry)
+		return true;
+	list_for_each_entry_rcu(claim, &okp_claims, list)
+		if (entry >= claim->entries &&
+		    entry < claim->entries + ARRAY_SIZE(claim->entries))
+			return true;
+	return false;
+}
+
+static bool okp_kernel_listed(unsigned long address)
+{
+	struct kprobe_blacklist_entry *entry;
+	bool found = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(entry, okp_kprobe_blacklist, list) {
+		if (address >= entry->start_addr && address < entry->end_addr &&
+		    !okp_own_entry(entry)) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/*
+ * within_kprobe_blacklist() without okprobe's own entries: the kernel's
+ * NOKPROBE_SYMBOL()s (and those of modules loaded since), and its rule
+ * that foo.cold or foo.isra.0 is refused when foo is.
+ */
+const char *okp_glue_kernel_blacklisted(unsigned long address)
+{
+	static const char *const why = "the address is in the kernel's kprobe blacklist";
+	char *name, *cut;
+	unsigned long base;
+
+	if (!okp_kprobe_blacklist)
+		return NULL;
+	if (okp_kernel_listed(address))
+		return why;
+	name = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+	if (!name)
+		return NULL;
+	sprint_symbol_no_offset(name, address);
+	cut = strpbrk(name, ". ");
+	base = 0;
+	if (cut && *cut == '.') {
+		*cut = '\0';
+		base = okp_ksyms_lookup(name);
+	}
+	kfree(name);
+	return base && okp_kernel_listed(base) ? why : NULL;
+}
+
+static struct okp_claim *okp_claim_of(unsigned long start)
+{
+	struct okp_claim *claim;
+
+	list_for_each_entry(claim, &okp_claims, list)
+		if (claim->start == start)
+			return claim;
+	return NULL;
+}
+
+int okp_glue_claim_function(unsigned long start, unsigned long size,
+			    const char **why)
+{
+	unsigned long ftrace_site = 0, ftrace_end;
+	struct okp_claim *claim;
+	struct kprobe *theirs;
+	int ret = 0;
+
+	if (!okp_kprobe_table)
+		return 0;
+#ifdef CONFIG_DYNAMIC_FTRACE
+	if (okp_ksyms.ftrace_location) {
+		unsigned long (*location)(unsigned long address) =
+			(void *)okp_ksyms.ftrace_location;
+
+		ftrace_site = location(start);
+	}
+	ftrace_end = ftrace_site + MCOUNT_INSN_SIZE;
+#else
+	ftrace_end = 0;
+#endif
+	claim = kzalloc(sizeof(*claim), GFP_KERNEL);
+	mutex_lock(okp_kprobe_mutex);
+	theirs = okp_kernel_kprobe_within(start, start + size);
+	if (theirs) {
+		*why = okp_kernel_kprobe_why;
+		pr_info("kernel kprobe at %pS: okprobe leaves its function alone\n",
+			theirs->addr);
+		ret = -EBUSY;
+		goto out;
+	}
+	if (okp_claim_of(start)) {
+		okp_claim_of(start)->users++;
+		goto out;
+	}
+	if (!claim) {
+		*why = "out of memory";
+		ret = -ENOMEM;
+		goto out;
+	}
+	claim->start = start;
+	claim->end = start + size;
+	claim->users = 1;
+	if (!ftrace_site || ftrace_site < start || ftrace_end > claim->end) {
+		okp_blacklist_insert(&claim->entries[0], start, claim->end);
+		claim->entry_count = 1;
+	} else {
+		if (ftrace_site > start)
+			okp_blacklist_insert(&claim->entries[claim->entry_count++],
+					     start, ftrace_site);
+		if (ftrace_end < claim->end)
+			okp_blacklist_insert(&claim->entries[claim->entry_count++],
+					     ftrace_end, claim->end);
+	}
+	list_add_tail_rcu(&claim->list, &okp_claims);
+	claim = NULL;
+out:
+	mutex_unlock(okp_kprobe_mutex);
+	kfree(claim);
+	return ret;
+}
+
+void okp_glue_release_function(unsigned long start)
+{
+	struct okp_claim *claim;
+	int i;
+
+	if (!okp_kprobe_table)
+		return;
+	mutex_lock(okp_kprobe_mutex);
+	claim = okp_claim_of(start);
+	if (WARN_ON_ONCE(!claim) || --claim->users) {
+		mutex_unlock(okp_kprobe_mutex);
+		return;
+	}
+	for (i = 0; i < claim->entry_count; i++)
+		list_del_rcu(&claim->entries[i].list);
+	list_del_rcu(&claim->list);
+	mutex_unlock(okp_kprobe_mutex);
+	/* within_kprobe_blacklist() and the guard read under RCU. */
+	kfree_rcu(claim, rcu);
+}
+
+#ifdef CONFIG_X86
+/* Whether address lies in a function okprobe has claimed (RCU reader). */
+static bool okp_claimed(unsigned long address)
+{
+	struct okp_claim *claim;
+	bool found = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(claim, &okp_claims, list) {
+		if (address >= claim->start && address < claim->end) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* arch/x86/refuse_kprobe.S: returns -EBUSY to arch_prepare_kprobe's caller. */
+void okp_refuse_kprobe(void);
+
+static int notrace okp_guard_pre(struct kprobe *guard, struct pt_regs *regs)
+{
+	struct kprobe *theirs = (struct kprobe *)regs->di;
+
+	if (!okp_claimed((unsigned long)theirs->addr))
+		return 0;
+	/* As the kernel's error injection does: return from the function. */
+	regs->ip = (unsigned long)okp_refuse_kprobe;
+	return 1;
+}
+NOKPROBE_SYMBOL(okp_guard_pre);
+
+static struct kprobe okp_guard = {
+	.symbol_name = "arch_prepare_kprobe",
+	.pre_handler = okp_guard_pre,
+};
+static bool okp_guard_registered;
+
+static void okp_guard_init(void)
+{
+	int ret = register_kprobe(&okp_guard);
+
+	if (ret) {
+		pr_info("no guard on arch_prepare_kprobe (%d): the kernel's kprobe blacklist alone keeps kprobes out of okprobe's functions\n",
+			ret);
+		return;
+	}
+	okp_guard_registered = true;
+}
+
+static void okp_guard_exit(void)
+{
+	if (okp_guard_registered)
+		unregister_kprobe(&okp_guard);
+	okp_guard_registered = false;
+}
+#else
+static void okp_guard_init(void)
+{
+}
+
+static void okp_guard_exit(void)
+{
+}
+#endif
+
+int okp_kernel_kprobes_init(void)
+{
+	/* 6.1's struct module; 6.4 replaced core_layout by mem[]. */
+	unsigned long base = (unsigned long)THIS_MODULE->core_layout.base;
+	unsigned long table = okp_ksyms_resolve_optional("kprobe_table");
+	unsigned long size = 0, offset = 0;
+	int (*size_offset)(unsigned long address, unsigned long *size,
+			   unsigned long *offset) =
+		(void *)okp_ksyms.kallsyms_lookup_size_offset;
+
+	okp_kprobe_blacklist = (void *)okp_ksyms_resolve_optional("kprobe_blacklist");
+	okp_kprobe_mutex = (void *)okp_ksyms_resolve_optional("kprobe_mutex");
+	if (IS_ENABLED(CONFIG_OPTPROBES))
+		okp_wait_for_kprobe_optimizer = (void *)okp_ksyms_resolve_optional("wait_for_kprobe_optimizer");
+	/* The table's symbol must be as large as the table we walk. */
+	if (table && (!size_offset(table, &size, &offset) || offset ||
+		      size < OKP_KPROBE_TABLE_SIZE * sizeof(struct hlist_head)))
+		table = 0;
+	if (!table || !okp_kprobe_blacklist || !okp_kprobe_mutex) {
+		pr_err("cannot find the kernel's kprobe_table, kprobe_blacklist or kprobe_mutex: okprobe could not keep out of the kernel's kprobes\n");
+		return -ENOENT;
+	}
+	mutex_lock(okp_kprobe_mutex);
+	okp_blacklist_insert(&okp_self_entry, base,
+			     base + THIS_MODULE->core_layout.text_size);
+	okp_self_listed = true;
+	mutex_unlock(okp_kprobe_mutex);
+	okp_kprobe_table = (void *)table;
+	okp_guard_init();
+	return 0;
+}
+
+void okp_kernel_kprobes_exit(void)
+{
+	okp_guard_exit();
+	if (!okp_self_listed)
+		return;
+	mutex_lock(okp_kprobe_mutex);
+	list_del_rcu(&okp_self_entry.list);
+	mutex_unlock(okp_kprobe_mutex);
+	okp_self_listed = false;
+	okp_kprobe_table = NULL;
+	/* The entry is in this module's memory; claims left use kfree_rcu. */
+	synchronize_rcu();
+}
+
+#else /* !CONFIG_KPROBES: nobody else plants kprobes */
+
+const char *okp_glue_foreign_probe(unsigned long start, unsigned long size)
+{
+	return NULL;
+}
+
+const char *okp_glue_kernel_blacklisted(unsigned long address)
+{
+	return NULL;
+}
+
+int okp_glue_claim_function(unsigned long start, unsigned long size,
+			    const char **why)
+{
+	return 0;
+}
+
+void okp_glue_release_function(unsigned long start)
+{
+}
+
+int okp_kernel_kprobes_init(void)
+{
+	return 0;
+}
+
+void okp_kernel_kprobes_exit(void)
+{
+}
+
+#endif
