@@ -33,6 +33,7 @@ all: modules
 modules: $(if $(filter x86,$(ARCH)),zydis-sources)
 	$(KBUILD_MAKE) modules
 	tools/check-module-sections $(ARCH) $(CROSS_COMPILE)
+	tools/check-handler-paths $(ARCH) $(CROSS_COMPILE)
 
 # Zydis comes from Debian's source package, never from the repository.
 ZYDIS_DIR ?= $(shell tools/fetch-zydis)

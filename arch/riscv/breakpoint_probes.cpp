@@ -16,6 +16,7 @@
 #include "core/core_api.h"
 #include "core/detour_pool.hpp"
 #include "core/function_text.hpp"
+#include "core/handler_path.hpp"
 #include "core/probe_table.hpp"
 #include "core/slot_pool.hpp"
 #include "riscv/detour.hpp"
@@ -113,7 +114,7 @@ pt_regs *as_pt_regs(Registers &regs)
 // being taken out, find a half-restored window). A site that cannot boost
 // runs its trapping copy with interrupts as they are: its post trap only
 // moves epc on (it is not this CPU's active hit).
-void execute_without_handlers(BreakpointSite &site, Registers &regs)
+OKP_HANDLER_PATH void execute_without_handlers(BreakpointSite &site, Registers &regs)
 {
 	if (const Detour *detour = ProbeTable::published_detour(site))
 		regs.epc = detour->copy;
@@ -125,7 +126,7 @@ void execute_without_handlers(BreakpointSite &site, Registers &regs)
 		regs.epc = trapping_copy(site);
 }
 
-int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
+OKP_HANDLER_PATH int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 {
 	if (cpu.active_site) {
 		// A probe hit inside a handler: count it, run the instruction,
@@ -174,7 +175,7 @@ int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 	return 1;
 }
 
-int post_trap_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
+OKP_HANDLER_PATH int post_trap_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 {
 	regs.epc = next_instruction(site);
 	if (cpu.active_site != &site)
@@ -186,10 +187,10 @@ int post_trap_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 	return 1;
 }
 
-bool is_breakpoint(uint64_t address)
+OKP_HANDLER_PATH bool is_breakpoint(uint64_t address)
 {
-	uint8_t bytes[4] = {};
-	const size_t read = okp_glue_read_text(address, bytes, sizeof(bytes));
+	alignas(2) uint8_t bytes[4] = {};
+	const size_t read = okp_glue_read_trap_text(address, bytes, sizeof(bytes));
 	const uint32_t half = bytes[0] | uint32_t(bytes[1]) << 8;
 	if (read >= 2 && half == c_ebreak_encoding)
 		return true;
@@ -583,14 +584,15 @@ using namespace okp::riscv;
 // breakpoint hit presents them (epc = the probed address). A pre_handler's
 // change of epc is ignored: the detour goes on with the window's copy, as
 // the kernel does for optprobes.
-extern "C" [[gnu::flatten]] void okp_core_optimized_hit(void *raw_site, void *raw_regs, struct okp_cpu_state *cpu)
+extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_optimized_hit(void *raw_site, void *raw_regs,
+									 struct okp_cpu_state *cpu)
 {
 	Site &site = *static_cast<Site *>(raw_site);
 	Registers &regs = *static_cast<Registers *>(raw_regs);
 	ProbeTable::optimized_hit(site, as_pt_regs(regs), *cpu, [&] { regs.epc = site.address; });
 }
 
-extern "C" int okp_core_breakpoint(void *raw_regs)
+extern "C" OKP_HANDLER_PATH int okp_core_breakpoint(void *raw_regs)
 {
 	Registers &regs = *static_cast<Registers *>(raw_regs);
 	const uint64_t address = regs.epc; // the ebreak itself

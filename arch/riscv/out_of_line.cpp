@@ -5,6 +5,8 @@
 #include "riscv/jump_optimization.hpp"
 #include "riscv/probe_rules.hpp"
 
+#include "core/handler_path.hpp"
+
 namespace okp::riscv {
 
 namespace {
@@ -70,7 +72,7 @@ bool is_simulated(const Instruction &instruction)
 	}
 }
 
-void simulate(const Instruction &insn, uint64_t address, Registers &regs)
+OKP_HANDLER_PATH void simulate(const Instruction &insn, uint64_t address, Registers &regs)
 {
 	const uint64_t next = address + insn.length;
 	switch (insn.kind) {

@@ -279,6 +279,23 @@ void okp_glue_text_write(unsigned long address, const void *bytes,
 
 /* &excp_vect_table[EXC_BREAKPOINT], and what it held before okprobe. */
 static unsigned long *okp_break_entry;
+unsigned long notrace okp_glue_read_trap_text(unsigned long address,
+					      void *buffer,
+					      unsigned long size)
+{
+	u16 *halves = buffer;
+	unsigned long done;
+
+	pagefault_disable();
+	for (done = 0; done + 2 <= size; done += 2)
+		__get_kernel_nofault(&halves[done / 2],
+				     (u16 *)(address + done), u16, fault);
+fault:
+	pagefault_enable();
+	return done;
+}
+NOKPROBE_SYMBOL(okp_glue_read_trap_text);
+
 static void (*okp_original_break_handler)(struct pt_regs *regs);
 
 /*

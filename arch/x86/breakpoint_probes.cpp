@@ -13,6 +13,7 @@
 #include "core/core_api.h"
 #include "core/detour_pool.hpp"
 #include "core/function_text.hpp"
+#include "core/handler_path.hpp"
 #include "core/probe_table.hpp"
 #include "core/slot_pool.hpp"
 #include "x86/detour.hpp"
@@ -400,7 +401,8 @@ using namespace okp::x86;
 // ignored: the detour goes on with the region's copy, as the kernel does
 // for optprobes. The fast path: no snapshot (no post_handler takes part),
 // no call but the handlers'.
-extern "C" [[gnu::flatten]] void okp_core_optimized_hit(void *raw_site, void *raw_regs, struct okp_cpu_state *cpu)
+extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_optimized_hit(void *raw_site, void *raw_regs,
+									 struct okp_cpu_state *cpu)
 {
 	Site &site = *static_cast<Site *>(raw_site);
 	Registers &regs = *static_cast<Registers *>(raw_regs);
@@ -411,7 +413,7 @@ extern "C" [[gnu::flatten]] void okp_core_optimized_hit(void *raw_site, void *ra
 	});
 }
 
-extern "C" int okp_core_breakpoint(void *raw_regs)
+extern "C" OKP_HANDLER_PATH int okp_core_breakpoint(void *raw_regs)
 {
 	Registers &regs = *static_cast<Registers *>(raw_regs);
 	const uint64_t address = regs.ip - 1; // int3 has executed

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "x86/out_of_line.hpp"
 
+#include "core/handler_path.hpp"
+
 namespace okp::x86 {
 namespace {
 
@@ -49,7 +51,7 @@ bool transfer_taken(const Analysis &analysis, Registers &regs)
 
 } // namespace
 
-uint64_t &register_by_number(Registers &regs, unsigned number)
+OKP_HANDLER_PATH uint64_t &register_by_number(Registers &regs, unsigned number)
 {
 	uint64_t *const by_number[16] = {&regs.ax,  &regs.cx,  &regs.dx,  &regs.bx, &regs.sp,  &regs.bp,
 					 &regs.si,  &regs.di,  &regs.r8,  &regs.r9, &regs.r10, &regs.r11,
@@ -57,7 +59,7 @@ uint64_t &register_by_number(Registers &regs, unsigned number)
 	return *by_number[number & 15];
 }
 
-bool condition_holds(uint8_t code, uint64_t flags)
+OKP_HANDLER_PATH bool condition_holds(uint8_t code, uint64_t flags)
 {
 	const bool carry = flags & flag::carry, zero = flags & flag::zero;
 	const bool sign = flags & flag::sign, overflow = flags & flag::overflow;
@@ -92,7 +94,7 @@ bool condition_holds(uint8_t code, uint64_t flags)
 	return (code & 1) ? !holds : holds; // odd codes negate
 }
 
-void emulate(const Analysis &analysis, uint64_t address, Registers &regs, const StackAccess &stack)
+OKP_HANDLER_PATH void emulate(const Analysis &analysis, uint64_t address, Registers &regs, const StackAccess &stack)
 {
 	const uint64_t next = address + analysis.length;
 	regs.ip = next;

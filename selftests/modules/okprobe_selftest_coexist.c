@@ -366,6 +366,36 @@ out:
 	kfree(parties);
 }
 
+/* One pair of parties at one placement: both orders, both removals. */
+static void okp_run_pair(const struct okp_coexist_target *target,
+			 const struct okp_coexist_target *other,
+			 enum okp_party_kind kernel, enum okp_party_kind okprobe,
+			 enum okp_placement placement, char *why, size_t size)
+{
+	int order, removal;
+
+	why[0] = '\0';
+	for (order = 0; order < 4 && !why[0]; order++) {
+		bool okprobe_first = order & 1;
+		struct okp_cell cell = {
+			.target = target,
+			.other = other,
+			.first = okprobe_first ? okprobe : kernel,
+			.second = okprobe_first ? kernel : okprobe,
+			.placement = placement,
+		};
+
+		removal = order >> 1;
+		cell.remove_first_first = removal;
+		okp_run_cell(&cell, why, size);
+		if (why[0])
+			scnprintf(why + strlen(why), size - strlen(why),
+				  " (%s first, removed %s)",
+				  okprobe_first ? "okprobe" : "kprobe",
+				  removal ? "in order" : "reversed");
+	}
+}
+
 /*
  * Runs the matrix over target (and other, a second function for the
  * "another function" cells), one TAP line per pair of parties and
@@ -381,7 +411,7 @@ void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
 		OKP_OKPROBE_BREAKPOINT, OKP_OKPROBE_OPTIMIZED
 	};
 	char name[160], why[160];
-	int k, o, placement, order, removal;
+	int k, o, placement;
 
 	for (k = 0; k < ARRAY_SIZE(kernel_kinds); k++) {
 		if (kernel_kinds[k] == OKP_KERNEL_OPTIMIZED &&
@@ -390,33 +420,9 @@ void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
 		for (o = 0; o < ARRAY_SIZE(okprobe_kinds); o++) {
 			for (placement = 0; placement <= OKP_OTHER_FUNCTION;
 			     placement++) {
-				why[0] = '\0';
-				for (order = 0; order < 2 && !why[0]; order++) {
-					for (removal = 0; removal < 2 && !why[0];
-					     removal++) {
-						struct okp_cell cell = {
-							.target = target,
-							.other = other,
-							.first = order ?
-								okprobe_kinds[o] :
-								kernel_kinds[k],
-							.second = order ?
-								kernel_kinds[k] :
-								okprobe_kinds[o],
-							.placement = placement,
-							.remove_first_first = removal,
-						};
-
-						okp_run_cell(&cell, why,
-							     sizeof(why));
-						if (why[0])
-							scnprintf(why + strlen(why),
-								  sizeof(why) - strlen(why),
-								  " (%s first, removed %s)",
-								  order ? "okprobe" : "kprobe",
-								  removal ? "in order" : "reversed");
-					}
-				}
+				okp_run_pair(target, other, kernel_kinds[k],
+					     okprobe_kinds[o], placement, why,
+					     sizeof(why));
 				snprintf(name, sizeof(name),
 					 "%ps: %s and %s %s: %s",
 					 target->function,

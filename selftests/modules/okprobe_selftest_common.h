@@ -124,4 +124,14 @@ void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
 /* The same on strscpy and memchr_inv (offsets found at run time). */
 void okp_test_kernel_kprobes_on_kernel_functions(void);
 
+/* ---- Bad client input (okprobe_selftest_input.c) -------------------------- */
+
+/*
+ * NULL pointers, unknown structs, bad symbol_name strings and a seeded fuzz
+ * loop through every API entry point; afterwards a probe at target + offset
+ * (which returns expect(a, b)) must still count every call.
+ */
+void okp_test_bad_input(okp_target_fn target, unsigned long offset,
+			long (*expect)(long a, long b));
+
 #endif /* OKPROBE_SELFTEST_COMMON_H */

@@ -1026,6 +1026,7 @@ static int __init okp_selftest_init(void)
 	okp_test_redirect();
 	okp_test_aggregation();
 	okp_test_bad_registrations();
+	okp_test_bad_input(okp_target_add, 3, okp_expect_add);
 	okp_test_recursion();
 	okp_test_double_registration();
 	okp_test_second_probe_in_function();

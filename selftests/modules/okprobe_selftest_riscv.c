@@ -953,6 +953,7 @@ static int __init okp_selftest_init(void)
 	okp_test_aggregation();
 	okp_test_recursion();
 	okp_test_bad_registrations();
+	okp_test_bad_input(okp_rv_add, 4, okp_expect_sum);
 	okp_test_enable_disable();
 	okp_test_many();
 	/*

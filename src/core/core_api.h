@@ -290,6 +290,14 @@ void okp_glue_optimized_entry(void *site, void *regs);
  */
 unsigned long okp_glue_exception_fixup(unsigned long address);
 
+/*
+ * riscv: the breakpoint trap's read of the text it trapped on (address
+ * 2-byte aligned, size even): like okp_glue_read_text, without calling out
+ * of okprobe (copy_from_kernel_nofault may be traced or probed). Returns
+ * the bytes read.
+ */
+unsigned long okp_glue_read_trap_text(unsigned long address, void *buffer,
+				      unsigned long size);
 /* riscv: okprobe.ko's psabi_liveness parameter (1: psABI, 0: strict). */
 int okp_glue_psabi_liveness(void);
 /*

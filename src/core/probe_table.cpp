@@ -4,6 +4,7 @@
 #include "errno.hpp"
 
 #include "core_api.h"
+#include "handler_path.hpp"
 
 namespace okp {
 namespace {
@@ -134,7 +135,7 @@ bool emptied_by(const Site &site, okprobe *const *probes, size_t count)
 
 } // namespace
 
-bool ProbeTable::probe_active(const okprobe *probe)
+OKP_HANDLER_PATH bool ProbeTable::probe_active(const okprobe *probe)
 {
 	return probe && !(load_flags(probe) & inactive_flags);
 }
@@ -645,7 +646,7 @@ void ProbeTable::clear()
 
 // ---- Handler side -----------------------------------------------------------
 
-void ProbeTable::start_hit(Site &site, HitProbes &hit)
+OKP_HANDLER_PATH void ProbeTable::start_hit(Site &site, HitProbes &hit)
 {
 	hit.count = 0;
 	const int slots = __atomic_load_n(&site.probe_slots, __ATOMIC_ACQUIRE);
@@ -658,7 +659,7 @@ void ProbeTable::start_hit(Site &site, HitProbes &hit)
 	}
 }
 
-bool ProbeTable::run_pre_handlers(const HitProbes &hit, pt_regs *regs)
+OKP_HANDLER_PATH bool ProbeTable::run_pre_handlers(const HitProbes &hit, pt_regs *regs)
 {
 	for (int i = 0; i < hit.count; ++i) {
 		okprobe *probe = hit.probes[i];
@@ -668,14 +669,14 @@ bool ProbeTable::run_pre_handlers(const HitProbes &hit, pt_regs *regs)
 	return false;
 }
 
-void ProbeTable::run_post_handlers(const HitProbes &hit, pt_regs *regs)
+OKP_HANDLER_PATH void ProbeTable::run_post_handlers(const HitProbes &hit, pt_regs *regs)
 {
 	for (int i = 0; i < hit.count; ++i)
 		if (okprobe *probe = hit.probes[i]; probe->post_handler)
 			probe->post_handler(probe, regs, 0);
 }
 
-bool ProbeTable::wants_post_handlers(const HitProbes &hit)
+OKP_HANDLER_PATH bool ProbeTable::wants_post_handlers(const HitProbes &hit)
 {
 	for (int i = 0; i < hit.count; ++i)
 		if (hit.probes[i]->post_handler)
@@ -683,7 +684,7 @@ bool ProbeTable::wants_post_handlers(const HitProbes &hit)
 	return false;
 }
 
-void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
+OKP_HANDLER_PATH void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
 {
 	const int slots = __atomic_load_n(&site.probe_slots, __ATOMIC_ACQUIRE);
 	for (int i = 0; i < slots && i < max_probes_per_site; ++i) {
@@ -696,7 +697,7 @@ void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
 	}
 }
 
-void ProbeTable::count_missed(Site &site)
+OKP_HANDLER_PATH void ProbeTable::count_missed(Site &site)
 {
 	for (okprobe *const &slot : site.probes)
 		if (okprobe *probe = load_probe(slot))

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a buggy client can pass to okprobe's API, for every architecture:
+ * NULL pointers, structs okprobe does not hold (never registered, copies,
+ * unregistered twice, garbage okp_site), unreadable or endless
+ * symbol_name strings, and a seeded fuzz loop of malformed structs through
+ * every entry point. None may oops the kernel or leave okprobe's mutex
+ * held; every errno is one Documentation/api.md lists; a probe registered
+ * afterwards still counts every call.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/prandom.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+#include <okprobe.h>
+
+#include "okprobe_selftest_common.h"
+
+#define OKP_FUZZ_ROUNDS 300
+
+static atomic_long_t okp_input_hits;
+
+static int okp_input_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	atomic_long_inc(&okp_input_hits);
+	return 0;
+}
+
+static void okp_input_post(struct okprobe *probe, struct pt_regs *regs,
+			   unsigned long flags)
+{
+}
+
+static bool okp_documented_errno(int ret)
+{
+	return ret == 0 || ret == -EINVAL || ret == -ENOENT ||
+	       ret == -EILSEQ || ret == -EPERM || ret == -EBUSY ||
+	       ret == -ENOMEM;
+}
+
+/* A probe at target + offset counts calls calls. */
+static bool okp_still_counts(okp_target_fn target, unsigned long offset,
+			     long (*expect)(long a, long b), char *why,
+			     size_t size)
+{
+	struct okprobe *probe = kzalloc(sizeof(*probe), GFP_KERNEL);
+	bool ok = false;
+	int i, ret;
+
+	if (!probe) {
+		snprintf(why, size, "out of memory");
+		return false;
+	}
+	probe->addr = (void *)target + offset;
+	probe->pre_handler = okp_input_pre;
+	atomic_long_set(&okp_input_hits, 0);
+	ret = okprobe_register(probe);
+	if (ret) {
+		snprintf(why, size, "a good probe afterwards: %d", ret);
+		goto out;
+	}
+	for (i = 0; i < 100; i++) {
+		if (target(i, 1) != expect(i, 1)) {
+			snprintf(why, size, "a wrong result afterwards");
+			goto unregister;
+		}
+	}
+	ok = atomic_long_read(&okp_input_hits) == 100;
+	if (!ok)
+		snprintf(why, size, "a good probe afterwards counted %ld of 100",
+			 atomic_long_read(&okp_input_hits));
+unregister:
+	okprobe_unregister(probe);
+out:
+	kfree(probe);
+	return ok;
+}
+
+static void okp_test_null_pointers(okp_target_fn target, unsigned long offset,
+				   long (*expect)(long a, long b))
+{
+	struct okprobe *good = kzalloc(sizeof(*good), GFP_KERNEL);
+	struct okprobe *batch[3] = { NULL, NULL, NULL };
+	char why[160] = "";
+	bool ok = false;
+	int ret;
+
+	EXPECT(good, "out of memory");
+	EXPECT(okprobe_register(NULL) == -EINVAL, "register(NULL)");
+	EXPECT(okprobe_register_many(NULL, 2) == -EINVAL,
+	       "register_many(NULL, 2)");
+	good->addr = (void *)target + offset;
+	good->pre_handler = okp_input_pre;
+	batch[0] = good;
+	ret = okprobe_register_many(batch, 2);
+	EXPECT(ret == -EINVAL, "register_many with a NULL entry: %d", ret);
+	EXPECT(!good->okp_site, "a batch with a NULL entry registered some");
+	EXPECT(okprobe_register_many(batch, 0) == -EINVAL,
+	       "register_many(count 0)");
+	EXPECT(okprobe_enable(NULL) == -EINVAL, "enable(NULL)");
+	EXPECT(okprobe_disable(NULL) == -EINVAL, "disable(NULL)");
+	okprobe_unregister(NULL);
+	okprobe_unregister_many(NULL, 3);
+	okprobe_unregister_many(batch + 1, 2);
+	okprobe_unregister_many(batch, -1);
+	ok = okp_still_counts(target, offset, expect, why, sizeof(why));
+out:
+	okp_report(ok, "NULL pointers anywhere in the API: -EINVAL or ignored, before any lock",
+		   why);
+	kfree(good);
+}
+
+/* Structs okprobe does not hold: copies, twice, garbage okp_site. */
+static void okp_test_unknown_structs(okp_target_fn target,
+				     unsigned long offset,
+				     long (*expect)(long a, long b))
+{
+	struct okprobe *real = kzalloc(3 * sizeof(*real), GFP_KERNEL);
+	struct okprobe *copy = real + 1, *stranger = real + 2;
+	void *const garbage[] = { (void *)1, (void *)0xdead000000000000UL,
+				  ERR_PTR(-ENOMEM), (void *)&garbage,
+				  (void *)target };
+	char why[160] = "";
+	bool ok = false;
+	int i, ret;
+
+	EXPECT(real, "out of memory");
+	real->addr = (void *)target + offset;
+	real->pre_handler = okp_input_pre;
+	EXPECT(!okprobe_register(real), "the real probe was refused");
+	*copy = *real;
+	ret = okprobe_register(copy);
+	EXPECT(ret == -EINVAL, "registering a copy: %d", ret);
+	EXPECT(okprobe_disable(copy) == -EINVAL, "disabling a copy");
+	okprobe_unregister(copy);
+	EXPECT(!(real->flags & OKPROBE_FLAG_DISABLED) && real->okp_site,
+	       "a copy's unregister or disable reached the real probe");
+	for (i = 0; i < ARRAY_SIZE(garbage); i++) {
+		memset(stranger, 0, sizeof(*stranger));
+		stranger->addr = real->addr;
+		stranger->pre_handler = okp_input_pre;
+		stranger->okp_site = garbage[i];
+		ret = okprobe_register(stranger);
+		EXPECT(ret == -EINVAL, "registering with okp_site %p: %d",
+		       garbage[i], ret);
+		EXPECT(okprobe_enable(stranger) == -EINVAL,
+		       "enabling with okp_site %p", garbage[i]);
+		okprobe_unregister(stranger);
+	}
+	okprobe_unregister(real);
+	okprobe_unregister(real);
+	EXPECT(okprobe_enable(real) == -EINVAL, "enabling an unregistered probe");
+	/* A struct is reusable once unregistered. */
+	ret = okprobe_register(real);
+	EXPECT(!ret, "registering it again: %d", ret);
+	okprobe_unregister(real);
+	ok = okp_still_counts(target, offset, expect, why, sizeof(why));
+out:
+	okp_report(ok, "copies, double unregisters and garbage okp_site are refused or ignored",
+		   why);
+	kfree(real);
+}
+
+/* symbol_name: unreadable, endless, empty. */
+static void okp_test_bad_symbol_names(okp_target_fn target,
+				      unsigned long offset,
+				      long (*expect)(long a, long b))
+{
+	struct okprobe *probe = kzalloc(sizeof(*probe), GFP_KERNEL);
+	char *endless = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	char *edge = vmalloc(PAGE_SIZE);
+	const struct {
+		const char *name;
+		int error;
+	} cases[] = {
+		{ (const char *)1, -EINVAL },
+		{ (const char *)0x400000, -EINVAL },
+		{ (const char *)0xdead000000000000UL, -EINVAL },
+		{ ERR_PTR(-ENOMEM), -EINVAL },
+		{ endless, -EINVAL },
+		/* Up to the guard page after a vmalloc'ed one: faults. */
+		{ edge ? edge + PAGE_SIZE - 4 : NULL, -EINVAL },
+		{ "", -ENOENT },
+	};
+	char why[160] = "";
+	bool ok = false;
+	int i, ret;
+
+	EXPECT(probe && endless && edge, "out of memory");
+	memset(endless, 'a', PAGE_SIZE);
+	memset(edge, 'b', PAGE_SIZE);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		memset(probe, 0, sizeof(*probe));
+		probe->symbol_name = cases[i].name;
+		probe->pre_handler = okp_input_pre;
+		ret = okprobe_register(probe);
+		if (!ret)
+			okprobe_unregister(probe);
+		EXPECT(ret == cases[i].error, "symbol_name %d: %d, expected %d",
+		       i, ret, cases[i].error);
+	}
+	ok = okp_still_counts(target, offset, expect, why, sizeof(why));
+out:
+	okp_report(ok, "unreadable, endless and empty symbol_name strings are refused",
+		   why);
+	vfree(edge);
+	kfree(endless);
+	kfree(probe);
+}
+
+static unsigned long okp_random_pointer(struct rnd_state *rnd, void *near)
+{
+	unsigned long value = ((u64)prandom_u32_state(rnd) << 32) |
+			      prandom_u32_state(rnd);
+
+	switch (prandom_u32_state(rnd) % 5) {
+	case 0:
+		return 0;
+	case 1:
+		return value;
+	case 2:
+		return (unsigned long)near + value % 64;
+	case 3:
+		return (unsigned long)strscpy + value % 512;
+	default:
+		return value % PAGE_SIZE;
+	}
+}
+
+static void okp_test_fuzz(okp_target_fn target, unsigned long offset,
+			  long (*expect)(long a, long b))
+{
+	static const char *const names[] = { "strscpy", "okp_no_such_symbol",
+					     "memchr_inv" };
+	struct okprobe *probes = kcalloc(2, sizeof(*probes), GFP_KERNEL);
+	u32 seed = get_random_u32();
+	struct rnd_state rnd;
+	char name[128], why[160] = "";
+	bool ok = false;
+	int round, ret;
+
+	EXPECT(probes, "out of memory");
+	prandom_seed_state(&rnd, seed);
+	for (round = 0; round < OKP_FUZZ_ROUNDS; round++) {
+		struct okprobe *p = &probes[0];
+		u32 pick = prandom_u32_state(&rnd);
+
+		memset(p, 0, sizeof(*p));
+		p->pre_handler = okp_input_pre;
+		p->post_handler = pick & 1 ? okp_input_post : NULL;
+		if (pick & 2)
+			p->symbol_name = pick & 4 ?
+				names[(pick >> 8) % ARRAY_SIZE(names)] :
+				(const char *)okp_random_pointer(&rnd, target);
+		if (pick & 8)
+			p->addr = (void *)okp_random_pointer(&rnd, target);
+		if (pick & 16)
+			p->offset = okp_random_pointer(&rnd, NULL);
+		if (pick & 32)
+			p->flags = prandom_u32_state(&rnd) &
+				   (pick & 64 ? OKPROBE_FLAG_DISABLED : ~0u);
+		if ((pick & 0x300) == 0x300)
+			p->okp_site = (void *)okp_random_pointer(&rnd, target);
+		ret = okprobe_register(p);
+		EXPECT(okp_documented_errno(ret),
+		       "round %d: undocumented errno %d", round, ret);
+		probes[1] = *p; /* a copy, registered or not */
+		okprobe_disable(&probes[1]);
+		okprobe_unregister(&probes[1]);
+		if (!ret) {
+			EXPECT(!okprobe_disable(p) && !okprobe_enable(p),
+			       "round %d: enable/disable of a registered probe",
+			       round);
+		}
+		okprobe_unregister(p);
+		if (pick & 0x400)
+			okprobe_unregister(p);
+	}
+	ok = okp_still_counts(target, offset, expect, why, sizeof(why));
+out:
+	snprintf(name, sizeof(name),
+		 "%d rounds of malformed structs through every entry point (seed %u)",
+		 OKP_FUZZ_ROUNDS, seed);
+	okp_report(ok, name, why);
+	kfree(probes);
+}
+
+void okp_test_bad_input(okp_target_fn target, unsigned long offset,
+			long (*expect)(long a, long b))
+{
+	okp_test_null_pointers(target, offset, expect);
+	okp_test_unknown_structs(target, offset, expect);
+	okp_test_bad_symbol_names(target, offset, expect);
+	okp_test_fuzz(target, offset, expect);
+}
