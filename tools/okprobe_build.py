@@ -18,12 +18,14 @@ TOOLS = os.path.join(ROOT, "tools")
 BUILD = os.path.join(ROOT, "build")
 X86_RELEASE = os.environ.get("OKPROBE_X86_KERNEL", "6.1.0-56-amd64")
 RISCV_CROSS = "riscv64-linux-gnu-"
-# What every guest gets (okprobe_bench.ko only the bench's).
+# What every guest gets (okprobe_bench.ko drives the hits of the test
+# under the function tracer too).
 MODULES = ["okprobe.ko", "samples/okprobe_sample.ko",
            "selftests/modules/okprobe_test_warn.ko",
            "selftests/modules/okprobe_selftest.ko",
            "selftests/modules/okprobe_test_target.ko",
-           "selftests/modules/okprobe_test_gone.ko"]
+           "selftests/modules/okprobe_test_gone.ko",
+           "selftests/modules/okprobe_bench.ko"]
 
 
 class StepFailed(Exception):

@@ -2330,6 +2330,121 @@ static int bench_coverage(void)
 	return 0;
 }
 
+/*
+ * okprobe traced and probed itself, as an operator might try it: every
+ * text symbol of okprobe.ko offered to kprobe_events is refused (its text
+ * is in the kernel's kprobe blacklist), and with the function tracer on,
+ * 10^6 hits (half through the jump, half through the breakpoint with a
+ * post_handler) count exactly and leave the console clean.
+ */
+#define TRACING "/sys/kernel/tracing"
+#define TRACED_HITS 500000
+
+/* kprobe_events lines taken on okprobe's text symbols, of *offered. */
+static int kprobe_events_on_okprobe(int *offered, char *first, size_t size)
+{
+	FILE *symbols = fopen("/proc/kallsyms", "r");
+	char line[512], name[256], module[64], event[320], type;
+	unsigned long address;
+	int taken = 0;
+
+	*offered = 0;
+	first[0] = '\0';
+	if (!symbols)
+		return -1;
+	while (fgets(line, sizeof(line), symbols)) {
+		if (sscanf(line, "%lx %c %255s [%63[^]]]", &address, &type,
+			   name, module) != 4 ||
+		    strcmp(module, "okprobe") || (type != 't' && type != 'T'))
+			continue;
+		snprintf(event, sizeof(event), "p:okptest/self%d %s", *offered,
+			 name);
+		(*offered)++;
+		if (write_file(KPROBE_EVENTS, event) == 0 && !taken++)
+			snprintf(first, size, "%s", name);
+	}
+	fclose(symbols);
+	clear_kprobe_events();
+	return taken;
+}
+
+static int traced_hits(const char *config, int want_jump)
+{
+	char reply[256], command[64];
+	unsigned long hits = 0, bad = 1;
+	int tries;
+
+	snprintf(command, sizeof(command), "arm %s", config);
+	CHECK(bench_command(command, reply, sizeof(reply)) == 0,
+	      "%s: %s", command, reply);
+	for (tries = 0; want_jump && tries < 600; tries++) {
+		if (bench_command("state", reply, sizeof(reply)) == 0 &&
+		    strstr(reply, "optimized=1"))
+			break;
+		usleep(100 * 1000);
+	}
+	CHECK(!want_jump || strstr(reply, "optimized=1"),
+	      "%s never optimized under the function tracer: %s", config,
+	      reply);
+	snprintf(command, sizeof(command), "run %d", TRACED_HITS);
+	CHECK(bench_command(command, reply, sizeof(reply)) == 0,
+	      "%s: %s", command, reply);
+	sscanf(strstr(reply, "hits=") ? strstr(reply, "hits=") : "", "hits=%lu",
+	       &hits);
+	sscanf(strstr(reply, "bad=") ? strstr(reply, "bad=") : "", "bad=%lu",
+	       &bad);
+	bench_command("disarm", reply, sizeof(reply));
+	CHECK(hits == TRACED_HITS && bad == 0, "%s under the function tracer: %s",
+	      config, reply);
+	return 0;
+}
+
+static int traced_steps(void)
+{
+	char first[256];
+	int offered, taken, ret;
+
+	STEP(load_okprobe(default_params));
+	taken = kprobe_events_on_okprobe(&offered, first, sizeof(first));
+	CHECK(offered > 50 && taken == 0,
+	      "kprobe_events took %d of okprobe's %d text symbols (first %s)",
+	      taken, offered, first);
+	ret = load_module(BENCH_KO, "");
+	CHECK(ret == 0, "loading okprobe_bench.ko: %s", strerror(-ret));
+	CHECK(write_file(TRACING "/current_tracer", "function") == 0,
+	      "the function tracer does not start");
+	STEP(traced_hits("okprobe-pre", 1));
+	STEP(traced_hits("okprobe-post", 0));
+	CHECK(write_file(TRACING "/current_tracer", "nop") == 0,
+	      "the function tracer does not stop");
+	ret = unload_module("okprobe_bench");
+	CHECK(ret == 0, "unloading okprobe_bench: %s", strerror(-ret));
+	return unload_okprobe();
+}
+
+static int test_traced_okprobe(void)
+{
+	char tracers[512] = "";
+	int ret;
+
+	if (!exists(TRACING "/README"))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	read_file(TRACING "/available_tracers", tracers, sizeof(tracers));
+	if (!strstr(tracers, "function"))
+		return skip("the kernel has no function tracer");
+	if (!exists(KPROBE_EVENTS))
+		return skip("the kernel has no kprobe_events");
+	if (!exists(BENCH_KO))
+		return skip("no okprobe_bench.ko for this architecture");
+	ret = traced_steps();
+	if (ret) {
+		write_file(TRACING "/current_tracer", "nop");
+		unload_module("okprobe_bench");
+		unload_module("okprobe");
+	}
+	return ret;
+}
+
 static int bench_unload(void)
 {
 	int ret;
@@ -2429,6 +2544,7 @@ static const struct test okprobe_suite[] = {
 	TEST(test_unload_while_optimized, "the client unloads while its optimized probe is hit on every CPU"),
 	TEST(test_enable_disable_switches, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint"),
 	TEST(test_kprobe_events, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round"),
+	TEST(test_traced_okprobe, "okprobe under the function tracer: kprobe_events refused on all its text, 10^6 hits exact, console clean"),
 	TEST(test_riscv_liveness, "riscv: a probe optimizes under the psABI and, with psabi_liveness=0, stays a breakpoint and says why"),
 	TEST(test_module_gone, "a probe on module text turns [GONE] on unload; freed init text is refused"),
 };
