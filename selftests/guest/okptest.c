@@ -2389,10 +2389,10 @@ static int traced_hits(const char *config, int want_jump)
 	snprintf(command, sizeof(command), "run %d", TRACED_HITS);
 	CHECK(bench_command(command, reply, sizeof(reply)) == 0,
 	      "%s: %s", command, reply);
-	sscanf(strstr(reply, "hits=") ? strstr(reply, "hits=") : "", "hits=%lu",
-	       &hits);
-	sscanf(strstr(reply, "bad=") ? strstr(reply, "bad=") : "", "bad=%lu",
-	       &bad);
+	CHECK(strstr(reply, "hits=") && strstr(reply, "bad=") &&
+	      sscanf(strstr(reply, "hits="), "hits=%lu", &hits) == 1 &&
+	      sscanf(strstr(reply, "bad="), "bad=%lu", &bad) == 1,
+	      "%s: no hits/bad in '%s'", config, reply);
 	bench_command("disarm", reply, sizeof(reply));
 	CHECK(hits == TRACED_HITS && bad == 0, "%s under the function tracer: %s",
 	      config, reply);

@@ -43,7 +43,7 @@ static bool okp_documented_errno(int ret)
 	       ret == -ENOMEM;
 }
 
-/* A probe at target + offset counts calls calls. */
+/* A probe at target + offset counts each of 100 calls. */
 static bool okp_still_counts(okp_target_fn target, unsigned long offset,
 			     long (*expect)(long a, long b), char *why,
 			     size_t size)
