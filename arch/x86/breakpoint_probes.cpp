@@ -106,12 +106,12 @@ uint64_t post_trap_address(const BreakpointSite &site)
 
 // ---- The handler ------------------------------------------------------------
 
-uint64_t read_stack(uint64_t address)
+OKP_HANDLER_PATH uint64_t read_stack(uint64_t address)
 {
 	return *reinterpret_cast<const uint64_t *>(address);
 }
 
-void write_stack(uint64_t address, uint64_t value)
+OKP_HANDLER_PATH void write_stack(uint64_t address, uint64_t value)
 {
 	*reinterpret_cast<uint64_t *>(address) = value;
 }

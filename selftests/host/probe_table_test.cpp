@@ -29,6 +29,7 @@ struct FakeKernel {
 	std::map<uint64_t, const char *> unplannable; // plan_jump refuses these
 	std::map<uint64_t, int> claims;		      // okprobe's claims on each function
 	bool kernel_kprobe_in_function = false;	      // the glue refuses every claim
+	uint64_t breakpoint_on_claim = 0;	      // someone's int3 appears there as okprobe claims
 } kernel;
 
 uint8_t &text_at(uint64_t address)
@@ -91,6 +92,7 @@ protected:
 		kernel.unplannable.clear();
 		kernel.claims.clear();
 		kernel.kernel_kprobe_in_function = false;
+		kernel.breakpoint_on_claim = 0;
 		okp_core_set_optimization(1);
 	}
 	void TearDown() override
@@ -227,6 +229,18 @@ TEST_F(ProbeTableTest, AFunctionHoldingAKernelKprobeIsRefusedAndNothingIsCreated
 	EXPECT_EQ(kernel.created, 0);
 	EXPECT_EQ(text_at(text_start + 6), original_byte);
 	EXPECT_EQ(table.lookup(text_start + 6), nullptr);
+}
+
+TEST_F(ProbeTableTest, TheProofIsMadeAgainOnceTheFunctionIsClaimed)
+{
+	// Someone's breakpoint lands at the address between the first proof
+	// and the claim: the second proof sees it, the claim is given back.
+	kernel.breakpoint_on_claim = text_start + 6;
+	okprobe &probe = probe_at(6);
+	EXPECT_EQ(add(probe), -16);
+	EXPECT_EQ(kernel.created, 0);
+	EXPECT_EQ(kernel.claims[text_start], 0) << "the claim was not given back";
+	text_at(text_start + 6) = original_byte;
 }
 
 TEST_F(ProbeTableTest, EverySiteClaimsItsFunctionUntilItsBytesAreGone)
@@ -711,6 +725,8 @@ extern "C" int okp_glue_claim_function(unsigned long start, unsigned long size, 
 		return -16;
 	}
 	++kernel.claims[start];
+	if (kernel.breakpoint_on_claim)
+		text_at(kernel.breakpoint_on_claim) = breakpoint;
 	return 0;
 }
 
@@ -718,6 +734,20 @@ extern "C" void okp_glue_release_function(unsigned long start)
 {
 	EXPECT_GT(kernel.claims[start], 0) << "released more often than claimed";
 	--kernel.claims[start];
+}
+
+// The kernel's copy_from_kernel_nofault: the fake text, or (the table
+// reading a client's struct) host memory.
+extern "C" unsigned long okp_glue_read_text(unsigned long address, void *buffer, unsigned long size)
+{
+	if (address >= text_start && address < text_start + text_size) {
+		unsigned long n = 0;
+		for (; n < size && address + n < text_start + text_size; ++n)
+			static_cast<uint8_t *>(buffer)[n] = text_at(address + n);
+		return n;
+	}
+	std::memcpy(buffer, reinterpret_cast<const void *>(address), size);
+	return size;
 }
 
 extern "C" void okp_glue_schedule_optimizer(void)

@@ -358,18 +358,9 @@ Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &fa
 		*error = -error::einval;
 		return nullptr;
 	}
-	// Another party's bytes in the function would desynchronize both our
-	// proofs and the kernel's: the kernel's kprobes and okprobe never
-	// share a function.
-	if (const int claim = okp_glue_claim_function(checked.function, checked.function_size, why)) {
-		*error = claim;
-		return nullptr;
-	}
 	Site *site = arch::create_site(address, original, why);
-	if (!site) {
-		okp_glue_release_function(checked.function);
+	if (!site)
 		return nullptr;
-	}
 	site->function = checked.function;
 	site->function_size = checked.function_size;
 	site->claimed = true;
@@ -380,7 +371,7 @@ Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &fa
 	site->jump_refusal = arch::plan_jump(*site, overlay.facts());
 	site->unoptimized_why = site->jump_refusal;
 	if (!sites_.insert(address, site, retire_storage, nullptr)) {
-		release_function(*site);
+		site->claimed = false; // the caller gives the claim back
 		arch::retire_site(site);
 		*why = "out of memory";
 		return nullptr;
@@ -413,9 +404,13 @@ Site *ProbeTable::site_of(const okprobe *probe) const
 				return true;
 		return false;
 	};
-	// Where the probe says it is (okprobe wrote addr), then everywhere.
-	if (Site *site = sites_.lookup(reinterpret_cast<uint64_t>(probe->addr)); site && holds(*site))
-		return site;
+	// Where the probe says it is (okprobe wrote addr; read without
+	// trusting that the struct is readable), then everywhere.
+	uint64_t address = 0;
+	if (okp_glue_read_text(reinterpret_cast<unsigned long>(&probe->addr), &address, sizeof(address)) ==
+	    sizeof(address))
+		if (Site *site = sites_.lookup(address); site && holds(*site))
+			return site;
 	for (Site *site = first_; site; site = site->next)
 		if (holds(*site))
 			return site;
@@ -455,6 +450,21 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 	Site *site = sites_.lookup(checked.address);
 	const bool new_site = !site;
 	if (new_site) {
+		// Another party's bytes in the function would desynchronize our
+		// proofs and the kernel's: a function holds kernel kprobes or
+		// okprobe's sites, never both. The claim shuts the kernel's
+		// kprobes out; then the proof is made again, on bytes no kernel
+		// kprobe can have changed since (one may have come and gone
+		// between the first proof's check and the claim).
+		if (const int claim = okp_glue_claim_function(checked.function, checked.function_size, why))
+			return claim;
+		const Registration proven = check_registration(request, checked_facts, rules);
+		if (proven.error || proven.address != checked.address || proven.function != checked.function ||
+		    proven.function_size != checked.function_size) {
+			okp_glue_release_function(checked.function);
+			*why = proven.error ? proven.why : "the function changed while it was claimed";
+			return proven.error ? -proven.error : -error::ebusy;
+		}
 		// A jump covering the address goes before its breakpoint comes.
 		for (Site *other = first_; other; other = other->next)
 			if (!other->gone && other->jump != JumpState::breakpoint && other->address < checked.address &&
@@ -463,6 +473,7 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 		int error = 0;
 		site = create_site(checked, facts, why, &error);
 		if (!site) {
+			okp_glue_release_function(checked.function);
 			update_sites_before(checked.address);
 			return error;
 		}

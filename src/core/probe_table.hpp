@@ -281,6 +281,9 @@ private:
 	static void show_optimized(Site &site);
 	void leave_jump(Site &site);
 	void free_retired_detours(uint64_t up_to_generation);
+	// The caller holds the claim on checked.function: a site made owns it
+	// (released when it is retired or gone); on failure the caller gives
+	// it back.
 	Site *create_site(const Registration &checked, const KernelFacts &facts, const char **why, int *error);
 	static void release_function(Site &site);
 	void unlink(Site *site);

@@ -113,7 +113,7 @@ static struct kprobe *okp_kernel_kprobe_within(unsigned long start,
 const char *okp_glue_foreign_probe(unsigned long start, unsigned long size)
 {
 	struct kprobe *theirs;
-
+	void *where = NULL;
 	bool leaving;
 
 	if (!okp_kprobe_table)
@@ -128,16 +128,18 @@ const char *okp_glue_foreign_probe(unsigned long start, unsigned long size)
 	 * out (an operator who removed a kprobe_events line a moment ago
 	 * expects the function to be free): let the optimizer finish first.
 	 */
-	if (leaving && okp_wait_for_kprobe_optimizer) {
+	if (leaving && okp_wait_for_kprobe_optimizer)
 		okp_wait_for_kprobe_optimizer();
-		mutex_lock(okp_kprobe_mutex);
-		theirs = okp_kernel_kprobe_within(start, start + size);
-		mutex_unlock(okp_kprobe_mutex);
-	}
-	if (!theirs)
+	/* Its owner may free it once kprobe_mutex is dropped: copy addr. */
+	mutex_lock(okp_kprobe_mutex);
+	theirs = okp_kernel_kprobe_within(start, start + size);
+	if (theirs)
+		where = theirs->addr;
+	mutex_unlock(okp_kprobe_mutex);
+	if (!where)
 		return NULL;
 	pr_info("kernel kprobe at %pS: okprobe leaves its function alone\n",
-		theirs->addr);
+		where);
 	return okp_kernel_kprobe_why;
 }
 
@@ -236,6 +238,7 @@ int okp_glue_claim_function(unsigned long start, unsigned long size,
 	mutex_lock(okp_kprobe_mutex);
 	theirs = okp_kernel_kprobe_within(start, start + size);
 	if (theirs) {
+		/* Logged under kprobe_mutex: theirs stays valid meanwhile. */
 		*why = okp_kernel_kprobe_why;
 		pr_info("kernel kprobe at %pS: okprobe leaves its function alone\n",
 			theirs->addr);
@@ -327,9 +330,22 @@ static int notrace okp_guard_pre(struct kprobe *guard, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(okp_guard_pre);
 
+/*
+ * A post_handler, as kernel/fail_function.c has: it keeps the guard from
+ * being optimized (an optimized kprobe ignores a changed ip) and, on
+ * ftrace, selects the kernel's IPMODIFY ftrace_ops, which is what changing
+ * ip is.
+ */
+static void notrace okp_guard_post(struct kprobe *guard, struct pt_regs *regs,
+				   unsigned long flags)
+{
+}
+NOKPROBE_SYMBOL(okp_guard_post);
+
 static struct kprobe okp_guard = {
 	.symbol_name = "arch_prepare_kprobe",
 	.pre_handler = okp_guard_pre,
+	.post_handler = okp_guard_post,
 };
 static bool okp_guard_registered;
 
