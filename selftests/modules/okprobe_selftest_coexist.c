@@ -17,6 +17,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/prandom.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
@@ -438,6 +440,287 @@ void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
 	}
 }
 
+/* ---- A randomized run ------------------------------------------------------- */
+
+#define OKP_KERNEL_SYSCTL "/proc/sys/debug/kprobes-optimization"
+
+/* One kernel kprobe and one okprobe per target, and what they counted. */
+struct okp_random_party {
+	struct kprobe kp;
+	struct okprobe op;
+	atomic_long_t kp_hits, op_hits;
+	bool kp_registered, op_registered;
+};
+
+static const struct okp_cycle_target *okp_random_targets;
+static size_t okp_random_count;
+
+static int okp_random_kp_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	atomic_long_inc(&container_of(kp, struct okp_random_party, kp)->kp_hits);
+	return 0;
+}
+
+static int okp_random_op_pre(struct okprobe *op, struct pt_regs *regs)
+{
+	atomic_long_inc(&container_of(op, struct okp_random_party, op)->op_hits);
+	return 0;
+}
+
+static int okp_random_hammer(void *data)
+{
+	struct okp_hammer *hammer = data;
+	long a = 0;
+	size_t i;
+
+	while (!READ_ONCE(okp_hammer_stop)) {
+		for (i = 0; i < okp_random_count; i++) {
+			const struct okp_cycle_target *t = &okp_random_targets[i];
+
+			if (t->target(a, 1) != t->expect(a, 1))
+				hammer->wrong++;
+		}
+		hammer->calls++;
+		a = (a + 1) & 7;
+		if (!(hammer->calls & 255))
+			schedule_timeout_idle(1);
+	}
+	complete(&hammer->done);
+	return 0;
+}
+
+/* Whether the text at address holds an optimizer's jump. */
+static bool okp_jump_at(void *address)
+{
+	u8 bytes[4] = {};
+
+	if (copy_from_kernel_nofault(bytes, address, sizeof(bytes)))
+		return false;
+#ifdef CONFIG_X86
+	return bytes[0] == 0xe9;
+#else
+	return (bytes[0] & 0x7f) == 0x17; /* auipc */
+#endif
+}
+
+static int okp_write_file(const char *path, const char *value)
+{
+	struct file *file = filp_open(path, O_WRONLY, 0);
+	loff_t position = 0;
+	ssize_t written;
+
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	written = kernel_write(file, value, strlen(value), &position);
+	filp_close(file, NULL);
+	return written < 0 ? written : 0;
+}
+
+/* One random step on party p (target t); false and why on a broken rule. */
+static bool okp_random_step(struct okp_random_party *p,
+			    const struct okp_cycle_target *t, u32 pick,
+			    char *why, size_t size)
+{
+	void *address = (void *)t->target + t->offset;
+	int ret;
+
+	switch (pick % 7) {
+	case 0:
+		if (p->kp_registered)
+			break;
+		memset(&p->kp, 0, sizeof(p->kp));
+		p->kp.addr = address;
+		p->kp.pre_handler = okp_random_kp_pre;
+		ret = register_kprobe(&p->kp);
+		p->kp_registered = !ret;
+		/*
+		 * Beside nothing the kernel may still refuse by its own
+		 * instruction rules (riscv 6.1 rejects c.j, c.jr, c.beqz...).
+		 */
+		if (p->op_registered ? ret != -EINVAL && ret != -EBUSY :
+		    ret && ret != -EINVAL && ret != -EILSEQ) {
+			snprintf(why, size, "kprobe at %pS beside %s: %d", address,
+				 p->op_registered ? "an okprobe" : "nothing", ret);
+			return false;
+		}
+		break;
+	case 1:
+		if (p->kp_registered)
+			unregister_kprobe(&p->kp);
+		p->kp_registered = false;
+		break;
+	case 2:
+		if (p->op_registered)
+			break;
+		memset(&p->op, 0, sizeof(p->op));
+		p->op.addr = address;
+		p->op.pre_handler = okp_random_op_pre;
+		ret = okprobe_register(&p->op);
+		p->op_registered = !ret;
+		if (p->kp_registered ? ret != -EBUSY : ret != 0) {
+			snprintf(why, size, "okprobe at %pS beside %s: %d", address,
+				 p->kp_registered ? "a kprobe" : "nothing", ret);
+			return false;
+		}
+		break;
+	case 3:
+		if (p->op_registered)
+			okprobe_unregister(&p->op);
+		p->op_registered = false;
+		break;
+	case 4:
+		if (p->op_registered)
+			(pick & 0x100 ? okprobe_enable : okprobe_disable)(&p->op);
+		break;
+	case 5:
+		okp_write_sysctl(pick & 0x100 ? "1" : "0");
+		break;
+	default:
+		/* Absent without optprobes: nothing to toggle then. */
+		okp_write_file(OKP_KERNEL_SYSCTL, pick & 0x100 ? "1" : "0");
+		break;
+	}
+	return true;
+}
+
+/* After every step: no okprobe says [OPTIMIZED] without its jump. */
+static bool okp_random_invariants(struct okp_random_party *parties,
+				  char *why, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < okp_random_count; i++) {
+		struct okp_random_party *p = &parties[i];
+
+		if (p->kp_registered && p->op_registered) {
+			snprintf(why, size, "a kprobe and an okprobe in %ps",
+				 okp_random_targets[i].target);
+			return false;
+		}
+		if (p->op_registered && okp_optimized(&p->op) &&
+		    !okp_jump_at(p->op.addr)) {
+			snprintf(why, size, "%pS is [OPTIMIZED] without its jump",
+				 p->op.addr);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Every enabled party counts each of a burst of calls, a disabled none. */
+static bool okp_random_counts(struct okp_random_party *parties, char *why,
+			      size_t size)
+{
+	struct okp_hammer *hammers;
+	long calls = 0, wrong = 0, hits;
+	size_t i;
+
+	for (i = 0; i < okp_random_count; i++) {
+		atomic_long_set(&parties[i].kp_hits, 0);
+		atomic_long_set(&parties[i].op_hits, 0);
+	}
+	hammers = kcalloc(nr_cpu_ids, sizeof(*hammers), GFP_KERNEL);
+	if (!hammers)
+		return true;
+	okp_start_hammers(hammers, okp_random_hammer);
+	msleep(100);
+	okp_stop_hammers(hammers, &calls, &wrong);
+	kfree(hammers);
+	for (i = 0; i < okp_random_count; i++) {
+		struct okp_random_party *p = &parties[i];
+
+		hits = atomic_long_read(&p->kp_hits);
+		if (p->kp_registered && hits != calls) {
+			snprintf(why, size, "the kprobe in %ps counted %ld of %ld",
+				 okp_random_targets[i].target, hits, calls);
+			return false;
+		}
+		hits = atomic_long_read(&p->op_hits);
+		if (p->op_registered &&
+		    hits != (p->op.flags & OKPROBE_FLAG_DISABLED ? 0 : calls)) {
+			snprintf(why, size, "the okprobe in %ps counted %ld of %ld",
+				 okp_random_targets[i].target, hits, calls);
+			return false;
+		}
+	}
+	if (wrong)
+		snprintf(why, size, "%ld wrong results", wrong);
+	return !wrong;
+}
+
+void okp_test_random_coexistence(const struct okp_cycle_target *targets,
+				 size_t count, unsigned int steps)
+{
+	struct okp_random_party *parties = kcalloc(count, sizeof(*parties),
+						   GFP_KERNEL);
+	u8 (*snapshots)[OKP_SNAPSHOT] = kcalloc(count, OKP_SNAPSHOT, GFP_KERNEL);
+	struct okp_hammer *hammers = NULL;
+	u32 seed = get_random_u32();
+	struct rnd_state rnd;
+	char name[160], why[160] = "";
+	unsigned int step = 0;
+	long calls = 0, wrong = 0;
+	size_t i;
+
+	if (!parties || !snapshots) {
+		snprintf(why, sizeof(why), "out of memory");
+		goto report;
+	}
+	okp_random_targets = targets;
+	okp_random_count = count;
+	for (i = 0; i < count; i++)
+		if (copy_from_kernel_nofault(snapshots[i], targets[i].target,
+					     OKP_SNAPSHOT))
+			snprintf(why, sizeof(why), "cannot read %ps",
+				 targets[i].target);
+	prandom_seed_state(&rnd, seed);
+	hammers = kcalloc(nr_cpu_ids, sizeof(*hammers), GFP_KERNEL);
+	if (hammers)
+		okp_start_hammers(hammers, okp_random_hammer);
+	for (step = 0; step < steps && !why[0]; step++) {
+		u32 pick = prandom_u32_state(&rnd);
+
+		if (okp_random_step(&parties[(pick >> 16) % count],
+				    &targets[(pick >> 16) % count], pick, why,
+				    sizeof(why)) &&
+		    okp_random_invariants(parties, why, sizeof(why)) &&
+		    step % 100 == 99 && hammers) {
+			okp_stop_hammers(hammers, &calls, &wrong);
+			okp_random_counts(parties, why, sizeof(why));
+			memset(hammers, 0, nr_cpu_ids * sizeof(*hammers));
+			okp_start_hammers(hammers, okp_random_hammer);
+		}
+	}
+	/* Everything out, both optimizers back on, the text as it was. */
+	for (i = 0; i < count; i++) {
+		if (parties[i].kp_registered)
+			unregister_kprobe(&parties[i].kp);
+		if (parties[i].op_registered)
+			okprobe_unregister(&parties[i].op);
+	}
+	okp_write_sysctl("1");
+	okp_write_file(OKP_KERNEL_SYSCTL, "1");
+	if (hammers)
+		okp_stop_hammers(hammers, &calls, &wrong);
+	if (wrong && !why[0])
+		snprintf(why, sizeof(why), "%ld wrong results", wrong);
+	for (i = 0; i < count && !why[0]; i++)
+		if (!okp_wait_restored(snapshots[i], targets[i].target))
+			snprintf(why, sizeof(why), "%ps is not restored",
+				 targets[i].target);
+report:
+	snprintf(name, sizeof(name),
+		 "randomized coexistence: %u steps of kprobes, okprobes, enable/disable and both sysctls over %zu functions (seed %u)",
+		 steps, count, seed);
+	if (why[0])
+		scnprintf(why + strlen(why), sizeof(why) - strlen(why),
+			  " (step %u)", step);
+	okp_report(!why[0], name, why);
+	kfree(hammers);
+	kfree(snapshots);
+	kfree(parties);
+}
+
 /* ---- Real kernel functions ------------------------------------------------- */
 
 static bool okp_call_strscpy(void *function, long a)
@@ -513,6 +796,11 @@ void okp_test_kernel_kprobes_on_kernel_functions(void)
 
 void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
 			     const struct okp_coexist_target *other)
+{
+}
+
+void okp_test_random_coexistence(const struct okp_cycle_target *targets,
+				 size_t count, unsigned int steps)
 {
 }
 

@@ -121,6 +121,18 @@ struct okp_coexist_target {
  */
 void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
 			     const struct okp_coexist_target *other);
+/*
+ * steps seeded random steps (the seed is in the TAP line) over the targets,
+ * every CPU calling them throughout: a kernel kprobe or an okprobe
+ * registered or unregistered at a target's offset, an okprobe enabled or
+ * disabled, okprobe's sysctl or the kernel's kprobes-optimization
+ * toggled. After every step: a target never holds both, each registration
+ * is accepted exactly when the other party is absent, no okprobe is
+ * [OPTIMIZED] without its jump in the text; every 100 steps every probe
+ * counts a burst of calls exactly. At the end the text is as it was.
+ */
+void okp_test_random_coexistence(const struct okp_cycle_target *targets,
+				 size_t count, unsigned int steps);
 /* The same on strscpy and memchr_inv (offsets found at run time). */
 void okp_test_kernel_kprobes_on_kernel_functions(void);
 

@@ -1046,6 +1046,8 @@ static int __init okp_selftest_init(void)
 				     "10^6 hits of 11 optimized targets on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)");
 	okp_test_kernel_kprobes(&okp_coexist_target, &okp_coexist_other);
 	okp_test_kernel_kprobes_on_kernel_functions();
+	okp_test_random_coexistence(okp_cycle_targets,
+				    ARRAY_SIZE(okp_cycle_targets), 2000);
 
 	okp_resident.probe.addr = (void *)okp_target_add + 3;
 	okp_resident.probe.pre_handler = okp_record_pre;
