@@ -2445,6 +2445,205 @@ static int test_traced_okprobe(void)
 	return ret;
 }
 
+/*
+ * A storm over real kernel code: probes every few bytes (non-boundaries
+ * are refused with EILSEQ, as documented) of the first 20 bytes of up to
+ * 200 functions on the read/write/pipe syscall paths, registered one by
+ * one through okprobe_bench.ko while two processes make those syscalls,
+ * optimized, taken out by the sysctl and put back, then unregistered in
+ * one batch. Every refusal must be a documented errno, the probes must
+ * be hit, and every site's text must end as it began.
+ */
+#define STORM_FUNCTIONS 200
+#define STORM_SITES 1200
+#define STORM_SPAN 20
+
+static const char *const storm_prefixes[] = {
+	"ksys_", "vfs_", "do_sys_", "__do_sys_", "__x64_sys_read",
+	"__x64_sys_write", "__x64_sys_getppid", "__riscv_sys_read",
+	"__riscv_sys_write", "__riscv_sys_getppid",
+	"rw_verify_area", "__fdget", "__fget", "fput", "__fput",
+	"security_file_", "fsnotify", "pipe_", "new_sync_", "do_iter_",
+	"copy_page_to_iter", "iov_iter_", "_copy_to_user", "_copy_from_user",
+	"touch_atime", "atime_needs_update", "file_update_time", "anon_pipe_",
+	"mutex_lock", "mutex_unlock", "__wake_up", "do_getppid", "__task_pid",
+};
+
+struct storm_symbol {
+	unsigned long address;
+	char name[64];
+};
+
+static struct storm_symbol storm_symbols[1 << 17];
+
+static int storm_by_address(const void *a, const void *b)
+{
+	unsigned long x = ((const struct storm_symbol *)a)->address;
+	unsigned long y = ((const struct storm_symbol *)b)->address;
+
+	return x < y ? -1 : x > y;
+}
+
+static int storm_wanted(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(storm_prefixes); i++)
+		if (!strncmp(name, storm_prefixes[i],
+			     strlen(storm_prefixes[i])))
+			return 1;
+	return 0;
+}
+
+/* Adds the sites; returns how many, or -errno. */
+static int storm_add_sites(int step, int *functions)
+{
+	FILE *symbols = fopen("/proc/kallsyms", "r");
+	char line[512], name[256], module[64], reply[256], command[64];
+	int count = 0, sites = 0, i, offset;
+	unsigned long address;
+	char type;
+
+	*functions = 0;
+	if (!symbols)
+		return -errno;
+	while (fgets(line, sizeof(line), symbols) &&
+	       count < (int)ARRAY_SIZE(storm_symbols)) {
+		module[0] = '\0';
+		if (sscanf(line, "%lx %c %255s [%63[^]]]", &address, &type, name,
+			   module) < 3 || module[0])
+			continue;
+		storm_symbols[count].address = address;
+		snprintf(storm_symbols[count].name,
+			 sizeof(storm_symbols[count].name), "%.63s",
+			 (type == 't' || type == 'T') ? name : "");
+		count++;
+	}
+	fclose(symbols);
+	qsort(storm_symbols, count, sizeof(storm_symbols[0]),
+	      storm_by_address);
+	bench_command("sites-clear", reply, sizeof(reply));
+	for (i = 0; i + 1 < count && *functions < STORM_FUNCTIONS &&
+		    sites < STORM_SITES; i++) {
+		unsigned long size = storm_symbols[i + 1].address -
+				     storm_symbols[i].address;
+
+		if (!storm_symbols[i].name[0] ||
+		    !storm_wanted(storm_symbols[i].name) || !size)
+			continue;
+		(*functions)++;
+		for (offset = 0; offset < STORM_SPAN && offset < (int)size &&
+				 sites < STORM_SITES; offset += step) {
+			snprintf(command, sizeof(command), "site 0x%lx",
+				 storm_symbols[i].address + offset);
+			if (bench_command(command, reply, sizeof(reply)) == 0)
+				sites++;
+		}
+	}
+	return sites;
+}
+
+/* Two processes making read/write/pipe syscalls until killed. */
+static pid_t storm_workload(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fds[2];
+		char byte = 'x';
+
+		setpgid(0, 0);
+		fork();
+		if (pipe(fds))
+			_exit(1);
+		for (;;) {
+			if (write(fds[1], &byte, 1) != 1 ||
+			    read(fds[0], &byte, 1) != 1)
+				_exit(1);
+			getppid();
+		}
+	}
+	return pid;
+}
+
+static int storm_errnos_documented(const char *errors)
+{
+	int error, count, length;
+
+	while (sscanf(errors, "%d:%d%n", &error, &count, &length) == 2) {
+		if (error != -EINVAL && error != -ENOENT && error != -EILSEQ &&
+		    error != -EPERM && error != -EBUSY && error != -ENOMEM)
+			return 0;
+		errors += length + (errors[length] == ',');
+	}
+	return 1;
+}
+
+static int storm_steps(void)
+{
+	struct bench_pass pass = { .kind = "okprobe" };
+	int functions, sites, ret;
+	char reply[256];
+	long long start;
+	pid_t workload;
+
+	STEP(load_okprobe(default_params));
+	ret = load_module(BENCH_KO, "");
+	CHECK(ret == 0, "loading okprobe_bench.ko: %s", strerror(-ret));
+	sites = storm_add_sites(IS_X86 ? 3 : 2, &functions);
+	CHECK(sites > 300 && functions > 50,
+	      "only %d sites in %d syscall-path functions", sites, functions);
+	workload = storm_workload();
+	CHECK(workload > 0, "fork: %s", strerror(errno));
+	start = now_ms();
+	ret = bench_cover(&pass);
+	if (!ret)
+		ret = bench_wait_for_optimizer(&pass, start);
+	if (!ret) {
+		CHECK(write_file(SYSCTL_OPTIMIZATION, "0") == 0 &&
+		      write_file(SYSCTL_OPTIMIZATION, "1") == 0,
+		      "toggling %s", SYSCTL_OPTIMIZATION);
+		ret = bench_wait_for_optimizer(&pass, now_ms());
+	}
+	if (!ret)
+		ret = bench_command("uncover", reply, sizeof(reply));
+	kill(-workload, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	CHECK(!ret, "the storm stopped: %s", why[0] ? why : strerror(-ret));
+	say("# storm: %d sites in %d functions: %d registered, %d optimized, %ld hits, refused %s",
+	    sites, functions, pass.registered, pass.optimized, pass.hits,
+	    pass.errors[0] ? pass.errors : "none");
+	CHECK(pass.registered > 100, "only %d of %d sites registered",
+	      pass.registered, sites);
+	CHECK(storm_errnos_documented(pass.errors),
+	      "an undocumented errno among %s", pass.errors);
+	CHECK(pass.hits > 0, "no probe of the storm was hit");
+	STEP(bench_wait_restored(&pass));
+	CHECK(!pass.text_changed, "%d sites' text is not as it was",
+	      pass.text_changed);
+	ret = unload_module("okprobe_bench");
+	CHECK(ret == 0, "unloading okprobe_bench: %s", strerror(-ret));
+	return unload_okprobe();
+}
+
+static int test_storm(void)
+{
+	int ret;
+
+	if (!IS_X86)
+		return skip("riscv: waits for the trap-path analysis (issue 12): a probe on what the exception entry calls crashes the lockdep kernel");
+	if (!exists(BENCH_KO))
+		return skip("no okprobe_bench.ko for this architecture");
+	ret = storm_steps();
+	if (ret) {
+		write_file(BENCH_CONTROL, "uncover");
+		unload_module("okprobe_bench");
+		unload_module("okprobe");
+	}
+	return ret;
+}
+
 static int bench_unload(void)
 {
 	int ret;
@@ -2544,6 +2743,7 @@ static const struct test okprobe_suite[] = {
 	TEST(test_unload_while_optimized, "the client unloads while its optimized probe is hit on every CPU"),
 	TEST(test_enable_disable_switches, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint"),
 	TEST(test_kprobe_events, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round"),
+	TEST(test_storm, "a storm of probes over syscall-path kernel functions under load: documented refusals, optimized, toggled, text restored"),
 	TEST(test_traced_okprobe, "okprobe under the function tracer: kprobe_events refused on all its text, 10^6 hits exact, console clean"),
 	TEST(test_riscv_liveness, "riscv: a probe optimizes under the psABI and, with psabi_liveness=0, stays a breakpoint and says why"),
 	TEST(test_module_gone, "a probe on module text turns [GONE] on unload; freed init text is refused"),
