@@ -444,28 +444,13 @@ void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
 
 #define OKP_KERNEL_SYSCTL "/proc/sys/debug/kprobes-optimization"
 
-/* One kernel kprobe and one okprobe per target, and what they counted. */
+/* One kernel kprobe and one okprobe per target (each may optimize). */
 struct okp_random_party {
-	struct kprobe kp;
-	struct okprobe op;
-	atomic_long_t kp_hits, op_hits;
-	bool kp_registered, op_registered;
+	struct okp_party kernel, okprobe;
 };
 
 static const struct okp_cycle_target *okp_random_targets;
 static size_t okp_random_count;
-
-static int okp_random_kp_pre(struct kprobe *kp, struct pt_regs *regs)
-{
-	atomic_long_inc(&container_of(kp, struct okp_random_party, kp)->kp_hits);
-	return 0;
-}
-
-static int okp_random_op_pre(struct okprobe *op, struct pt_regs *regs)
-{
-	atomic_long_inc(&container_of(op, struct okp_random_party, op)->op_hits);
-	return 0;
-}
 
 static int okp_random_hammer(void *data)
 {
@@ -503,19 +488,6 @@ static bool okp_jump_at(void *address)
 #endif
 }
 
-static int okp_write_file(const char *path, const char *value)
-{
-	struct file *file = filp_open(path, O_WRONLY, 0);
-	loff_t position = 0;
-	ssize_t written;
-
-	if (IS_ERR(file))
-		return PTR_ERR(file);
-	written = kernel_write(file, value, strlen(value), &position);
-	filp_close(file, NULL);
-	return written < 0 ? written : 0;
-}
-
 /* One random step on party p (target t); false and why on a broken rule. */
 static bool okp_random_step(struct okp_random_party *p,
 			    const struct okp_cycle_target *t, u32 pick,
@@ -526,51 +498,42 @@ static bool okp_random_step(struct okp_random_party *p,
 
 	switch (pick % 7) {
 	case 0:
-		if (p->kp_registered)
+		if (p->kernel.registered)
 			break;
-		memset(&p->kp, 0, sizeof(p->kp));
-		p->kp.addr = address;
-		p->kp.pre_handler = okp_random_kp_pre;
-		ret = register_kprobe(&p->kp);
-		p->kp_registered = !ret;
+		ret = okp_party_register(&p->kernel, address);
 		/*
 		 * Beside nothing the kernel may still refuse by its own
 		 * instruction rules (riscv 6.1 rejects c.j, c.jr, c.beqz...).
 		 */
-		if (p->op_registered ? ret != -EINVAL && ret != -EBUSY :
+		if (p->okprobe.registered ? ret != -EINVAL && ret != -EBUSY :
 		    ret && ret != -EINVAL && ret != -EILSEQ) {
 			snprintf(why, size, "kprobe at %pS beside %s: %d", address,
-				 p->op_registered ? "an okprobe" : "nothing", ret);
+				 p->okprobe.registered ? "an okprobe" : "nothing",
+				 ret);
 			return false;
 		}
 		break;
 	case 1:
-		if (p->kp_registered)
-			unregister_kprobe(&p->kp);
-		p->kp_registered = false;
+		okp_party_unregister(&p->kernel);
 		break;
 	case 2:
-		if (p->op_registered)
+		if (p->okprobe.registered)
 			break;
-		memset(&p->op, 0, sizeof(p->op));
-		p->op.addr = address;
-		p->op.pre_handler = okp_random_op_pre;
-		ret = okprobe_register(&p->op);
-		p->op_registered = !ret;
-		if (p->kp_registered ? ret != -EBUSY : ret != 0) {
+		ret = okp_party_register(&p->okprobe, address);
+		if (p->kernel.registered ? ret != -EBUSY : ret != 0) {
 			snprintf(why, size, "okprobe at %pS beside %s: %d", address,
-				 p->kp_registered ? "a kprobe" : "nothing", ret);
+				 p->kernel.registered ? "a kprobe" : "nothing", ret);
 			return false;
 		}
 		break;
 	case 3:
-		if (p->op_registered)
-			okprobe_unregister(&p->op);
-		p->op_registered = false;
+		if (p->okprobe.registered)
+			okp_party_unregister(&p->okprobe);
 		break;
 	case 4:
-		if (p->op_registered)
-			(pick & 0x100 ? okprobe_enable : okprobe_disable)(&p->op);
+		if (p->okprobe.registered)
+			(pick & 0x100 ? okprobe_enable :
+			 okprobe_disable)(&p->okprobe.op);
 		break;
 	case 5:
 		okp_write_sysctl(pick & 0x100 ? "1" : "0");
@@ -592,15 +555,15 @@ static bool okp_random_invariants(struct okp_random_party *parties,
 	for (i = 0; i < okp_random_count; i++) {
 		struct okp_random_party *p = &parties[i];
 
-		if (p->kp_registered && p->op_registered) {
+		if (p->kernel.registered && p->okprobe.registered) {
 			snprintf(why, size, "a kprobe and an okprobe in %ps",
 				 okp_random_targets[i].target);
 			return false;
 		}
-		if (p->op_registered && okp_optimized(&p->op) &&
-		    !okp_jump_at(p->op.addr)) {
+		if (p->okprobe.registered && okp_optimized(&p->okprobe.op) &&
+		    !okp_jump_at(p->okprobe.op.addr)) {
 			snprintf(why, size, "%pS is [OPTIMIZED] without its jump",
-				 p->op.addr);
+				 p->okprobe.op.addr);
 			return false;
 		}
 	}
@@ -616,8 +579,8 @@ static bool okp_random_counts(struct okp_random_party *parties, char *why,
 	size_t i;
 
 	for (i = 0; i < okp_random_count; i++) {
-		atomic_long_set(&parties[i].kp_hits, 0);
-		atomic_long_set(&parties[i].op_hits, 0);
+		atomic_long_set(&parties[i].kernel.hits, 0);
+		atomic_long_set(&parties[i].okprobe.hits, 0);
 	}
 	hammers = kcalloc(nr_cpu_ids, sizeof(*hammers), GFP_KERNEL);
 	if (!hammers)
@@ -629,15 +592,16 @@ static bool okp_random_counts(struct okp_random_party *parties, char *why,
 	for (i = 0; i < okp_random_count; i++) {
 		struct okp_random_party *p = &parties[i];
 
-		hits = atomic_long_read(&p->kp_hits);
-		if (p->kp_registered && hits != calls) {
+		hits = atomic_long_read(&p->kernel.hits);
+		if (p->kernel.registered && hits != calls) {
 			snprintf(why, size, "the kprobe in %ps counted %ld of %ld",
 				 okp_random_targets[i].target, hits, calls);
 			return false;
 		}
-		hits = atomic_long_read(&p->op_hits);
-		if (p->op_registered &&
-		    hits != (p->op.flags & OKPROBE_FLAG_DISABLED ? 0 : calls)) {
+		hits = atomic_long_read(&p->okprobe.hits);
+		if (p->okprobe.registered &&
+		    hits != (p->okprobe.op.flags & OKPROBE_FLAG_DISABLED ?
+			     0 : calls)) {
 			snprintf(why, size, "the okprobe in %ps counted %ld of %ld",
 				 okp_random_targets[i].target, hits, calls);
 			return false;
@@ -668,6 +632,10 @@ void okp_test_random_coexistence(const struct okp_cycle_target *targets,
 	}
 	okp_random_targets = targets;
 	okp_random_count = count;
+	for (i = 0; i < count; i++) {
+		parties[i].kernel.kind = OKP_KERNEL_OPTIMIZED;
+		parties[i].okprobe.kind = OKP_OKPROBE_OPTIMIZED;
+	}
 	for (i = 0; i < count; i++)
 		if (copy_from_kernel_nofault(snapshots[i], targets[i].target,
 					     OKP_SNAPSHOT))
@@ -693,10 +661,9 @@ void okp_test_random_coexistence(const struct okp_cycle_target *targets,
 	}
 	/* Everything out, both optimizers back on, the text as it was. */
 	for (i = 0; i < count; i++) {
-		if (parties[i].kp_registered)
-			unregister_kprobe(&parties[i].kp);
-		if (parties[i].op_registered)
-			okprobe_unregister(&parties[i].op);
+		okp_party_unregister(&parties[i].kernel);
+		if (parties[i].okprobe.registered)
+			okp_party_unregister(&parties[i].okprobe);
 	}
 	okp_write_sysctl("1");
 	okp_write_file(OKP_KERNEL_SYSCTL, "1");

@@ -134,7 +134,12 @@ bool okp_wait_optimized(struct okprobe *probe, bool optimized)
 
 int okp_write_sysctl(const char *value)
 {
-	struct file *file = filp_open(OKP_SYSCTL, O_WRONLY, 0);
+	return okp_write_file(OKP_SYSCTL, value);
+}
+
+int okp_write_file(const char *path, const char *value)
+{
+	struct file *file = filp_open(path, O_WRONLY, 0);
 	loff_t position = 0;
 	ssize_t written;
 

@@ -65,6 +65,8 @@ bool okp_optimized(struct okprobe *probe);
 bool okp_wait_optimized(struct okprobe *probe, bool optimized);
 /* Writes sysctl debug.kprobes_optimization as an operator would. */
 int okp_write_sysctl(const char *value);
+/* Writes value to a /proc or /sys file; 0 or -errno. */
+int okp_write_file(const char *path, const char *value);
 /* A probed target of the cycle test, and what it must return. */
 struct okp_cycle_target {
 	okp_target_fn target;
