@@ -160,27 +160,18 @@ static bool okp_party_wait_optimized(struct okp_party *p)
 
 static const struct okp_coexist_target *okp_hammered[2];
 
-static int okp_coexist_hammer(void *data)
+static long okp_coexist_round(long a)
 {
-	struct okp_hammer *hammer = data;
-	long a = 0;
+	long wrong = 0;
 	int i;
 
-	while (!READ_ONCE(okp_hammer_stop)) {
-		for (i = 0; i < ARRAY_SIZE(okp_hammered); i++) {
-			const struct okp_coexist_target *t = okp_hammered[i];
+	for (i = 0; i < ARRAY_SIZE(okp_hammered); i++) {
+		const struct okp_coexist_target *t = okp_hammered[i];
 
-			if (t && !t->call(t->function, a))
-				hammer->wrong++;
-		}
-		hammer->calls++;
-		a = (a + 1) & 7;
-		/* Lets rcu-tasks grace periods (both optimizers') end. */
-		if (!(hammer->calls & 255))
-			schedule_timeout_idle(1);
+		if (t && !t->call(t->function, a))
+			wrong++;
 	}
-	complete(&hammer->done);
-	return 0;
+	return wrong;
 }
 
 /* Every online CPU calls the hammered targets until okp_hammers_stop. */
@@ -190,7 +181,7 @@ static struct okp_hammer *okp_hammers_start(void)
 
 	hammers = kcalloc(nr_cpu_ids, sizeof(*hammers), GFP_KERNEL);
 	if (hammers)
-		okp_start_hammers(hammers, okp_coexist_hammer);
+		okp_start_round_hammers(hammers, okp_coexist_round);
 	return hammers;
 }
 
@@ -452,26 +443,17 @@ struct okp_random_party {
 static const struct okp_cycle_target *okp_random_targets;
 static size_t okp_random_count;
 
-static int okp_random_hammer(void *data)
+static long okp_random_round(long a)
 {
-	struct okp_hammer *hammer = data;
-	long a = 0;
+	long wrong = 0;
 	size_t i;
 
-	while (!READ_ONCE(okp_hammer_stop)) {
-		for (i = 0; i < okp_random_count; i++) {
-			const struct okp_cycle_target *t = &okp_random_targets[i];
+	for (i = 0; i < okp_random_count; i++) {
+		const struct okp_cycle_target *t = &okp_random_targets[i];
 
-			if (t->target(a, 1) != t->expect(a, 1))
-				hammer->wrong++;
-		}
-		hammer->calls++;
-		a = (a + 1) & 7;
-		if (!(hammer->calls & 255))
-			schedule_timeout_idle(1);
+		wrong += t->target(a, 1) != t->expect(a, 1);
 	}
-	complete(&hammer->done);
-	return 0;
+	return wrong;
 }
 
 /* Whether the text at address holds an optimizer's jump. */
@@ -585,7 +567,7 @@ static bool okp_random_counts(struct okp_random_party *parties, char *why,
 	hammers = kcalloc(nr_cpu_ids, sizeof(*hammers), GFP_KERNEL);
 	if (!hammers)
 		return true;
-	okp_start_hammers(hammers, okp_random_hammer);
+	okp_start_round_hammers(hammers, okp_random_round);
 	msleep(100);
 	okp_stop_hammers(hammers, &calls, &wrong);
 	kfree(hammers);
@@ -644,7 +626,7 @@ void okp_test_random_coexistence(const struct okp_cycle_target *targets,
 	prandom_seed_state(&rnd, seed);
 	hammers = kcalloc(nr_cpu_ids, sizeof(*hammers), GFP_KERNEL);
 	if (hammers)
-		okp_start_hammers(hammers, okp_random_hammer);
+		okp_start_round_hammers(hammers, okp_random_round);
 	for (step = 0; step < steps && !why[0]; step++) {
 		u32 pick = prandom_u32_state(&rnd);
 
@@ -656,7 +638,7 @@ void okp_test_random_coexistence(const struct okp_cycle_target *targets,
 			okp_stop_hammers(hammers, &calls, &wrong);
 			okp_random_counts(parties, why, sizeof(why));
 			memset(hammers, 0, nr_cpu_ids * sizeof(*hammers));
-			okp_start_hammers(hammers, okp_random_hammer);
+			okp_start_round_hammers(hammers, okp_random_round);
 		}
 	}
 	/* Everything out, both optimizers back on, the text as it was. */

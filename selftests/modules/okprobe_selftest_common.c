@@ -85,6 +85,33 @@ unsigned int okp_start_hammers(struct okp_hammer *hammers,
 	return started;
 }
 
+int okp_round_hammer(void *data)
+{
+	struct okp_hammer *hammer = data;
+	long a = 0;
+
+	while (!READ_ONCE(okp_hammer_stop)) {
+		hammer->wrong += hammer->round(a);
+		hammer->calls++;
+		a = (a + 1) & 7;
+		/* A real sleep: a CPU-bound loop never switches voluntarily. */
+		if (!(hammer->calls & 255))
+			schedule_timeout_idle(1);
+	}
+	complete(&hammer->done);
+	return 0;
+}
+
+unsigned int okp_start_round_hammers(struct okp_hammer *hammers,
+				     long (*round)(long a))
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		hammers[cpu].round = round;
+	return okp_start_hammers(hammers, okp_round_hammer);
+}
+
 long okp_hammer_calls(struct okp_hammer *hammers)
 {
 	unsigned int cpu;

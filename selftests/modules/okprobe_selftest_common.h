@@ -37,6 +37,8 @@ struct okp_hammer {
 	long wrong;		/* results that were not as expected */
 	bool started;
 	struct completion done;
+	/* For okp_round_hammer: one round of calls, returns the wrong ones. */
+	long (*round)(long a);
 };
 
 /* Read by the hammer threads: true asks them to finish. */
@@ -45,6 +47,14 @@ extern bool okp_hammer_stop;
 /* Starts fn bound to every online CPU; returns how many started. */
 unsigned int okp_start_hammers(struct okp_hammer *hammers,
 			       int (*fn)(void *data));
+/*
+ * A hammer thread that calls hammer->round(a) (a = 0..7 in turn) until
+ * asked to stop, sleeping now and then so that rcu-tasks grace periods end.
+ */
+int okp_round_hammer(void *data);
+/* Starts okp_round_hammer with round on every online CPU. */
+unsigned int okp_start_round_hammers(struct okp_hammer *hammers,
+				     long (*round)(long a));
 /* Calls made so far by all of them. */
 long okp_hammer_calls(struct okp_hammer *hammers);
 /* Stops them and adds up their calls and wrong results. */
