@@ -362,7 +362,6 @@ Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &fa
 	if (!site)
 		return nullptr;
 	site->function = checked.function;
-	site->function_size = checked.function_size;
 	site->claimed = true;
 	for (size_t i = 0; i < max_original_bytes; ++i)
 		site->original[i] = original[i];

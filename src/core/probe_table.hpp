@@ -78,9 +78,9 @@ struct Site {
 	uint8_t patched_bytes = 0;
 	bool armed = false;
 	bool gone = false;
-	// The function holding address, claimed from the kernel's kprobes
-	// (okp_glue_claim_function) while claimed is set.
-	uint64_t function = 0, function_size = 0;
+	// Where the function holding address starts: claimed from the
+	// kernel's kprobes (okp_glue_claim_function) while claimed is set.
+	uint64_t function = 0;
 	bool claimed = false;
 	// "symbol+0xoff/0xsize [module]" at registration: still right in the
 	// list after the module is gone.

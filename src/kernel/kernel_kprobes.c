@@ -110,6 +110,13 @@ static struct kprobe *okp_kernel_kprobe_within(unsigned long start,
 	return NULL;
 }
 
+/* The line that names the kernel kprobe okprobe refuses to share with. */
+static void okp_log_kernel_kprobe(void *where)
+{
+	pr_info("kernel kprobe at %pS: okprobe leaves its function alone\n",
+		where);
+}
+
 const char *okp_glue_foreign_probe(unsigned long start, unsigned long size)
 {
 	struct kprobe *theirs;
@@ -138,8 +145,7 @@ const char *okp_glue_foreign_probe(unsigned long start, unsigned long size)
 	mutex_unlock(okp_kprobe_mutex);
 	if (!where)
 		return NULL;
-	pr_info("kernel kprobe at %pS: okprobe leaves its function alone\n",
-		where);
+	okp_log_kernel_kprobe(where);
 	return okp_kernel_kprobe_why;
 }
 
@@ -240,8 +246,7 @@ int okp_glue_claim_function(unsigned long start, unsigned long size,
 	if (theirs) {
 		/* Logged under kprobe_mutex: theirs stays valid meanwhile. */
 		*why = okp_kernel_kprobe_why;
-		pr_info("kernel kprobe at %pS: okprobe leaves its function alone\n",
-			theirs->addr);
+		okp_log_kernel_kprobe(theirs->addr);
 		ret = -EBUSY;
 		goto out;
 	}
