@@ -55,6 +55,11 @@ typedef void (*okprobe_post_handler_t)(struct okprobe *probe,
 #define OKPROBE_FLAG_DISABLED	0x1	/* registered, handlers do not run */
 #define OKPROBE_FLAG_GONE	0x2	/* its text went away (module unload) */
 #define OKPROBE_FLAG_OPTIMIZED	0x4	/* a jump replaces its breakpoint */
+/*
+ * Someone else changed the text okprobe had written at its address:
+ * okprobe leaves that text alone for good and runs none of its handlers.
+ */
+#define OKPROBE_FLAG_LOST	0x8
 
 struct okprobe {
 	/* Where: symbol_name + offset, or addr (not both). */

@@ -13,6 +13,7 @@
 #include "core/symbol_resolver.cpp"
 #include "core/registration.cpp"
 #include "core/function_text.cpp"
+#include "core/code_graph.cpp"
 
 #if defined(__x86_64__)
 #include "x86/instruction_decoder.cpp"
@@ -32,6 +33,7 @@
 #include "riscv/jump_optimization.cpp"
 #include "riscv/detour.cpp"
 #include "riscv/out_of_line.cpp"
+#include "riscv/trap_window.cpp"
 #include "core/probe_table.cpp"
 #include "riscv/breakpoint_probes.cpp"
 #include "core/probe_api.cpp"

@@ -13,6 +13,7 @@
 // The registers: riscv reports a breakpoint with epc at the ebreak, so
 // handlers see regs->epc == the probed address (include/okprobe.h).
 #include "core/address_table.hpp"
+#include "core/code_graph.hpp"
 #include "core/core_api.h"
 #include "core/detour_pool.hpp"
 #include "core/function_text.hpp"
@@ -23,6 +24,7 @@
 #include "riscv/function_analysis.hpp"
 #include "riscv/out_of_line.hpp"
 #include "riscv/probe_rules.hpp"
+#include "riscv/trap_window.hpp"
 
 #include <okprobe.h>
 
@@ -114,7 +116,7 @@ pt_regs *as_pt_regs(Registers &regs)
 // being taken out, find a half-restored window). A site that cannot boost
 // runs its trapping copy with interrupts as they are: its post trap only
 // moves epc on (it is not this CPU's active hit).
-OKP_HANDLER_PATH void execute_without_handlers(BreakpointSite &site, Registers &regs)
+OKP_HANDLER_PATH int execute_without_handlers(BreakpointSite &site, Registers &regs)
 {
 	if (const Detour *detour = ProbeTable::published_detour(site))
 		regs.epc = detour->copy;
@@ -122,23 +124,34 @@ OKP_HANDLER_PATH void execute_without_handlers(BreakpointSite &site, Registers &
 		simulate(site.instruction, site.address, regs);
 	else if (site.boosted)
 		regs.epc = site.slot;
-	else
+	else {
 		regs.epc = trapping_copy(site);
+		return OKP_BREAKPOINT_TRAPPING_COPY;
+	}
+	return 1;
 }
 
 OKP_HANDLER_PATH int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 {
+	if (__atomic_load_n(&site.lost, __ATOMIC_RELAXED)) {
+		// okprobe's ebreak is still there, whatever else changed: run
+		// the instruction it displaced, call no handler.
+		return execute_without_handlers(site, regs);
+	}
 	if (cpu.active_site) {
-		// A probe hit inside a handler: count it, run the instruction,
-		// call no handler.
+		// A probe hit inside a handler, or in the trap entry on the way
+		// to the active hit's post trap: count it, run the instruction,
+		// call no handler. A copy of the active site itself post-traps
+		// before the active hit's own copy does.
 		ProbeTable::count_missed(site);
-		execute_without_handlers(site, regs);
-		return 1;
+		const int how = execute_without_handlers(site, regs);
+		if (how == OKP_BREAKPOINT_TRAPPING_COPY && &site == cpu.active_site)
+			++cpu.nested_copies;
+		return how;
 	}
 	if (!registered_probes.all_enabled()) {
 		// Disarming raced with this hit.
-		execute_without_handlers(site, regs);
-		return 1;
+		return execute_without_handlers(site, regs);
 	}
 	cpu.active_site = &site;
 	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(cpu);
@@ -168,11 +181,11 @@ OKP_HANDLER_PATH int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_c
 		return 1;
 	}
 	// The trapping copy, with interrupts off until its post trap (sret
-	// takes them from SPIE).
+	// takes them from SPIE), reached without the kernel's exit work.
 	cpu.saved_flags = regs.status & status_spie;
 	regs.status &= ~status_spie;
 	regs.epc = trapping_copy(site);
-	return 1;
+	return OKP_BREAKPOINT_TRAPPING_COPY;
 }
 
 OKP_HANDLER_PATH int post_trap_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
@@ -180,6 +193,10 @@ OKP_HANDLER_PATH int post_trap_hit(BreakpointSite &site, Registers &regs, okp_cp
 	regs.epc = next_instruction(site);
 	if (cpu.active_site != &site)
 		return 1; // a copy run without handlers
+	if (cpu.nested_copies) {
+		--cpu.nested_copies; // a nested hit's, not the active one
+		return 1;
+	}
 	regs.status |= cpu.saved_flags;
 	cpu.saved_flags = 0;
 	ProbeTable::run_post_handlers(ProbeTable::hit_probes_of(cpu), as_pt_regs(regs));
@@ -200,43 +217,6 @@ OKP_HANDLER_PATH bool is_breakpoint(uint64_t address)
 // ---- The site's function, decoded whole ---------------------------------------
 
 constexpr size_t max_edges = 64;
-
-// Where the function's direct jumps and branches (and far "auipc; jalr x0"
-// jumps) leave it: its .cold pieces are among them. Calls are not: a
-// callee returns, it does not jump back into the middle. Returns the
-// number of distinct targets, which may exceed capacity.
-size_t external_jump_targets(const CodeRange &function, uint64_t *targets, size_t capacity)
-{
-	size_t count = 0;
-	Instruction previous;
-	uint64_t previous_address = 0;
-	for (size_t at = 0; at < function.size;) {
-		const Instruction insn = decode_instruction(function.bytes + at, function.size - at);
-		if (insn.length == 0)
-			break;
-		const uint64_t address = function.address + at;
-		uint64_t target = 0;
-		if (has_direct_target(insn) && insn.rd == reg::zero)
-			target = address + insn.immediate;
-		else if (insn.operation == Operation::jalr && insn.rd == reg::zero && insn.rs1 != reg::zero &&
-			 previous.operation == Operation::auipc && previous.rd == insn.rs1)
-			target = previous_address + previous.immediate + insn.immediate;
-		if (target && (target < function.address || target >= function.address + function.size)) {
-			bool seen = false;
-			for (size_t i = 0; i < count && i < capacity && !seen; ++i)
-				seen = targets[i] == target;
-			if (!seen) {
-				if (count < capacity)
-					targets[count] = target;
-				++count;
-			}
-		}
-		previous = insn;
-		previous_address = address;
-		at += insn.length;
-	}
-	return count;
-}
 
 // The function holding a site, decoded with its pieces and the edges its
 // bytes do not show: jump labels (a nop that may become a jump) and
@@ -310,7 +290,7 @@ const char *SiteFunction::analyse(const BreakpointSite &site, const KernelFacts 
 	if (const char *why = text.read(facts, start, size))
 		return why;
 	uint64_t targets[max_external_targets];
-	const size_t target_count = external_jump_targets(text.range, targets, max_external_targets);
+	const size_t target_count = code_references(text.range, references::jumps, targets, max_external_targets);
 	if (const char *why = read_pieces(facts, site.description, text.range, targets, target_count, pieces, ranges,
 					  &piece_count))
 		return why;
@@ -388,6 +368,10 @@ Site *create_site(uint64_t address, const uint8_t (&original)[max_original_bytes
 void arm(Site &generic)
 {
 	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
+	if (!text_holds(site.address, site.original, site.instruction.length)) {
+		mark_lost(site, "the instruction changed before okprobe put its ebreak back");
+		return;
+	}
 	okp_glue_text_write(site.address, breakpoint_bytes(site), site.instruction.length);
 	site.patched_bytes = site.instruction.length;
 }
@@ -395,8 +379,12 @@ void arm(Site &generic)
 void disarm(Site &generic)
 {
 	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
-	// Back as it was, only if the text still holds okprobe's breakpoint.
-	okp_glue_text_restore(site.address, breakpoint_bytes(site), site.original, site.instruction.length);
+	// Back as it was, only over okprobe's breakpoint.
+	if (!text_holds(site.address, breakpoint_bytes(site), site.instruction.length)) {
+		mark_lost(site, "someone else changed okprobe's ebreak");
+		return;
+	}
+	okp_glue_text_write(site.address, site.original, site.instruction.length);
 	site.patched_bytes = 0;
 }
 
@@ -529,11 +517,13 @@ void optimize(Site *const *sites, size_t count)
 			BreakpointSite &site = static_cast<BreakpointSite &>(*sites[i]);
 			// Only over what okprobe left there: its breakpoint and the
 			// original bytes. Anything else stays a breakpoint.
-			if (!site.detour ||
-			    !encode_window_jump(site.plan, site.address, site.detour->entry, jumps[n]) ||
-			    !holds_breakpoint_over_original(site, breakpoint_bytes(site), site.instruction.length,
-							    site.plan.window_length))
+			if (!site.detour || !encode_window_jump(site.plan, site.address, site.detour->entry, jumps[n]))
 				continue;
+			if (!holds_breakpoint_over_original(site, breakpoint_bytes(site), site.instruction.length,
+							    site.plan.window_length)) {
+				mark_lost(site, "someone else changed the jump's window under okprobe's ebreak");
+				continue;
+			}
 			patches[n] = {site.address, jumps[n], site.plan.window_length};
 			accepted[n++] = &site;
 		}
@@ -554,20 +544,29 @@ void unoptimize(Site *const *sites, size_t count)
 {
 	okp_text_patch patches[text_batch];
 	for (size_t start = 0; start < count; start += text_batch) {
-		const size_t n = count - start < text_batch ? count - start : text_batch;
-		for (size_t i = 0; i < n; ++i) {
-			BreakpointSite &site = static_cast<BreakpointSite &>(*sites[start + i]);
-			patches[i] = {site.address, breakpoint_bytes(site), site.instruction.length};
+		size_t n = 0;
+		for (size_t i = start; i < count && i < start + text_batch; ++i) {
+			BreakpointSite &site = static_cast<BreakpointSite &>(*sites[i]);
+			uint8_t jump[max_window_size];
+			// Only over okprobe's own jump.
+			if (!encode_window_jump(site.plan, site.address, site.detour->entry, jump) ||
+			    !text_holds(site.address, jump, site.plan.window_length)) {
+				mark_lost(site, "someone else changed okprobe's jump");
+				continue;
+			}
+			patches[n++] = {site.address, breakpoint_bytes(site), site.instruction.length};
 		}
 		okp_glue_text_write_batch(patches, n);
 	}
 	okp_glue_synchronize_rcu_tasks();
 	for (size_t start = 0; start < count; start += text_batch) {
-		const size_t n = count - start < text_batch ? count - start : text_batch;
-		for (size_t i = 0; i < n; ++i) {
-			BreakpointSite &site = static_cast<BreakpointSite &>(*sites[start + i]);
+		size_t n = 0;
+		for (size_t i = start; i < count && i < start + text_batch; ++i) {
+			BreakpointSite &site = static_cast<BreakpointSite &>(*sites[i]);
+			if (site.lost)
+				continue;
 			const size_t first = site.instruction.length;
-			patches[i] = {site.address + first, site.original + first, site.plan.window_length - first};
+			patches[n++] = {site.address + first, site.original + first, site.plan.window_length - first};
 			site.patched_bytes = site.instruction.length;
 		}
 		okp_glue_text_write_batch(patches, n);
@@ -607,4 +606,50 @@ extern "C" OKP_HANDLER_PATH int okp_core_breakpoint(void *raw_regs)
 	if (!is_breakpoint(address))
 		return 1;
 	return 0;
+}
+
+extern "C" long okp_core_refuse_trap_window(unsigned long exit_code, unsigned long length, const char **why,
+					    unsigned long *culprit)
+{
+	*culprit = 0;
+	uint8_t *code = new uint8_t[length];
+	if (!code)
+		return -error::enomem;
+	if (okp_glue_read_text(exit_code, code, length) != length) {
+		delete[] code;
+		*why = "the trap exit code is unreadable";
+		return -error::einval;
+	}
+	CodeGraphFacts facts{};
+	facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *) {
+		unsigned long s = 0, n = 0;
+		// Not init text: freed after boot, whatever still refers to it.
+		const okp_text_kind kind = okp_glue_text_kind(address);
+		if ((kind != OKP_TEXT_CORE && kind != OKP_TEXT_MODULE) || !okp_glue_function_of(address, &s, &n))
+			return false;
+		*start = s;
+		*size = n;
+		return true;
+	};
+	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
+		return okp_glue_read_text(address, buffer, size);
+	};
+	auto lookup = [](const char *name, void *) -> uint64_t { return okp_glue_lookup_symbol(name); };
+	RangeList reached;
+	const TrapWindowFunctions window =
+		sscratch_window_functions(CodeRange{code, exit_code, length}, lookup, facts, reached);
+	delete[] code;
+	long result = long(reached.size());
+	if (window.why) {
+		*why = window.why;
+		*culprit = window.walk.culprit;
+		result = -(window.walk.error ? window.walk.error : error::einval);
+	}
+	for (size_t i = 0; i < reached.size() && result >= 0; ++i)
+		if (okp_core_blacklist_add(reached[i].start, reached[i].end, reached[i].why)) {
+			*why = "out of memory";
+			result = -error::enomem;
+		}
+	reached.clear();
+	return result;
 }

@@ -1121,4 +1121,43 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 	return true;
 }
 
+size_t code_references(const CodeRange &function, unsigned kinds, uint64_t *targets, size_t capacity)
+{
+	size_t count = 0;
+	auto add = [&](uint64_t target) {
+		if (target >= function.address && target < function.address + function.size)
+			return;
+		for (size_t i = 0; i < count && i < capacity; ++i)
+			if (targets[i] == target)
+				return;
+		if (count < capacity)
+			targets[count] = target;
+		++count;
+	};
+	Instruction previous;
+	uint64_t previous_address = 0;
+	for (size_t at = 0; at < function.size;) {
+		const Instruction insn = decode_instruction(function.bytes + at, function.size - at);
+		if (insn.length == 0)
+			break;
+		const uint64_t address = function.address + at;
+		const bool links = insn.rd != reg::zero;
+		const bool after_auipc =
+			previous.operation == Operation::auipc && previous.rd == insn.rs1 && insn.rs1 != reg::zero;
+		const uint64_t far = previous_address + previous.immediate + insn.immediate;
+		if (has_direct_target(insn) && (kinds & (links ? references::calls : references::jumps)))
+			add(address + insn.immediate);
+		else if (insn.operation == Operation::jalr && after_auipc &&
+			 (kinds & (links ? references::calls : references::jumps)))
+			add(far);
+		else if (insn.operation == Operation::addi && after_auipc && insn.rd == insn.rs1 &&
+			 (kinds & references::taken_address))
+			add(far);
+		previous = insn;
+		previous_address = address;
+		at += insn.length;
+	}
+	return count;
+}
+
 } // namespace okp::riscv

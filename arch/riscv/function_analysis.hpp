@@ -259,4 +259,18 @@ private:
 	bool psabi_ = true;
 };
 
+// What code_references collects.
+namespace references {
+constexpr unsigned jumps = 1;	      // jal x0 / branches / far "auipc; jalr x0" jumps
+constexpr unsigned calls = 2;	      // jal and "auipc; jalr" that link
+constexpr unsigned taken_address = 4; // "auipc rd; addi rd, rd" computing an address
+} // namespace references
+
+// The distinct addresses outside function that its code refers to, of the
+// kinds asked (a mask of references::*): where its jumps leave it (its
+// .cold pieces among them), what it calls, which code addresses it takes
+// (a callback handed to another function). Returns the number of distinct
+// targets, which may exceed capacity.
+size_t code_references(const CodeRange &function, unsigned kinds, uint64_t *targets, size_t capacity);
+
 } // namespace okp::riscv

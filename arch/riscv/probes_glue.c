@@ -299,18 +299,27 @@ NOKPROBE_SYMBOL(okp_glue_read_trap_text);
 static void (*okp_original_break_handler)(struct pt_regs *regs);
 
 /*
- * Every ebreak trap comes here, from the trap entry, with interrupts off
- * (the entry never enables them for EXC_BREAKPOINT): no lock, no
- * allocation. okprobe's own breakpoints (a site or a slot's post trap)
- * end here; everything else goes on to the kernel's do_trap_break().
+ * Every ebreak trap comes here, through okp_trap_break_entry
+ * (trap_break.S), with interrupts off (the entry never enables them for
+ * EXC_BREAKPOINT): no lock, no allocation. okprobe's own breakpoints (a
+ * site or a slot's post trap) end here; everything else goes on to the
+ * kernel's do_trap_break(). Returns 1 when the trap must return straight
+ * to a trapping copy, 0 to return through the kernel's exit.
  */
-static asmlinkage void notrace okp_do_trap_break(struct pt_regs *regs)
+asmlinkage int notrace okp_do_trap_break(struct pt_regs *regs)
 {
-	if (!user_mode(regs) && okp_core_breakpoint(regs))
-		return;
-	okp_original_break_handler(regs);
+	int taken = user_mode(regs) ? 0 : okp_core_breakpoint(regs);
+
+	if (!taken) {
+		okp_original_break_handler(regs);
+		return 0;
+	}
+	return taken == OKP_BREAKPOINT_TRAPPING_COPY &&
+	       !(regs->status & SR_SPIE);
 }
 NOKPROBE_SYMBOL(okp_do_trap_break);
+
+asmlinkage void okp_trap_break_entry(struct pt_regs *regs);
 
 /* One aligned 8-byte store through an alias: the trap entry's load sees
  * the old handler or the new one, never a mix.
@@ -346,7 +355,7 @@ static int okp_install_break_handler(void)
 	}
 	okp_original_break_handler = (void *)original;
 	ret = okp_set_break_handler(original,
-				    (unsigned long)okp_do_trap_break);
+				    (unsigned long)okp_trap_break_entry);
 	if (ret)
 		pr_err("cannot catch ebreak: excp_vect_table is not writable (%d)\n",
 		       ret);
@@ -355,7 +364,7 @@ static int okp_install_break_handler(void)
 
 static void okp_remove_break_handler(void)
 {
-	if (okp_set_break_handler((unsigned long)okp_do_trap_break,
+	if (okp_set_break_handler((unsigned long)okp_trap_break_entry,
 				  (unsigned long)okp_original_break_handler))
 		pr_err("excp_vect_table[EXC_BREAKPOINT] changed under okprobe: left as it is\n");
 	/*

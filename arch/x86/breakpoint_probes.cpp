@@ -138,6 +138,12 @@ void execute_without_handlers(BreakpointSite &site, Registers &regs)
 
 int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
 {
+	if (__atomic_load_n(&site.lost, __ATOMIC_RELAXED)) {
+		// okprobe's int3 is still there, whatever else changed: run
+		// the instruction it displaced, call no handler.
+		execute_without_handlers(site, regs);
+		return 1;
+	}
 	if (cpu.active_site) {
 		// A probe hit inside a handler (or between a copy and its post
 		// trap): count it, run the instruction, call no handler.
@@ -228,16 +234,27 @@ Site *create_site(uint64_t address, const uint8_t (&original)[max_original_bytes
 	return site;
 }
 
-void arm(Site &site)
+void arm(Site &generic)
 {
+	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
+	if (!text_holds(site.address, site.original, site.analysis.length)) {
+		mark_lost(site, "the instruction changed before okprobe put its int3 back");
+		return;
+	}
 	okp_glue_text_write(site.address, &int3, 1);
 	site.patched_bytes = 1;
 }
 
-void disarm(Site &site)
+void disarm(Site &generic)
 {
-	// Only the first byte ever changed; it comes back as it was.
-	okp_glue_text_restore(site.address, &int3, site.original, 1);
+	// Only the first byte ever changed; it comes back as it was, over
+	// okprobe's int3 and nothing else.
+	BreakpointSite &site = static_cast<BreakpointSite &>(generic);
+	if (!holds_breakpoint_over_original(site, &int3, 1, site.analysis.length)) {
+		mark_lost(site, "someone else changed the instruction under okprobe's int3");
+		return;
+	}
+	okp_glue_text_write(site.address, site.original, 1);
 	site.patched_bytes = 0;
 }
 
@@ -358,9 +375,12 @@ void optimize(Site *const *sites, size_t count)
 			Site &site = *sites[i];
 			// Only over what okprobe left there: its breakpoint and the
 			// original bytes. Anything else stays a breakpoint.
-			if (!site.detour || !build_jump(site.address, site.detour->entry, jumps[n]) ||
-			    !holds_breakpoint_over_original(site, &int3, 1, jump_size))
+			if (!site.detour || !build_jump(site.address, site.detour->entry, jumps[n]))
 				continue;
+			if (!holds_breakpoint_over_original(site, &int3, 1, jump_size)) {
+				mark_lost(site, "someone else changed the jump's region under okprobe's int3");
+				continue;
+			}
 			tails[n] = {site.address + 1, jumps[n] + 1, jump_size - 1};
 			heads[n] = {site.address, jumps[n], 1};
 			accepted[n++] = &site;
@@ -378,16 +398,25 @@ void unoptimize(Site *const *sites, size_t count)
 {
 	for (size_t start = 0; start < count; start += text_batch) {
 		okp_text_patch heads[text_batch], tails[text_batch];
-		const size_t n = count - start < text_batch ? count - start : text_batch;
-		for (size_t i = 0; i < n; ++i) {
-			Site &site = *sites[start + i];
-			heads[i] = {site.address, &int3, 1};
-			tails[i] = {site.address + 1, site.original + 1, jump_size - 1};
+		Site *accepted[text_batch];
+		size_t n = 0;
+		for (size_t i = start; i < count && i < start + text_batch; ++i) {
+			Site &site = *sites[i];
+			uint8_t jump[jump_size];
+			// Only over okprobe's own jump.
+			if (!build_jump(site.address, site.detour->entry, jump) ||
+			    !text_holds(site.address, jump, jump_size)) {
+				mark_lost(site, "someone else changed okprobe's jump");
+				continue;
+			}
+			heads[n] = {site.address, &int3, 1};
+			tails[n] = {site.address + 1, site.original + 1, jump_size - 1};
+			accepted[n++] = &site;
 		}
 		okp_glue_text_write_batch(heads, n);
 		okp_glue_text_write_batch(tails, n);
 		for (size_t i = 0; i < n; ++i)
-			sites[start + i]->patched_bytes = 1;
+			accepted[i]->patched_bytes = 1;
 	}
 }
 

@@ -18,15 +18,62 @@ unsigned instruction_length(const uint8_t *bytes, size_t available)
 	return instruction.length;
 }
 
+namespace {
+
+// Whether execution may go on to the next instruction: false after ret,
+// jmp, call (GCC ends a function with a call of a noreturn function),
+// int3 and ud2. From the bytes, past legacy and REX prefixes.
+bool falls_through(const uint8_t *insn, unsigned length)
+{
+	unsigned at = 0;
+	while (at < length &&
+	       (insn[at] == 0x66 || insn[at] == 0x67 || insn[at] == 0xf2 || insn[at] == 0xf3 || insn[at] == 0x2e ||
+		insn[at] == 0x3e || insn[at] == 0x26 || insn[at] == 0x36 || insn[at] == 0x64 || insn[at] == 0x65))
+		++at;
+	if (at < length && (insn[at] & 0xf0) == 0x40)
+		++at;
+	if (at >= length)
+		return true;
+	const uint8_t opcode = insn[at];
+	switch (opcode) {
+	case 0xc3: // ret
+	case 0xc2: // ret imm16
+	case 0xe9: // jmp rel32
+	case 0xeb: // jmp rel8
+	case 0xe8: // call rel32
+	case 0xcc: // int3
+		return false;
+	case 0x0f:
+		return !(at + 1 < length && insn[at + 1] == 0x0b); // ud2
+	case 0xff: {						   // jmp/call through a register or memory: /2 to /5
+		if (at + 1 >= length)
+			return true;
+		const unsigned reg = (insn[at + 1] >> 3) & 7;
+		return reg < 2 || reg > 5;
+	}
+	default:
+		return true;
+	}
+}
+
+} // namespace
+
 Boundary check_instruction_boundary(const uint8_t *function, size_t function_size, size_t offset)
 {
 	if (offset >= function_size)
 		return Boundary::past_end;
 	size_t position = 0;
+	size_t previous = 0;
+	unsigned previous_length = 0;
 	while (position < offset) {
 		const unsigned length = instruction_length(function + position, function_size - position);
 		if (length == 0)
 			return Boundary::undecodable;
+		if (function[position] == 0xcc && previous_length &&
+		    falls_through(function + previous, previous_length))
+			return Boundary::foreign_breakpoint;
+		previous = position;
+		previous_length = length;
 		position += length;
 	}
 	return position == offset ? Boundary::instruction_start : Boundary::inside_instruction;

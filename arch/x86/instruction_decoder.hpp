@@ -21,6 +21,11 @@ enum class Boundary {
 	inside_instruction,
 	undecodable, // the walk from the start met bytes that do not decode
 	past_end,    // offset is not inside the function
+	// before offset, an int3 where the instruction before it falls
+	// through: someone else's breakpoint over an instruction's first
+	// byte (padding and SLS int3s follow a ret, jmp or call), and the
+	// decode after it may be out of step
+	foreign_breakpoint,
 };
 
 // Proves whether offset is an instruction boundary by decoding the function

@@ -17,6 +17,10 @@ InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offs
 		verdict.error = error_eilseq;
 		verdict.why = "the address is inside an instruction";
 		return verdict;
+	case Boundary::foreign_breakpoint:
+		verdict.error = error_ebusy;
+		verdict.why = "someone else's int3 in the function before the address: its decode is not the original";
+		return verdict;
 	case Boundary::undecodable:
 	case Boundary::past_end:
 		verdict.error = error_eilseq;

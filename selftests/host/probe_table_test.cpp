@@ -30,6 +30,8 @@ struct FakeKernel {
 	std::map<uint64_t, int> claims;		      // okprobe's claims on each function
 	bool kernel_kprobe_in_function = false;	      // the glue refuses every claim
 	uint64_t breakpoint_on_claim = 0;	      // someone's int3 appears there as okprobe claims
+	std::map<uint64_t, int> lost;		      // times each address was reported lost
+	int pins = 0;				      // okprobe.ko's pins for lost text
 } kernel;
 
 uint8_t &text_at(uint64_t address)
@@ -93,11 +95,14 @@ protected:
 		kernel.claims.clear();
 		kernel.kernel_kprobe_in_function = false;
 		kernel.breakpoint_on_claim = 0;
+		kernel.lost.clear();
+		kernel.pins = 0;
 		okp_core_set_optimization(1);
 	}
 	void TearDown() override
 	{
 		table.clear();
+		EXPECT_EQ(kernel.pins, 0) << "okprobe.ko stays pinned";
 		EXPECT_EQ(kernel.created, kernel.retired) << "a site leaked";
 		EXPECT_EQ(kernel.detours_created, kernel.detours_freed) << "a detour leaked";
 		for (const auto &[function, users] : kernel.claims)
@@ -124,6 +129,16 @@ protected:
 				state = line.state;
 		});
 		return state;
+	}
+
+	bool listed_lost(uint64_t offset)
+	{
+		bool lost = false;
+		table.for_each_jump([&](const okp::JumpLine &line) {
+			if (line.address == text_start + offset)
+				lost = line.lost;
+		});
+		return lost;
 	}
 
 	std::string why_not(uint64_t offset)
@@ -638,8 +653,13 @@ Site *create_site(uint64_t address, const uint8_t (&)[max_original_bytes], const
 	return site;
 }
 
+// Like the real arches, the fake writes only over what it last wrote.
 void arm(Site &site)
 {
+	if (text_at(site.address) != site.original[0]) {
+		mark_lost(site, "changed before arming");
+		return;
+	}
 	text_at(site.address) = breakpoint;
 	site.patched_bytes = 1;
 	++kernel.arms[site.address];
@@ -647,6 +667,10 @@ void arm(Site &site)
 
 void disarm(Site &site)
 {
+	if (text_at(site.address) != breakpoint) {
+		mark_lost(site, "changed under the breakpoint");
+		return;
+	}
 	text_at(site.address) = site.original[0];
 	site.patched_bytes = 0;
 }
@@ -693,7 +717,10 @@ void optimize(Site *const *sites, size_t count)
 {
 	for (size_t i = 0; i < count; ++i) {
 		Site &site = *sites[i];
-		EXPECT_EQ(text_at(site.address), breakpoint) << "breakpoint first";
+		if (text_at(site.address) != breakpoint) {
+			mark_lost(site, "changed under the breakpoint");
+			continue;
+		}
 		for (uint64_t b = 1; b < fake_region; ++b)
 			text_at(site.address + b) = jump_operand;
 		text_at(site.address) = jump_opcode;
@@ -706,7 +733,10 @@ void unoptimize(Site *const *sites, size_t count)
 	++kernel.unoptimize_calls;
 	for (size_t i = 0; i < count; ++i) {
 		Site &site = *sites[i];
-		EXPECT_EQ(text_at(site.address), jump_opcode);
+		if (text_at(site.address) != jump_opcode) {
+			mark_lost(site, "changed the jump");
+			continue;
+		}
 		text_at(site.address) = breakpoint;
 		for (uint64_t b = 1; b < fake_region; ++b)
 			text_at(site.address + b) = site.original[b];
@@ -765,8 +795,104 @@ extern "C" void okp_glue_synchronize_rcu_tasks(void)
 	++kernel.rcu_tasks;
 }
 
+extern "C" void okp_glue_text_lost(unsigned long address, const char *, const char *)
+{
+	++kernel.lost[address];
+	++kernel.pins;
+}
+
+extern "C" void okp_glue_lost_text_released(unsigned long, const char *)
+{
+	--kernel.pins;
+}
+
 extern "C" void okp_glue_describe(unsigned long address, char *buffer, unsigned long size)
 {
 	std::snprintf(buffer, size, "fake_function+0x%lx/0x%lx", address - text_start,
 		      static_cast<unsigned long>(text_size));
+}
+
+TEST_F(ProbeTableTest, TextChangedUnderTheBreakpointIsLeftAloneAndReportedOnce)
+{
+	okprobe &probe = probe_at(0x30);
+	ASSERT_EQ(add(probe), 0);
+	text_at(text_start + 0x30) = 0x55; // someone else's byte over the int3
+	ASSERT_EQ(table.set_probe_enabled(&probe, false), 0);
+	EXPECT_EQ(text_at(text_start + 0x30), 0x55) << "okprobe wrote over someone else's byte";
+	EXPECT_TRUE(probe.flags & OKPROBE_FLAG_LOST);
+	EXPECT_TRUE(listed_lost(0x30));
+	EXPECT_EQ(kernel.lost[text_start + 0x30], 1);
+	EXPECT_EQ(kernel.pins, 1);
+	ASSERT_EQ(table.set_probe_enabled(&probe, true), 0);
+	EXPECT_EQ(text_at(text_start + 0x30), 0x55) << "no write once lost";
+	EXPECT_EQ(kernel.lost[text_start + 0x30], 1) << "one log line";
+	// Nor may anyone prove anything in the function any more.
+	okprobe &neighbour = probe_at(0x40);
+	EXPECT_EQ(add(neighbour), -16);
+
+	// Unregistered while the text is someone else's: the site stays (the
+	// handler may still meet okprobe's breakpoint), the module pinned.
+	okprobe *batch[] = {&probe};
+	table.unregister_probes(batch, 1);
+	EXPECT_EQ(text_at(text_start + 0x30), 0x55);
+	EXPECT_NE(table.lookup(text_start + 0x30), nullptr);
+	EXPECT_EQ(kernel.retired, 0);
+	EXPECT_EQ(kernel.pins, 1);
+	EXPECT_TRUE(listed_lost(0x30));
+	// Once it is the original again, the next unregistration (or a write
+	// of debugfs enabled) lets it go.
+	table.unregister_probes(nullptr, 0);
+	EXPECT_EQ(kernel.pins, 1) << "still someone else's";
+	text_at(text_start + 0x30) = original_byte;
+	table.set_all_enabled(true);
+	EXPECT_EQ(table.lookup(text_start + 0x30), nullptr);
+	EXPECT_EQ(kernel.retired, 1);
+	EXPECT_EQ(kernel.pins, 0);
+}
+
+TEST_F(ProbeTableTest, ALostSiteIsReleasedWhenItsTextIsTheOriginalAgain)
+{
+	okprobe &probe = probe_at(0x30);
+	ASSERT_EQ(add(probe), 0);
+	text_at(text_start + 0x30) = original_byte; // someone "restored" it
+	ASSERT_EQ(table.set_probe_enabled(&probe, false), 0);
+	EXPECT_TRUE(probe.flags & OKPROBE_FLAG_LOST);
+	EXPECT_EQ(kernel.pins, 1);
+	okprobe *batch[] = {&probe};
+	table.unregister_probes(batch, 1);
+	EXPECT_EQ(table.lookup(text_start + 0x30), nullptr);
+	EXPECT_EQ(kernel.retired, 1);
+	EXPECT_EQ(kernel.pins, 0);
+	okprobe &again = probe_at(0x30);
+	EXPECT_EQ(add(again), 0) << "the function is okprobe's to prove again";
+}
+
+TEST_F(ProbeTableTest, AChangedJumpIsLeftAloneItsDetourKeptAndNeverShownOptimized)
+{
+	okprobe &probe = probe_at(0x50);
+	ASSERT_EQ(add(probe), 0);
+	run_optimizer();
+	ASSERT_EQ(jump_state(0x50), okp::JumpState::optimized);
+	ASSERT_TRUE(probe.flags & OKPROBE_FLAG_OPTIMIZED);
+	for (uint64_t i = 0; i < fake_region; ++i) // someone put the original back
+		text_at(text_start + 0x50 + i) = original_byte;
+	okp_core_set_optimization(0);
+	table.optimization_changed();
+	EXPECT_TRUE(probe.flags & OKPROBE_FLAG_LOST);
+	EXPECT_FALSE(probe.flags & OKPROBE_FLAG_OPTIMIZED);
+	EXPECT_TRUE(listed_lost(0x50));
+	bool shown_optimized = true;
+	table.for_each_line([&](const okp::ListLine &line) { shown_optimized = line.optimized; });
+	EXPECT_FALSE(shown_optimized);
+	run_optimizer();
+	EXPECT_EQ(kernel.detours_freed, 0) << "the text may still lead into it";
+	okp_core_set_optimization(1);
+	table.optimization_changed();
+	run_optimizer();
+	for (uint64_t i = 0; i < fake_region; ++i)
+		EXPECT_EQ(text_at(text_start + 0x50 + i), original_byte) << "no jump over someone else's text";
+	okprobe *batch[] = {&probe};
+	table.unregister_probes(batch, 1);
+	EXPECT_EQ(kernel.detours_freed, 1) << "released with its site";
+	EXPECT_EQ(kernel.pins, 0);
 }

@@ -7,11 +7,13 @@
 // System.map next to it), e.g. a directory of ~/.cache/okprobe/riscv-kernel.
 #include "riscv_code.hpp"
 #include "riscv_kernel.hpp"
+#include "riscv/trap_window.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 namespace {
 
@@ -113,3 +115,90 @@ TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
 }
 
 } // namespace
+
+namespace {
+
+// kallsyms' view of a function in the core kernel's text (not init text,
+// freed after boot): from its symbol to the next one.
+bool kernel_function_of(uint64_t address, uint64_t *start, uint64_t *size, void *context)
+{
+	const Kernel &kernel = *static_cast<const Kernel *>(context);
+	if (address < kernel.symbol("_stext") || address >= kernel.symbol("_etext"))
+		return false;
+	const std::vector<Symbol> &functions = kernel.functions;
+	auto next = std::upper_bound(functions.begin(), functions.end(), address,
+				     [](uint64_t a, const Symbol &s) { return a < s.address; });
+	if (next == functions.begin() || next == functions.end())
+		return false;
+	*start = std::prev(next)->address;
+	*size = next->address - *start;
+	return true;
+}
+
+} // namespace
+
+TEST(RiscvKernelBytes, TheTrapExitWindowReachesWhatCrashedAndNotTheWholeKernel)
+{
+	if (!std::getenv("OKPROBE_RISCV_VMLINUX"))
+		GTEST_SKIP() << "OKPROBE_RISCV_VMLINUX not set";
+	const Kernel *kernel = load();
+	ASSERT_NE(kernel, nullptr);
+	const uint64_t exit = kernel->symbol("ret_from_exception"), last = kernel->symbol("__switch_to");
+	ASSERT_TRUE(exit && last > exit);
+	uint64_t switch_start = 0, switch_size = 0;
+	ASSERT_TRUE(kernel_function_of(last, &switch_start, &switch_size, const_cast<Kernel *>(kernel)));
+	const size_t length = last + switch_size - exit;
+	const std::vector<uint8_t> code(kernel->bytes_at(exit), kernel->bytes_at(exit) + length);
+
+	okp::CodeGraphFacts facts{};
+	facts.function_of = kernel_function_of;
+	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *context) -> size_t {
+		const uint8_t *bytes = static_cast<const Kernel *>(context)->bytes_at(address);
+		if (!bytes)
+			return 0;
+		memcpy(buffer, bytes, size);
+		return size;
+	};
+	facts.context = const_cast<Kernel *>(kernel);
+	auto lookup = [](const char *name, void *context) {
+		return static_cast<const Kernel *>(context)->symbol(name);
+	};
+	okp::RangeList reached;
+	const TrapWindowFunctions window =
+		sscratch_window_functions({code.data(), exit, length}, lookup, facts, reached);
+	std::set<std::string> names;
+	std::string culprit;
+	for (size_t i = 0; i < reached.size(); ++i)
+		for (const Symbol &s : kernel->functions)
+			if (s.address == reached[i].start)
+				names.insert(s.name);
+	for (const Symbol &s : kernel->functions)
+		if (s.address == window.walk.culprit)
+			culprit = s.name;
+	reached.clear();
+	ASSERT_EQ(window.why, nullptr) << window.why << " at " << culprit;
+	std::cout << "riscv trap exit window: " << names.size() << " functions refused\n";
+	if (std::getenv("OKPROBE_VERBOSE"))
+		for (const std::string &name : names)
+			std::cout << "  " << name << "\n";
+
+	if (!kernel->symbol("__trace_hardirqs_on")) {
+		EXPECT_TRUE(names.empty()) << "without CONFIG_TRACE_IRQFLAGS the window calls nothing";
+		return;
+	}
+	// What the exit calls, and the stack walk behind CALLER_ADDR1 that
+	// reaches the RCU read lock (a probe there crashed this kernel).
+	for (const char *name : {"__trace_hardirqs_on", "__trace_hardirqs_off", "trace_hardirqs_on", "return_address",
+				 "walk_stackframe", "__kernel_text_address", "_printk"})
+		EXPECT_TRUE(names.count(name)) << name;
+	// (Through kprobes' insn-slot check, under rcu_read_lock(): a
+	// preemptible-RCU kernel with kprobes.)
+	if (kernel->symbol("__rcu_read_lock") && kernel->symbol("__is_insn_slot_addr"))
+		EXPECT_TRUE(names.count("__rcu_read_lock"));
+	// Callbacks handed to the stack walk run in the window too.
+	EXPECT_TRUE(names.count("save_return_addr"));
+	// The stops hold: the scheduler and printk's consoles stay probeable.
+	for (const char *name : {"__schedule", "console_unlock", "kfree", "strscpy", "memchr_inv", "vfs_read"})
+		EXPECT_FALSE(names.count(name)) << name;
+	EXPECT_LT(names.size(), 400u);
+}

@@ -76,3 +76,36 @@ TEST(X86Decoder, InstructionBoundaries)
 }
 
 } // namespace
+
+TEST(X86Boundary, AnInt3WhereTheCodeFallsThroughIsSomeoneElsesBreakpoint)
+{
+	// mov %rdi,%rax; add %rsi,%rax with its first byte under an int3
+	// (48 01 f0 -> cc 01 f0: the decode goes on from "01 f0 ..."); ret
+	const uint8_t foreign[] = {0x48, 0x89, 0xf8, 0xcc, 0x01, 0xf0, 0xc3};
+	EXPECT_EQ(okp::x86::check_instruction_boundary(foreign, sizeof(foreign), 3),
+		  okp::x86::Boundary::instruction_start)
+		<< "the int3 itself is refused by the instruction rules";
+	EXPECT_EQ(okp::x86::check_instruction_boundary(foreign, sizeof(foreign), 6),
+		  okp::x86::Boundary::foreign_breakpoint);
+	// int3 after ret, jmp, call and an indirect jmp is padding or an SLS
+	// stop: the decode goes on.
+	const uint8_t padding[] = {
+		0xc3, 0xcc,			    // ret; int3
+		0xe9, 0x00, 0x00, 0x00, 0x00, 0xcc, // jmp rel32; int3
+		0xe8, 0x00, 0x00, 0x00, 0x00, 0xcc, // call rel32 (noreturn); int3
+		0xff, 0xe0, 0xcc,		    // jmp *%rax; int3
+		0x2e, 0xc3, 0xcc,		    // cs ret; int3
+		0x90,				    // nop
+	};
+	EXPECT_EQ(okp::x86::check_instruction_boundary(padding, sizeof(padding), sizeof(padding) - 1),
+		  okp::x86::Boundary::instruction_start);
+	// call *%rax falls through to its return address... but a call may
+	// be noreturn: after "ff d0" an int3 is accepted too.
+	const uint8_t indirect_call[] = {0xff, 0xd0, 0xcc, 0x90};
+	EXPECT_EQ(okp::x86::check_instruction_boundary(indirect_call, sizeof(indirect_call), 3),
+		  okp::x86::Boundary::instruction_start);
+	// A conditional jump falls through.
+	const uint8_t after_jcc[] = {0x74, 0x02, 0xcc, 0x90, 0x90};
+	EXPECT_EQ(okp::x86::check_instruction_boundary(after_jcc, sizeof(after_jcc), 3),
+		  okp::x86::Boundary::foreign_breakpoint);
+}

@@ -139,10 +139,13 @@ static bool okp_bench_is_jump(const u8 *text)
 #ifdef CONFIG_RISCV
 	u32 auipc = get_unaligned_le32(text);
 	u32 jalr = get_unaligned_le32(text + 4);
+	u16 c_jr = get_unaligned_le16(text + 4);
+	u32 rd = (auipc >> 7) & 0x1f;
 
-	/* auipc rd, ...; jalr ..., ...(rd) */
-	return (auipc & 0x7f) == 0x17 && (jalr & 0x707f) == 0x67 &&
-	       ((jalr >> 15) & 0x1f) == ((auipc >> 7) & 0x1f);
+	/* auipc rd, ...; then jalr ..., ...(rd) or c.jr rd */
+	return (auipc & 0x7f) == 0x17 && rd &&
+	       (((jalr & 0x707f) == 0x67 && ((jalr >> 15) & 0x1f) == rd) ||
+		((c_jr & 0xf07f) == 0x8002 && ((c_jr >> 7) & 0x1f) == rd));
 #else
 	return text[0] == 0xe9;
 #endif

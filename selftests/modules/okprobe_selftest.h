@@ -8,6 +8,9 @@
 #define OKPROBE_SELFTEST_H
 
 long okp_target_add(long a, long b);		/* +0 mov, +3 add (copied) */
+/* a + b, or a + 1 when b == 0 in its .cold piece */
+long okp_target_split(long a, long b);
+extern char okp_target_split_cold[] asm("okp_target_split.cold");
 long okp_target_rip(long a, long b);		/* +0 rip-relative load */
 long okp_target_jcc(long a, long b);		/* +4 je (emulated) */
 long okp_target_call(long a, long b);		/* +0 call rel32 (emulated) */

@@ -741,6 +741,122 @@ void okp_test_kernel_kprobes_on_kernel_functions(void)
 	okp_test_kernel_kprobes(&targets[0], &targets[1]);
 }
 
+/*
+ * A kernel kprobe in a function's split-off piece (foo.cold): okprobe's
+ * jump planner decodes the piece too, so with the kernel's bytes there its
+ * probe in foo stays a breakpoint; with okprobe's jump already in foo, a
+ * kernel kprobe in the piece is taken. Either way both count every call
+ * (the piece runs when b == 0) and the text ends as it began.
+ */
+static bool okp_piece_order(okp_target_fn function, void *piece,
+			    long (*expect)(long a, long b), bool kernel_first,
+			    unsigned long optimize_ms, char *why, size_t size)
+{
+	struct okp_party *kernel = kzalloc(sizeof(*kernel), GFP_KERNEL);
+	struct okp_party *ours = kzalloc(sizeof(*ours), GFP_KERNEL);
+	u8 function_text[OKP_SNAPSHOT], piece_text[OKP_SNAPSHOT];
+	bool ok = false;
+	int i, ret;
+
+	if (!kernel || !ours) {
+		snprintf(why, size, "out of memory");
+		goto out;
+	}
+	kernel->kind = OKP_KERNEL_BREAKPOINT;
+	ours->kind = OKP_OKPROBE_OPTIMIZED;
+	if (copy_from_kernel_nofault(function_text, function,
+				     sizeof(function_text)) ||
+	    copy_from_kernel_nofault(piece_text, piece, sizeof(piece_text))) {
+		snprintf(why, size, "unreadable text");
+		goto out;
+	}
+	if (kernel_first) {
+		ret = okp_party_register(kernel, piece);
+		if (ret) {
+			snprintf(why, size, "kernel kprobe in the piece: %d", ret);
+			goto out;
+		}
+	}
+	ret = okp_party_register(ours, function);
+	if (ret) {
+		snprintf(why, size, "okprobe in the function: %d", ret);
+		goto remove;
+	}
+	if (kernel_first) {
+		msleep(optimize_ms * 2 + 1000);
+		if (okp_optimized(&ours->op)) {
+			snprintf(why, size, "okprobe jumped while a kernel kprobe was in the piece");
+			goto remove;
+		}
+	} else {
+		if (!okp_wait_optimized(&ours->op, true)) {
+			snprintf(why, size, "okprobe never optimized");
+			goto remove;
+		}
+		ret = okp_party_register(kernel, piece);
+		if (ret) {
+			snprintf(why, size, "kernel kprobe in the piece after okprobe's jump: %d",
+				 ret);
+			goto remove;
+		}
+	}
+	for (i = 0; i < 100; i++) {
+		if (function(i, i & 1) != expect(i, i & 1)) {
+			snprintf(why, size, "a wrong result");
+			goto remove;
+		}
+	}
+	if (atomic_long_read(&ours->hits) != 100 ||
+	    atomic_long_read(&kernel->hits) != 50) {
+		snprintf(why, size, "okprobe %ld of 100 hits, kernel %ld of 50",
+			 atomic_long_read(&ours->hits),
+			 atomic_long_read(&kernel->hits));
+		goto remove;
+	}
+	ok = true;
+remove:
+	okp_party_unregister(ours);
+	okp_party_unregister(kernel);
+	if (ok && !(okp_wait_restored(function_text, function) &&
+		    okp_wait_restored(piece_text, piece))) {
+		snprintf(why, size, "the text is not restored");
+		ok = false;
+	}
+out:
+	kfree(kernel);
+	kfree(ours);
+	return ok;
+}
+
+void okp_test_kernel_kprobe_in_piece(okp_target_fn function, void *piece,
+				     long (*expect)(long a, long b))
+{
+	struct okprobe alone = { .addr = function, .pre_handler = okp_op_pre };
+	unsigned long start = jiffies, optimize_ms;
+	char why[200] = "";
+	bool ok = false;
+	int ret;
+
+	/* Alone, the function and its piece prove a jump: how long it took. */
+	ret = okprobe_register(&alone);
+	EXPECT(!ret, "okprobe alone: %d", ret);
+	ok = okp_wait_optimized(&alone, true);
+	optimize_ms = jiffies_to_msecs(jiffies - start);
+	okprobe_unregister(&alone);
+	EXPECT(ok, "okprobe alone never optimized");
+	ok = false;
+	EXPECT(okp_piece_order(function, piece, expect, true, optimize_ms, why,
+			       sizeof(why)),
+	       "kernel kprobe in the piece first: %s", why);
+	EXPECT(okp_piece_order(function, piece, expect, false, optimize_ms, why,
+			       sizeof(why)),
+	       "okprobe first: %s", why);
+	ok = true;
+out:
+	okp_report(ok, "a kernel kprobe in the function's .cold piece: okprobe stays a breakpoint (or was first), both count, text restored",
+		   why);
+}
+
 #else
 
 void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
@@ -754,6 +870,11 @@ void okp_test_random_coexistence(const struct okp_cycle_target *targets,
 }
 
 void okp_test_kernel_kprobes_on_kernel_functions(void)
+{
+}
+
+void okp_test_kernel_kprobe_in_piece(okp_target_fn function, void *piece,
+				     long (*expect)(long a, long b))
 {
 }
 

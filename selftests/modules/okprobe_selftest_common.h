@@ -147,6 +147,8 @@ void okp_test_random_coexistence(const struct okp_cycle_target *targets,
 				 size_t count, unsigned int steps);
 /* The same on strscpy and memchr_inv (offsets found at run time). */
 void okp_test_kernel_kprobes_on_kernel_functions(void);
+void okp_test_kernel_kprobe_in_piece(okp_target_fn function, void *piece,
+				     long (*expect)(long a, long b));
 
 /* ---- Bad client input (okprobe_selftest_input.c) -------------------------- */
 
@@ -155,6 +157,10 @@ void okp_test_kernel_kprobes_on_kernel_functions(void);
  * loop through every API entry point; afterwards a probe at target + offset
  * (which returns expect(a, b)) must still count every call.
  */
+void okp_test_lost_text(const struct okp_cycle_target *target);
+void okp_test_handler_calls_its_function(okp_target_fn target,
+					 unsigned long offset,
+					 long (*expect)(long a, long b));
 void okp_test_bad_input(okp_target_fn target, unsigned long offset,
 			long (*expect)(long a, long b));
 

@@ -290,6 +290,79 @@ out:
 	kfree(probes);
 }
 
+/*
+ * A handler that calls the probed function itself, the way a client
+ * printk()ing from a probe on printk does: the inner hit is missed and its
+ * instruction still runs, the outer one's post_handler runs once, after
+ * the outer instruction (riscv runs both through one trapping copy).
+ */
+static okp_target_fn okp_reentered_target;
+static long (*okp_reentered_expect)(long a, long b);
+static atomic_long_t okp_reentered_pre, okp_reentered_post,
+	okp_reentered_wrong;
+
+static int okp_reentering_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	long a = atomic_long_inc_return(&okp_reentered_pre);
+
+	if (okp_reentered_target(a, 7) != okp_reentered_expect(a, 7))
+		atomic_long_inc(&okp_reentered_wrong);
+	return 0;
+}
+
+static void okp_reentered_post_handler(struct okprobe *probe,
+				       struct pt_regs *regs,
+				       unsigned long flags)
+{
+	atomic_long_inc(&okp_reentered_post);
+}
+
+void okp_test_handler_calls_its_function(okp_target_fn target,
+					 unsigned long offset,
+					 long (*expect)(long a, long b))
+{
+	struct okprobe *probe = kzalloc(sizeof(*probe), GFP_KERNEL);
+	char why[200] = "";
+	bool ok = false;
+	int i, ret, round;
+
+	EXPECT(probe, "out of memory");
+	okp_reentered_target = target;
+	okp_reentered_expect = expect;
+	for (round = 0; round < 2; round++) {
+		memset(probe, 0, sizeof(*probe));
+		probe->addr = (void *)target + offset;
+		probe->pre_handler = okp_reentering_pre;
+		/* Without a post_handler: the boosted copy; with: trapping. */
+		if (round)
+			probe->post_handler = okp_reentered_post_handler;
+		atomic_long_set(&okp_reentered_pre, 0);
+		atomic_long_set(&okp_reentered_post, 0);
+		atomic_long_set(&okp_reentered_wrong, 0);
+		ret = okprobe_register(probe);
+		EXPECT(!ret, "register: %d", ret);
+		for (i = 0; i < 1000; i++)
+			if (target(i, 3) != expect(i, 3))
+				atomic_long_inc(&okp_reentered_wrong);
+		okprobe_unregister(probe);
+		EXPECT(!atomic_long_read(&okp_reentered_wrong),
+		       "round %d: %ld wrong results", round,
+		       atomic_long_read(&okp_reentered_wrong));
+		EXPECT(atomic_long_read(&okp_reentered_pre) == 1000 &&
+		       probe->nmissed == 1000 &&
+		       atomic_long_read(&okp_reentered_post) ==
+		       (round ? 1000 : 0),
+		       "round %d: pre %ld post %ld missed %lu of 1000", round,
+		       atomic_long_read(&okp_reentered_pre),
+		       atomic_long_read(&okp_reentered_post), probe->nmissed);
+	}
+	ok = true;
+out:
+	okp_report(ok, "a handler that calls its own probed function: the inner hit is missed, results and post_handlers exact",
+		   why);
+	kfree(probe);
+}
+
 void okp_test_bad_input(okp_target_fn target, unsigned long offset,
 			long (*expect)(long a, long b))
 {

@@ -957,6 +957,11 @@ static long okp_expect_imm_disp(long a, long b)
 }
 
 /* The targets the cycle test keeps optimized, one steady probe each. */
+static long okp_expect_split(long a, long b)
+{
+	return b ? a + b : a + 1;
+}
+
 static const struct okp_cycle_target okp_cycle_targets[] = {
 	{ okp_target_add, 3, okp_expect_add },
 	{ okp_target_rip, 0, okp_expect_rip },
@@ -1027,6 +1032,7 @@ static int __init okp_selftest_init(void)
 	okp_test_aggregation();
 	okp_test_bad_registrations();
 	okp_test_bad_input(okp_target_add, 3, okp_expect_add);
+	okp_test_handler_calls_its_function(okp_target_add, 3, okp_expect_add);
 	okp_test_recursion();
 	okp_test_double_registration();
 	okp_test_second_probe_in_function();
@@ -1046,6 +1052,8 @@ static int __init okp_selftest_init(void)
 				     "10^6 hits of 11 optimized targets on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)");
 	okp_test_kernel_kprobes(&okp_coexist_target, &okp_coexist_other);
 	okp_test_kernel_kprobes_on_kernel_functions();
+	okp_test_kernel_kprobe_in_piece(okp_target_split, okp_target_split_cold, okp_expect_split);
+	okp_test_lost_text(&okp_cycle_targets[0]);
 	okp_test_random_coexistence(okp_cycle_targets,
 				    ARRAY_SIZE(okp_cycle_targets), 2000);
 

@@ -31,6 +31,9 @@ long okp_rvc_mixed(long a, long b);
 
 /* Jump-optimization targets. */
 long okp_rvj_arith(long a, long b);
+/* a + b, or a + 1 when b == 0 in its .cold piece */
+long okp_rv_split(long a, long b);
+extern char okp_rv_split_cold[] asm("okp_rv_split.cold");
 long okp_rvj_load_store(long a, long b);
 long okp_rvj_auipc(long a, long b);
 long okp_rvj_blt(long a, long b);

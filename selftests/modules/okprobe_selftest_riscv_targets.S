@@ -149,6 +149,26 @@ SYM_FUNC_START(okp_rvj_arith)
 	ret
 SYM_FUNC_END(okp_rvj_arith)
 
+/*
+ * a + b, or a + 1 when b == 0, its unlikely path split off into
+ * okp_rv_split.cold as GCC splits functions: the jump planner reads the
+ * piece too (a kernel kprobe there keeps okprobe's jump out). X = +0
+ */
+SYM_FUNC_START(okp_rv_split)
+	add	a0, a0, a1		/* +0 */
+	addi	a0, a0, 0		/* +4 */
+	li	t6, 0			/* +8 */
+	beqz	a1, okp_rv_split.cold	/* +12 */
+.Lokp_rv_split_back:
+	ret
+SYM_FUNC_END(okp_rv_split)
+
+SYM_FUNC_START(okp_rv_split.cold)
+	addi	a0, a0, 1		/* +0 */
+	addi	a0, a0, 0		/* +4 */
+	j	.Lokp_rv_split_back
+SYM_FUNC_END(okp_rv_split.cold)
+
 /* a + b: a store and a load. X = +4 */
 SYM_FUNC_START(okp_rvj_load_store)
 	addi	sp, sp, -16		/* +0 */

@@ -155,3 +155,23 @@ SYM_FUNC_START(okp_target_refused)
 	int3				/* +12: someone else's breakpoint */
 2:	RET				/* +13 */
 SYM_FUNC_END(okp_target_refused)
+
+/*
+ * a + b, or a + 1 when b == 0, its unlikely path split off into
+ * okp_target_split.cold as GCC splits functions: the jump planner reads
+ * the piece too (a kernel kprobe there keeps okprobe's jump out). X = +0
+ */
+SYM_FUNC_START(okp_target_split)
+	mov	%rdi, %rax		/* +0 */
+	add	%rsi, %rax		/* +3 */
+	test	%rsi, %rsi		/* +6 */
+	jz	okp_target_split.cold	/* +9 */
+.Lokp_target_split_back:
+	RET
+SYM_FUNC_END(okp_target_split)
+
+SYM_FUNC_START(okp_target_split.cold)
+	add	$1, %rax		/* +0 */
+	add	$0, %rax		/* +4 */
+	jmp	.Lokp_target_split_back
+SYM_FUNC_END(okp_target_split.cold)

@@ -90,6 +90,16 @@ unsigned long okp_core_blacklist_count(void);
 int okp_core_blacklist_entry(unsigned long index, unsigned long *start,
 			     unsigned long *end, const char **why);
 
+/*
+ * riscv (arch/riscv/trap_window.hpp): adds to the blacklist every function
+ * reachable from the calls that the trap exit code at exit_code (length
+ * bytes readable) makes after it writes sscratch. Returns how many were
+ * refused, or a negative errno with *why (and *culprit: the function where
+ * the walk gave up, or 0).
+ */
+long okp_core_refuse_trap_window(unsigned long exit_code, unsigned long length,
+				 const char **why, unsigned long *culprit);
+
 /* ---- Probes (src/core/probe_api.cpp, under the glue's probe mutex) ---- */
 
 struct okprobe;
@@ -137,7 +147,7 @@ void okp_core_list(void (*emit)(const struct okp_list_line *line,
 struct okp_jump_line {
 	unsigned long address;
 	const char *description;
-	const char *state;		/* "optimized", "waiting", "breakpoint" */
+	const char *state;		/* "optimized", "waiting", "breakpoint", "lost" */
 	const char *why;		/* why not optimized, or NULL */
 	unsigned int region_length;	/* bytes the jump replaces (0: none) */
 	unsigned int detour_size;	/* bytes of detour code (0: none) */
@@ -169,13 +179,21 @@ void okp_core_optimized_hit(void *site, void *regs,
 /*
  * The breakpoint handler (arch): regs is the trap's struct pt_regs. Returns
  * 1 when the breakpoint was okprobe's (regs now says where to continue), 0
- * when it was not. NMI-like context: no locks, no allocation.
+ * when it was not; riscv: OKP_BREAKPOINT_TRAPPING_COPY when regs continue
+ * in a trapping out-of-line copy, whose post trap must follow on this CPU
+ * (arch/riscv/trap_break.S). NMI-like context: no locks, no allocation.
  */
 int okp_core_breakpoint(void *regs);
+#define OKP_BREAKPOINT_TRAPPING_COPY 2
 
 /* Per-CPU handler state, owned by the glue (DEFINE_PER_CPU). */
 struct okp_cpu_state {
 	void *active_site;		/* a handler or a post-trap step runs */
+	/*
+	 * riscv: copies of active_site started without handlers (a nested
+	 * hit) whose post traps are still to come: they come first.
+	 */
+	unsigned long nested_copies;
 	unsigned long saved_flags;	/* IF to restore at the post trap */
 	/* The probes this hit runs (okp::ProbeTable::HitProbes). */
 	void *hit_probes[8];
@@ -232,11 +250,15 @@ void okp_glue_exec_page_free(void *page);
 void okp_glue_text_write(unsigned long address, const void *bytes,
 			 unsigned long length);
 /*
- * Writes original back over expected, only if the text still holds
- * expected (otherwise logs and leaves it: someone else owns it now).
+ * Someone else changed the text okprobe wrote at address (description:
+ * "symbol+0xoff/0xsize"): logs one line saying why okprobe leaves it, and
+ * pins okprobe.ko while the text may still lead into it. Released when the
+ * text is the original again (or gone) and its probes are unregistered.
  */
-void okp_glue_text_restore(unsigned long address, const void *expected,
-			   const void *original, unsigned long length);
+void okp_glue_text_lost(unsigned long address, const char *description,
+			const char *why);
+void okp_glue_lost_text_released(unsigned long address,
+				 const char *description);
 void okp_glue_synchronize_rcu(void);
 /* "symbol+0xoff/0xsize [module]" for address (sprint_symbol), or "". */
 void okp_glue_describe(unsigned long address, char *buffer,

@@ -74,6 +74,10 @@ const char *read_pieces(const KernelFacts &facts, const char *description, const
 			continue;
 		if (*count == max_pieces)
 			return "the function has too many pieces to check";
+		// Someone else's probe bytes in a piece: its decode would not
+		// read the original instructions.
+		if (facts.foreign_probe(start, size, facts.context))
+			return "a kernel kprobe is in a piece of the function (.cold/.part)";
 		if (const char *why = pieces[*count].read(facts, start, size))
 			return why;
 		ranges[*count] = pieces[*count].range;

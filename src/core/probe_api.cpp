@@ -103,9 +103,10 @@ extern "C" void okp_core_list(void (*emit)(const struct okp_list_line *line, voi
 extern "C" void okp_core_jumps(void (*emit)(const struct okp_jump_line *line, void *context), void *context)
 {
 	registered_probes.for_each_jump([&](const JumpLine &line) {
-		const char *state = line.state == JumpState::optimized ? "optimized"
-				    : line.state == JumpState::waiting ? "waiting"
-								       : "breakpoint";
+		const char *state = line.lost				 ? "lost"
+				    : line.state == JumpState::optimized ? "optimized"
+				    : line.state == JumpState::waiting	 ? "waiting"
+									 : "breakpoint";
 		const okp_jump_line out = {line.address, line.description,   state,
 					   line.why,	 line.region_length, line.detour_size};
 		emit(&out, context);

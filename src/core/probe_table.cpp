@@ -60,7 +60,10 @@ struct OverlaidFacts {
 			return k.blacklisted(address, k.context);
 		};
 		overlaid.foreign_probe = [](uint64_t start, uint64_t size, void *context) {
-			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
+			const OverlaidFacts &self = *static_cast<OverlaidFacts *>(context);
+			if (self.table->lost_text_within(start, size))
+				return "okprobe lost text in the function: someone else changed what it wrote";
+			const KernelFacts &k = *self.kernel;
 			return k.foreign_probe(start, size, k.context);
 		};
 		overlaid.reserved = [](uint64_t address, size_t length, void *context) {
@@ -95,7 +98,7 @@ public:
 
 	void add(Site &site)
 	{
-		if (site.jump != JumpState::optimized)
+		if (site.jump != JumpState::optimized || site.lost)
 			return;
 		for (size_t i = 0; i < count_; ++i)
 			if (batch_[i] == &site)
@@ -110,8 +113,11 @@ public:
 		if (!count_)
 			return;
 		arch::unoptimize(batch_, count_);
+		// A lost one keeps its state: its detour stays (update_site
+		// reports it).
 		for (size_t i = 0; i < count_; ++i)
-			batch_[i]->jump = JumpState::waiting;
+			if (!batch_[i]->lost)
+				batch_[i]->jump = JumpState::waiting;
 		count_ = 0;
 	}
 
@@ -170,7 +176,7 @@ const char *ProbeTable::jump_refusal(const Site &site) const
 
 void ProbeTable::show_optimized(Site &site)
 {
-	const bool optimized = site.jump == JumpState::optimized;
+	const bool optimized = site.jump == JumpState::optimized && !site.lost;
 	for (okprobe *probe : site.probes)
 		if (probe && !!(load_flags(probe) & OKPROBE_FLAG_OPTIMIZED) != optimized)
 			set_flag(probe, OKPROBE_FLAG_OPTIMIZED, optimized);
@@ -192,14 +198,62 @@ void ProbeTable::enter_waiting(Site &site)
 	okp_glue_schedule_optimizer();
 }
 
+void ProbeTable::settle_lost(Site &site)
+{
+	if (!site.lost || site.lost_reported)
+		return;
+	site.lost_reported = true;
+	site.lost_pinned = true;
+	for (okprobe *probe : site.probes) {
+		if (probe) {
+			set_flag(probe, OKPROBE_FLAG_LOST, true);
+			set_flag(probe, OKPROBE_FLAG_OPTIMIZED, false);
+		}
+	}
+	okp_glue_text_lost(site.address, site.description, site.lost);
+}
+
+bool ProbeTable::lost_text_released(Site &site)
+{
+	const size_t extent = site.patched_bytes ? site.patched_bytes : 1;
+	if (!site.gone && !text_holds(site.address, site.original, extent))
+		return false;
+	if (site.lost_pinned) {
+		site.lost_pinned = false;
+		okp_glue_lost_text_released(site.address, site.description);
+	}
+	return true;
+}
+
+bool ProbeTable::lost_text_within(uint64_t start, uint64_t size) const
+{
+	for (const Site *site = first_; site; site = site->next)
+		if (site->lost && !site->gone && site->address >= start && site->address - start < size)
+			return true;
+	return false;
+}
+
 void ProbeTable::leave_jump(Site &site)
 {
+	if (site.lost)
+		return; // its detour stays while the text may lead there
 	if (site.jump == JumpState::optimized) {
 		Site *one[] = {&site};
 		arch::unoptimize(one, 1);
+		if (site.lost) {
+			settle_lost(site);
+			return;
+		}
 		site.jump = JumpState::waiting;
 	}
 	if (site.jump != JumpState::waiting)
+		return;
+	retire_detour(site);
+}
+
+void ProbeTable::retire_detour(Site &site)
+{
+	if (!site.detour)
 		return;
 	// The breakpoint is back in the text: hits take the breakpoint path
 	// again. CPUs and tasks already in the detour leave it before the
@@ -216,17 +270,28 @@ void ProbeTable::leave_jump(Site &site)
 
 void ProbeTable::update_site(Site &site)
 {
+	if (site.lost) {
+		settle_lost(site);
+		return;
+	}
 	if (!should_be_armed(site)) {
 		leave_jump(site);
-		if (site.armed) {
+		if (site.armed && !site.lost)
 			arch::disarm(site);
-			site.armed = false;
+		if (site.lost) {
+			settle_lost(site);
+			return;
 		}
+		site.armed = false;
 		site.unoptimized_why = site.gone ? "its text is gone" : "disabled";
 		return;
 	}
 	if (!site.armed) {
 		arch::arm(site);
+		if (site.lost) {
+			settle_lost(site);
+			return;
+		}
 		site.armed = true;
 	}
 	if (const char *why = jump_refusal(site)) {
@@ -284,7 +349,7 @@ void ProbeTable::optimizer_finish(uint64_t generation)
 	size_t count = 0;
 	bool more = false;
 	for (Site *site = first_;; site = site->next) {
-		if (site && site->jump == JumpState::waiting) {
+		if (site && site->jump == JumpState::waiting && !site->lost) {
 			if (site->waiting_since <= generation)
 				batch[count++] = site;
 			else
@@ -296,7 +361,9 @@ void ProbeTable::optimizer_finish(uint64_t generation)
 				before[i] = batch[i]->patched_bytes;
 			arch::optimize(batch, count);
 			for (size_t i = 0; i < count; ++i) {
-				if (batch[i]->patched_bytes > before[i]) {
+				if (batch[i]->lost) {
+					settle_lost(*batch[i]);
+				} else if (batch[i]->patched_bytes > before[i]) {
 					batch[i]->jump = JumpState::optimized;
 					batch[i]->unoptimized_why = nullptr;
 					show_optimized(*batch[i]);
@@ -546,17 +613,42 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 			continue;
 		}
 		leave_jump(*site);
-		if (site->armed) {
+		if (site->armed && !site->lost) {
 			arch::disarm(*site);
-			site->armed = false;
+			settle_lost(*site);
 		}
+		// A lost site stays while its text may still trap or jump into
+		// okprobe (listed in okprobe/jumps, found by the handler).
+		if (site->lost) {
+			if (!lost_text_released(*site))
+				continue;
+			retire_detour(*site);
+		}
+		site->armed = false;
 		if (!site->gone)
 			sites_.remove(site->address);
 		unlink(site);
 		site->next = dying;
 		dying = site;
 	}
-	if (!detached)
+	// Lost sites no probe holds any more, whose text is the original again
+	// (someone put it back): nothing leads into okprobe's copies now.
+	bool reaped = false;
+	for (Site **link = &first_; *link;) {
+		Site *site = *link;
+		if (site->lost && !site->probe_slots && site->lost_pinned && lost_text_released(*site)) {
+			retire_detour(*site);
+			if (!site->gone)
+				sites_.remove(site->address);
+			*link = site->next;
+			site->next = dying;
+			dying = site;
+			reaped = true;
+		} else {
+			link = &site->next;
+		}
+	}
+	if (!detached && !reaped)
 		return unknown;
 	// Sites whose jump region held a dying one may jump now.
 	for (const Site *site = dying; site; site = site->next)
@@ -597,6 +689,7 @@ void ProbeTable::set_all_enabled(bool enabled)
 {
 	__atomic_store_n(&all_enabled_, enabled, __ATOMIC_RELAXED);
 	update_all_sites();
+	unregister_probes(nullptr, 0); // lost sites whose text is back
 }
 
 void ProbeTable::text_gone(uint64_t start, uint64_t end)
@@ -612,6 +705,8 @@ void ProbeTable::text_gone(uint64_t start, uint64_t end)
 		// The text is still mapped while its module is going: put the
 		// original bytes back rather than leave a stray patch.
 		update_site(*site);
+		if (site->lost)
+			lost_text_released(*site);
 		release_function(*site);
 		sites_.remove(site->address);
 		any = true;
@@ -650,6 +745,7 @@ void ProbeTable::clear()
 			break;
 		unregister_probes(batch, count);
 	}
+	unregister_probes(nullptr, 0); // lost sites whose text is back
 	sites_.destroy();
 	__atomic_store_n(&all_enabled_, true, __ATOMIC_RELAXED);
 }

@@ -98,7 +98,32 @@ struct Site {
 	uint64_t waiting_since = 0; // generation the detour was published in
 	// Why the site is not optimized now (nullptr when it is).
 	const char *unoptimized_why = nullptr;
+
+	// Why okprobe no longer owns the text at address, or nullptr: before
+	// a write the arch found the text not holding what okprobe last left
+	// there (someone else changed it), skipped the write and said why
+	// (mark_lost). From then on okprobe writes nothing there, runs no
+	// handler for the site, and keeps it and its detour while the text may
+	// still lead into them (the module stays pinned meanwhile).
+	const char *lost = nullptr;
+	bool lost_reported = false;
+	bool lost_pinned = false;
 };
+
+// Whether the length bytes of text at address are exactly bytes.
+inline bool text_holds(uint64_t address, const uint8_t *bytes, size_t length)
+{
+	uint8_t now[max_original_bytes];
+	return length <= sizeof(now) && okp_glue_read_text(address, now, length) == length &&
+	       __builtin_memcmp(now, bytes, length) == 0;
+}
+
+// For the arch, before a write it then skips: the text is not okprobe's.
+inline void mark_lost(Site &site, const char *why)
+{
+	if (!site.lost)
+		__atomic_store_n(&site.lost, why, __ATOMIC_RELAXED);
+}
 
 // Sites an arch's optimize and unoptimize patch per text write (bounded by
 // the stack their patch lists take).
@@ -167,6 +192,7 @@ struct JumpLine {
 	uint64_t address;
 	const char *description;
 	JumpState state;
+	bool lost;	 // okprobe lost the text (why says how)
 	const char *why; // why not optimized (nullptr when optimized)
 	unsigned int region_length, detour_size;
 };
@@ -226,6 +252,9 @@ public:
 	// Reads text with okprobe's own breakpoints replaced by the original
 	// bytes.
 	size_t read_original_text(const KernelFacts &facts, uint64_t address, uint8_t *buffer, size_t size) const;
+	// Whether a lost site lies in [start, start + size): bytes okprobe
+	// cannot account for, so no proof may read that function.
+	bool lost_text_within(uint64_t start, uint64_t size) const;
 
 	// ---- Handler (breakpoint context: lock-free, no allocation) ----
 
@@ -279,7 +308,16 @@ private:
 	void enter_waiting(Site &site);
 	// OKPROBE_FLAG_OPTIMIZED of each probe follows the site's jump.
 	static void show_optimized(Site &site);
+	// After an arch write: a site the arch marked lost is reported once
+	// (one log line, OKPROBE_FLAG_LOST on its probes) and pins the module.
+	static void settle_lost(Site &site);
+	// A lost site okprobe may forget: its text is back to the original (or
+	// gone), so nothing leads into okprobe's copies any more.
+	static bool lost_text_released(Site &site);
 	void leave_jump(Site &site);
+	// The breakpoint is back (or the site is going): the detour is
+	// unpublished and freed after the next grace periods.
+	void retire_detour(Site &site);
 	void free_retired_detours(uint64_t up_to_generation);
 	// The caller holds the claim on checked.function: a site made owns it
 	// (released when it is retired or gone); on failure the caller gives
@@ -311,7 +349,7 @@ template <typename Visit> void ProbeTable::for_each_line(Visit visit) const
 			line.hits = __atomic_load_n(&site->hits[i], __ATOMIC_RELAXED);
 			line.missed = __atomic_load_n(&probe->nmissed, __ATOMIC_RELAXED);
 			line.flags = __atomic_load_n(&probe->flags, __ATOMIC_RELAXED);
-			line.optimized = site->jump == JumpState::optimized;
+			line.optimized = site->jump == JumpState::optimized && !site->lost;
 			visit(line);
 		}
 	}
@@ -324,7 +362,8 @@ template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
 		line.address = site->address;
 		line.description = site->description;
 		line.state = site->jump;
-		line.why = site->unoptimized_why;
+		line.lost = site->lost != nullptr;
+		line.why = site->lost ? site->lost : site->unoptimized_why;
 		line.region_length = site->jump_refusal ? 0 : site->jump_region_length;
 		line.detour_size = site->detour ? site->detour->size : 0;
 		visit(line);
@@ -349,8 +388,8 @@ void ProbeTable::optimized_hit(Site &site, pt_regs *regs, okp_cpu_state &cpu, Pr
 		count_missed(site);
 		return;
 	}
-	if (!registered_probes.all_enabled())
-		return; // disarming everything raced with this hit
+	if (!registered_probes.all_enabled() || __atomic_load_n(&site.lost, __ATOMIC_RELAXED))
+		return; // disarming everything raced with this hit, or the text is lost
 	cpu.active_site = &site;
 	present();
 	run_optimized_hit(site, regs);

@@ -119,6 +119,30 @@ static int okp_blacklist_function(const char *name)
 				      "riscv ftrace trampoline");
 }
 
+static int okp_blacklist_trap_window(unsigned long entry_end)
+{
+	unsigned long exit = okp_ksyms_resolve_optional("ret_from_exception");
+	unsigned long culprit;
+	const char *why;
+	long refused;
+
+	if (!exit || exit >= entry_end) {
+		pr_err("cannot find riscv's trap exit (ret_from_exception)\n");
+		return -ENOENT;
+	}
+	refused = okp_core_refuse_trap_window(exit, entry_end - exit, &why,
+					      &culprit);
+	if (refused < 0) {
+		pr_err("cannot tell what riscv's trap exit calls: %s (%pS)\n",
+		       why, (void *)culprit);
+		return refused;
+	}
+	if (refused)
+		pr_info("refusing %ld functions that riscv's trap exit calls after it sets sscratch\n",
+			refused);
+	return 0;
+}
+
 static int okp_blacklist_arch(void)
 {
 	unsigned long entry = okp_ksyms_resolve_optional("handle_exception");
@@ -136,7 +160,7 @@ static int okp_blacklist_arch(void)
 	for (i = 0; i < ARRAY_SIZE(okp_riscv_trampolines); i++)
 		if (okp_blacklist_function(okp_riscv_trampolines[i]))
 			return -ENOMEM;
-	return 0;
+	return okp_blacklist_trap_window(start + size);
 }
 #else
 static int okp_blacklist_arch(void)

@@ -4,9 +4,9 @@
  * /sys/kernel/debug/kprobes/.
  *   list       one line per registered probe (x86 so far): address,
  *              symbol+offset [module], hits, missed hits, [OPTIMIZED],
- *              [DISABLED] and [GONE]
+ *              [DISABLED], [GONE] and [LOST]
  *   jumps      one line per probed address: its jump state (optimized,
- *              waiting, breakpoint), the bytes the jump replaces and the
+ *              waiting, breakpoint, lost), the bytes the jump replaces and the
  *              detour's size, or why it stays a breakpoint
  *   enabled    1/0: arm or disarm every probe without unregistering it
  *   blacklist  the address ranges okprobe refuses to probe

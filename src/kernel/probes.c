@@ -283,23 +283,20 @@ unsigned long okp_glue_read_text(unsigned long address, void *buffer,
 	return done;
 }
 
-void okp_glue_text_restore(unsigned long address, const void *expected,
-			   const void *original, unsigned long length)
+void okp_glue_text_lost(unsigned long address, const char *description,
+			const char *why)
 {
-	u8 now[16];
+	__module_get(THIS_MODULE);
+	pr_err("lost %s (0x%lx): %s; okprobe leaves the text as it is and stays loaded\n",
+	       description, address, why);
+}
 
-	/*
-	 * Restore only over our own bytes: if they changed under us the text
-	 * has another owner now, and writing would corrupt it.
-	 */
-	if (length > sizeof(now) ||
-	    okp_glue_read_text(address, now, length) != length ||
-	    memcmp(now, expected, length)) {
-		pr_err("not restoring %pS: the text is not what okprobe wrote\n",
-		       (void *)address);
-		return;
-	}
-	okp_glue_text_write(address, original, length);
+void okp_glue_lost_text_released(unsigned long address,
+				 const char *description)
+{
+	pr_info("%s (0x%lx) is no longer okprobe's: its text is the original again\n",
+		description, address);
+	module_put(THIS_MODULE);
 }
 
 void okp_glue_describe(unsigned long address, char *buffer,
@@ -502,11 +499,12 @@ static void okp_show_line(const struct okp_list_line *line, void *context)
 {
 	struct seq_file *m = context;
 
-	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s\n", line->address,
-		   line->description, line->hits, line->missed,
+	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s\n",
+		   line->address, line->description, line->hits, line->missed,
 		   line->optimized ? " [OPTIMIZED]" : "",
 		   line->flags & OKPROBE_FLAG_DISABLED ? " [DISABLED]" : "",
-		   line->flags & OKPROBE_FLAG_GONE ? " [GONE]" : "");
+		   line->flags & OKPROBE_FLAG_GONE ? " [GONE]" : "",
+		   line->flags & OKPROBE_FLAG_LOST ? " [LOST]" : "");
 }
 
 void okp_probes_show(struct seq_file *m)

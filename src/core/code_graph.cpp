@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "code_graph.hpp"
+
+#include "errno.hpp"
+
+namespace okp {
+namespace {
+
+// A growable array of function starts still to scan.
+class Worklist {
+public:
+	Worklist() = default;
+	Worklist(const Worklist &) = delete;
+	Worklist &operator=(const Worklist &) = delete;
+	~Worklist() { delete[] items_; }
+
+	bool push(uint64_t function)
+	{
+		if (size_ == capacity_) {
+			const size_t bigger = capacity_ ? capacity_ * 2 : 64;
+			uint64_t *items = new uint64_t[bigger];
+			if (!items)
+				return false;
+			for (size_t i = 0; i < size_; ++i)
+				items[i] = items_[i];
+			delete[] items_;
+			items_ = items;
+			capacity_ = bigger;
+		}
+		items_[size_++] = function;
+		return true;
+	}
+	bool empty() const { return size_ == 0; }
+	uint64_t pop() { return items_[--size_]; }
+
+private:
+	uint64_t *items_ = nullptr;
+	size_t size_ = 0, capacity_ = 0;
+};
+
+// Owns one heap buffer, grown to the largest function read so far.
+class TextBuffer {
+public:
+	TextBuffer() = default;
+	TextBuffer(const TextBuffer &) = delete;
+	TextBuffer &operator=(const TextBuffer &) = delete;
+	~TextBuffer() { delete[] bytes_; }
+
+	uint8_t *reserve(size_t size)
+	{
+		if (size > capacity_) {
+			delete[] bytes_;
+			bytes_ = new uint8_t[size];
+			capacity_ = bytes_ ? size : 0;
+		}
+		return bytes_;
+	}
+
+private:
+	uint8_t *bytes_ = nullptr;
+	size_t capacity_ = 0;
+};
+
+struct Walk {
+	const CodeGraphFacts &facts;
+	RangeList &reached;
+	const char *why;
+	const CodeGraphLimits &limits;
+	size_t added = 0;
+	Worklist pending;
+
+	// Marks the function holding address as reached and queues it once.
+	ReachResult visit(uint64_t address, bool must_exist)
+	{
+		uint64_t start = 0, size = 0;
+		if (!facts.function_of(address, &start, &size, facts.context) || size == 0)
+			return {must_exist ? error::einval : 0, address};
+		if (reached.find(start))
+			return {}; // visited
+		if (added == limits.max_functions || size > limits.max_function_size)
+			return {error::e2big, start};
+		if (!reached.add(start, start + size, why) || !pending.push(start))
+			return {error::enomem, start};
+		++added;
+		return {};
+	}
+};
+
+} // namespace
+
+ReachResult reach_functions(const uint64_t *roots, size_t root_count, const CodeGraphFacts &facts,
+			    ReferenceScanner scan, RangeList &reached, const char *why, const CodeGraphLimits &limits)
+{
+	Walk walk{facts, reached, why, limits, 0, {}};
+	for (size_t i = 0; i < root_count; ++i)
+		if (const ReachResult result = walk.visit(roots[i], true); result.error)
+			return result;
+
+	TextBuffer text;
+	uint64_t *targets = new uint64_t[limits.max_references];
+	if (!targets)
+		return {error::enomem, 0};
+	ReachResult result;
+	while (!result.error && !walk.pending.empty()) {
+		const uint64_t function = walk.pending.pop();
+		if (facts.stops_at && facts.stops_at(function, facts.context))
+			continue;
+		const AddressRange &range = *reached.find(function);
+		const size_t size = range.end - range.start;
+		uint8_t *bytes = text.reserve(size);
+		if (!bytes) {
+			result = {error::enomem, function};
+			break;
+		}
+		if (facts.read_text(function, bytes, size, facts.context) != size) {
+			result = {error::eio, function};
+			break;
+		}
+		const size_t count = scan(CodeRange{bytes, function, size}, targets, limits.max_references);
+		if (count > limits.max_references) {
+			result = {error::e2big, function};
+			break;
+		}
+		for (size_t i = 0; i < count && !result.error; ++i)
+			result = walk.visit(targets[i], false);
+	}
+	delete[] targets;
+	return result;
+}
+
+} // namespace okp
