@@ -156,7 +156,7 @@ void okp_test_lost_text(const struct okp_cycle_target *t)
 	void *at = (void *)t->target + t->offset;
 	u8 original[OKP_LOST_BYTES], foreign[OKP_LOST_BYTES];
 	struct okprobe again = { .addr = at, .pre_handler = okp_lost_pre };
-	char why[200] = "";
+	char why[200] = "", detail[160] = "";
 	bool ok = false;
 	int ret;
 
@@ -165,14 +165,14 @@ void okp_test_lost_text(const struct okp_cycle_target *t)
 	/* Neither okprobe's bytes nor the original: one bit of the first. */
 	memcpy(foreign, original, sizeof(foreign));
 	foreign[0] ^= 0x01;
-	EXPECT(okp_lost_case(t, false, original, NULL, why, sizeof(why)),
-	       "breakpoint, the original put back over it: %s", why);
-	EXPECT(okp_lost_case(t, false, original, foreign, why, sizeof(why)),
-	       "breakpoint, other bytes over it: %s", why);
-	EXPECT(okp_lost_case(t, true, original, NULL, why, sizeof(why)),
-	       "jump, the original put back over it: %s", why);
-	EXPECT(okp_lost_case(t, true, original, foreign, why, sizeof(why)),
-	       "jump, other bytes over it: %s", why);
+	EXPECT(okp_lost_case(t, false, original, NULL, detail, sizeof(detail)),
+	       "breakpoint, the original put back over it: %s", detail);
+	EXPECT(okp_lost_case(t, false, original, foreign, detail, sizeof(detail)),
+	       "breakpoint, other bytes over it: %s", detail);
+	EXPECT(okp_lost_case(t, true, original, NULL, detail, sizeof(detail)),
+	       "jump, the original put back over it: %s", detail);
+	EXPECT(okp_lost_case(t, true, original, foreign, detail, sizeof(detail)),
+	       "jump, other bytes over it: %s", detail);
 	/* Released: the address is okprobe's to prove and probe again. */
 	atomic_set(&okp_lost_hits, 0);
 	ret = okprobe_register(&again);
