@@ -22,6 +22,7 @@
 #include "x86/jump_optimization.cpp"
 #include "x86/detour.cpp"
 #include "x86/probe_rules.cpp"
+#include "x86/trap_path.cpp"
 // Before the arch's handlers, so that their fast paths can inline it.
 #include "core/probe_table.cpp"
 #include "x86/breakpoint_probes.cpp"

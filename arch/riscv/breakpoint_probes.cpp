@@ -608,48 +608,25 @@ extern "C" OKP_HANDLER_PATH int okp_core_breakpoint(void *raw_regs)
 	return 0;
 }
 
-extern "C" long okp_core_refuse_trap_window(unsigned long exit_code, unsigned long length, const char **why,
-					    unsigned long *culprit)
+namespace okp::arch {
+
+// riscv's trap path where no breakpoint may be taken: the exit's calls
+// after it sets sscratch (trap_window.hpp).
+TrapPath trap_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(const char *name, void *context),
+			     RangeList &reached)
 {
-	*culprit = 0;
-	uint8_t *code = new uint8_t[length];
-	if (!code)
-		return -error::enomem;
-	if (okp_glue_read_text(exit_code, code, length) != length) {
-		delete[] code;
-		*why = "the trap exit code is unreadable";
-		return -error::einval;
+	constexpr size_t exit_code_read = 1024; // ret_from_exception to its sret, and more
+	TrapPath result;
+	const uint64_t exit = lookup("ret_from_exception", facts.context);
+	uint8_t *code = exit ? new uint8_t[exit_code_read] : nullptr;
+	if (!exit || !code) {
+		result.why = exit ? "out of memory" : "no ret_from_exception in this kernel";
+		return result;
 	}
-	CodeGraphFacts facts{};
-	facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *) {
-		unsigned long s = 0, n = 0;
-		// Not init text: freed after boot, whatever still refers to it.
-		const okp_text_kind kind = okp_glue_text_kind(address);
-		if ((kind != OKP_TEXT_CORE && kind != OKP_TEXT_MODULE) || !okp_glue_function_of(address, &s, &n))
-			return false;
-		*start = s;
-		*size = n;
-		return true;
-	};
-	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
-		return okp_glue_read_text(address, buffer, size);
-	};
-	auto lookup = [](const char *name, void *) -> uint64_t { return okp_glue_lookup_symbol(name); };
-	RangeList reached;
-	const TrapWindowFunctions window =
-		sscratch_window_functions(CodeRange{code, exit_code, length}, lookup, facts, reached);
+	const size_t read = facts.read_text(exit, code, exit_code_read, facts.context);
+	result = sscratch_window_functions(CodeRange{code, exit, read}, lookup, facts, reached);
 	delete[] code;
-	long result = long(reached.size());
-	if (window.why) {
-		*why = window.why;
-		*culprit = window.walk.culprit;
-		result = -(window.walk.error ? window.walk.error : error::einval);
-	}
-	for (size_t i = 0; i < reached.size() && result >= 0; ++i)
-		if (okp_core_blacklist_add(reached[i].start, reached[i].end, reached[i].why)) {
-			*why = "out of memory";
-			result = -error::enomem;
-		}
-	reached.clear();
 	return result;
 }
+
+} // namespace okp::arch

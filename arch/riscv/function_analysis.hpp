@@ -78,6 +78,7 @@
 // over every function of the test kernels.
 #pragma once
 
+#include "core/code_graph.hpp"
 #include "core/code_range.hpp"
 #include "riscv/instruction_decoder.hpp"
 
@@ -259,15 +260,8 @@ private:
 	bool psabi_ = true;
 };
 
-// What code_references collects.
-namespace references {
-constexpr unsigned jumps = 1;	      // jal x0 / branches / far "auipc; jalr x0" jumps
-constexpr unsigned calls = 2;	      // jal and "auipc; jalr" that link
-constexpr unsigned taken_address = 4; // "auipc rd; addi rd, rd" computing an address
-} // namespace references
-
 // The distinct addresses outside function that its code refers to, of the
-// kinds asked (a mask of references::*): where its jumps leave it (its
+// kinds asked (a mask of okp::references::*): where its jumps leave it (its
 // .cold pieces among them), what it calls, which code addresses it takes
 // (a callback handed to another function). Returns the number of distinct
 // targets, which may exceed capacity.

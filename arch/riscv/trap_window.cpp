@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "riscv/trap_window.hpp"
 
-#include "core/errno.hpp"
 #include "riscv/function_analysis.hpp"
 #include "riscv/instruction_decoder.hpp"
 
@@ -15,13 +14,6 @@ bool writes_tp_to_sscratch(const Instruction &insn)
 	return insn.operation == Operation::csrrw && insn.rd == reg::zero && insn.rs1 == reg::tp &&
 	       (insn.raw >> 20) == csr_sscratch;
 }
-
-constexpr size_t stop_count = sizeof(trap_window_stops) / sizeof(trap_window_stops[0]);
-
-struct Stops {
-	uint64_t functions[stop_count];
-	const CodeGraphFacts *facts;
-};
 
 size_t calls_jumps_and_callbacks(const CodeRange &function, uint64_t *targets, size_t capacity)
 {
@@ -73,59 +65,19 @@ TrapWindowCalls sscratch_window_calls(const CodeRange &exit_code, uint64_t *call
 	return result;
 }
 
-TrapWindowFunctions sscratch_window_functions(const CodeRange &exit_code,
-					      uint64_t (*lookup)(const char *name, void *context),
-					      const CodeGraphFacts &facts, RangeList &reached)
+TrapPath sscratch_window_functions(const CodeRange &exit_code, uint64_t (*lookup)(const char *name, void *context),
+				   const CodeGraphFacts &facts, RangeList &reached)
 {
 	constexpr size_t max_roots = 8;
-	TrapWindowFunctions result;
 	uint64_t roots[max_roots];
 	const TrapWindowCalls calls = sscratch_window_calls(exit_code, roots, max_roots);
 	if (calls.why || calls.count > max_roots) {
+		TrapPath result;
 		result.why = calls.why ? calls.why : "the trap exit makes more calls than okprobe expects";
 		return result;
 	}
-	Stops stops{};
-	stops.facts = &facts;
-	for (size_t i = 0; i < stop_count; ++i)
-		stops.functions[i] = lookup(trap_window_stops[i], facts.context);
-	CodeGraphFacts walk_facts = facts;
-	walk_facts.stops_at = [](uint64_t function, void *context) -> const char * {
-		const Stops &list = *static_cast<const Stops *>(context);
-		for (size_t i = 0; i < stop_count; ++i)
-			if (list.functions[i] == function)
-				return trap_window_stops[i];
-		return nullptr;
-	};
-	// The walk's callbacks get the stops; the caller's keep their context.
-	walk_facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *context) {
-		const CodeGraphFacts &outer = *static_cast<const Stops *>(context)->facts;
-		return outer.function_of(address, start, size, outer.context);
-	};
-	walk_facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *context) {
-		const CodeGraphFacts &outer = *static_cast<const Stops *>(context)->facts;
-		return outer.read_text(address, buffer, size, outer.context);
-	};
-	walk_facts.context = &stops;
-	result.walk =
-		reach_functions(roots, calls.count, walk_facts, calls_jumps_and_callbacks, reached, trap_window_why);
-	switch (result.walk.error) {
-	case 0:
-		break;
-	case error::e2big:
-		result.why = "what the trap exit calls passed okprobe's limits";
-		break;
-	case error::eio:
-		result.why = "unreadable text in what the trap exit calls";
-		break;
-	case error::enomem:
-		result.why = "out of memory";
-		break;
-	default:
-		result.why = "a call of the trap exit leads outside the kernel's functions";
-		break;
-	}
-	return result;
+	return reach_trap_path(roots, calls.count, TrapPathStops{}, lookup, facts, calls_jumps_and_callbacks, reached,
+			       trap_window_why);
 }
 
 } // namespace okp::riscv

@@ -30,37 +30,13 @@ struct TrapWindowCalls {
 // first "csrw sscratch, tp" and the sret after it.
 TrapWindowCalls sscratch_window_calls(const CodeRange &exit_code, uint64_t *calls, size_t capacity);
 
-// Where the walk stops: these functions are refused, what they call is not
-// followed. The scheduler's entries return at once in the window
-// (interrupts are off all through it); the rest report a kernel bug, and
-// what they reach (printk's consoles, the scheduler) would take in half
-// the kernel.
-inline constexpr const char *trap_window_stops[] = {
-	"preempt_schedule",
-	"preempt_schedule_notrace",
-	"_printk",
-	"_printk_deferred",
-	"vprintk",
-	"vprintk_emit",
-	"__warn_printk",
-	"report_bug",
-	"panic",
-	"dump_stack",
-	"dump_stack_lvl",
-};
 inline constexpr const char *trap_window_why = "called by riscv's trap exit after it sets sscratch";
-
-struct TrapWindowFunctions {
-	const char *why = nullptr; // nullptr, or why the exit was not understood / the walk failed
-	ReachResult walk;
-};
 
 // Fills reached with every function reachable (code_references: calls,
 // jumps, taken addresses) from the calls the exit makes in the window,
-// stopping at trap_window_stops (resolved with lookup). facts.stops_at is
-// the function's own.
-TrapWindowFunctions sscratch_window_functions(const CodeRange &exit_code,
-					      uint64_t (*lookup)(const char *name, void *context),
-					      const CodeGraphFacts &facts, RangeList &reached);
+// stopping at common_stops (resolved with lookup). facts.stops_at is the
+// function's own.
+TrapPath sscratch_window_functions(const CodeRange &exit_code, uint64_t (*lookup)(const char *name, void *context),
+				   const CodeGraphFacts &facts, RangeList &reached);
 
 } // namespace okp::riscv

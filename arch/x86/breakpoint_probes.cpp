@@ -19,6 +19,7 @@
 #include "x86/detour.hpp"
 #include "x86/out_of_line.hpp"
 #include "x86/probe_rules.hpp"
+#include "x86/trap_path.hpp"
 
 #include <okprobe.h>
 
@@ -418,6 +419,12 @@ void unoptimize(Site *const *sites, size_t count)
 		for (size_t i = 0; i < n; ++i)
 			accepted[i]->patched_bytes = 1;
 	}
+}
+
+TrapPath trap_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(const char *name, void *context),
+			     RangeList &reached)
+{
+	return int3_path_functions(facts, lookup, reached);
 }
 
 } // namespace okp::arch

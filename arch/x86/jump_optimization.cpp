@@ -352,7 +352,8 @@ size_t relocate_region(const OptimizationPlan &plan, const uint8_t *region, uint
 	return copy.ok() ? copy.length() : 0;
 }
 
-size_t external_jump_targets(const CodeRange &function, const Thunks &thunks, uint64_t *targets, size_t capacity)
+size_t code_references(const CodeRange &function, const Thunks &thunks, unsigned kinds, uint64_t *targets,
+		       size_t capacity)
 {
 	size_t count = 0;
 	for (size_t offset = 0; offset < function.size;) {
@@ -363,9 +364,12 @@ size_t external_jump_targets(const CodeRange &function, const Thunks &thunks, ui
 		if (a.length == 0 || a.refusal == Refusal::undecodable)
 			break;
 		offset += a.length;
-		if (!a.relative_branch || a.transfer != Transfer::jump)
-			continue;
-		if (a.target >= function.address && a.target < function.address + function.size)
+		const bool wanted =
+			a.relative_branch
+				? (a.transfer == Transfer::jump && (kinds & references::jumps)) ||
+					  (a.transfer == Transfer::call && (kinds & references::calls))
+				: a.execution == Execution::copy_rip_relative && (kinds & references::taken_address);
+		if (!wanted || (a.target >= function.address && a.target < function.address + function.size))
 			continue;
 		bool seen = false;
 		for (size_t i = 0; i < count && i < capacity && !seen; ++i)
@@ -377,6 +381,11 @@ size_t external_jump_targets(const CodeRange &function, const Thunks &thunks, ui
 		++count;
 	}
 	return count;
+}
+
+size_t external_jump_targets(const CodeRange &function, const Thunks &thunks, uint64_t *targets, size_t capacity)
+{
+	return code_references(function, thunks, references::jumps, targets, capacity);
 }
 
 const char *optimization_refusal_text(OptimizationRefusal refusal)

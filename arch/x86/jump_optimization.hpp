@@ -23,6 +23,7 @@
 // instruction of Debian's vmlinux.
 #pragma once
 
+#include "core/code_graph.hpp"
 #include "core/code_range.hpp"
 #include "x86/instruction_analysis.hpp"
 #include "x86/instruction_decoder.hpp"
@@ -106,6 +107,13 @@ const char *optimization_refusal_text(OptimizationRefusal refusal);
 // the thunks are left out. Returns how many there are; more than capacity
 // means some were not stored (and the count is then only a lower bound).
 size_t external_jump_targets(const CodeRange &function, const Thunks &thunks, uint64_t *targets, size_t capacity);
+// The distinct addresses outside function that its code refers to, of the
+// kinds asked (a mask of okp::references::*): relative jumps and calls,
+// and rip-relative operands (a taken function address among them; data
+// addresses are for the caller to drop). Returns the count, which may
+// exceed capacity.
+size_t code_references(const CodeRange &function, const Thunks &thunks, unsigned kinds, uint64_t *targets,
+		       size_t capacity);
 
 // The most a relocated region takes: a call (always the region's last
 // instruction) becomes up to 25 bytes (push of a 64-bit return address,

@@ -141,12 +141,12 @@ TEST(RiscvCodeReferences, SortsCallsJumpsAndTakenAddressesAndSkipsItsOwnBody)
 	});
 	const CodeRange range{code.data(), base, code.size()};
 	uint64_t targets[8];
-	ASSERT_EQ(riscv::code_references(range, riscv::references::calls, targets, 8), 2u);
+	ASSERT_EQ(riscv::code_references(range, okp::references::calls, targets, 8), 2u);
 	EXPECT_EQ(targets[0], base + 0x100);
 	EXPECT_EQ(targets[1], base + 0x2012 + 8);
-	ASSERT_EQ(riscv::code_references(range, riscv::references::jumps, targets, 8), 1u);
+	ASSERT_EQ(riscv::code_references(range, okp::references::jumps, targets, 8), 1u);
 	EXPECT_EQ(targets[0], base + 4 + 0x200);
-	ASSERT_EQ(riscv::code_references(range, riscv::references::taken_address, targets, 8), 1u);
+	ASSERT_EQ(riscv::code_references(range, okp::references::taken_address, targets, 8), 1u);
 	EXPECT_EQ(targets[0], base + 0xa + 0x1000 + 16);
 	EXPECT_EQ(riscv::code_references(range, 7, targets, 1), 4u) << "the count, past the capacity";
 }

@@ -11,6 +11,7 @@
 #include "x86/instruction_decoder.hpp"
 #include "x86/jump_optimization.hpp"
 #include "x86/out_of_line.hpp"
+#include "x86/trap_path.hpp"
 #include "x86_kernel_image.hpp"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -302,3 +304,66 @@ TEST(X86KernelBytes, EveryFunctionOfTheDebianKernel)
 }
 
 } // namespace
+
+namespace {
+
+// kallsyms' view: a text symbol up to the next one.
+bool image_function_of(uint64_t address, uint64_t *start, uint64_t *size, void *context)
+{
+	const Kernel &kernel = *static_cast<const Kernel *>(context);
+	auto next = std::upper_bound(kernel.symbols.begin(), kernel.symbols.end(), address,
+				     [](uint64_t a, const okp::host::KernelSymbol &s) { return a < s.address; });
+	if (next == kernel.symbols.begin())
+		return false;
+	const size_t index = size_t(next - kernel.symbols.begin()) - 1;
+	*start = kernel.symbols[index].address;
+	*size = kernel.end_of(index) - *start;
+	return *size > 0 && kernel.section_of(*start) && kernel.section_of(*start)->name == ".text";
+}
+
+} // namespace
+
+TEST(X86KernelBytes, TheInt3PathReachesTheNotifiersRcuLockAndNotTheScheduler)
+{
+	const Kernel *kernel = load_kernel();
+	if (!kernel)
+		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS not set";
+	okp::CodeGraphFacts facts{};
+	facts.function_of = image_function_of;
+	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *context) -> size_t {
+		const uint8_t *bytes = static_cast<const Kernel *>(context)->bytes_at(address);
+		if (!bytes)
+			return 0;
+		std::memcpy(buffer, bytes, size);
+		return size;
+	};
+	facts.context = const_cast<Kernel *>(kernel);
+	auto lookup = [](const char *name, void *context) -> uint64_t {
+		const Kernel &k = *static_cast<const Kernel *>(context);
+		const auto it = k.by_name.find(name);
+		return it == k.by_name.end() ? 0 : it->second;
+	};
+	okp::RangeList reached;
+	const okp::TrapPath path = int3_path_functions(facts, lookup, reached);
+	std::map<std::string, bool> names;
+	for (size_t i = 0; i < reached.size(); ++i)
+		for (const okp::host::KernelSymbol &s : kernel->symbols)
+			if (s.address == reached[i].start)
+				names[s.name] = true;
+	reached.clear();
+	ASSERT_EQ(path.why, nullptr) << path.why;
+	std::cout << "x86 int3 path: " << names.size() << " functions refused\n";
+	if (std::getenv("OKPROBE_VERBOSE"))
+		for (const auto &[name, _] : names)
+			std::cout << "  " << name << "\n";
+	// The die notifiers' chain and the RCU read lock it takes (Debian's
+	// kernel is PREEMPT_RCU), the kprobes handler before them.
+	// (atomic_notifier_call_chain and notifier_call_chain are inlined.)
+	for (const char *name :
+	     {"notify_die", "__rcu_read_lock", "__rcu_read_unlock", "kprobe_int3_handler", "poke_int3_handler"})
+		EXPECT_TRUE(names.count(name)) << name;
+	for (const char *name : {"try_to_wake_up", "__schedule", "vfs_read", "ksys_read", "kfree", "do_sys_openat2",
+				 "force_sig_fault", "_raw_spin_lock", "_raw_spin_lock_irqsave"})
+		EXPECT_FALSE(names.count(name)) << name;
+	EXPECT_LT(names.size(), 300u);
+}

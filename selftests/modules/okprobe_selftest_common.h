@@ -158,6 +158,10 @@ void okp_test_kernel_kprobe_in_piece(okp_target_fn function, void *piece,
  * (which returns expect(a, b)) must still count every call.
  */
 void okp_test_lost_text(const struct okp_cycle_target *target);
+void okp_test_trap_path_refused(const char *const *refused,
+				size_t refused_count,
+				const char *const *allowed,
+				size_t allowed_count);
 void okp_test_handler_calls_its_function(okp_target_fn target,
 					 unsigned long offset,
 					 long (*expect)(long a, long b));

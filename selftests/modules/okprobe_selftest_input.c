@@ -363,6 +363,48 @@ out:
 	kfree(probe);
 }
 
+static int okp_quiet_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	return 0;
+}
+
+/*
+ * What the arch's breakpoint trap path reaches (okp::arch::
+ * trap_path_functions) is refused with EPERM; functions it does not reach
+ * stay probeable (another rule may still refuse them, EBUSY at an ftrace
+ * site, but not EPERM).
+ */
+void okp_test_trap_path_refused(const char *const *refused,
+				size_t refused_count,
+				const char *const *allowed,
+				size_t allowed_count)
+{
+	struct okprobe probe;
+	char why[200] = "";
+	bool ok = false;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < refused_count + allowed_count; i++) {
+		const bool refuse = i < refused_count;
+		const char *name = refuse ? refused[i] :
+				   allowed[i - refused_count];
+
+		memset(&probe, 0, sizeof(probe));
+		probe.symbol_name = name;
+		probe.pre_handler = okp_quiet_pre;
+		ret = okprobe_register(&probe);
+		if (!ret)
+			okprobe_unregister(&probe);
+		EXPECT(refuse ? ret == -EPERM : ret != -EPERM,
+		       "%s: %d", name, ret);
+	}
+	ok = true;
+out:
+	okp_report(ok, "what the breakpoint trap path reaches is refused (EPERM), the rest is probeable",
+		   why);
+}
+
 void okp_test_bad_input(okp_target_fn target, unsigned long offset,
 			long (*expect)(long a, long b))
 {

@@ -1033,6 +1033,26 @@ static int __init okp_selftest_init(void)
 	okp_test_bad_registrations();
 	okp_test_bad_input(okp_target_add, 3, okp_expect_add);
 	okp_test_handler_calls_its_function(okp_target_add, 3, okp_expect_add);
+	{
+		/*
+		 * x86's int3 path before okprobe's die notifier: on a
+		 * PREEMPT_RCU kernel, atomic_notifier_call_chain()'s RCU read
+		 * lock (a probe there would re-enter the trap forever).
+		 */
+		static const char *const refused[] = {
+			"notify_die", "kprobe_int3_handler",
+#ifdef CONFIG_PREEMPT_RCU
+			"__rcu_read_lock", "__rcu_read_unlock",
+#endif
+		};
+		static const char *const allowed[] = {
+			"vfs_read", "try_to_wake_up", "_raw_spin_lock",
+			"_printk", "kfree",
+		};
+
+		okp_test_trap_path_refused(refused, ARRAY_SIZE(refused),
+					   allowed, ARRAY_SIZE(allowed));
+	}
 	okp_test_recursion();
 	okp_test_double_registration();
 	okp_test_second_probe_in_function();

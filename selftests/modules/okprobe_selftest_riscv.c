@@ -338,59 +338,6 @@ out:
 	okp_record_free(inner);
 }
 
-/*
- * What riscv's trap exit calls after it sets sscratch (with
- * CONFIG_TRACE_IRQFLAGS: __trace_hardirqs_on/off, lockdep, the stack walk
- * behind CALLER_ADDR1 and, through kprobes' insn-slot check, the RCU read
- * lock) cannot take a breakpoint: refused with EPERM. What it does not
- * reach stays probeable.
- */
-static int okp_quiet_pre(struct okprobe *probe, struct pt_regs *regs)
-{
-	return 0;
-}
-
-static void okp_test_trap_window_refused(void)
-{
-	const char *const refused[] = {
-		"trace_hardirqs_on", "return_address", "walk_stackframe",
-		"__kernel_text_address",
-#if defined(CONFIG_PREEMPT_RCU) && defined(CONFIG_KPROBES)
-		"__rcu_read_lock",
-#endif
-	};
-	const char *const allowed[] = { "vfs_read", "strscpy", "kfree" };
-	struct okprobe probe;
-	char why[200] = "";
-	bool ok = false;
-	int i, ret;
-
-	for (i = 0; IS_ENABLED(CONFIG_TRACE_IRQFLAGS) &&
-		    i < ARRAY_SIZE(refused); i++) {
-		memset(&probe, 0, sizeof(probe));
-		probe.symbol_name = refused[i];
-		probe.pre_handler = okp_quiet_pre;
-		ret = okprobe_register(&probe);
-		if (!ret)
-			okprobe_unregister(&probe);
-		EXPECT(ret == -EPERM, "%s: %d, not -EPERM", refused[i], ret);
-	}
-	for (i = 0; i < ARRAY_SIZE(allowed); i++) {
-		memset(&probe, 0, sizeof(probe));
-		probe.symbol_name = allowed[i];
-		probe.pre_handler = okp_quiet_pre;
-		ret = okprobe_register(&probe);
-		if (!ret)
-			okprobe_unregister(&probe);
-		/* (EBUSY at an ftrace site is another rule.) */
-		EXPECT(ret != -EPERM, "%s: EPERM", allowed[i]);
-	}
-	ok = true;
-out:
-	okp_report(ok, "what the trap exit calls with sscratch set is refused (EPERM), the rest is probeable",
-		   why);
-}
-
 /* Bad registrations fail with their errno. */
 static void okp_test_bad_registrations(void)
 {
@@ -1013,7 +960,29 @@ static int __init okp_selftest_init(void)
 	okp_test_bad_registrations();
 	okp_test_bad_input(okp_rv_add, 4, okp_expect_sum);
 	okp_test_handler_calls_its_function(okp_rv_add, 4, okp_expect_sum);
-	okp_test_trap_window_refused();
+	{
+		/*
+		 * What riscv's trap exit calls after it sets sscratch (with
+		 * CONFIG_TRACE_IRQFLAGS: __trace_hardirqs_on/off, lockdep,
+		 * the stack walk behind CALLER_ADDR1 and, through kprobes'
+		 * insn-slot check, the RCU read lock).
+		 */
+		static const char *const refused[] = {
+			"trace_hardirqs_on", "return_address", "walk_stackframe",
+			"__kernel_text_address",
+#if defined(CONFIG_PREEMPT_RCU) && defined(CONFIG_KPROBES)
+			"__rcu_read_lock",
+#endif
+		};
+		static const char *const allowed[] = {
+			"vfs_read", "strscpy", "kfree", "_printk",
+		};
+
+		okp_test_trap_path_refused(refused,
+					   IS_ENABLED(CONFIG_TRACE_IRQFLAGS) ?
+					   ARRAY_SIZE(refused) : 0,
+					   allowed, ARRAY_SIZE(allowed));
+	}
 	okp_test_enable_disable();
 	okp_test_many();
 	/*

@@ -75,6 +75,8 @@ struct Walk {
 		uint64_t start = 0, size = 0;
 		if (!facts.function_of(address, &start, &size, facts.context) || size == 0)
 			return {must_exist ? error::einval : 0, address};
+		if (facts.skips && facts.skips(start, facts.context))
+			return {};
 		if (reached.find(start))
 			return {}; // visited
 		if (added == limits.max_functions || size > limits.max_function_size)
@@ -125,6 +127,99 @@ ReachResult reach_functions(const uint64_t *roots, size_t root_count, const Code
 			result = walk.visit(targets[i], false);
 	}
 	delete[] targets;
+	return result;
+}
+
+namespace {
+
+constexpr size_t max_names = 32;
+
+struct Resolved {
+	uint64_t functions[max_names];
+	const char *names[max_names];
+	size_t count = 0;
+
+	bool add(NameList list, uint64_t (*lookup)(const char *name, void *context), void *context)
+	{
+		for (size_t i = 0; i < list.count; ++i) {
+			if (count == max_names)
+				return false;
+			if (const uint64_t address = lookup(list.names[i], context)) {
+				functions[count] = address;
+				names[count++] = list.names[i];
+			}
+		}
+		return true;
+	}
+	const char *find(uint64_t function) const
+	{
+		for (size_t i = 0; i < count; ++i)
+			if (functions[i] == function)
+				return names[i];
+		return nullptr;
+	}
+};
+
+struct TrapPathContext {
+	Resolved stops, skips;
+	const CodeGraphFacts *facts = nullptr;
+};
+
+template <size_t N> NameList list_of(const char *const (&names)[N])
+{
+	return NameList{names, N};
+}
+
+} // namespace
+
+TrapPath reach_trap_path(const uint64_t *roots, size_t root_count, const TrapPathStops &extra,
+			 uint64_t (*lookup)(const char *name, void *context), const CodeGraphFacts &facts,
+			 ReferenceScanner scan, RangeList &reached, const char *why)
+{
+	TrapPath result;
+	TrapPathContext context;
+	context.facts = &facts;
+	if (!context.stops.add(list_of(common_stops), lookup, facts.context) ||
+	    !context.stops.add(extra.stops, lookup, facts.context) ||
+	    !context.skips.add(list_of(common_skips), lookup, facts.context) ||
+	    !context.skips.add(extra.skips, lookup, facts.context)) {
+		result.why = "too many stops";
+		return result;
+	}
+	// The walk's callbacks get the stops; the caller's keep their context.
+	CodeGraphFacts walk_facts{};
+	walk_facts.stops_at = [](uint64_t function, void *raw) -> const char * {
+		return static_cast<const TrapPathContext *>(raw)->stops.find(function);
+	};
+	walk_facts.skips = [](uint64_t function, void *raw) {
+		return static_cast<const TrapPathContext *>(raw)->skips.find(function) != nullptr;
+	};
+	walk_facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *raw) {
+		const CodeGraphFacts &outer = *static_cast<const TrapPathContext *>(raw)->facts;
+		return outer.function_of(address, start, size, outer.context);
+	};
+	walk_facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *raw) {
+		const CodeGraphFacts &outer = *static_cast<const TrapPathContext *>(raw)->facts;
+		return outer.read_text(address, buffer, size, outer.context);
+	};
+	walk_facts.context = &context;
+	result.walk = reach_functions(roots, root_count, walk_facts, scan, reached, why);
+	switch (result.walk.error) {
+	case 0:
+		break;
+	case error::e2big:
+		result.why = "what the trap path reaches passed okprobe's limits";
+		break;
+	case error::eio:
+		result.why = "unreadable text on the trap path";
+		break;
+	case error::enomem:
+		result.why = "out of memory";
+		break;
+	default:
+		result.why = "a root of the trap path is no function";
+		break;
+	}
 	return result;
 }
 

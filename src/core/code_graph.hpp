@@ -26,8 +26,18 @@ struct CodeGraphFacts {
 	// at function: it is reached (and so refused), what it calls is not
 	// followed.
 	const char *(*stops_at)(uint64_t function, void *context);
+	// Whether the walk leaves the function starting at function out
+	// altogether: neither reached nor followed (may be nullptr).
+	bool (*skips)(uint64_t function, void *context);
 	void *context;
 };
+
+// What an arch's code_references collects (a mask).
+namespace references {
+constexpr unsigned jumps = 1;	      // unconditional and conditional jumps (tail calls, .cold pieces)
+constexpr unsigned calls = 2;	      // direct calls
+constexpr unsigned taken_address = 4; // code addresses the code computes (callbacks)
+} // namespace references
 
 // The architecture's scanner: the distinct addresses outside function that
 // its code refers to (may exceed capacity: the count is returned).
@@ -52,5 +62,40 @@ struct ReachResult {
 ReachResult reach_functions(const uint64_t *roots, size_t root_count, const CodeGraphFacts &facts,
 			    ReferenceScanner scan, RangeList &reached, const char *why,
 			    const CodeGraphLimits &limits = CodeGraphLimits{});
+
+// Where every arch's walk of a trap path stops. The scheduler's entries
+// are reached (interrupts are off all through a trap path, so they return
+// at once): refused, not followed. The bug reporters (die is an oops) run
+// on a trap path only once the kernel is failing: left out, neither
+// refused nor followed, or printk's consoles, the scheduler and do_exit
+// would take in half the kernel.
+inline constexpr const char *common_stops[] = {"preempt_schedule", "preempt_schedule_notrace"};
+inline constexpr const char *common_skips[] = {
+	"_printk", "_printk_deferred", "vprintk",	 "vprintk_emit", "__warn_printk", "report_bug",
+	"panic",   "dump_stack",       "dump_stack_lvl", "die",
+};
+
+struct TrapPath {
+	const char *why = nullptr; // nullptr, or why the walk failed
+	ReachResult walk;
+};
+
+// Names of functions, for reach_trap_path.
+struct NameList {
+	const char *const *names = nullptr;
+	size_t count = 0;
+};
+
+// What an arch adds to the common stops and skips.
+struct TrapPathStops {
+	NameList stops, skips;
+};
+
+// reach_functions from roots, stopping at common_stops and extra.stops,
+// leaving out common_skips and extra.skips (names resolved with lookup;
+// facts.stops_at and facts.skips are this function's own).
+TrapPath reach_trap_path(const uint64_t *roots, size_t root_count, const TrapPathStops &extra,
+			 uint64_t (*lookup)(const char *name, void *context), const CodeGraphFacts &facts,
+			 ReferenceScanner scan, RangeList &reached, const char *why);
 
 } // namespace okp

@@ -91,14 +91,12 @@ int okp_core_blacklist_entry(unsigned long index, unsigned long *start,
 			     unsigned long *end, const char **why);
 
 /*
- * riscv (arch/riscv/trap_window.hpp): adds to the blacklist every function
- * reachable from the calls that the trap exit code at exit_code (length
- * bytes readable) makes after it writes sscratch. Returns how many were
- * refused, or a negative errno with *why (and *culprit: the function where
+ * Adds to the blacklist every function on the arch's trap path where a
+ * breakpoint cannot be taken (okp::arch::trap_path_functions). Returns how
+ * many, or a negative errno with *why (and *culprit: the function where
  * the walk gave up, or 0).
  */
-long okp_core_refuse_trap_window(unsigned long exit_code, unsigned long length,
-				 const char **why, unsigned long *culprit);
+long okp_core_refuse_trap_path(const char **why, unsigned long *culprit);
 
 /* ---- Probes (src/core/probe_api.cpp, under the glue's probe mutex) ---- */
 

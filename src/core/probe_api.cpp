@@ -133,3 +133,38 @@ extern "C" void okp_core_probes_exit(void)
 	registered_probes.clear();
 	arch::release_resources();
 }
+
+extern "C" long okp_core_refuse_trap_path(const char **why, unsigned long *culprit)
+{
+	CodeGraphFacts facts{};
+	facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *) {
+		unsigned long s = 0, n = 0;
+		// Not init text: freed after boot, whatever still refers to it.
+		const okp_text_kind kind = okp_glue_text_kind(address);
+		if ((kind != OKP_TEXT_CORE && kind != OKP_TEXT_MODULE) || !okp_glue_function_of(address, &s, &n))
+			return false;
+		*start = s;
+		*size = n;
+		return true;
+	};
+	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
+		return okp_glue_read_text(address, buffer, size);
+	};
+	auto lookup = [](const char *name, void *) -> uint64_t { return okp_glue_lookup_symbol(name); };
+	RangeList reached;
+	const TrapPath path = arch::trap_path_functions(facts, lookup, reached);
+	long result = long(reached.size());
+	*culprit = 0;
+	if (path.why) {
+		*why = path.why;
+		*culprit = path.walk.culprit;
+		result = -(path.walk.error ? path.walk.error : error::einval);
+	}
+	for (size_t i = 0; i < reached.size() && result >= 0; ++i)
+		if (okp_core_blacklist_add(reached[i].start, reached[i].end, reached[i].why)) {
+			*why = "out of memory";
+			result = -error::enomem;
+		}
+	reached.clear();
+	return result;
+}

@@ -41,6 +41,7 @@
 #pragma once
 
 #include "core/address_table.hpp"
+#include "core/code_graph.hpp"
 #include "core/core_api.h"
 #include "core/registration.hpp"
 
@@ -160,6 +161,12 @@ void retire_site(Site *site);
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address);
 // Module exit, after the last site is retired: frees pools.
 void release_resources();
+// Fills reached with the functions on the arch's trap path where a
+// breakpoint cannot be taken (it would re-enter the trap before okprobe's
+// handler, or land where the trap frame is not the kernel's), found by
+// walking the kernel's own code from the path's roots.
+TrapPath trap_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(const char *name, void *context),
+			     RangeList &reached);
 
 // Whether a jump may ever replace the site's breakpoint, from the text (read
 // through facts, okprobe's own patches undone) and the kernel's reserved

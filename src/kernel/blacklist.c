@@ -119,30 +119,6 @@ static int okp_blacklist_function(const char *name)
 				      "riscv ftrace trampoline");
 }
 
-static int okp_blacklist_trap_window(unsigned long entry_end)
-{
-	unsigned long exit = okp_ksyms_resolve_optional("ret_from_exception");
-	unsigned long culprit;
-	const char *why;
-	long refused;
-
-	if (!exit || exit >= entry_end) {
-		pr_err("cannot find riscv's trap exit (ret_from_exception)\n");
-		return -ENOENT;
-	}
-	refused = okp_core_refuse_trap_window(exit, entry_end - exit, &why,
-					      &culprit);
-	if (refused < 0) {
-		pr_err("cannot tell what riscv's trap exit calls: %s (%pS)\n",
-		       why, (void *)culprit);
-		return refused;
-	}
-	if (refused)
-		pr_info("refusing %ld functions that riscv's trap exit calls after it sets sscratch\n",
-			refused);
-	return 0;
-}
-
 static int okp_blacklist_arch(void)
 {
 	unsigned long entry = okp_ksyms_resolve_optional("handle_exception");
@@ -160,7 +136,7 @@ static int okp_blacklist_arch(void)
 	for (i = 0; i < ARRAY_SIZE(okp_riscv_trampolines); i++)
 		if (okp_blacklist_function(okp_riscv_trampolines[i]))
 			return -ENOMEM;
-	return okp_blacklist_trap_window(start + size);
+	return 0;
 }
 #else
 static int okp_blacklist_arch(void)
@@ -169,9 +145,29 @@ static int okp_blacklist_arch(void)
 }
 #endif
 
+/*
+ * What the arch's trap path reaches, where a breakpoint would re-enter the
+ * trap before okprobe's handler or land on a frame that is not the
+ * kernel's: found by walking the kernel's own code (okp::arch::trap_path_functions).
+ */
+static int okp_blacklist_trap_path(void)
+{
+	unsigned long culprit;
+	const char *why;
+	long refused = okp_core_refuse_trap_path(&why, &culprit);
+
+	if (refused < 0) {
+		pr_err("cannot tell what the breakpoint trap path reaches: %s (%pS)\n",
+		       why, (void *)culprit);
+		return refused;
+	}
+	pr_info("refusing %ld functions on the breakpoint trap path\n", refused);
+	return 0;
+}
+
 int okp_blacklist_init(void)
 {
-	int i;
+	int i, ret;
 
 	if (okp_blacklist_own_module())
 		return -ENOMEM;
@@ -180,5 +176,6 @@ int okp_blacklist_init(void)
 			return -ENOMEM;
 	if (okp_blacklist_nokprobe_symbols())
 		return -ENOMEM;
-	return okp_blacklist_arch();
+	ret = okp_blacklist_arch();
+	return ret ? ret : okp_blacklist_trap_path();
 }

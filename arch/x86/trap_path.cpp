@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "x86/trap_path.hpp"
+
+#include "x86/jump_optimization.hpp"
+
+namespace okp::x86 {
+namespace {
+
+size_t calls_jumps_and_callbacks(const CodeRange &function, uint64_t *targets, size_t capacity)
+{
+	return code_references(function, Thunks{}, references::jumps | references::calls | references::taken_address,
+			       targets, capacity);
+}
+
+} // namespace
+
+TrapPath int3_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(const char *name, void *context),
+			     RangeList &reached)
+{
+	// Reached with interrupts off on the path, where it only defers its
+	// work: refused, not followed.
+	static constexpr const char *x86_stops[] = {"rcu_read_unlock_special"};
+	static constexpr const char *x86_skips[] = {
+		// Called by ct_nmi_enter() only outside NMI context; int3 enters
+		// as an NMI (irqentry_nmi_enter raises the NMI count first).
+		"__rcu_irq_enter_check_tick",
+		// An int3 from user mode: what follows runs in process context.
+		"do_trap",
+		"irqentry_enter_from_user_mode",
+		"irqentry_exit_to_user_mode",
+	};
+	const TrapPathStops extra = {{x86_stops, sizeof(x86_stops) / sizeof(x86_stops[0])},
+				     {x86_skips, sizeof(x86_skips) / sizeof(x86_skips[0])}};
+	const uint64_t root = lookup("exc_int3", facts.context);
+	if (!root) {
+		TrapPath result;
+		result.why = "no exc_int3 in this kernel";
+		return result;
+	}
+	return reach_trap_path(&root, 1, extra, lookup, facts, calls_jumps_and_callbacks, reached, int3_path_why);
+}
+
+} // namespace okp::x86
