@@ -15,27 +15,10 @@
 #include "core/function_text.cpp"
 #include "core/code_graph.cpp"
 
-#if defined(__x86_64__)
-#include "x86/instruction_decoder.cpp"
-#include "x86/instruction_analysis.cpp"
-#include "x86/out_of_line.cpp"
-#include "x86/jump_optimization.cpp"
-#include "x86/detour.cpp"
-#include "x86/probe_rules.cpp"
-#include "x86/trap_path.cpp"
-// Before the arch's handlers, so that their fast paths can inline it.
+// The arch's pure analysis (decoders, rules, planners) from
+// arch/$(SRCARCH)/analysis_sources.inc, then the probe table its hooks
+// inline, then its hooks (arch/$(SRCARCH)/probe_sources.inc).
+#include "analysis_sources.inc"
 #include "core/probe_table.cpp"
-#include "x86/breakpoint_probes.cpp"
+#include "probe_sources.inc"
 #include "core/probe_api.cpp"
-#elif defined(__riscv)
-#include "riscv/instruction_decoder.cpp"
-#include "riscv/probe_rules.cpp"
-#include "riscv/function_analysis.cpp"
-#include "riscv/jump_optimization.cpp"
-#include "riscv/detour.cpp"
-#include "riscv/out_of_line.cpp"
-#include "riscv/trap_window.cpp"
-#include "core/probe_table.cpp"
-#include "riscv/breakpoint_probes.cpp"
-#include "core/probe_api.cpp"
-#endif

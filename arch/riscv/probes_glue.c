@@ -38,6 +38,7 @@
 
 #include "core/core_api.h"
 #include "kernel/glue.h"
+#include "arch_glue.h"
 
 /* The core works on pt_regs as okp::riscv::Registers: same layout. */
 static_assert(sizeof(struct pt_regs) == 36 * 8);
@@ -47,6 +48,29 @@ static_assert(offsetof(struct pt_regs, a0) == 10 * 8);
 static_assert(offsetof(struct pt_regs, t6) == 31 * 8);
 static_assert(offsetof(struct pt_regs, status) == 32 * 8);
 static_assert(SR_SPIE == (1 << 5));
+
+struct okp_arch_symbols okp_arch_ksyms;
+
+struct okp_symbol_request okp_arch_symbol_table[] = {
+	OKP_SYMBOL(okp_arch_ksyms, excp_vect_table, 1),
+	OKP_SYMBOL(okp_arch_ksyms, __module_address, 1),
+};
+
+const unsigned long okp_arch_symbol_count = ARRAY_SIZE(okp_arch_symbol_table);
+
+/*
+ * No guard on arch_prepare_kprobe() here: riscv's is __kprobes and cannot be
+ * probed. The window is the few instructions between the kernel's
+ * blacklist check and its kprobe_mutex, and okprobe's breakpoints keep
+ * every instruction's length, so the kernel's length walk stays in step.
+ */
+void okp_arch_guard_init(void)
+{
+}
+
+void okp_arch_guard_exit(void)
+{
+}
 
 const char *okp_glue_reserved(unsigned long address, unsigned long length)
 {
@@ -101,7 +125,7 @@ static void okp_find_rodata(void)
 static bool okp_module_rodata(unsigned long address, unsigned long size)
 {
 	struct module *(*module_of)(unsigned long address) =
-		(void *)okp_ksyms.__module_address;
+		(void *)okp_arch_ksyms.__module_address;
 	const struct module_layout *layouts[2];
 	struct module *mod;
 	unsigned long start, end;
@@ -346,7 +370,7 @@ static int okp_install_break_handler(void)
 	unsigned long original = okp_ksyms_lookup("do_trap_break");
 	int ret;
 
-	okp_break_entry = (unsigned long *)okp_ksyms.excp_vect_table +
+	okp_break_entry = (unsigned long *)okp_arch_ksyms.excp_vect_table +
 			  EXC_BREAKPOINT;
 	if (!original || READ_ONCE(*okp_break_entry) != original) {
 		pr_err("cannot catch ebreak: excp_vect_table[EXC_BREAKPOINT] is %pS, not do_trap_break\n",
@@ -384,3 +408,73 @@ void okp_arch_probes_exit(void)
 {
 	okp_remove_break_handler();
 }
+
+/* ---- Refused ranges ------------------------------------------------------- */
+
+/*
+ * riscv 6.1 keeps its hand-written entry and ftrace code in plain .text,
+ * outside every section above and without NOKPROBE_SYMBOL: a breakpoint
+ * in the exception entry (before the stack is the kernel's) or in an
+ * ftrace trampoline (called with the traced function's frame half built)
+ * would bring the kernel down. entry.S runs from handle_exception to the
+ * end of __switch_to; the ftrace trampolines are refused one by one.
+ */
+static const char *const okp_riscv_trampolines[] = {
+	"ftrace_caller", "ftrace_regs_caller", "ftrace_stub",
+	"return_to_handler", "_mcount", "ftrace_graph_caller",
+};
+
+static int okp_blacklist_function(const char *name)
+{
+	unsigned long start = okp_ksyms_resolve_optional(name);
+	unsigned long function, size;
+
+	if (!start || !okp_glue_function_of(start, &function, &size) ||
+	    function != start)
+		return 0;
+	return okp_core_blacklist_add(start, start + size,
+				      "riscv ftrace trampoline");
+}
+
+int okp_arch_blacklist(void)
+{
+	unsigned long entry = okp_ksyms_resolve_optional("handle_exception");
+	unsigned long last = okp_ksyms_resolve_optional("__switch_to");
+	unsigned long start, size;
+	int i;
+
+	if (!entry || !last || last < entry ||
+	    !okp_glue_function_of(last, &start, &size)) {
+		pr_err("cannot find riscv's entry code (handle_exception ... __switch_to)\n");
+		return -ENOENT;
+	}
+	if (okp_core_blacklist_add(entry, start + size, "riscv entry code"))
+		return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(okp_riscv_trampolines); i++)
+		if (okp_blacklist_function(okp_riscv_trampolines[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* ---- The optimized hit ---------------------------------------------------- */
+
+/*
+ * The status a breakpoint trap would save: the previous privilege is the
+ * kernel's, SPIE says whether interrupts were on at the probe, and SIE is
+ * off (the handler runs with them as they are, but reports like a trap).
+ */
+void notrace okp_glue_optimized_entry(void *site, void *raw_regs)
+{
+	struct pt_regs *regs = raw_regs;
+	unsigned long status = csr_read(CSR_STATUS);
+
+	regs->status = (status & ~(SR_SIE | SR_SPIE)) | SR_SPP |
+		       ((status & SR_SIE) ? SR_SPIE : 0);
+	regs->badaddr = 0;
+	regs->cause = EXC_BREAKPOINT;
+	regs->orig_a0 = regs->a0;
+	preempt_disable_notrace();
+	okp_core_optimized_hit(site, regs, this_cpu_ptr(&okp_cpu_states));
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(okp_glue_optimized_entry);

@@ -20,6 +20,7 @@
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
+#include <linux/static_call.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
@@ -27,6 +28,7 @@
 
 #include "core/core_api.h"
 #include "kernel/glue.h"
+#include "arch_glue.h"
 
 /* The core works on pt_regs as okp::x86::Registers: same layout. */
 static_assert(sizeof(struct pt_regs) == 21 * 8);
@@ -37,10 +39,28 @@ static_assert(offsetof(struct pt_regs, ip) == 16 * 8);
 static_assert(offsetof(struct pt_regs, flags) == 18 * 8);
 static_assert(offsetof(struct pt_regs, sp) == 19 * 8);
 
+struct okp_arch_symbols okp_arch_ksyms;
+
+struct okp_symbol_request okp_arch_symbol_table[] = {
+	OKP_SYMBOL(okp_arch_ksyms, text_poke, 1),
+	OKP_SYMBOL(okp_arch_ksyms, text_poke_sync, 1),
+	OKP_SYMBOL(okp_arch_ksyms, static_call_text_reserved,
+		   IS_ENABLED(CONFIG_HAVE_STATIC_CALL_INLINE)),
+	OKP_SYMBOL(okp_arch_ksyms, alternatives_text_reserved, 1),
+};
+
+const unsigned long okp_arch_symbol_count = ARRAY_SIZE(okp_arch_symbol_table);
+
+/* x86 refuses no range of its own beyond the kernel's sections. */
+int okp_arch_blacklist(void)
+{
+	return 0;
+}
+
 static const char *okp_static_call_reserved(void *start, void *end)
 {
 	int (*reserved)(void *start, void *end) =
-		(void *)okp_ksyms.static_call_text_reserved;
+		(void *)okp_arch_ksyms.static_call_text_reserved;
 
 	return reserved && reserved(start, end) ?
 		"the address is a static call site" : NULL;
@@ -49,7 +69,7 @@ static const char *okp_static_call_reserved(void *start, void *end)
 const char *okp_glue_reserved(unsigned long address, unsigned long length)
 {
 	int (*alternatives)(void *start, void *end) =
-		(void *)okp_ksyms.alternatives_text_reserved;
+		(void *)okp_arch_ksyms.alternatives_text_reserved;
 	const char *why = okp_text_sites_reserved(address, length, 1,
 						  okp_static_call_reserved);
 	int reserved;
@@ -69,8 +89,8 @@ void okp_glue_text_write(unsigned long address, const void *bytes,
 {
 	struct mutex *text_mutex = (void *)okp_ksyms.text_mutex;
 	void *(*poke)(void *address, const void *bytes, size_t length) =
-		(void *)okp_ksyms.text_poke;
-	void (*sync)(void) = (void *)okp_ksyms.text_poke_sync;
+		(void *)okp_arch_ksyms.text_poke;
+	void (*sync)(void) = (void *)okp_arch_ksyms.text_poke_sync;
 
 	mutex_lock(text_mutex);
 	poke((void *)address, bytes, length);
@@ -83,8 +103,8 @@ void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 {
 	struct mutex *text_mutex = (void *)okp_ksyms.text_mutex;
 	void *(*poke)(void *address, const void *bytes, size_t length) =
-		(void *)okp_ksyms.text_poke;
-	void (*sync)(void) = (void *)okp_ksyms.text_poke_sync;
+		(void *)okp_arch_ksyms.text_poke;
+	void (*sync)(void) = (void *)okp_arch_ksyms.text_poke_sync;
 	unsigned long i;
 
 	if (!count)
@@ -122,4 +142,27 @@ int okp_arch_probes_init(void)
 void okp_arch_probes_exit(void)
 {
 	unregister_die_notifier(&okp_die_block);
+}
+
+/*
+ * An optimized hit's detour calls okp_core_optimized_hit() directly and
+ * does itself what okp_optimized_hit would do around it in C, as the
+ * kernel's optimized_callback() does: preemption off while the handlers
+ * run (preempt_disable_notrace(), this_cpu_ptr()), and the preemption point
+ * of preempt_enable_notrace() after. x86-64 per-CPU variables are
+ * %gs-relative and zero-based: their addresses are the offsets.
+ */
+void okp_glue_detour_percpu(struct okp_detour_percpu *percpu)
+{
+	percpu->cpu_states = (unsigned long)&okp_cpu_states;
+	percpu->this_cpu_off = (long)&this_cpu_off;
+	percpu->preempt_count = (long)&__preempt_count;
+#if defined(CONFIG_PREEMPT_DYNAMIC) && defined(CONFIG_HAVE_PREEMPT_DYNAMIC_CALL)
+	percpu->preempt_schedule =
+		(unsigned long)STATIC_CALL_TRAMP_ADDR(preempt_schedule_notrace);
+#elif defined(CONFIG_PREEMPTION)
+	percpu->preempt_schedule = (unsigned long)preempt_schedule_notrace_thunk;
+#else
+	percpu->preempt_schedule = 0;
+#endif
 }

@@ -93,58 +93,6 @@ static int okp_blacklist_nokprobe_symbols(void)
 }
 #endif
 
-#ifdef CONFIG_RISCV
-/*
- * riscv 6.1 keeps its hand-written entry and ftrace code in plain .text,
- * outside every section above and without NOKPROBE_SYMBOL: a breakpoint
- * in the exception entry (before the stack is the kernel's) or in an
- * ftrace trampoline (called with the traced function's frame half built)
- * would bring the kernel down. entry.S runs from handle_exception to the
- * end of __switch_to; the ftrace trampolines are refused one by one.
- */
-static const char *const okp_riscv_trampolines[] = {
-	"ftrace_caller", "ftrace_regs_caller", "ftrace_stub",
-	"return_to_handler", "_mcount", "ftrace_graph_caller",
-};
-
-static int okp_blacklist_function(const char *name)
-{
-	unsigned long start = okp_ksyms_resolve_optional(name);
-	unsigned long function, size;
-
-	if (!start || !okp_glue_function_of(start, &function, &size) ||
-	    function != start)
-		return 0;
-	return okp_core_blacklist_add(start, start + size,
-				      "riscv ftrace trampoline");
-}
-
-static int okp_blacklist_arch(void)
-{
-	unsigned long entry = okp_ksyms_resolve_optional("handle_exception");
-	unsigned long last = okp_ksyms_resolve_optional("__switch_to");
-	unsigned long start, size;
-	int i;
-
-	if (!entry || !last || last < entry ||
-	    !okp_glue_function_of(last, &start, &size)) {
-		pr_err("cannot find riscv's entry code (handle_exception ... __switch_to)\n");
-		return -ENOENT;
-	}
-	if (okp_core_blacklist_add(entry, start + size, "riscv entry code"))
-		return -ENOMEM;
-	for (i = 0; i < ARRAY_SIZE(okp_riscv_trampolines); i++)
-		if (okp_blacklist_function(okp_riscv_trampolines[i]))
-			return -ENOMEM;
-	return 0;
-}
-#else
-static int okp_blacklist_arch(void)
-{
-	return 0;
-}
-#endif
-
 /*
  * What the arch's trap path reaches, where a breakpoint would re-enter the
  * trap before okprobe's handler or land on a frame that is not the
@@ -176,6 +124,6 @@ int okp_blacklist_init(void)
 			return -ENOMEM;
 	if (okp_blacklist_nokprobe_symbols())
 		return -ENOMEM;
-	ret = okp_blacklist_arch();
+	ret = okp_arch_blacklist();
 	return ret ? ret : okp_blacklist_trap_path();
 }

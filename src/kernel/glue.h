@@ -5,7 +5,10 @@
 #ifndef OKPROBE_GLUE_H
 #define OKPROBE_GLUE_H
 
+#include <linux/percpu.h>
 #include <linux/types.h>
+
+#include "core/core_api.h"
 
 /*
  * Kernel functions and data that 6.1 does not export to modules, resolved
@@ -31,21 +34,20 @@ struct okp_kernel_symbols {
 	unsigned long jump_label_lock;
 	unsigned long jump_label_unlock;
 	unsigned long ftrace_location;
-#ifdef CONFIG_X86
-	unsigned long text_poke;
-	unsigned long text_poke_bp;
-	unsigned long text_poke_sync;
-	unsigned long text_poke_copy;
-	unsigned long static_call_text_reserved;
-	unsigned long alternatives_text_reserved;
-#endif
-#ifdef CONFIG_RISCV
-	unsigned long excp_vect_table;
-	unsigned long __module_address;
-#endif
 };
 
 extern struct okp_kernel_symbols okp_ksyms;
+
+/* One entry of a symbol table: the field of table, required or not. */
+#define OKP_SYMBOL(table, sym, required) { #sym, &(table).sym, required }
+
+/*
+ * The arch's own unexported symbols (arch/<arch>/arch_glue.h declares
+ * struct okp_arch_symbols; its probes_glue.c defines the table), resolved
+ * with the common ones.
+ */
+extern struct okp_symbol_request okp_arch_symbol_table[];
+extern const unsigned long okp_arch_symbol_count;
 
 int okp_ksyms_resolve(unsigned long kallsyms_lookup_name_address,
 		      const char *extra_required_symbol);
@@ -55,6 +57,8 @@ unsigned long okp_ksyms_lookup(const char *name);
 unsigned long okp_ksyms_resolve_optional(const char *name);
 
 int okp_blacklist_init(void);
+/* The arch's own refused ranges (arch/<arch>/probes_glue.c). */
+int okp_arch_blacklist(void);
 
 /*
  * src/kernel/kernel_kprobes.c: okprobe's text and claimed functions in the
@@ -62,6 +66,14 @@ int okp_blacklist_init(void);
  */
 int okp_kernel_kprobes_init(void);
 void okp_kernel_kprobes_exit(void);
+/* Whether address lies in a function okprobe has claimed (RCU reader). */
+bool okp_kernel_kprobes_claimed(unsigned long address);
+/*
+ * The arch's guard against kernel kprobes registered while okprobe claims
+ * their function (x86: arch/x86/kprobe_guard.c; nothing elsewhere).
+ */
+void okp_arch_guard_init(void);
+void okp_arch_guard_exit(void);
 
 int okp_sysctl_init(void);
 void okp_sysctl_exit(void);
@@ -69,6 +81,8 @@ void okp_sysctl_exit(void);
 struct seq_file;
 
 /* src/kernel/probes.c */
+/* Each CPU's handler state (the detours and trap handlers read it). */
+DECLARE_PER_CPU(struct okp_cpu_state, okp_cpu_states);
 int okp_probes_init(void);
 void okp_probes_exit(void);
 /* Writes debugfs okprobe/list. */

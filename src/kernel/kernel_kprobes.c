@@ -302,9 +302,8 @@ void okp_glue_release_function(unsigned long start)
 	kfree_rcu(claim, rcu);
 }
 
-#ifdef CONFIG_X86
 /* Whether address lies in a function okprobe has claimed (RCU reader). */
-static bool okp_claimed(unsigned long address)
+bool okp_kernel_kprobes_claimed(unsigned long address)
 {
 	struct okp_claim *claim;
 	bool found = false;
@@ -319,68 +318,6 @@ static bool okp_claimed(unsigned long address)
 	rcu_read_unlock();
 	return found;
 }
-
-/* arch/x86/refuse_kprobe.S: returns -EBUSY to arch_prepare_kprobe's caller. */
-void okp_refuse_kprobe(void);
-
-static int notrace okp_guard_pre(struct kprobe *guard, struct pt_regs *regs)
-{
-	struct kprobe *theirs = (struct kprobe *)regs->di;
-
-	if (!okp_claimed((unsigned long)theirs->addr))
-		return 0;
-	/* As the kernel's error injection does: return from the function. */
-	regs->ip = (unsigned long)okp_refuse_kprobe;
-	return 1;
-}
-NOKPROBE_SYMBOL(okp_guard_pre);
-
-/*
- * A post_handler, as kernel/fail_function.c has: it keeps the guard from
- * being optimized (an optimized kprobe ignores a changed ip) and, on
- * ftrace, selects the kernel's IPMODIFY ftrace_ops, which is what changing
- * ip is.
- */
-static void notrace okp_guard_post(struct kprobe *guard, struct pt_regs *regs,
-				   unsigned long flags)
-{
-}
-NOKPROBE_SYMBOL(okp_guard_post);
-
-static struct kprobe okp_guard = {
-	.symbol_name = "arch_prepare_kprobe",
-	.pre_handler = okp_guard_pre,
-	.post_handler = okp_guard_post,
-};
-static bool okp_guard_registered;
-
-static void okp_guard_init(void)
-{
-	int ret = register_kprobe(&okp_guard);
-
-	if (ret) {
-		pr_info("no guard on arch_prepare_kprobe (%d): the kernel's kprobe blacklist alone keeps kprobes out of okprobe's functions\n",
-			ret);
-		return;
-	}
-	okp_guard_registered = true;
-}
-
-static void okp_guard_exit(void)
-{
-	if (okp_guard_registered)
-		unregister_kprobe(&okp_guard);
-	okp_guard_registered = false;
-}
-#else
-static void okp_guard_init(void)
-{
-}
-
-static void okp_guard_exit(void)
-{
-}
-#endif
 
 int okp_kernel_kprobes_init(void)
 {
@@ -410,13 +347,13 @@ int okp_kernel_kprobes_init(void)
 	okp_self_listed = true;
 	mutex_unlock(okp_kprobe_mutex);
 	okp_kprobe_table = (void *)table;
-	okp_guard_init();
+	okp_arch_guard_init();
 	return 0;
 }
 
 void okp_kernel_kprobes_exit(void)
 {
-	okp_guard_exit();
+	okp_arch_guard_exit();
 	if (!okp_self_listed)
 		return;
 	mutex_lock(okp_kprobe_mutex);
@@ -448,6 +385,11 @@ int okp_glue_claim_function(unsigned long start, unsigned long size,
 
 void okp_glue_release_function(unsigned long start)
 {
+}
+
+bool okp_kernel_kprobes_claimed(unsigned long address)
+{
+	return false;
 }
 
 int okp_kernel_kprobes_init(void)

@@ -47,18 +47,6 @@ static struct okp_symbol_request okp_symbol_table[] = {
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_lock),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_unlock),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_DYNAMIC_FTRACE), ftrace_location),
-#ifdef CONFIG_X86
-	OKP_REQUIRED(text_poke),
-	OKP_REQUIRED(text_poke_bp),
-	OKP_REQUIRED(text_poke_sync),
-	OKP_REQUIRED(text_poke_copy),
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_HAVE_STATIC_CALL_INLINE), static_call_text_reserved),
-	OKP_REQUIRED(alternatives_text_reserved),
-#endif
-#ifdef CONFIG_RISCV
-	OKP_REQUIRED(excp_vect_table),
-	OKP_REQUIRED(__module_address),
-#endif
 };
 
 unsigned long okp_ksyms_lookup(const char *name)
@@ -173,6 +161,9 @@ int okp_ksyms_resolve(unsigned long kallsyms_lookup_name_address,
 	if (ret)
 		goto fail;
 	ret = okp_resolve_table(okp_symbol_table, ARRAY_SIZE(okp_symbol_table));
+	if (!ret)
+		ret = okp_resolve_table(okp_arch_symbol_table,
+					okp_arch_symbol_count);
 	if (ret)
 		goto fail;
 	if (extra_required_symbol && *extra_required_symbol) {

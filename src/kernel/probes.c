@@ -28,17 +28,15 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
-#ifdef CONFIG_RISCV
-#include <asm/csr.h>
-#endif
 
 #include <okprobe.h>
 
 #include "core/core_api.h"
 #include "glue.h"
+#include "arch_glue.h"
 
 static DEFINE_MUTEX(okp_probe_mutex);
-static DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_states);
+DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_states);
 
 /* ---- The optimizer ------------------------------------------------------- */
 
@@ -112,7 +110,7 @@ void *okp_glue_exec_page_alloc(void)
 
 	if (!page)
 		return NULL;
-	memset(page, IS_ENABLED(CONFIG_X86) ? 0xcc : 0, PAGE_SIZE);
+	memset(page, OKP_EXEC_PAGE_FILL, PAGE_SIZE);
 	if (set_ro((unsigned long)page, 1) || set_x((unsigned long)page, 1)) {
 		vfree(page);
 		return NULL;
@@ -125,54 +123,6 @@ void okp_glue_exec_page_free(void *page)
 	/* module_alloc() memory is VM_FLUSH_RESET_PERMS: vfree resets it. */
 	vfree(page);
 }
-
-#ifdef CONFIG_X86
-/*
- * An optimized hit's detour calls okp_core_optimized_hit() directly and
- * does itself what okp_optimized_hit would do around it in C, as the
- * kernel's optimized_callback() does: preemption off while the handlers
- * run (preempt_disable_notrace(), this_cpu_ptr()), and the preemption point
- * of preempt_enable_notrace() after. x86-64 per-CPU variables are
- * %gs-relative and zero-based: their addresses are the offsets.
- */
-void okp_glue_detour_percpu(struct okp_detour_percpu *percpu)
-{
-	percpu->cpu_states = (unsigned long)&okp_cpu_states;
-	percpu->this_cpu_off = (long)&this_cpu_off;
-	percpu->preempt_count = (long)&__preempt_count;
-#if defined(CONFIG_PREEMPT_DYNAMIC) && defined(CONFIG_HAVE_PREEMPT_DYNAMIC_CALL)
-	percpu->preempt_schedule =
-		(unsigned long)STATIC_CALL_TRAMP_ADDR(preempt_schedule_notrace);
-#elif defined(CONFIG_PREEMPTION)
-	percpu->preempt_schedule = (unsigned long)preempt_schedule_notrace_thunk;
-#else
-	percpu->preempt_schedule = 0;
-#endif
-}
-#endif
-
-#ifdef CONFIG_RISCV
-/*
- * The status a breakpoint trap would save: the previous privilege is the
- * kernel's, SPIE says whether interrupts were on at the probe, and SIE is
- * off (the handler runs with them as they are, but reports like a trap).
- */
-void notrace okp_glue_optimized_entry(void *site, void *raw_regs)
-{
-	struct pt_regs *regs = raw_regs;
-	unsigned long status = csr_read(CSR_STATUS);
-
-	regs->status = (status & ~(SR_SIE | SR_SPIE)) | SR_SPP |
-		       ((status & SR_SIE) ? SR_SPIE : 0);
-	regs->badaddr = 0;
-	regs->cause = EXC_BREAKPOINT;
-	regs->orig_a0 = regs->a0;
-	preempt_disable_notrace();
-	okp_core_optimized_hit(site, regs, this_cpu_ptr(&okp_cpu_states));
-	preempt_enable_notrace();
-}
-NOKPROBE_SYMBOL(okp_glue_optimized_entry);
-#endif
 
 unsigned long okp_glue_lookup_symbol(const char *name)
 {

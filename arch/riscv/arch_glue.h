@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * riscv's part of the C glue's shared declarations (src/kernel/glue.h).
+ */
+#ifndef OKPROBE_ARCH_GLUE_H
+#define OKPROBE_ARCH_GLUE_H
+
+/* Unexported kernel data and functions riscv's glue uses (ksyms.c). */
+struct okp_arch_symbols {
+	unsigned long excp_vect_table;
+	unsigned long __module_address;
+};
+
+extern struct okp_arch_symbols okp_arch_ksyms;
+
+/* Executable pages start as zeros: an illegal instruction if run. */
+#define OKP_EXEC_PAGE_FILL 0
+
+#endif

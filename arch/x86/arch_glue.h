@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * x86's part of the C glue's shared declarations (src/kernel/glue.h).
+ */
+#ifndef OKPROBE_ARCH_GLUE_H
+#define OKPROBE_ARCH_GLUE_H
+
+/* Unexported kernel functions x86's glue calls (resolved by ksyms.c). */
+struct okp_arch_symbols {
+	unsigned long text_poke;
+	unsigned long text_poke_sync;
+	unsigned long static_call_text_reserved;
+	unsigned long alternatives_text_reserved;
+};
+
+extern struct okp_arch_symbols okp_arch_ksyms;
+
+/* Executable pages start as int3: a stray jump into one traps. */
+#define OKP_EXEC_PAGE_FILL 0xcc
+
+#endif
