@@ -99,7 +99,8 @@ bool write_slot(BreakpointSite &site, const uint8_t *original, unsigned scratch)
 				  SlotEnd::jump_back, scratch, half) != 0;
 	if (site.boosted)
 		__builtin_memcpy(bytes, half, slot_half);
-	okp_glue_text_write(site.slot, bytes, slot_size);
+	const okp_text_patch copies = {site.slot, bytes, slot_size};
+	okp_glue_code_write_batch(&copies, 1);
 	return true;
 }
 

@@ -280,6 +280,51 @@ out:
 		okp_unmap_alias(job.aliases[i]);
 }
 
+/*
+ * okprobe's own code (core_api.h): written through an alias with no hart
+ * stopped; okp_code_generation tells each hart to fence.i before it next
+ * returns from a breakpoint into okprobe's code (okp_code_fence).
+ */
+static unsigned long okp_code_generation;
+static DEFINE_PER_CPU(unsigned long, okp_fenced_generation);
+
+void okp_glue_code_write_batch(const struct okp_text_patch *patches,
+			       unsigned long count)
+{
+	unsigned long i;
+	void *alias;
+
+	for (i = 0; i < count; i++) {
+		if (!patches[i].length)
+			continue;
+		alias = okp_map_alias(patches[i].address, patches[i].length,
+				      okp_text_page);
+		if (!alias) {
+			pr_err("cannot write okprobe's code at %px: no writable alias\n",
+			       (void *)patches[i].address);
+			continue;
+		}
+		memcpy(alias, patches[i].bytes, patches[i].length);
+		okp_unmap_alias(alias);
+	}
+	/* The bytes before the generation a hart compares against. */
+	smp_wmb();
+	WRITE_ONCE(okp_code_generation, okp_code_generation + 1);
+}
+
+/* On the way back from a breakpoint into okprobe's code (the trap path). */
+static inline void notrace okp_code_fence(void)
+{
+	unsigned long generation = READ_ONCE(okp_code_generation);
+
+	if (__this_cpu_read(okp_fenced_generation) == generation)
+		return;
+	/* Pairs with the writer's smp_wmb(): its bytes, then fence.i. */
+	smp_rmb();
+	local_flush_icache_all();
+	__this_cpu_write(okp_fenced_generation, generation);
+}
+
 void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 			       unsigned long count)
 {
@@ -338,6 +383,7 @@ asmlinkage int notrace okp_do_trap_break(struct pt_regs *regs)
 		okp_original_break_handler(regs);
 		return 0;
 	}
+	okp_code_fence();
 	return taken == OKP_BREAKPOINT_TRAPPING_COPY &&
 	       !(regs->status & SR_SPIE);
 }

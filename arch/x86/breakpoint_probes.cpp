@@ -95,8 +95,9 @@ bool write_slot(BreakpointSite &site, const uint8_t *original)
 		site.slot = 0;
 		return false;
 	}
-	okp_glue_text_write(site.slot, boosted, slot_size);
-	okp_glue_text_write(site.slot + slot_size, trapping, slot_size);
+	const okp_text_patch copies[2] = {{site.slot, boosted, slot_size},
+					  {site.slot + slot_size, trapping, slot_size}};
+	okp_glue_code_write_batch(copies, 2);
 	return true;
 }
 

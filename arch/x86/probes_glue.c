@@ -98,6 +98,23 @@ void okp_glue_text_write(unsigned long address, const void *bytes,
 	mutex_unlock(text_mutex);
 }
 
+void okp_glue_code_write_batch(const struct okp_text_patch *patches,
+			       unsigned long count)
+{
+	struct mutex *text_mutex = (void *)okp_ksyms.text_mutex;
+	void *(*poke)(void *address, const void *bytes, size_t length) =
+		(void *)okp_arch_ksyms.text_poke;
+	unsigned long i;
+
+	/* No CPU runs these bytes: no sync (see core_api.h). */
+	mutex_lock(text_mutex);
+	for (i = 0; i < count; i++)
+		if (patches[i].length)
+			poke((void *)patches[i].address, patches[i].bytes,
+			     patches[i].length);
+	mutex_unlock(text_mutex);
+}
+
 void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 			       unsigned long count)
 {

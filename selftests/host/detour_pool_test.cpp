@@ -40,7 +40,7 @@ extern "C" void okp_glue_text_write(unsigned long address, const void *bytes, un
 
 static int batch_writes = 0;
 
-extern "C" void okp_glue_text_write_batch(const struct okp_text_patch *patches, unsigned long count)
+extern "C" void okp_glue_code_write_batch(const struct okp_text_patch *patches, unsigned long count)
 {
 	++batch_writes;
 	for (unsigned long i = 0; i < count; ++i)

@@ -276,6 +276,16 @@ struct okp_text_patch {
 void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 			       unsigned long count);
 /*
+ * Writes okprobe's own code (out-of-line slots, detours, landings) that no
+ * CPU runs: fresh, or retired after the grace periods. Without stopping
+ * CPUs: on x86 a CPU reaches such code only through the int3 handler's
+ * IRET (serializing) or a jump put in with text_poke's sync; a riscv hart
+ * runs fence.i before it next returns from a breakpoint into okprobe's
+ * code, and jumps go in under stop_machine() with fence.i on every hart.
+ */
+void okp_glue_code_write_batch(const struct okp_text_patch *patches,
+			       unsigned long count);
+/*
  * x86: 1 when a jump label (enabled or not) of the object holding start
  * jumps into [start, stop), 0 when none does, -1 when okprobe cannot tell
  * (the kernel's jump table is unknown and the function [function,

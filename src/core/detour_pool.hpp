@@ -77,7 +77,7 @@ struct DetourPool {
 	// build(address, bytes) writes it to bytes and returns its length, 0
 	// when it cannot run there (out of reach). Keeps the granules it
 	// fills, gives the rest back, writes the code through the
-	// text-patching glue; returns its address and *length, or 0.
+	// code-writing glue; returns its address and *length, or 0.
 	template <size_t max_size, typename Build> uint64_t place(Build build, size_t *length)
 	{
 		const uint64_t code = take(max_size);
@@ -92,7 +92,8 @@ struct DetourPool {
 		const size_t kept = granules_for(*length) * granule;
 		if (kept < max_size)
 			give_back(code + kept, max_size - kept);
-		okp_glue_text_write(code, bytes, *length);
+		const okp_text_patch patch = {code, bytes, *length};
+		okp_glue_code_write_batch(&patch, 1);
 		return code;
 	}
 
@@ -138,7 +139,7 @@ struct DetourPool {
 			const unsigned long kept = granules_for(*length);
 			mark(p, first + kept, need - kept, false);
 			const okp_text_patch patches[2] = {{code, bytes, *length}, {at, landing_bytes, landing_size}};
-			okp_glue_text_write_batch(patches, 2);
+			okp_glue_code_write_batch(patches, 2);
 			*landing_address = at;
 			return code;
 		}
@@ -168,7 +169,7 @@ struct DetourPool {
 		for (size_t i = 0; i < max_size; ++i)
 			fill[i] = pattern[i % pattern_size];
 		const okp_text_patch patches[2] = {{at, fill, bytes}, {landing, fill, landing_bytes}};
-		okp_glue_text_write_batch(patches, landing ? 2 : 1);
+		okp_glue_code_write_batch(patches, landing ? 2 : 1);
 		give_back(at, bytes);
 		if (landing)
 			give_back(landing, landing_bytes);
