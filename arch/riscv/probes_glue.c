@@ -300,7 +300,7 @@ void okp_glue_code_write_batch(const struct okp_text_patch *patches,
 		alias = okp_map_alias(patches[i].address, patches[i].length,
 				      okp_text_page);
 		if (!alias) {
-			pr_err("cannot write okprobe's code at %px: no writable alias\n",
+			pr_err("cannot write okprobe's code at %pS: no writable alias\n",
 			       (void *)patches[i].address);
 			continue;
 		}
