@@ -2631,9 +2631,9 @@ static int storm_steps(void)
 		;
 	if (ret)
 		return ret; /* why says where */
-	say("# storm: %d sites in %d functions: %d registered, %d optimized, %ld hits, refused %s",
-	    sites, functions, pass.registered, pass.optimized, pass.hits,
-	    pass.errors[0] ? pass.errors : "none");
+	say("# storm: %d sites in %d functions: %d registered in %lld ms, %d optimized, %ld hits, refused %s",
+	    sites, functions, pass.registered, pass.register_ms,
+	    pass.optimized, pass.hits, pass.errors[0] ? pass.errors : "none");
 	CHECK(pass.registered > 100, "only %d of %d sites registered",
 	      pass.registered, sites);
 	CHECK(storm_errnos_documented(pass.errors),
