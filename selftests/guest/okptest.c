@@ -2484,6 +2484,39 @@ static const char *const storm_trap_prefixes[] = {
 	"rcu_is_watching", "rcu_read_lock_", "rcu_preempt_deferred_qs",
 };
 
+/*
+ * Where kernel developers put probes first (scheduler, allocator, timers,
+ * interrupts, locks, printk, RCU): probed before the syscall paths,
+ * whatever their addresses. Names this kernel lacks are skipped; those on
+ * a trap path are refused with EPERM.
+ */
+static const char *const storm_hot[] = {
+	"__schedule", "finish_task_switch", "try_to_wake_up",
+	"wake_up_process", "schedule", "kfree", "kmem_cache_alloc",
+	"kmem_cache_free", "__kmalloc", "kmalloc_trace", "handle_mm_fault",
+	"hrtimer_interrupt", "__hrtimer_run_queues", "tick_sched_timer",
+	"scheduler_tick", "update_process_times", "ktime_get", "sched_clock",
+	"native_sched_clock", "irq_exit_rcu", "irq_enter_rcu", "__do_softirq",
+	"run_timer_softirq", "rcu_note_context_switch", "rcu_sched_clock_irq",
+	"_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_lock_irqsave",
+	"_raw_spin_unlock_irqrestore", "queued_spin_lock_slowpath",
+	"mutex_unlock", "update_curr", "enqueue_task_fair",
+	"dequeue_task_fair", "pick_next_task_fair", "account_process_tick",
+	"_printk", "vprintk_emit", "console_unlock", "__wake_up_common",
+	"generic_handle_domain_irq", "handle_irq_event", "__rcu_read_lock",
+	"__rcu_read_unlock", "__cond_resched", "__might_resched",
+};
+
+static int storm_is_hot(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(storm_hot); i++)
+		if (!strcmp(name, storm_hot[i]))
+			return 1;
+	return 0;
+}
+
 struct storm_symbol {
 	unsigned long address;
 	char name[64];
@@ -2542,19 +2575,25 @@ static int storm_add_sites(int step, int *functions)
 	qsort(storm_symbols, count, sizeof(storm_symbols[0]),
 	      storm_by_address);
 	bench_command("sites-clear", reply, sizeof(reply));
-	for (i = 0; i + 1 < count && *functions < STORM_FUNCTIONS &&
+	/* The hot functions first, then the syscall paths. */
+	for (i = 0; i + 1 < 2 * count && *functions < STORM_FUNCTIONS &&
 		    sites < STORM_SITES; i++) {
-		unsigned long size = storm_symbols[i + 1].address -
-				     storm_symbols[i].address;
+		int hot_pass = i < count, at = hot_pass ? i : i - count;
+		unsigned long size;
 
-		if (!storm_symbols[i].name[0] ||
-		    !storm_wanted(storm_symbols[i].name) || !size)
+		if (at + 1 >= count || !storm_symbols[at].name[0])
+			continue;
+		size = storm_symbols[at + 1].address - storm_symbols[at].address;
+		if (!size ||
+		    (hot_pass ? !storm_is_hot(storm_symbols[at].name) :
+				(storm_is_hot(storm_symbols[at].name) ||
+				 !storm_wanted(storm_symbols[at].name))))
 			continue;
 		(*functions)++;
 		for (offset = 0; offset < STORM_SPAN && offset < (int)size &&
 				 sites < STORM_SITES; offset += step) {
 			snprintf(command, sizeof(command), "site 0x%lx",
-				 storm_symbols[i].address + offset);
+				 storm_symbols[at].address + offset);
 			if (bench_command(command, reply, sizeof(reply)) == 0)
 				sites++;
 		}
