@@ -15,6 +15,7 @@
 #include "core/address_table.hpp"
 #include "core/code_graph.hpp"
 #include "core/core_api.h"
+#include "riscv/glue_services.h"
 #include "core/detour_pool.hpp"
 #include "core/function_text.hpp"
 #include "core/handler_path.hpp"

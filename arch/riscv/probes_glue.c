@@ -37,6 +37,7 @@
 #include <okprobe.h>
 
 #include "core/core_api.h"
+#include "glue_services.h"
 #include "kernel/glue.h"
 #include "arch_glue.h"
 

@@ -11,6 +11,7 @@
 // the trapping copy (interrupts off) until its post trap arrives.
 #include "core/address_table.hpp"
 #include "core/core_api.h"
+#include "x86/glue_services.h"
 #include "core/detour_pool.hpp"
 #include "core/function_text.hpp"
 #include "core/handler_path.hpp"

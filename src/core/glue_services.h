@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel services the core calls: okp_glue_* functions, implemented in
+ * the arch-neutral C glue (src/kernel/). Each arch's own services are in
+ * arch/<arch>/glue_services.h.
+ *
+ * Only plain C types cross the boundary between okprobe's C glue (which
+ * includes <linux/...> headers) and its freestanding C++ core (which never
+ * does): integers, pointers, and the structs below.
+ */
+#ifndef OKPROBE_GLUE_SERVICES_H
+#define OKPROBE_GLUE_SERVICES_H
+
+#include "core/core_entry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Process-context allocation for C++ operator new (may sleep). */
+void *okp_glue_alloc(unsigned long size);
+void okp_glue_free(void *pointer);
+/* Called for conditions the core cannot survive (pure virtual call). */
+void okp_glue_fatal(const char *message);
+
+/* Kernel facts for registration checks (see registration.hpp). */
+enum okp_text_kind {
+	OKP_TEXT_NONE, OKP_TEXT_CORE, OKP_TEXT_MODULE, OKP_TEXT_INIT_AFTER_BOOT
+};
+unsigned long okp_glue_lookup_symbol(const char *name);
+int okp_glue_function_of(unsigned long address, unsigned long *start,
+			 unsigned long *size);
+enum okp_text_kind okp_glue_text_kind(unsigned long address);
+const char *okp_glue_reserved(unsigned long address, unsigned long length);
+int okp_glue_has_exception_entry(unsigned long address);
+/*
+ * Claims the function [start, start + size) for okprobe's bytes: 0, or
+ * -EBUSY (a kernel kprobe is in it) / -ENOMEM and *why. While claimed, the
+ * kernel refuses kprobes in it. Claims are counted; release each one once
+ * okprobe's bytes have left the function (src/kernel/kernel_kprobes.c).
+ */
+int okp_glue_claim_function(unsigned long start, unsigned long size,
+			    const char **why);
+void okp_glue_release_function(unsigned long start);
+/*
+ * Why someone else's probe owns bytes of the function [start, start + size)
+ * (a kernel kprobe: its int3 or its optprobe jump), or 0.
+ */
+const char *okp_glue_foreign_probe(unsigned long start, unsigned long size);
+/*
+ * Why the kernel's own kprobe blacklist refuses address (okprobe's own
+ * entries on it left out), or 0.
+ */
+const char *okp_glue_kernel_blacklisted(unsigned long address);
+unsigned long okp_glue_read_text(unsigned long address, void *buffer,
+				 unsigned long size);
+
+/*
+ * A page of executable memory within rel32 reach of kernel text, filled
+ * with breakpoints, read-only; written only through okp_glue_text_write.
+ */
+void *okp_glue_exec_page_alloc(void);
+void okp_glue_exec_page_free(void *page);
+/* Cross-modifies text (text_poke under text_mutex, then sync all CPUs). */
+void okp_glue_text_write(unsigned long address, const void *bytes,
+			 unsigned long length);
+/*
+ * Someone else changed the text okprobe wrote at address (description:
+ * "symbol+0xoff/0xsize"): logs one line saying why okprobe leaves it, and
+ * pins okprobe.ko while the text may still lead into it. Released when the
+ * text is the original again (or gone) and its probes are unregistered.
+ */
+void okp_glue_text_lost(unsigned long address, const char *description,
+			const char *why);
+void okp_glue_lost_text_released(unsigned long address,
+				 const char *description);
+void okp_glue_synchronize_rcu(void);
+/* "symbol+0xoff/0xsize [module]" for address (sprint_symbol), or "". */
+void okp_glue_describe(unsigned long address, char *buffer,
+		       unsigned long size);
+void okp_glue_synchronize_rcu_tasks(void);
+struct okp_cpu_state *okp_glue_cpu_state(void);
+/* Runs the optimizer's work soon (after a batching delay), unless queued. */
+void okp_glue_schedule_optimizer(void);
+
+/* One text patch of a batch. */
+struct okp_text_patch {
+	unsigned long address;
+	const void *bytes;
+	unsigned long length;
+};
+/* Writes every patch (text_poke), then syncs every CPU once. */
+void okp_glue_text_write_batch(const struct okp_text_patch *patches,
+			       unsigned long count);
+/*
+ * Writes okprobe's own code (out-of-line slots, detours, landings) that no
+ * CPU runs: fresh, or retired after the grace periods. Without stopping
+ * CPUs: on x86 a CPU reaches such code only through the int3 handler's
+ * IRET (serializing) or a jump put in with text_poke's sync; a riscv hart
+ * runs fence.i before it next returns from a breakpoint into okprobe's
+ * code, and jumps go in under stop_machine() with fence.i on every hart.
+ */
+void okp_glue_code_write_batch(const struct okp_text_patch *patches,
+			       unsigned long count);
+/*
+ * x86: 1 when a jump label (enabled or not) of the object holding start
+ * jumps into [start, stop), 0 when none does, -1 when okprobe cannot tell
+ * (the kernel's jump table is unknown and the function [function,
+ * function_end) has jump labels).
+ */
+int okp_glue_jump_label_target_within(unsigned long start, unsigned long stop,
+				      unsigned long function,
+				      unsigned long function_end);
+/* A jump label site: its code (a nop or a jump) and where it jumps. */
+struct okp_jump_label {
+	unsigned long code;
+	unsigned long target;
+};
+/*
+ * The jump labels whose code lies in [start, end), from the jump table of
+ * the object holding start: their number (only the first capacity are
+ * written to found), or -1 when okprobe cannot tell (the core kernel's jump
+ * table is unknown and the range has jump labels).
+ */
+long okp_glue_jump_labels_within(unsigned long start, unsigned long end,
+				 struct okp_jump_label *found,
+				 unsigned long capacity);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OKPROBE_GLUE_SERVICES_H */
