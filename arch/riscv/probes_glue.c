@@ -374,7 +374,8 @@ static void (*okp_original_break_handler)(struct pt_regs *regs);
  * EXC_BREAKPOINT): no lock, no allocation. okprobe's own breakpoints (a
  * site or a slot's post trap) end here; everything else goes on to the
  * kernel's do_trap_break(). Returns 1 when the trap must return straight
- * to a trapping copy, 0 to return through the kernel's exit.
+ * to where it goes (interrupts off there: trap_break.S), 0 to return
+ * through the kernel's exit.
  */
 asmlinkage int notrace okp_do_trap_break(struct pt_regs *regs)
 {
@@ -385,8 +386,11 @@ asmlinkage int notrace okp_do_trap_break(struct pt_regs *regs)
 		return 0;
 	}
 	okp_code_fence();
-	return taken == OKP_BREAKPOINT_TRAPPING_COPY &&
-	       !(regs->status & SR_SPIE);
+	/*
+	 * Back into a context with interrupts off (a trapping copy, or code
+	 * that had them off): never through resume_kernel's preemption.
+	 */
+	return !(regs->status & SR_SPIE);
 }
 NOKPROBE_SYMBOL(okp_do_trap_break);
 

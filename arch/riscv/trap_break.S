@@ -4,16 +4,19 @@
  * from the trap entry by "jr" with a0 = sp = the trap's pt_regs and
  * ra = ret_from_exception, interrupts off.
  *
- * When okprobe sends a hit to its trapping out-of-line copy with
- * interrupts off (okp_do_trap_break() returns 1), this returns straight
- * to the copy instead of through ret_from_exception. riscv 6.1's exit
- * would otherwise preempt there (resume_kernel calls
- * preempt_schedule_irq() whenever preempt_count is 0 and a reschedule is
- * pending, whatever the trapped context's interrupt state), moving the task
- * away between the hit and its post trap, and it would call
- * __trace_hardirqs_off() into lockdep, where a probe nests inside the hit.
- * Returning with interrupts off, as the trap entered, leaves lockdep's
- * view (off, since the entry) right. Everything else goes the kernel's way.
+ * When okprobe's breakpoint returns into a context with interrupts off (a
+ * trapping out-of-line copy, or code that had them off: okp_do_trap_break()
+ * returns 1), this returns straight there instead of through
+ * ret_from_exception. riscv 6.1's exit would otherwise preempt (resume_kernel
+ * calls preempt_schedule_irq() whenever preempt_count is 0 and a reschedule
+ * is pending, whatever the trapped context's interrupt state): in the middle
+ * of irq_enter() before HARDIRQ_OFFSET is added, say, which leaves context
+ * tracking's nesting wrong for the next task, or between a hit and its post
+ * trap. It would also call __trace_hardirqs_off() into lockdep, where a
+ * probe nests inside the hit. Returning with interrupts off, as the trap
+ * entered, leaves lockdep's view (off, since the entry) right. A context
+ * with interrupts on goes the kernel's way, preemption included, as after
+ * an interrupt.
  */
 #include <linux/linkage.h>
 #include <asm/asm.h>
