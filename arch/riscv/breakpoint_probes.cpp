@@ -118,7 +118,8 @@ pt_regs *as_pt_regs(Registers &regs)
 // being taken out, find a half-restored window). A site that cannot boost
 // runs its trapping copy with interrupts as they are: its post trap only
 // moves epc on (it is not this CPU's active hit).
-OKP_HANDLER_PATH int execute_without_handlers(BreakpointSite &site, Registers &regs)
+// Returns true when it sent the hit to the trapping copy.
+OKP_HANDLER_PATH bool execute_without_handlers(BreakpointSite &site, Registers &regs)
 {
 	if (const Detour *detour = ProbeTable::published_detour(site))
 		regs.epc = detour->copy;
@@ -128,9 +129,9 @@ OKP_HANDLER_PATH int execute_without_handlers(BreakpointSite &site, Registers &r
 		regs.epc = site.slot;
 	else {
 		regs.epc = trapping_copy(site);
-		return OKP_BREAKPOINT_TRAPPING_COPY;
+		return true;
 	}
-	return 1;
+	return false;
 }
 
 OKP_HANDLER_PATH int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)
@@ -138,7 +139,8 @@ OKP_HANDLER_PATH int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_c
 	if (__atomic_load_n(&site.lost, __ATOMIC_RELAXED)) {
 		// okprobe's ebreak is still there, whatever else changed: run
 		// the instruction it displaced, call no handler.
-		return execute_without_handlers(site, regs);
+		execute_without_handlers(site, regs);
+		return 1;
 	}
 	if (cpu.active_site) {
 		// A probe hit inside a handler, or in the trap entry on the way
@@ -146,14 +148,14 @@ OKP_HANDLER_PATH int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_c
 		// call no handler. A copy of the active site itself post-traps
 		// before the active hit's own copy does.
 		ProbeTable::count_missed(site);
-		const int how = execute_without_handlers(site, regs);
-		if (how == OKP_BREAKPOINT_TRAPPING_COPY && &site == cpu.active_site)
+		if (execute_without_handlers(site, regs) && &site == cpu.active_site)
 			++cpu.nested_copies;
-		return how;
+		return 1;
 	}
 	if (!registered_probes.all_enabled()) {
 		// Disarming raced with this hit.
-		return execute_without_handlers(site, regs);
+		execute_without_handlers(site, regs);
+		return 1;
 	}
 	cpu.active_site = &site;
 	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(cpu);
@@ -183,11 +185,12 @@ OKP_HANDLER_PATH int breakpoint_hit(BreakpointSite &site, Registers &regs, okp_c
 		return 1;
 	}
 	// The trapping copy, with interrupts off until its post trap (sret
-	// takes them from SPIE), reached without the kernel's exit work.
+	// takes them from SPIE), reached without the kernel's exit work
+	// (trap_break.S).
 	cpu.saved_flags = regs.status & status_spie;
 	regs.status &= ~status_spie;
 	regs.epc = trapping_copy(site);
-	return OKP_BREAKPOINT_TRAPPING_COPY;
+	return 1;
 }
 
 OKP_HANDLER_PATH int post_trap_hit(BreakpointSite &site, Registers &regs, okp_cpu_state &cpu)

@@ -177,12 +177,9 @@ void okp_core_optimized_hit(void *site, void *regs,
 /*
  * The breakpoint handler (arch): regs is the trap's struct pt_regs. Returns
  * 1 when the breakpoint was okprobe's (regs now says where to continue), 0
- * when it was not; riscv: OKP_BREAKPOINT_TRAPPING_COPY when regs continue
- * in a trapping out-of-line copy, whose post trap must follow on this CPU
- * (arch/riscv/trap_break.S). NMI-like context: no locks, no allocation.
+ * when it was not. NMI-like context: no locks, no allocation.
  */
 int okp_core_breakpoint(void *regs);
-#define OKP_BREAKPOINT_TRAPPING_COPY 2
 
 /* Per-CPU handler state, owned by the glue (DEFINE_PER_CPU). */
 struct okp_cpu_state {

@@ -24,7 +24,6 @@
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
-#include <linux/static_call.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
