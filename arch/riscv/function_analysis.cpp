@@ -1123,17 +1123,7 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 
 size_t code_references(const CodeRange &function, unsigned kinds, uint64_t *targets, size_t capacity)
 {
-	size_t count = 0;
-	auto add = [&](uint64_t target) {
-		if (target >= function.address && target < function.address + function.size)
-			return;
-		for (size_t i = 0; i < count && i < capacity; ++i)
-			if (targets[i] == target)
-				return;
-		if (count < capacity)
-			targets[count] = target;
-		++count;
-	};
+	ExternalReferences found{function, targets, capacity};
 	Instruction previous;
 	uint64_t previous_address = 0;
 	for (size_t at = 0; at < function.size;) {
@@ -1146,18 +1136,18 @@ size_t code_references(const CodeRange &function, unsigned kinds, uint64_t *targ
 			previous.operation == Operation::auipc && previous.rd == insn.rs1 && insn.rs1 != reg::zero;
 		const uint64_t far = previous_address + previous.immediate + insn.immediate;
 		if (has_direct_target(insn) && (kinds & (links ? references::calls : references::jumps)))
-			add(address + insn.immediate);
+			found.add(address + insn.immediate);
 		else if (insn.operation == Operation::jalr && after_auipc &&
 			 (kinds & (links ? references::calls : references::jumps)))
-			add(far);
+			found.add(far);
 		else if (insn.operation == Operation::addi && after_auipc && insn.rd == insn.rs1 &&
 			 (kinds & references::taken_address))
-			add(far);
+			found.add(far);
 		previous = insn;
 		previous_address = address;
 		at += insn.length;
 	}
-	return count;
+	return found.count;
 }
 
 } // namespace okp::riscv

@@ -355,7 +355,7 @@ size_t relocate_region(const OptimizationPlan &plan, const uint8_t *region, uint
 size_t code_references(const CodeRange &function, const Thunks &thunks, unsigned kinds, uint64_t *targets,
 		       size_t capacity)
 {
-	size_t count = 0;
+	ExternalReferences found{function, targets, capacity};
 	for (size_t offset = 0; offset < function.size;) {
 		const size_t left = function.size - offset;
 		const Analysis a = analyze_instruction(function.bytes + offset,
@@ -369,18 +369,10 @@ size_t code_references(const CodeRange &function, const Thunks &thunks, unsigned
 				? (a.transfer == Transfer::jump && (kinds & references::jumps)) ||
 					  (a.transfer == Transfer::call && (kinds & references::calls))
 				: a.execution == Execution::copy_rip_relative && (kinds & references::taken_address);
-		if (!wanted || (a.target >= function.address && a.target < function.address + function.size))
-			continue;
-		bool seen = false;
-		for (size_t i = 0; i < count && i < capacity && !seen; ++i)
-			seen = targets[i] == a.target;
-		if (seen)
-			continue;
-		if (count < capacity)
-			targets[count] = a.target;
-		++count;
+		if (wanted)
+			found.add(a.target);
 	}
-	return count;
+	return found.count;
 }
 
 size_t external_jump_targets(const CodeRange &function, const Thunks &thunks, uint64_t *targets, size_t capacity)

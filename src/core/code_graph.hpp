@@ -39,6 +39,28 @@ constexpr unsigned calls = 2;	      // direct calls
 constexpr unsigned taken_address = 4; // code addresses the code computes (callbacks)
 } // namespace references
 
+// What each arch's code_references fills: the distinct addresses outside
+// function, in order of appearance, at most capacity of them written;
+// count goes on past capacity so that the caller sees it.
+struct ExternalReferences {
+	const CodeRange &function;
+	uint64_t *targets;
+	size_t capacity;
+	size_t count = 0;
+
+	void add(uint64_t target)
+	{
+		if (target >= function.address && target < function.address + function.size)
+			return;
+		for (size_t i = 0; i < count && i < capacity; ++i)
+			if (targets[i] == target)
+				return;
+		if (count < capacity)
+			targets[count] = target;
+		++count;
+	}
+};
+
 // The architecture's scanner: the distinct addresses outside function that
 // its code refers to (may exceed capacity: the count is returned).
 using ReferenceScanner = size_t (*)(const CodeRange &function, uint64_t *targets, size_t capacity);

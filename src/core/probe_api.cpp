@@ -136,21 +136,16 @@ extern "C" void okp_core_probes_exit(void)
 
 extern "C" long okp_core_refuse_trap_path(const char **why, unsigned long *culprit)
 {
+	// The registration's facts, restricted to text that stays: not init
+	// text, freed after boot, whatever still refers to it.
 	CodeGraphFacts facts{};
 	facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *) {
-		unsigned long s = 0, n = 0;
-		// Not init text: freed after boot, whatever still refers to it.
-		const okp_text_kind kind = okp_glue_text_kind(address);
-		if ((kind != OKP_TEXT_CORE && kind != OKP_TEXT_MODULE) || !okp_glue_function_of(address, &s, &n))
-			return false;
-		*start = s;
-		*size = n;
-		return true;
+		const TextKind kind = kernel_facts().text_kind(address, nullptr);
+		return (kind == TextKind::core_kernel || kind == TextKind::module) &&
+		       kernel_facts().function_of(address, start, size, nullptr);
 	};
-	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
-		return okp_glue_read_text(address, buffer, size);
-	};
-	auto lookup = [](const char *name, void *) -> uint64_t { return okp_glue_lookup_symbol(name); };
+	facts.read_text = kernel_facts().read_text;
+	const auto lookup = kernel_facts().lookup_symbol;
 	RangeList reached;
 	const TrapPath path = arch::trap_path_functions(facts, lookup, reached);
 	long result = long(reached.size());
