@@ -16,9 +16,11 @@
 #include "core/code_graph.cpp"
 
 // The arch's pure analysis (decoders, rules, planners) from
-// arch/$(SRCARCH)/analysis_sources.inc, then the probe table its hooks
-// inline, then its hooks (arch/$(SRCARCH)/probe_sources.inc).
+// arch/$(SRCARCH)/analysis_sources.inc, then the generic engine (lifecycle
+// and hit path), then the arch's hooks it calls
+// (arch/$(SRCARCH)/probe_sources.inc).
 #include "analysis_sources.inc"
 #include "core/probe_table.cpp"
+#include "core/hit_path.cpp"
 #include "probe_sources.inc"
 #include "core/probe_api.cpp"

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 
 namespace {
@@ -32,7 +33,27 @@ struct FakeKernel {
 	uint64_t breakpoint_on_claim = 0;	      // someone's int3 appears there as okprobe claims
 	std::map<uint64_t, int> lost;		      // times each address was reported lost
 	int pins = 0;				      // okprobe.ko's pins for lost text
+	std::set<uint64_t> emulated;		      // sites emulated instead of copied
+	std::set<uint64_t> unboostable;		      // sites whose copy cannot jump back
+	int emulations = 0;
+	okp_cpu_state cpu; // the hit path's per-CPU state
 } kernel;
+
+constexpr uint64_t fake_copy_distance = 0x20;
+// Slots the fake arch handed out, by site address (the newest site's):
+// each site its own, as the real pools do.
+std::map<uint64_t, uint64_t> fake_slots;
+uint64_t fake_slots_taken = 0;
+
+uint64_t take_fake_slot(uint64_t address)
+{
+	return fake_slots[address] = 0x700000 + fake_slots_taken++ * 2 * fake_copy_distance;
+}
+
+uint64_t fake_slot_of(uint64_t address)
+{
+	return fake_slots[address];
+}
 
 uint8_t &text_at(uint64_t address)
 {
@@ -97,6 +118,10 @@ protected:
 		kernel.breakpoint_on_claim = 0;
 		kernel.lost.clear();
 		kernel.pins = 0;
+		kernel.emulated.clear();
+		kernel.unboostable.clear();
+		kernel.emulations = 0;
+		kernel.cpu = okp_cpu_state{};
 		okp_core_set_optimization(1);
 	}
 	void TearDown() override
@@ -171,7 +196,8 @@ protected:
 
 	void reset_counters() { kernel.rcu = kernel.rcu_tasks = 0; }
 
-	okp::ProbeTable table;
+	// The hit path finds sites in the module's table.
+	okp::ProbeTable &table = okp::registered_probes;
 
 private:
 	okprobe probes_[16];
@@ -645,12 +671,20 @@ TEST_F(ProbeTableTest, GoneTextLeavesItsJump)
 
 namespace okp::arch {
 
-Site *create_site(uint64_t address, const uint8_t (&)[max_original_bytes], const char **)
+// Sites get a fake slot (its two copies 0x20 apart) unless the test asks
+// for an emulated instruction.
+const char *prepare_site(Site &site, const uint8_t (&)[max_original_bytes])
 {
 	++kernel.created;
-	Site *site = new Site;
-	site->address = address;
-	return site;
+	if (!kernel.emulated.count(site.address))
+		site.arch.slot = take_fake_slot(site.address);
+	site.arch.boosted = !kernel.unboostable.count(site.address);
+	return nullptr;
+}
+
+void release_site(Site &)
+{
+	++kernel.retired;
 }
 
 // Like the real arches, the fake writes only over what it last wrote.
@@ -675,12 +709,6 @@ void disarm(Site &site)
 	site.patched_bytes = 0;
 }
 
-void retire_site(Site *site)
-{
-	++kernel.retired;
-	delete site;
-}
-
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t address)
 {
 	return one_byte_rules(function, size, offset, address);
@@ -697,20 +725,18 @@ const char *plan_jump(Site &site, const KernelFacts &)
 	return nullptr;
 }
 
-Detour *create_detour(Site &site, const char **)
+const char *build_detour(Site &site, Detour &detour)
 {
 	++kernel.detours_created;
-	Detour *detour = new Detour;
-	detour->code = 0x900000 + site.address;
-	detour->copy = detour->code + 0x40;
-	detour->size = 0x50;
-	return detour;
+	detour.code = 0x900000 + site.address;
+	detour.copy = detour.code + 0x40;
+	detour.size = 0x50;
+	return nullptr;
 }
 
-void free_detour(Detour *detour)
+void release_detour(const Detour &)
 {
 	++kernel.detours_freed;
-	delete detour;
 }
 
 void optimize(Site *const *sites, size_t count)
@@ -744,7 +770,74 @@ void unoptimize(Site *const *sites, size_t count)
 	}
 }
 
+// The hit path's port: the trap reports the breakpoint's own address (as
+// riscv does), an emulated instruction moves the pc on by one.
+uint64_t trapped_address(const Registers &regs)
+{
+	return regs.pc;
+}
+
+void continue_at(Registers &regs, uint64_t address)
+{
+	regs.pc = address;
+}
+
+bool emulated(const Site &site)
+{
+	return site.arch.slot == 0;
+}
+
+void emulate(const Site &site, Registers &regs)
+{
+	++kernel.emulations;
+	regs.pc = site.address + 1;
+}
+
+uint64_t boosted_copy(const Site &site)
+{
+	return site.arch.boosted ? site.arch.slot : 0;
+}
+
+uint64_t trapping_copy(const Site &site)
+{
+	return site.arch.slot ? site.arch.slot + fake_copy_distance : 0;
+}
+
+uint64_t next_instruction(const Site &site)
+{
+	return site.address + 1;
+}
+
+unsigned long block_interrupts(Registers &regs)
+{
+	const unsigned long saved = regs.interrupts;
+	regs.interrupts = 0;
+	return saved;
+}
+
+void restore_interrupts(Registers &regs, unsigned long saved)
+{
+	regs.interrupts |= saved;
+}
+
+bool breakpoint_in_text(uint64_t address)
+{
+	return text_at(address) == breakpoint;
+}
+
+void present_optimized_hit(const Site &site, Registers &regs)
+{
+	regs.pc = site.address;
+}
+
 } // namespace okp::arch
+
+constinit okp::ProbeTable okp::registered_probes;
+
+extern "C" okp_cpu_state *okp_glue_cpu_state(void)
+{
+	return &kernel.cpu;
+}
 
 extern "C" int okp_glue_claim_function(unsigned long start, unsigned long size, const char **why)
 {
@@ -895,4 +988,228 @@ TEST_F(ProbeTableTest, AChangedJumpIsLeftAloneItsDetourKeptAndNeverShownOptimize
 	table.unregister_probes(batch, 1);
 	EXPECT_EQ(kernel.detours_freed, 1) << "released with its site";
 	EXPECT_EQ(kernel.pins, 0);
+}
+
+// ---- The hit path (src/core/hit_path.cpp) over the fake arch's port ----------
+
+namespace {
+
+struct HitLog {
+	int pre = 0, post = 0;
+	uint64_t pre_pc = 0, post_pc = 0;
+	uint64_t interrupts_in_post = 0;
+	// A pre_handler that hits this breakpoint itself (as a handler calling
+	// a probed function does), or 0.
+	uint64_t nested_hit = 0;
+	okp::arch::Registers nested_regs = {};
+	int nested_result = -1;
+} hit_log;
+
+okp::arch::Registers &registers_of(pt_regs *regs)
+{
+	return *reinterpret_cast<okp::arch::Registers *>(regs);
+}
+
+int logging_pre_handler(okprobe *, pt_regs *regs)
+{
+	++hit_log.pre;
+	hit_log.pre_pc = registers_of(regs).pc;
+	if (hit_log.nested_hit) {
+		hit_log.nested_regs = {hit_log.nested_hit, 1};
+		hit_log.nested_hit = 0;
+		hit_log.nested_result = okp_core_breakpoint(&hit_log.nested_regs);
+	}
+	return 0;
+}
+
+void logging_post_handler(okprobe *, pt_regs *regs, unsigned long)
+{
+	++hit_log.post;
+	hit_log.post_pc = registers_of(regs).pc;
+	hit_log.interrupts_in_post = registers_of(regs).interrupts;
+}
+
+// A breakpoint trap at address, interrupts on in the interrupted context.
+int trap_at(uint64_t address, okp::arch::Registers &regs)
+{
+	regs = {address, 1};
+	return okp_core_breakpoint(&regs);
+}
+
+} // namespace
+
+class HitPathTest : public ProbeTableTest {
+protected:
+	void SetUp() override
+	{
+		ProbeTableTest::SetUp();
+		hit_log = HitLog{};
+		// Breakpoints only, but where a test publishes a detour itself.
+		okp_core_set_optimization(0);
+	}
+
+	okprobe &logged_probe(uint64_t offset, bool post)
+	{
+		okprobe &probe = probe_at(offset);
+		probe.pre_handler = logging_pre_handler;
+		if (post)
+			probe.post_handler = logging_post_handler;
+		return probe;
+	}
+};
+
+TEST_F(HitPathTest, AHitWithoutPostHandlersRunsThePreHandlerAndLeavesThroughTheBoostedCopy)
+{
+	ASSERT_EQ(add(logged_probe(5, false)), 0);
+	okp::arch::Registers regs;
+	EXPECT_EQ(trap_at(text_start + 5, regs), 1);
+	EXPECT_EQ(hit_log.pre, 1);
+	EXPECT_EQ(hit_log.pre_pc, text_start + 5) << "the handler sees the probed address";
+	EXPECT_EQ(regs.pc, fake_slot_of(text_start + 5));
+	EXPECT_EQ(regs.interrupts, 1u);
+	EXPECT_EQ(kernel.cpu.active_site, nullptr);
+}
+
+TEST_F(HitPathTest, APostHandlerRunsAfterTheTrappingCopyWithInterruptsBlockedUntilThen)
+{
+	ASSERT_EQ(add(logged_probe(5, true)), 0);
+	okp::arch::Registers regs;
+	EXPECT_EQ(trap_at(text_start + 5, regs), 1);
+	const uint64_t copy = fake_slot_of(text_start + 5) + fake_copy_distance;
+	EXPECT_EQ(regs.pc, copy);
+	EXPECT_EQ(regs.interrupts, 0u) << "no interrupt while the copy runs";
+	EXPECT_EQ(hit_log.post, 0);
+	EXPECT_NE(kernel.cpu.active_site, nullptr);
+	// The copy ran: its trailing breakpoint traps.
+	okp::arch::Registers after = {copy + 1, regs.interrupts};
+	EXPECT_EQ(okp_core_breakpoint(&after), 1);
+	EXPECT_EQ(hit_log.post, 1);
+	EXPECT_EQ(hit_log.post_pc, text_start + 6) << "the post_handler sees the next instruction";
+	EXPECT_EQ(hit_log.interrupts_in_post, 1u);
+	EXPECT_EQ(after.pc, text_start + 6);
+	EXPECT_EQ(kernel.cpu.active_site, nullptr);
+}
+
+TEST_F(HitPathTest, AnEmulatedInstructionRunsBothHandlersInOneTrap)
+{
+	kernel.emulated.insert(text_start + 7);
+	ASSERT_EQ(add(logged_probe(7, true)), 0);
+	okp::arch::Registers regs;
+	EXPECT_EQ(trap_at(text_start + 7, regs), 1);
+	EXPECT_EQ(kernel.emulations, 1);
+	EXPECT_EQ(hit_log.pre, 1);
+	EXPECT_EQ(hit_log.post, 1);
+	EXPECT_EQ(regs.pc, text_start + 8);
+	EXPECT_EQ(kernel.cpu.active_site, nullptr);
+}
+
+TEST_F(HitPathTest, AProbeHitInsideAHandlerIsOnlyCountedAsMissed)
+{
+	okprobe &outer = logged_probe(5, false), &inner = logged_probe(9, false);
+	ASSERT_EQ(add(outer), 0);
+	ASSERT_EQ(add(inner), 0);
+	hit_log.nested_hit = text_start + 9;
+	okp::arch::Registers regs;
+	EXPECT_EQ(trap_at(text_start + 5, regs), 1);
+	EXPECT_EQ(hit_log.nested_result, 1);
+	EXPECT_EQ(hit_log.pre, 1) << "the inner pre_handler must not run";
+	EXPECT_EQ(inner.nmissed, 1u);
+	EXPECT_EQ(outer.nmissed, 0u);
+	EXPECT_EQ(hit_log.nested_regs.pc, fake_slot_of(text_start + 9)) << "its instruction still runs";
+}
+
+TEST_F(HitPathTest, AHandlerHittingItsOwnUnboostableSiteGetsThePostTrapsInOrder)
+{
+	// As riscv's sites whose copy has no way back: the nested hit runs the
+	// same trapping copy, and its post trap comes before the outer one's.
+	kernel.unboostable.insert(text_start + 5);
+	okprobe &probe = logged_probe(5, true);
+	ASSERT_EQ(add(probe), 0);
+	hit_log.nested_hit = text_start + 5;
+	okp::arch::Registers regs;
+	EXPECT_EQ(trap_at(text_start + 5, regs), 1);
+	const uint64_t post_trap = fake_slot_of(text_start + 5) + fake_copy_distance + 1;
+	EXPECT_EQ(hit_log.nested_regs.pc, post_trap - 1);
+	EXPECT_EQ(kernel.cpu.nested_copies, 1u);
+	EXPECT_EQ(probe.nmissed, 1u);
+	okp::arch::Registers nested = {post_trap, 1};
+	EXPECT_EQ(okp_core_breakpoint(&nested), 1);
+	EXPECT_EQ(hit_log.post, 0) << "the nested copy's post trap runs no handler";
+	EXPECT_EQ(nested.pc, text_start + 6);
+	okp::arch::Registers outer = {post_trap, 0};
+	EXPECT_EQ(okp_core_breakpoint(&outer), 1);
+	EXPECT_EQ(hit_log.post, 1);
+	EXPECT_EQ(outer.interrupts, 1u);
+	EXPECT_EQ(kernel.cpu.active_site, nullptr);
+}
+
+TEST_F(HitPathTest, ALostSiteRunsItsInstructionAndNoHandler)
+{
+	ASSERT_EQ(add(logged_probe(5, true)), 0);
+	okp::Site *site = table.lookup(text_start + 5);
+	ASSERT_NE(site, nullptr);
+	okp::mark_lost(*site, "changed by the test");
+	okp::arch::Registers regs;
+	EXPECT_EQ(trap_at(text_start + 5, regs), 1);
+	EXPECT_EQ(hit_log.pre, 0);
+	EXPECT_EQ(regs.pc, fake_slot_of(text_start + 5));
+	text_at(text_start + 5) = original_byte; // put back: the site may go
+}
+
+TEST_F(HitPathTest, AWaitingSitesHitContinuesInTheDetoursCopy)
+{
+	okp_core_set_optimization(1);
+	ASSERT_EQ(add(logged_probe(5, false)), 0);
+	ASSERT_EQ(jump_state(5), okp::JumpState::waiting);
+	okp::arch::Registers regs;
+	EXPECT_EQ(trap_at(text_start + 5, regs), 1);
+	EXPECT_EQ(hit_log.pre, 1);
+	EXPECT_EQ(regs.pc, 0x900000 + text_start + 5 + 0x40) << "the fake detour's copy";
+}
+
+TEST_F(HitPathTest, ABreakpointGoneUnderATrapRestartsAndSomeoneElsesIsNotClaimed)
+{
+	okprobe &probe = logged_probe(5, false);
+	ASSERT_EQ(add(probe), 0);
+	okprobe *batch[] = {&probe};
+	table.unregister_probes(batch, 1);
+	okp::arch::Registers regs;
+	EXPECT_EQ(trap_at(text_start + 5, regs), 1) << "the original byte is back: run it";
+	EXPECT_EQ(regs.pc, text_start + 5);
+	text_at(text_start + 0x20) = breakpoint;
+	EXPECT_EQ(trap_at(text_start + 0x20, regs), 0) << "not okprobe's breakpoint";
+	text_at(text_start + 0x20) = original_byte;
+	EXPECT_EQ(hit_log.pre, 0);
+}
+
+TEST_F(HitPathTest, AnOptimizedHitPresentsTheBreakpointsRegistersAndCountsNestedHitsAsMissed)
+{
+	okprobe &probe = logged_probe(5, false);
+	ASSERT_EQ(add(probe), 0);
+	okp::Site *site = table.lookup(text_start + 5);
+	ASSERT_NE(site, nullptr);
+	okp::arch::Registers regs = {0x900000, 1}; // the detour's saved registers
+	okp_core_optimized_hit(site, &regs, &kernel.cpu);
+	EXPECT_EQ(hit_log.pre, 1);
+	EXPECT_EQ(hit_log.pre_pc, text_start + 5);
+	EXPECT_EQ(kernel.cpu.active_site, nullptr);
+	kernel.cpu.active_site = site; // as inside another handler
+	okp_core_optimized_hit(site, &regs, &kernel.cpu);
+	EXPECT_EQ(hit_log.pre, 1);
+	EXPECT_EQ(probe.nmissed, 1u);
+	kernel.cpu.active_site = nullptr;
+}
+
+TEST_F(HitPathTest, AHitRacingWithDisarmingEverythingRunsNoHandler)
+{
+	ASSERT_EQ(add(logged_probe(5, false)), 0);
+	okp::Site *site = table.lookup(text_start + 5);
+	ASSERT_NE(site, nullptr);
+	table.set_all_enabled(false);
+	okp::arch::Registers regs = {text_start + 5, 1};
+	// The CPU trapped before the breakpoint was taken out.
+	EXPECT_EQ(okp_core_breakpoint(&regs), 1);
+	EXPECT_EQ(regs.pc, fake_slot_of(text_start + 5)) << "the instruction runs from its copy";
+	okp_core_optimized_hit(site, &regs, &kernel.cpu);
+	EXPECT_EQ(hit_log.pre, 0);
 }

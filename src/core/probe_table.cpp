@@ -184,12 +184,16 @@ void ProbeTable::show_optimized(Site &site)
 
 void ProbeTable::enter_waiting(Site &site)
 {
-	const char *why = "";
-	Detour *detour = arch::create_detour(site, &why);
-	if (!detour) {
+	Owned<Detour> owned = Owned<Detour>::make();
+	if (!owned) {
+		site.unoptimized_why = "out of memory";
+		return;
+	}
+	if (const char *why = arch::build_detour(site, *owned)) {
 		site.unoptimized_why = why;
 		return;
 	}
+	Detour *detour = owned.release(); // the site's until retire_detour
 	site.jump = JumpState::waiting;
 	site.waiting_since = generation_;
 	site.unoptimized_why = "waiting for the optimizer";
@@ -328,7 +332,8 @@ void ProbeTable::free_retired_detours(uint64_t up_to_generation)
 		Detour *detour = *link;
 		if (detour->retired_in <= up_to_generation) {
 			*link = detour->next_retired;
-			arch::free_detour(detour);
+			arch::release_detour(*detour);
+			delete detour;
 		} else {
 			link = &detour->next_retired;
 		}
@@ -425,28 +430,54 @@ Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &fa
 		*error = -error::einval;
 		return nullptr;
 	}
-	Site *site = arch::create_site(address, original, why);
-	if (!site)
+	Owned<Site> owned = Owned<Site>::make();
+	if (!owned) {
+		*why = "out of memory";
 		return nullptr;
-	site->function = checked.function;
-	site->claimed = true;
+	}
+	Site *site = owned.get();
+	site->address = address;
 	for (size_t i = 0; i < max_original_bytes; ++i)
 		site->original[i] = original[i];
+	if (const char *refusal = arch::prepare_site(*site, original)) {
+		*why = refusal;
+		return nullptr;
+	}
 	okp_glue_describe(address, site->description, sizeof(site->description));
 	const OverlaidFacts overlay = {this, &facts};
 	site->jump_refusal = arch::plan_jump(*site, overlay.facts());
 	site->unoptimized_why = site->jump_refusal;
-	if (!sites_.insert(address, site, retire_storage, nullptr)) {
-		site->claimed = false; // the caller gives the claim back
-		arch::retire_site(site);
+	const uint64_t copy = arch::trapping_copy(*site);
+	const uint64_t post_trap = copy + (arch::next_instruction(*site) - address);
+	if (copy && !post_traps_.insert(post_trap, site, retire_storage, nullptr)) {
+		arch::release_site(*site);
 		*why = "out of memory";
 		return nullptr;
 	}
+	if (!sites_.insert(address, site, retire_storage, nullptr)) {
+		if (copy)
+			post_traps_.remove(post_trap);
+		arch::release_site(*site);
+		*why = "out of memory";
+		return nullptr;
+	}
+	// The claim the caller holds is the site's from here on.
+	site->function = checked.function;
+	site->claimed = true;
+	owned.release(); // the table's, until free_site
 	Site **tail = &first_;
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = site;
 	return site;
+}
+
+void ProbeTable::free_site(Site *site)
+{
+	if (const uint64_t copy = arch::trapping_copy(*site))
+		post_traps_.remove(copy + (arch::next_instruction(*site) - site->address));
+	arch::release_site(*site);
+	delete site;
 }
 
 void ProbeTable::unlink(Site *site)
@@ -665,7 +696,7 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 	while (dying) {
 		Site *next = dying->next;
 		release_function(*dying);
-		arch::retire_site(dying);
+		free_site(dying);
 		dying = next;
 	}
 	return unknown;
@@ -747,6 +778,7 @@ void ProbeTable::clear()
 	}
 	unregister_probes(nullptr, 0); // lost sites whose text is back
 	sites_.destroy();
+	post_traps_.destroy();
 	__atomic_store_n(&all_enabled_, true, __ATOMIC_RELAXED);
 }
 

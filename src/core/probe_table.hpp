@@ -41,16 +41,15 @@
 #pragma once
 
 #include "core/address_table.hpp"
-#include "core/code_graph.hpp"
+#include "core/arch_port.hpp"
 #include "core/core_api.h"
-#include "core/registration.hpp"
+#include "core/owned.hpp"
 
 #include <okprobe.h>
 
 namespace okp {
 
 constexpr int max_probes_per_site = 8;
-constexpr size_t max_original_bytes = 16;
 
 enum class JumpState : uint8_t { breakpoint, waiting, optimized };
 
@@ -109,6 +108,9 @@ struct Site {
 	const char *lost = nullptr;
 	bool lost_reported = false;
 	bool lost_pinned = false;
+
+	// The architecture's part: its instruction, copies and jump plan.
+	arch::SiteData arch;
 };
 
 // Whether the length bytes of text at address are exactly bytes.
@@ -143,47 +145,6 @@ inline bool holds_breakpoint_over_original(const Site &site, const uint8_t *brea
 	       __builtin_memcmp(now + breakpoint_length, site.original + breakpoint_length,
 				length - breakpoint_length) == 0;
 }
-
-// What each architecture provides (arch/*/breakpoint_probes.cpp).
-namespace arch {
-// Allocates the architecture's site for the instruction at address
-// (original: the first bytes of text there), with its out-of-line copy
-// ready; not armed. nullptr and *why on failure (out of memory, no slot).
-Site *create_site(uint64_t address, const uint8_t (&original)[max_original_bytes], const char **why);
-// Writes / removes the breakpoint (the text patch includes its CPU sync)
-// and keeps site.patched_bytes up to date.
-void arm(Site &site);
-void disarm(Site &site);
-// Called after the grace periods: no CPU or task can reach the site or its
-// copies any more. Frees it.
-void retire_site(Site *site);
-// May a breakpoint go on the instruction at offset of function?
-InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address);
-// Module exit, after the last site is retired: frees pools.
-void release_resources();
-// Fills reached with the functions on the arch's trap path where a
-// breakpoint cannot be taken (it would re-enter the trap before okprobe's
-// handler, or land where the trap frame is not the kernel's), found by
-// walking the kernel's own code from the path's roots.
-TrapPath trap_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(const char *name, void *context),
-			     RangeList &reached);
-
-// Whether a jump may ever replace the site's breakpoint, from the text (read
-// through facts, okprobe's own patches undone) and the kernel's reserved
-// ranges: nullptr and site.jump_region_length set, or why not. Asked once,
-// when the site is created.
-const char *plan_jump(Site &site, const KernelFacts &facts);
-// Builds the detour of a planned site, not yet published. nullptr and *why
-// when it cannot (no memory within reach).
-Detour *create_detour(Site &site, const char **why);
-// After the grace periods: no CPU or task is inside the detour.
-void free_detour(Detour *detour);
-// Armed, waiting sites whose region no task is inside: the breakpoint
-// becomes the jump, in one breakpoint-first pass for all of them.
-void optimize(Site *const *sites, size_t count);
-// Optimized sites: the jump becomes the breakpoint again, in one pass.
-void unoptimize(Site *const *sites, size_t count);
-} // namespace arch
 
 // One line of debugfs okprobe/list.
 struct ListLine {
@@ -266,6 +227,8 @@ public:
 	// ---- Handler (breakpoint context: lock-free, no allocation) ----
 
 	Site *lookup(uint64_t address) const { return sites_.lookup(address); }
+	// The site whose trapping copy ends at address (its post trap).
+	Site *post_trap_site(uint64_t address) const { return post_traps_.lookup(address); }
 	// The probes that take part in one hit, chosen once when the
 	// breakpoint traps: a probe enabled, disabled or unregistered
 	// meanwhile gets both of its handlers for that hit or neither. The
@@ -298,12 +261,6 @@ public:
 	{
 		return __atomic_load_n(&site.detour, __ATOMIC_ACQUIRE);
 	}
-	// What every arch's okp_core_optimized_hit does (preemption off, from
-	// the detour): a hit inside another handler is only counted, a hit
-	// racing with "disarm everything" runs nothing, else present() shows
-	// the registers as a breakpoint hit would and the pre_handlers run.
-	template <typename Present>
-	static void optimized_hit(Site &site, pt_regs *regs, okp_cpu_state &cpu, Present present);
 
 private:
 	static bool probe_active(const okprobe *probe);
@@ -331,11 +288,18 @@ private:
 	// it back.
 	Site *create_site(const Registration &checked, const KernelFacts &facts, const char **why, int *error);
 	static void release_function(Site &site);
+	// After the grace periods: the site out of the post-trap table, its
+	// arch part released, freed.
+	void free_site(Site *site);
 	void unlink(Site *site);
 	static void retire_storage(AddressTable<Site>::Storage *old, void *context);
 
 	AddressTable<Site> sites_; // live (not gone) sites by address
-	Site *first_ = nullptr;	   // every site, gone ones included
+	// Sites with a trapping copy, by the address of its post trap (the
+	// breakpoint after the copied instruction); an entry goes only when
+	// the site is freed, since a CPU may run the copy until then.
+	AddressTable<Site> post_traps_;
+	Site *first_ = nullptr; // every site, gone ones included
 	bool all_enabled_ = true;
 	// Withdrawn detours, newest first, until their grace periods end.
 	Detour *retired_detours_ = nullptr;
@@ -386,21 +350,6 @@ inline ProbeTable::HitProbes &ProbeTable::hit_probes_of(okp_cpu_state &cpu)
 	static_assert(offsetof(okp_cpu_state, hit_count) ==
 		      offsetof(okp_cpu_state, hit_probes) + offsetof(HitProbes, count));
 	return *reinterpret_cast<HitProbes *>(&cpu.hit_probes);
-}
-
-template <typename Present>
-void ProbeTable::optimized_hit(Site &site, pt_regs *regs, okp_cpu_state &cpu, Present present)
-{
-	if (cpu.active_site) {
-		count_missed(site);
-		return;
-	}
-	if (!registered_probes.all_enabled() || __atomic_load_n(&site.lost, __ATOMIC_RELAXED))
-		return; // disarming everything raced with this hit, or the text is lost
-	cpu.active_site = &site;
-	present();
-	run_optimized_hit(site, regs);
-	cpu.active_site = nullptr;
 }
 
 } // namespace okp

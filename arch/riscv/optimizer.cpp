@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+// riscv64's jump hooks: whether auipc+jalr (or auipc+c.jr through a
+// register liveness proves dead) may replace a site's breakpoint (the plan,
+// from jump_optimization.cpp over the whole function), the site's detour,
+// and the stop_machine patching of windows in and out. When they run is
+// src/core/probe_table.cpp's (the optimizer).
+#include "core/code_graph.hpp"
+#include "core/core_api.h"
+#include "core/function_text.hpp"
+#include "core/probe_table.hpp"
+#include "riscv/detour.hpp"
+#include "riscv/function_analysis.hpp"
+#include "riscv/glue_services.h"
+#include "riscv/jump_optimization.hpp"
+#include "riscv/probe_pools.hpp"
+
+namespace okp::riscv {
+namespace {
+
+// ---- The site's function, decoded whole ---------------------------------------
+
+constexpr size_t max_edges = 64;
+
+// The function holding a site, decoded with its pieces and the edges its
+// bytes do not show: jump labels (a nop that may become a jump) and
+// exception fixups (a fault that resumes elsewhere). Large: allocated.
+struct SiteFunction {
+	FunctionText text;
+	FunctionText pieces[max_pieces];
+	CodeRange ranges[max_pieces];
+	size_t piece_count = 0;
+	ExtraEdge edges[max_edges];
+	size_t edge_count = 0;
+	FunctionAnalysis analysis;
+
+	// nullptr, or why the function cannot be analysed.
+	const char *analyse(const Site &site, const KernelFacts &facts);
+
+private:
+	const char *add_edges_of(const CodeRange &range, const KernelFacts &facts);
+	const char *add_edge(const ExtraEdge &edge);
+	bool in_function(uint64_t address) const
+	{
+		return address >= text.range.address && address < text.range.address + text.range.size;
+	}
+};
+
+const char *SiteFunction::add_edge(const ExtraEdge &edge)
+{
+	if (!in_function(edge.from) && !in_function(edge.to))
+		return nullptr; // between pieces: nothing of the function's
+	if (edge_count == max_edges)
+		return "the function has too many jump labels and exception fixups to check";
+	edges[edge_count++] = edge;
+	return nullptr;
+}
+
+// The jump labels and exception fixups whose site lies in range (the
+// function or one of its pieces).
+const char *SiteFunction::add_edges_of(const CodeRange &range, const KernelFacts &facts)
+{
+	okp_jump_label labels[max_edges];
+	const long found = okp_glue_jump_labels_within(range.address, range.address + range.size, labels, max_edges);
+	if (found < 0)
+		return "the function has jump labels and the kernel's jump table is unknown";
+	if (found > long(max_edges))
+		return "the function has too many jump labels to check";
+	for (long i = 0; i < found; ++i)
+		if (const char *why = add_edge({labels[i].code, labels[i].target, ExtraEdge::Kind::jump_label}))
+			return why;
+	for (size_t at = 0; at < range.size;) {
+		const Instruction insn = decode_instruction(range.bytes + at, range.size - at);
+		if (insn.length == 0)
+			break;
+		const uint64_t address = range.address + at;
+		if (facts.has_exception_entry(address, facts.context)) {
+			const uint64_t fixup = okp_glue_exception_fixup(address);
+			if (!fixup)
+				return "an exception-table entry of the function has no fixup address";
+			if (const char *why = add_edge({address, fixup, ExtraEdge::Kind::exception_fixup}))
+				return why;
+		}
+		at += insn.length;
+	}
+	return nullptr;
+}
+
+const char *SiteFunction::analyse(const Site &site, const KernelFacts &facts)
+{
+	uint64_t start = 0, size = 0;
+	if (!facts.function_of(site.address, &start, &size, facts.context))
+		return "no function is known at the address";
+	if (const char *why = text.read(facts, start, size))
+		return why;
+	uint64_t targets[max_external_targets];
+	const size_t target_count = code_references(text.range, references::jumps, targets, max_external_targets);
+	if (const char *why = read_pieces(facts, site.description, text.range, targets, target_count, pieces, ranges,
+					  &piece_count))
+		return why;
+	if (const char *why = add_edges_of(text.range, facts))
+		return why;
+	for (size_t p = 0; p < piece_count; ++p)
+		if (const char *why = add_edges_of(ranges[p], facts))
+			return why;
+	DataReader rodata;
+	rodata.read = [](uint64_t address, void *out, size_t size, void *) -> size_t {
+		return okp_glue_read_rodata(address, out, size);
+	};
+	analysis.set_psabi(okp_glue_psabi_liveness());
+	if (!analysis.build(text.range, ranges, piece_count, edges, edge_count, &rodata))
+		return "out of memory";
+	return nullptr;
+}
+
+// A register dead after the site's instruction, by liveness over its whole
+// function, or 0: what the boosted copy jumps back through when the slot is
+// out of jal reach.
+unsigned scratch_after(const Site &site, const FunctionAnalysis &analysis)
+{
+	switch (analysis.problem()) {
+	case FunctionProblem::undecodable:
+	case FunctionProblem::target_inside:
+	case FunctionProblem::out_of_memory:
+		return 0;
+	default:
+		break; // an indirect jump leaves liveness sound (it reads everything)
+	}
+	if (analysis.index_of(arch::next_instruction(site)) < 0)
+		return 0; // the function ends with the instruction
+	return dead_register(analysis.live_at(arch::next_instruction(site)));
+}
+
+} // namespace
+} // namespace okp::riscv
+
+namespace okp::arch {
+
+using namespace okp::riscv;
+
+// Asked once, right after create_site and before the site is published:
+// the only moment a site reads its whole function. The slot's boosted half
+// is written here when it needs a register that liveness proves dead.
+const char *plan_jump(Site &site, const KernelFacts &facts)
+{
+	const Owned<SiteFunction> function = Owned<SiteFunction>::make();
+	if (!function)
+		return "out of memory";
+	const char *why = function->analyse(site, facts);
+	if (!why && site.arch.slot && !site.arch.boosted) {
+		const unsigned scratch = scratch_after(site, function->analysis);
+		if (scratch)
+			write_slot(site, site.original, scratch);
+	}
+	if (!why) {
+		const OptimizationPlan plan = plan_jump_optimization(function->analysis, site.address);
+		if (plan.refusal != OptimizationRefusal::none)
+			why = optimization_refusal_text(plan.refusal);
+		else
+			why = facts.reserved(site.address, plan.window_length, facts.context);
+		if (!why) {
+			site.arch.plan = plan;
+			site.jump_region_length = plan.window_length;
+		}
+	}
+	return why;
+}
+
+const char *build_detour(Site &site, Detour &detour)
+{
+	const OptimizationPlan &plan = site.arch.plan;
+	const auto build = [&](uint64_t at, uint8_t *bytes) -> size_t {
+		return riscv::build_detour(plan, site.address, at,
+					   reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
+					   reinterpret_cast<uint64_t>(&site), bytes, max_detour_size);
+	};
+	size_t length = 0;
+	uint64_t code, entry;
+	if (plan.needs_landing()) {
+		// auipc + c.jr lands at the probe's page offset: a c.j there
+		// leads to the detour, on the same page within c.j's reach.
+		code = probe_pools.detours.place_with_landing<max_detour_size, 2>(
+			site.address % landing_alignment, c_j_reach, build,
+			[&](uint64_t at, uint64_t target, uint8_t *bytes) -> size_t {
+				uint8_t jump[max_window_size];
+				if (!encode_window_jump(plan, site.address, at, jump))
+					return 0;
+				const uint16_t c_j = encode::c_j(int32_t(target - at));
+				bytes[0] = uint8_t(c_j);
+				bytes[1] = uint8_t(c_j >> 8);
+				return 2;
+			},
+			&length, &entry);
+	} else {
+		code = probe_pools.detours.place<max_detour_size>(
+			[&](uint64_t at, uint8_t *bytes) -> size_t {
+				uint8_t jump[max_window_size];
+				return encode_window_jump(plan, site.address, at, jump) ? build(at, bytes) : 0;
+			},
+			&length);
+		entry = code;
+	}
+	if (!code)
+		return plan.needs_landing() ? "no detour memory within reach of auipc with a free landing"
+					    : "no detour memory within reach of auipc+jalr";
+	detour.code = code;
+	detour.entry = entry;
+	detour.copy = code + detour_frame_size;
+	detour.size = static_cast<uint16_t>(length);
+	return nullptr;
+}
+
+void release_detour(const Detour &detour)
+{
+	// c.ebreak over the old code and its landing: a stale jump traps loudly.
+	const bool landing = detour.entry != detour.code;
+	probe_pools.detours.release<max_detour_size>(detour.code, detour.size, c_ebreak_bytes,
+						     landing ? detour.entry : 0, landing ? sizeof(c_ebreak_bytes) : 0);
+}
+
+// Each waiting site has its breakpoint over its first instruction and the
+// original bytes after it, and no task is inside the window (the rcu-tasks
+// grace period since its detour was published). One stop_machine() per
+// batch writes every window whole, "auipc; jalr" or "auipc; c.jr": no hart runs
+// while the bytes change, and each runs fence.i before it goes on.
+void optimize(Site *const *sites, size_t count)
+{
+	for (size_t start = 0; start < count; start += text_batch) {
+		okp_text_patch patches[text_batch];
+		uint8_t jumps[text_batch][max_window_size];
+		Site *accepted[text_batch];
+		size_t n = 0;
+		for (size_t i = start; i < count && i < start + text_batch; ++i) {
+			Site &site = *sites[i];
+			// Only over what okprobe left there: its breakpoint and the
+			// original bytes. Anything else stays a breakpoint.
+			if (!site.detour ||
+			    !encode_window_jump(site.arch.plan, site.address, site.detour->entry, jumps[n]))
+				continue;
+			if (!holds_breakpoint_over_original(site, breakpoint_bytes(site), site.arch.instruction.length,
+							    site.arch.plan.window_length)) {
+				mark_lost(site, "someone else changed the jump's window under okprobe's ebreak");
+				continue;
+			}
+			patches[n] = {site.address, jumps[n], site.arch.plan.window_length};
+			accepted[n++] = &site;
+		}
+		okp_glue_text_write_batch(patches, n);
+		for (size_t i = 0; i < n; ++i)
+			accepted[i]->patched_bytes = accepted[i]->arch.plan.window_length;
+	}
+}
+
+// The reverse, in two steps. A task may have been interrupted between the
+// auipc and the jalr (or c.jr), with epc there and tmp loaded: the original
+// bytes must not come back under it. So: the breakpoint over the auipc
+// (the jalr or c.jr stays: such a task still reaches the detour, and new hits trap
+// and run the detour's copy, which stays published until this returns);
+// an rcu-tasks grace period, after which no task is between the two; then
+// the original bytes after the breakpoint.
+void unoptimize(Site *const *sites, size_t count)
+{
+	okp_text_patch patches[text_batch];
+	for (size_t start = 0; start < count; start += text_batch) {
+		size_t n = 0;
+		for (size_t i = start; i < count && i < start + text_batch; ++i) {
+			Site &site = *sites[i];
+			uint8_t jump[max_window_size];
+			// Only over okprobe's own jump.
+			if (!encode_window_jump(site.arch.plan, site.address, site.detour->entry, jump) ||
+			    !text_holds(site.address, jump, site.arch.plan.window_length)) {
+				mark_lost(site, "someone else changed okprobe's jump");
+				continue;
+			}
+			patches[n++] = {site.address, breakpoint_bytes(site), site.arch.instruction.length};
+		}
+		okp_glue_text_write_batch(patches, n);
+	}
+	okp_glue_synchronize_rcu_tasks();
+	for (size_t start = 0; start < count; start += text_batch) {
+		size_t n = 0;
+		for (size_t i = start; i < count && i < start + text_batch; ++i) {
+			Site &site = *sites[i];
+			if (site.lost)
+				continue;
+			const size_t first = site.arch.instruction.length;
+			patches[n++] = {site.address + first, site.original + first,
+					site.arch.plan.window_length - first};
+			site.patched_bytes = site.arch.instruction.length;
+		}
+		okp_glue_text_write_batch(patches, n);
+	}
+}
+
+} // namespace okp::arch

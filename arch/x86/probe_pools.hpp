@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0
+// x86-64's executable memory and resolved kernel addresses, shared by its
+// breakpoint hooks (breakpoints.cpp, which defines them) and its jump hooks
+// (optimizer.cpp). Changed only by the probe table's writer.
+#pragma once
+
+#include "core/detour_pool.hpp"
+#include "core/slot_pool.hpp"
+#include "x86/detour.hpp"
+#include "x86/out_of_line.hpp"
+
+namespace okp::x86 {
+
+constexpr uint8_t int3 = 0xcc;
+// Each slot holds two copies: [0, 32) ends in a jmp back (boosted runs and
+// runs without handlers), [32, 64) ends in int3 (runs before a post_handler).
+constexpr unsigned long slot_bytes = 2 * slot_size;
+constexpr int max_slot_pages = 64;
+
+struct ProbePools {
+	SlotPool<slot_bytes, max_slot_pages> slots;
+	DetourPool detours;
+	Thunks thunks;
+	DetourCall detour_call; // all but the context
+	bool thunks_resolved = false;
+};
+
+extern ProbePools probe_pools;
+
+} // namespace okp::x86

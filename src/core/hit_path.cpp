@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+// The hit path, for every architecture: what okprobe does when one of its
+// breakpoints traps, when a trapping copy's post trap arrives, and when a
+// detour calls in. The arch answers only the questions of its port
+// (core/arch_port.hpp: where the pc is, how the instruction runs, how
+// interrupts are blocked); the order of everything else is decided here,
+// once, as kernel/kprobes.c's aggr_pre_handler and opt_pre_handler do over
+// arch/*/kernel/kprobes/core.c.
+//
+// Context: the breakpoint trap (NMI-like) or a detour's call with preemption
+// off. No lock, no allocation; everything here is OKP_HANDLER_PATH.
+//
+// One CPU's hit (okp_cpu_state):
+//   idle          active_site == nullptr
+//   in handlers   active_site == the site: its pre_handlers run. Any probe
+//                 hit now (in a handler, or on the way to the post trap) is
+//                 only counted in nmissed, and its instruction runs
+//                 without handlers
+//   stepping      active_site == the site, its trapping copy runs with
+//                 interrupts off; the post trap runs the post_handlers
+//                 and the CPU is idle again
+#include "core/core_api.h"
+#include "core/handler_path.hpp"
+#include "core/probe_table.hpp"
+
+#include <okprobe.h>
+
+namespace okp {
+namespace {
+
+OKP_HANDLER_PATH pt_regs *as_pt_regs(arch::Registers &regs)
+{
+	return reinterpret_cast<pt_regs *>(&regs);
+}
+
+// Runs the displaced instruction without handlers. While a detour is
+// published its copy runs the whole region: a task must not newly stop
+// inside the region once it waits for its jump (or, while the jump is
+// being taken out, find a half-restored region). A site that cannot boost
+// runs its trapping copy with interrupts as they are; its post trap then
+// only moves the pc on. Returns true when it sent the CPU there.
+OKP_HANDLER_PATH bool execute_without_handlers(const Site &site, arch::Registers &regs)
+{
+	if (const Detour *detour = ProbeTable::published_detour(site)) {
+		arch::continue_at(regs, detour->copy);
+	} else if (arch::emulated(site)) {
+		arch::emulate(site, regs);
+	} else if (const uint64_t copy = arch::boosted_copy(site)) {
+		arch::continue_at(regs, copy);
+	} else {
+		arch::continue_at(regs, arch::trapping_copy(site));
+		return true;
+	}
+	return false;
+}
+
+OKP_HANDLER_PATH int breakpoint_hit(Site &site, arch::Registers &regs, okp_cpu_state &cpu)
+{
+	if (__atomic_load_n(&site.lost, __ATOMIC_RELAXED)) {
+		// okprobe's breakpoint is still there, whatever else changed:
+		// run the instruction it displaced, call no handler.
+		execute_without_handlers(site, regs);
+		return 1;
+	}
+	if (cpu.active_site) {
+		// A probe hit inside a handler, or in the trap entry on the way
+		// to the active hit's post trap: count it, run the instruction,
+		// call no handler. A trapping copy of the active site itself
+		// post-traps before the active hit's own copy does.
+		ProbeTable::count_missed(site);
+		if (execute_without_handlers(site, regs) && &site == cpu.active_site)
+			++cpu.nested_copies;
+		return 1;
+	}
+	if (!registered_probes.all_enabled()) {
+		// Disarming raced with this hit.
+		execute_without_handlers(site, regs);
+		return 1;
+	}
+	cpu.active_site = &site;
+	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(cpu);
+	ProbeTable::start_hit(site, probes);
+	// Read after the snapshot: a probe with a post_handler is published
+	// only after the detour is withdrawn.
+	const Detour *detour = ProbeTable::published_detour(site);
+	if (ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
+		// A pre_handler moved the pc itself: the instruction is skipped.
+		cpu.active_site = nullptr;
+		return 1;
+	}
+	const bool post_handlers = ProbeTable::wants_post_handlers(probes);
+	if (detour && !post_handlers) {
+		arch::continue_at(regs, detour->copy); // waiting for the jump
+		cpu.active_site = nullptr;
+		return 1;
+	}
+	if (arch::emulated(site)) {
+		arch::emulate(site, regs);
+		ProbeTable::run_post_handlers(probes, as_pt_regs(regs));
+		cpu.active_site = nullptr;
+		return 1;
+	}
+	if (const uint64_t copy = arch::boosted_copy(site); copy && !post_handlers) {
+		arch::continue_at(regs, copy); // the copy jumps back by itself
+		cpu.active_site = nullptr;
+		return 1;
+	}
+	// The trapping copy, with interrupts off until its post trap.
+	cpu.saved_flags = arch::block_interrupts(regs);
+	arch::continue_at(regs, arch::trapping_copy(site));
+	return 1;
+}
+
+OKP_HANDLER_PATH int post_trap_hit(Site &site, arch::Registers &regs, okp_cpu_state &cpu)
+{
+	arch::continue_at(regs, arch::next_instruction(site));
+	if (cpu.active_site != &site)
+		return 1; // a copy run without handlers
+	if (cpu.nested_copies) {
+		--cpu.nested_copies; // a nested hit's, not the active one
+		return 1;
+	}
+	arch::restore_interrupts(regs, cpu.saved_flags);
+	cpu.saved_flags = 0;
+	ProbeTable::run_post_handlers(ProbeTable::hit_probes_of(cpu), as_pt_regs(regs));
+	cpu.active_site = nullptr;
+	return 1;
+}
+
+} // namespace
+} // namespace okp
+
+using namespace okp;
+
+extern "C" OKP_HANDLER_PATH int okp_core_breakpoint(void *raw_regs)
+{
+	arch::Registers &regs = *static_cast<arch::Registers *>(raw_regs);
+	const uint64_t address = arch::trapped_address(regs);
+	okp_cpu_state &cpu = *okp_glue_cpu_state();
+	if (Site *site = registered_probes.lookup(address))
+		return breakpoint_hit(*site, regs, cpu);
+	if (Site *site = registered_probes.post_trap_site(address))
+		return post_trap_hit(*site, regs, cpu);
+	// A breakpoint removed while this CPU was already trapping on it: the
+	// text holds the original instruction again, so run it from the start
+	// (as kprobes does). A breakpoint still present is someone else's
+	// (the kernel's own users handle theirs before okprobe is asked).
+	if (!arch::breakpoint_in_text(address)) {
+		arch::continue_at(regs, address);
+		return 1;
+	}
+	return 0;
+}
+
+// An optimized hit, from the detour (preemption off): the handlers see regs
+// as a breakpoint hit presents them. A pre_handler's change of the pc is
+// ignored: the detour goes on with the region's copy, as the kernel's
+// opt_pre_handler() does, and every pre_handler runs whatever the others
+// return. The fast path: no snapshot (no post_handler takes part).
+extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_optimized_hit(void *raw_site, void *raw_regs,
+									 struct okp_cpu_state *cpu)
+{
+	Site &site = *static_cast<Site *>(raw_site);
+	arch::Registers &regs = *static_cast<arch::Registers *>(raw_regs);
+	if (cpu->active_site) {
+		ProbeTable::count_missed(site);
+		return;
+	}
+	// Disarming everything raced with this hit, or the text is lost.
+	if (!registered_probes.all_enabled() || __atomic_load_n(&site.lost, __ATOMIC_RELAXED))
+		return;
+	cpu->active_site = &site;
+	arch::present_optimized_hit(site, regs);
+	ProbeTable::run_optimized_hit(site, as_pt_regs(regs));
+	cpu->active_site = nullptr;
+}

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+// Owned<T>: the one owner of a heap object, freed when the owner goes
+// (std::unique_ptr without libstdc++). new returns nullptr when memory is
+// short (-fcheck-new, no exceptions): test the owner before use.
+#pragma once
+
+namespace okp {
+
+template <typename T> class Owned {
+public:
+	constexpr Owned() = default;
+	explicit Owned(T *object) : object_(object) {}
+	Owned(const Owned &) = delete;
+	Owned &operator=(const Owned &) = delete;
+	Owned(Owned &&other) : object_(other.release()) {}
+	Owned &operator=(Owned &&other)
+	{
+		reset(other.release());
+		return *this;
+	}
+	~Owned() { delete object_; }
+
+	// A new, value-initialized T, or an empty owner when memory is short.
+	static Owned make() { return Owned(new T()); }
+
+	T *get() const { return object_; }
+	T &operator*() const { return *object_; }
+	T *operator->() const { return object_; }
+	explicit operator bool() const { return object_ != nullptr; }
+
+	// Hands the object over to a new owner (an intrusive list, a table).
+	T *release()
+	{
+		T *object = object_;
+		object_ = nullptr;
+		return object;
+	}
+	void reset(T *object = nullptr)
+	{
+		T *old = object_;
+		object_ = object;
+		delete old;
+	}
+
+private:
+	T *object_ = nullptr;
+};
+
+} // namespace okp
