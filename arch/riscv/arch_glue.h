@@ -16,4 +16,7 @@ extern struct okp_arch_symbols okp_arch_ksyms;
 /* Executable pages start as zeros: an illegal instruction if run. */
 #define OKP_EXEC_PAGE_FILL 0
 
+/* The longest jump label instruction (jump_labels.c's index search). */
+#define OKP_MAX_JUMP_LABEL_SIZE 4
+
 #endif

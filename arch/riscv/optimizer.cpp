@@ -7,6 +7,7 @@
 #include "core/code_graph.hpp"
 #include "core/core_api.h"
 #include "core/function_text.hpp"
+#include "core/patch_batch.hpp"
 #include "core/probe_table.hpp"
 #include "riscv/detour.hpp"
 #include "riscv/function_analysis.hpp"
@@ -219,76 +220,78 @@ void release_detour(const Detour &detour)
 
 // Each waiting site has its breakpoint over its first instruction and the
 // original bytes after it, and no task is inside the window (the rcu-tasks
-// grace period since its detour was published). One stop_machine() per
-// batch writes every window whole, "auipc; jalr" or "auipc; c.jr": no hart runs
-// while the bytes change, and each runs fence.i before it goes on.
+// grace period since its detour was published). One stop_machine() for the
+// batch writes every window whole, "auipc; jalr" or "auipc; c.jr": no hart
+// runs while the bytes change, and each runs fence.i before it goes on.
 void optimize(Site *const *sites, size_t count)
 {
-	for (size_t start = 0; start < count; start += text_batch) {
-		okp_text_patch patches[text_batch];
-		uint8_t jumps[text_batch][max_window_size];
-		Site *accepted[text_batch];
-		size_t n = 0;
-		for (size_t i = start; i < count && i < start + text_batch; ++i) {
-			Site &site = *sites[i];
-			// Only over what okprobe left there: its breakpoint and the
-			// original bytes. Anything else stays a breakpoint.
-			if (!site.detour ||
-			    !encode_window_jump(site.arch.plan, site.address, site.detour->entry, jumps[n]))
-				continue;
-			if (!holds_breakpoint_over_original(site, breakpoint_bytes(site), site.arch.instruction.length,
-							    site.arch.plan.window_length)) {
-				mark_lost(site, "someone else changed the jump's window under okprobe's ebreak");
-				continue;
-			}
-			patches[n] = {site.address, jumps[n], site.arch.plan.window_length};
-			accepted[n++] = &site;
+	PatchBatch windows(count);
+	const auto write = [&] {
+		windows.write();
+		for (size_t i = 0; i < windows.size(); ++i)
+			windows.site(i).patched_bytes = windows.site(i).arch.plan.window_length;
+		windows.clear();
+	};
+	for (size_t i = 0; i < count; ++i) {
+		Site &site = *sites[i];
+		uint8_t jump[max_window_size];
+		// Only over what okprobe left there: its breakpoint and the
+		// original bytes. Anything else stays a breakpoint.
+		if (!site.detour || !encode_window_jump(site.arch.plan, site.address, site.detour->entry, jump))
+			continue;
+		if (!holds_breakpoint_over_original(site, breakpoint_bytes(site), site.arch.instruction.length,
+						    site.arch.plan.window_length)) {
+			mark_lost(site, "someone else changed the jump's window under okprobe's ebreak");
+			continue;
 		}
-		okp_glue_text_write_batch(patches, n);
-		for (size_t i = 0; i < n; ++i)
-			accepted[i]->patched_bytes = accepted[i]->arch.plan.window_length;
+		if (windows.full())
+			write();
+		windows.add(site.address, jump, site.arch.plan.window_length, site);
 	}
+	write();
 }
 
 // The reverse, in two steps. A task may have been interrupted between the
 // auipc and the jalr (or c.jr), with epc there and tmp loaded: the original
-// bytes must not come back under it. So: the breakpoint over the auipc
-// (the jalr or c.jr stays: such a task still reaches the detour, and new hits trap
-// and run the detour's copy, which stays published until this returns);
-// an rcu-tasks grace period, after which no task is between the two; then
-// the original bytes after the breakpoint.
+// bytes must not come back under it. So: the breakpoint over every auipc
+// (the jalr or c.jr stays: such a task still reaches the detour, and new
+// hits trap and run the detour's copy, which stays published until this
+// returns); one rcu-tasks grace period, after which no task is between the
+// two; then the original bytes after the breakpoints.
 void unoptimize(Site *const *sites, size_t count)
 {
-	okp_text_patch patches[text_batch];
-	for (size_t start = 0; start < count; start += text_batch) {
-		size_t n = 0;
-		for (size_t i = start; i < count && i < start + text_batch; ++i) {
-			Site &site = *sites[i];
-			uint8_t jump[max_window_size];
-			// Only over okprobe's own jump.
-			if (!encode_window_jump(site.arch.plan, site.address, site.detour->entry, jump) ||
-			    !text_holds(site.address, jump, site.arch.plan.window_length)) {
-				mark_lost(site, "someone else changed okprobe's jump");
-				continue;
-			}
-			patches[n++] = {site.address, breakpoint_bytes(site), site.arch.instruction.length};
+	PatchBatch patches(count);
+	for (size_t i = 0; i < count; ++i) {
+		Site &site = *sites[i];
+		uint8_t jump[max_window_size];
+		// Only over okprobe's own jump.
+		if (!encode_window_jump(site.arch.plan, site.address, site.detour->entry, jump) ||
+		    !text_holds(site.address, jump, site.arch.plan.window_length)) {
+			mark_lost(site, "someone else changed okprobe's jump");
+			continue;
 		}
-		okp_glue_text_write_batch(patches, n);
+		if (patches.full()) {
+			patches.write();
+			patches.clear();
+		}
+		patches.add(site.address, breakpoint_bytes(site), site.arch.instruction.length, site);
 	}
+	patches.write();
+	patches.clear();
 	okp_glue_synchronize_rcu_tasks();
-	for (size_t start = 0; start < count; start += text_batch) {
-		size_t n = 0;
-		for (size_t i = start; i < count && i < start + text_batch; ++i) {
-			Site &site = *sites[i];
-			if (site.lost)
-				continue;
-			const size_t first = site.arch.instruction.length;
-			patches[n++] = {site.address + first, site.original + first,
-					site.arch.plan.window_length - first};
-			site.patched_bytes = site.arch.instruction.length;
+	for (size_t i = 0; i < count; ++i) {
+		Site &site = *sites[i];
+		if (site.lost)
+			continue;
+		if (patches.full()) {
+			patches.write();
+			patches.clear();
 		}
-		okp_glue_text_write_batch(patches, n);
+		const size_t first = site.arch.instruction.length;
+		patches.add(site.address + first, site.original + first, site.arch.plan.window_length - first, site);
+		site.patched_bytes = site.arch.instruction.length;
 	}
+	patches.write();
 }
 
 } // namespace okp::arch

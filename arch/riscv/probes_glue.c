@@ -168,6 +168,12 @@ unsigned long okp_glue_read_rodata(unsigned long address, void *buffer,
 									  size;
 }
 
+/* Every riscv jump label is one 4-byte jal or nop (JUMP_LABEL_NOP_SIZE). */
+unsigned long okp_arch_jump_label_size(unsigned long code)
+{
+	return OKP_MAX_JUMP_LABEL_SIZE;
+}
+
 /* ---- Text patching ---------------------------------------------------- */
 
 /* The page holding a core kernel image address (text or rodata). */
@@ -218,11 +224,12 @@ static void okp_unmap_alias(void *alias)
 	vunmap((void *)((unsigned long)alias & PAGE_MASK));
 }
 
-#define OKP_MAX_PATCHES 16
+/* A batch is written in chunks of this many when memory is short. */
+#define OKP_SMALL_BATCH 16
 
 struct okp_patch_job {
 	const struct okp_text_patch *patches;
-	void *aliases[OKP_MAX_PATCHES];
+	void **aliases;
 	unsigned long count;
 	atomic_t harts;
 };
@@ -256,29 +263,93 @@ static int notrace okp_patch_text_cb(void *data)
 }
 NOKPROBE_SYMBOL(okp_patch_text_cb);
 
+/*
+ * Appends the pages of one patch to pages (a patch starting on the last
+ * page appended shares it) and returns the index of its first page, or -1
+ * when its pages are unknown.
+ */
+static long okp_add_patch_pages(const struct okp_text_patch *patch,
+				struct page **pages, unsigned long *used)
+{
+	unsigned long first = patch->address & PAGE_MASK;
+	unsigned long last = (patch->address + patch->length - 1) & PAGE_MASK;
+	struct page *page = okp_text_page(first);
+	long index;
+
+	if (!patch->length || last - first > PAGE_SIZE || !page)
+		return -1;
+	if (*used && pages[*used - 1] == page) {
+		index = *used - 1;
+	} else {
+		index = *used;
+		pages[(*used)++] = page;
+	}
+	if (last != first) {
+		page = okp_text_page(last);
+		if (!page)
+			return -1;
+		/* Right after the first: index is the last one appended. */
+		pages[(*used)++] = page;
+	}
+	return index;
+}
+
+/*
+ * Writes a batch of patches in one stop_machine(): one vmap() holds a
+ * writable alias of every page they touch, whatever the permissions of
+ * the text's own mapping.
+ */
 static void okp_write_text(const struct okp_text_patch *patches,
 			   unsigned long count)
 {
 	struct okp_patch_job job = { .patches = patches, .count = count };
-	unsigned long i, mapped;
+	struct page **pages = kvmalloc_array(2 * count, sizeof(*pages),
+					     GFP_KERNEL);
+	unsigned long i, used = 0;
+	long *first_page = kvmalloc_array(count, sizeof(*first_page),
+					  GFP_KERNEL);
+	void *base = NULL;
 
-	for (mapped = 0; mapped < count; mapped++) {
-		job.aliases[mapped] = okp_map_alias(patches[mapped].address,
-						    patches[mapped].length,
-						    okp_text_page);
-		if (!job.aliases[mapped]) {
+	job.aliases = kvmalloc_array(count, sizeof(void *), GFP_KERNEL);
+	if (!pages || !first_page || !job.aliases) {
+		if (count > OKP_SMALL_BATCH) {
+			for (i = 0; i < count; i += OKP_SMALL_BATCH)
+				okp_write_text(patches + i,
+					       min(count - i,
+						   (unsigned long)OKP_SMALL_BATCH));
+		} else {
+			pr_err("cannot write the text at %pS: out of memory\n",
+			       (void *)patches[0].address);
+		}
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		first_page[i] = okp_add_patch_pages(&patches[i], pages, &used);
+		if (first_page[i] < 0) {
 			pr_err("cannot write the text at %pS: no writable alias\n",
-			       (void *)patches[mapped].address);
+			       (void *)patches[i].address);
 			goto out;
 		}
 	}
+	base = vmap(pages, used, VM_MAP, PAGE_KERNEL);
+	if (!base) {
+		pr_err("cannot write the text at %pS: no writable alias\n",
+		       (void *)patches[0].address);
+		goto out;
+	}
+	for (i = 0; i < count; i++)
+		job.aliases[i] = base + first_page[i] * PAGE_SIZE +
+				 offset_in_page(patches[i].address);
 	atomic_set(&job.harts, 0);
 	stop_machine(okp_patch_text_cb, &job, cpu_online_mask);
 	/* Harts coming online later fetch through a cold instruction cache. */
 	flush_icache_all();
 out:
-	for (i = 0; i < mapped; i++)
-		okp_unmap_alias(job.aliases[i]);
+	if (base)
+		vunmap(base);
+	kvfree(job.aliases);
+	kvfree(first_page);
+	kvfree(pages);
 }
 
 /*
@@ -329,12 +400,8 @@ static inline void notrace okp_code_fence(void)
 void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 			       unsigned long count)
 {
-	unsigned long done, chunk;
-
-	for (done = 0; done < count; done += chunk) {
-		chunk = min(count - done, (unsigned long)OKP_MAX_PATCHES);
-		okp_write_text(patches + done, chunk);
-	}
+	if (count)
+		okp_write_text(patches, count);
 }
 
 void okp_glue_text_write(unsigned long address, const void *bytes,

@@ -18,4 +18,7 @@ extern struct okp_arch_symbols okp_arch_ksyms;
 /* Executable pages start as int3: a stray jump into one traps. */
 #define OKP_EXEC_PAGE_FILL 0xcc
 
+/* The longest jump label instruction (jump_labels.c's index search). */
+#define OKP_MAX_JUMP_LABEL_SIZE 5
+
 #endif

@@ -5,6 +5,7 @@
 // run is src/core/probe_table.cpp's (the optimizer).
 #include "core/core_api.h"
 #include "core/function_text.hpp"
+#include "core/patch_batch.hpp"
 #include "core/probe_table.hpp"
 #include "x86/detour.hpp"
 #include "x86/glue_services.h"
@@ -81,63 +82,66 @@ void release_detour(const Detour &detour)
 	probe_pools.detours.release<max_detour_size>(detour.code, detour.size, breakpoint);
 }
 
-// The breakpoint is at the first byte and every CPU traps there (and goes
-// on in the detour's copy): write bytes 2-5 of the jump, sync, then its
-// first byte, sync. As text_poke_bp(), for a whole batch at once.
-void optimize(Site *const *sites, size_t count)
+namespace {
+
+// Writes first, then second (one sync each), then records each written
+// site's patched bytes.
+void write_in_order(PatchBatch &first, PatchBatch &second, uint8_t patched_bytes)
 {
-	for (size_t start = 0; start < count; start += text_batch) {
-		okp_text_patch tails[text_batch], heads[text_batch];
-		uint8_t jumps[text_batch][jump_size];
-		Site *accepted[text_batch];
-		size_t n = 0;
-		for (size_t i = start; i < count && i < start + text_batch; ++i) {
-			Site &site = *sites[i];
-			// Only over what okprobe left there: its breakpoint and the
-			// original bytes. Anything else stays a breakpoint.
-			if (!site.detour || !build_jump(site.address, site.detour->entry, jumps[n]))
-				continue;
-			if (!holds_breakpoint_over_original(site, &int3, 1, jump_size)) {
-				mark_lost(site, "someone else changed the jump's region under okprobe's int3");
-				continue;
-			}
-			tails[n] = {site.address + 1, jumps[n] + 1, jump_size - 1};
-			heads[n] = {site.address, jumps[n], 1};
-			accepted[n++] = &site;
-		}
-		okp_glue_text_write_batch(tails, n);
-		okp_glue_text_write_batch(heads, n);
-		for (size_t i = 0; i < n; ++i)
-			accepted[i]->patched_bytes = jump_size;
-	}
+	first.write();
+	second.write();
+	for (size_t i = 0; i < second.size(); ++i)
+		second.site(i).patched_bytes = patched_bytes;
+	first.clear();
+	second.clear();
 }
 
-// The reverse: the breakpoint over the jump's first byte, sync, the
-// original bytes 2-5, sync. The breakpoint stays.
+} // namespace
+
+// The breakpoint is at the first byte and every CPU traps there (and goes
+// on in the detour's copy): write bytes 2-5 of every jump, sync, then
+// their first bytes, sync. As text_poke_bp_batch(), for the whole batch.
+void optimize(Site *const *sites, size_t count)
+{
+	PatchBatch tails(count), heads(count);
+	for (size_t i = 0; i < count; ++i) {
+		Site &site = *sites[i];
+		uint8_t jump[jump_size];
+		// Only over what okprobe left there: its breakpoint and the
+		// original bytes. Anything else stays a breakpoint.
+		if (!site.detour || !build_jump(site.address, site.detour->entry, jump))
+			continue;
+		if (!holds_breakpoint_over_original(site, &int3, 1, jump_size)) {
+			mark_lost(site, "someone else changed the jump's region under okprobe's int3");
+			continue;
+		}
+		if (heads.full())
+			write_in_order(tails, heads, jump_size);
+		tails.add(site.address + 1, jump + 1, jump_size - 1, site);
+		heads.add(site.address, jump, 1, site);
+	}
+	write_in_order(tails, heads, jump_size);
+}
+
+// The reverse: the breakpoint over every jump's first byte, sync, the
+// original bytes 2-5, sync. The breakpoints stay.
 void unoptimize(Site *const *sites, size_t count)
 {
-	for (size_t start = 0; start < count; start += text_batch) {
-		okp_text_patch heads[text_batch], tails[text_batch];
-		Site *accepted[text_batch];
-		size_t n = 0;
-		for (size_t i = start; i < count && i < start + text_batch; ++i) {
-			Site &site = *sites[i];
-			uint8_t jump[jump_size];
-			// Only over okprobe's own jump.
-			if (!build_jump(site.address, site.detour->entry, jump) ||
-			    !text_holds(site.address, jump, jump_size)) {
-				mark_lost(site, "someone else changed okprobe's jump");
-				continue;
-			}
-			heads[n] = {site.address, &int3, 1};
-			tails[n] = {site.address + 1, site.original + 1, jump_size - 1};
-			accepted[n++] = &site;
+	PatchBatch heads(count), tails(count);
+	for (size_t i = 0; i < count; ++i) {
+		Site &site = *sites[i];
+		uint8_t jump[jump_size];
+		// Only over okprobe's own jump.
+		if (!build_jump(site.address, site.detour->entry, jump) || !text_holds(site.address, jump, jump_size)) {
+			mark_lost(site, "someone else changed okprobe's jump");
+			continue;
 		}
-		okp_glue_text_write_batch(heads, n);
-		okp_glue_text_write_batch(tails, n);
-		for (size_t i = 0; i < n; ++i)
-			accepted[i]->patched_bytes = 1;
+		if (heads.full())
+			write_in_order(heads, tails, 1);
+		heads.add(site.address, &int3, 1, site);
+		tails.add(site.address + 1, site.original + 1, jump_size - 1, site);
 	}
+	write_in_order(heads, tails, 1);
 }
 
 } // namespace okp::arch

@@ -52,6 +52,21 @@ struct okp_symbol_request okp_arch_symbol_table[] = {
 
 const unsigned long okp_arch_symbol_count = ARRAY_SIZE(okp_arch_symbol_table);
 
+/*
+ * arch_jump_entry_size() (not exported): a jump label is a 2-byte jmp or
+ * nop, or a 5-byte one.
+ */
+unsigned long okp_arch_jump_label_size(unsigned long code)
+{
+	u8 bytes[2];
+
+	if (copy_from_kernel_nofault(bytes, (void *)code, sizeof(bytes)))
+		return OKP_MAX_JUMP_LABEL_SIZE;
+	if (bytes[0] == 0xeb || (bytes[0] == 0x66 && bytes[1] == 0x90))
+		return 2;
+	return OKP_MAX_JUMP_LABEL_SIZE;
+}
+
 /* x86 refuses no range of its own beyond the kernel's sections. */
 int okp_arch_blacklist(void)
 {

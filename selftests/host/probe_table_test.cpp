@@ -593,6 +593,30 @@ TEST_F(ProbeTableTest, TheSysctlUnoptimizesEverythingAndBack)
 	EXPECT_EQ(text_at(text_start + 0x60), jump_opcode);
 }
 
+TEST_F(ProbeTableTest, TurningOptimizationOnOnlyQueuesTheDetoursForTheOptimizer)
+{
+	okp_core_set_optimization(0);
+	okprobe &a = probe_at(0x10), &b = probe_at(0x30);
+	ASSERT_EQ(add(a), 0);
+	ASSERT_EQ(add(b), 0);
+	EXPECT_EQ(kernel.detours_created, 0);
+	okp_core_set_optimization(1);
+	table.optimization_changed();
+	EXPECT_EQ(kernel.detours_created, 0) << "the sysctl write built a detour";
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::waiting) << "listed as waiting for the optimizer";
+	EXPECT_EQ(text_at(text_start + 0x10), breakpoint);
+	run_optimizer();
+	EXPECT_EQ(kernel.detours_created, 2);
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::optimized);
+	EXPECT_EQ(jump_state(0x30), okp::JumpState::optimized);
+	// Off again: the jumps are out when the write returns, as the
+	// kernel's sysctl does.
+	okp_core_set_optimization(0);
+	table.optimization_changed();
+	EXPECT_EQ(text_at(text_start + 0x10), breakpoint);
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::breakpoint);
+}
+
 TEST_F(ProbeTableTest, AnUnplannableSiteStaysABreakpointAndSaysWhy)
 {
 	kernel.unplannable[text_start + 0x50] = "the function jumps indirectly";

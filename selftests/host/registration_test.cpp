@@ -192,4 +192,39 @@ TEST(Registration, AcceptedProbesKnowTheirInstruction)
 	EXPECT_EQ(ret.error, 0) << ret.why;
 }
 
+int rules_calls = 0;
+
+okp::InstructionVerdict counted_rules(const uint8_t *function, size_t size, size_t offset, uint64_t address)
+{
+	++rules_calls;
+	return okp::x86::probe_rules(function, size, offset, address);
+}
+
+TEST(Registration, ARecheckOnTheSameBytesReusesTheProofAndChangedBytesAreWalkedAgain)
+{
+	FakeKernel kernel;
+	fake = &kernel;
+	const ProbeRequest request = at_symbol("traced", 12);
+	rules_calls = 0;
+	const Registration first = okp::check_registration(request, facts, counted_rules);
+	ASSERT_EQ(first.error, 0) << first.why;
+	EXPECT_EQ(rules_calls, 1);
+	const Registration again = okp::check_registration(request, facts, counted_rules, &first);
+	EXPECT_EQ(again.error, 0) << again.why;
+	EXPECT_EQ(again.length, first.length);
+	EXPECT_EQ(rules_calls, 1) << "the same bytes: no second walk";
+	// Someone's int3 appears before the address meanwhile: walked again,
+	// and refused.
+	kernel.functions[0].bytes[6] = 0xcc;
+	const Registration changed = okp::check_registration(request, facts, counted_rules, &first);
+	EXPECT_EQ(rules_calls, 2);
+	EXPECT_EQ(changed.error, EBUSY) << changed.why;
+	// Other facts are asked again whatever the bytes: a blacklisted
+	// address stays refused with a proof in hand.
+	kernel.functions[0].bytes[6] = 0x48;
+	ProbeRequest listed = at_symbol("nokprobe_fn", 0);
+	const Registration refused = okp::check_registration(listed, facts, counted_rules, &first);
+	EXPECT_EQ(refused.error, EPERM);
+}
+
 } // namespace

@@ -4,6 +4,8 @@
 // short (-fcheck-new, no exceptions): test the owner before use.
 #pragma once
 
+#include <stddef.h>
+
 namespace okp {
 
 template <typename T> class Owned {
@@ -44,6 +46,38 @@ public:
 
 private:
 	T *object_ = nullptr;
+};
+
+// OwnedArray<T>: the one owner of a heap array of count Ts.
+template <typename T> class OwnedArray {
+public:
+	constexpr OwnedArray() = default;
+	OwnedArray(const OwnedArray &) = delete;
+	OwnedArray &operator=(const OwnedArray &) = delete;
+	~OwnedArray() { delete[] objects_; }
+
+	// count new Ts, or an empty owner when memory is short.
+	static OwnedArray make(size_t count)
+	{
+		OwnedArray array;
+		array.objects_ = count ? new T[count] : nullptr;
+		array.count_ = array.objects_ ? count : 0;
+		return array;
+	}
+	OwnedArray(OwnedArray &&other) : objects_(other.objects_), count_(other.count_)
+	{
+		other.objects_ = nullptr;
+		other.count_ = 0;
+	}
+
+	T *get() const { return objects_; }
+	T &operator[](size_t i) const { return objects_[i]; }
+	size_t size() const { return count_; }
+	explicit operator bool() const { return objects_ != nullptr; }
+
+private:
+	T *objects_ = nullptr;
+	size_t count_ = 0;
 };
 
 } // namespace okp

@@ -86,12 +86,13 @@ struct OverlaidFacts {
 constexpr uint64_t max_jump_region = 32;
 constexpr size_t optimizer_batch = 64;
 
-// Optimized sites whose jumps must come out, taken out optimizer_batch at a
-// time: one arch::unoptimize per batch (riscv's waits for an rcu-tasks
-// grace period), after which each is waiting for leave_jump.
+// Optimized sites whose jumps must come out, all in one arch::unoptimize
+// (one text synchronization, and on riscv one rcu-tasks grace period, for
+// the batch), after which each is waiting for leave_jump. Each site is
+// added once. When memory is short, optimizer_batch at a time.
 class JumpsOut {
 public:
-	JumpsOut() = default;
+	explicit JumpsOut(size_t capacity) : all_(OwnedArray<Site *>::make(capacity)) {}
 	JumpsOut(const JumpsOut &) = delete;
 	JumpsOut &operator=(const JumpsOut &) = delete;
 	~JumpsOut() { flush(); }
@@ -100,44 +101,32 @@ public:
 	{
 		if (site.jump != JumpState::optimized || site.lost)
 			return;
-		for (size_t i = 0; i < count_; ++i)
-			if (batch_[i] == &site)
-				return;
-		batch_[count_++] = &site;
-		if (count_ == optimizer_batch)
+		if (count_ == capacity())
 			flush();
+		batch()[count_++] = &site;
 	}
 
 	void flush()
 	{
 		if (!count_)
 			return;
-		arch::unoptimize(batch_, count_);
+		arch::unoptimize(batch(), count_);
 		// A lost one keeps its state: its detour stays (update_site
 		// reports it).
 		for (size_t i = 0; i < count_; ++i)
-			if (!batch_[i]->lost)
-				batch_[i]->jump = JumpState::waiting;
+			if (!batch()[i]->lost)
+				batch()[i]->jump = JumpState::waiting;
 		count_ = 0;
 	}
 
 private:
-	Site *batch_[optimizer_batch];
+	Site **batch() { return all_ ? all_.get() : small_; }
+	size_t capacity() const { return all_ ? all_.size() : optimizer_batch; }
+
+	OwnedArray<Site *> all_;
+	Site *small_[optimizer_batch];
 	size_t count_ = 0;
 };
-
-// Whether unregistering probes leaves site without any.
-bool emptied_by(const Site &site, okprobe *const *probes, size_t count)
-{
-	for (okprobe *slot : site.probes) {
-		bool leaving = !slot;
-		for (size_t n = 0; n < count && !leaving; ++n)
-			leaving = probes[n] == slot;
-		if (!leaving)
-			return false;
-	}
-	return true;
-}
 
 } // namespace
 
@@ -167,11 +156,10 @@ const char *ProbeTable::jump_refusal(const Site &site) const
 			return "a probe at the address has a post_handler";
 	// Another site's breakpoint would land inside the jump (even one
 	// disarmed now: enabling it must not write into the jump).
-	for (const Site *other = first_; other; other = other->next)
-		if (!other->gone && other->address > site.address &&
-		    other->address < site.address + site.jump_region_length)
-			return "another probe lies inside the jump's region";
-	return nullptr;
+	bool inside = false;
+	for_each_site_in(site.address + 1, site.address + site.jump_region_length,
+			 [&](const Site &other) { inside = inside || !other.gone; });
+	return inside ? "another probe lies inside the jump's region" : nullptr;
 }
 
 void ProbeTable::show_optimized(Site &site)
@@ -208,6 +196,7 @@ void ProbeTable::settle_lost(Site &site)
 		return;
 	site.lost_reported = true;
 	site.lost_pinned = true;
+	++lost_pinned_;
 	for (okprobe *probe : site.probes) {
 		if (probe) {
 			set_flag(probe, OKPROBE_FLAG_LOST, true);
@@ -224,6 +213,7 @@ bool ProbeTable::lost_text_released(Site &site)
 		return false;
 	if (site.lost_pinned) {
 		site.lost_pinned = false;
+		--lost_pinned_;
 		okp_glue_lost_text_released(site.address, site.description);
 	}
 	return true;
@@ -231,10 +221,9 @@ bool ProbeTable::lost_text_released(Site &site)
 
 bool ProbeTable::lost_text_within(uint64_t start, uint64_t size) const
 {
-	for (const Site *site = first_; site; site = site->next)
-		if (site->lost && !site->gone && site->address >= start && site->address - start < size)
-			return true;
-	return false;
+	bool lost = false;
+	for_each_site_in(start, start + size, [&](const Site &site) { lost = lost || (site.lost && !site.gone); });
+	return lost;
 }
 
 void ProbeTable::leave_jump(Site &site)
@@ -272,13 +261,14 @@ void ProbeTable::retire_detour(Site &site)
 	okp_glue_schedule_optimizer();
 }
 
-void ProbeTable::update_site(Site &site)
+void ProbeTable::update_site(Site &site, bool defer_detour)
 {
 	if (site.lost) {
 		settle_lost(site);
 		return;
 	}
 	if (!should_be_armed(site)) {
+		site.jump_queued = false;
 		leave_jump(site);
 		if (site.armed && !site.lost)
 			arch::disarm(site);
@@ -299,9 +289,16 @@ void ProbeTable::update_site(Site &site)
 		site.armed = true;
 	}
 	if (const char *why = jump_refusal(site)) {
+		site.jump_queued = false;
 		leave_jump(site);
 		site.unoptimized_why = why;
+	} else if (site.jump == JumpState::breakpoint && defer_detour) {
+		// The optimizer builds the detour (optimizer_begin).
+		site.jump_queued = true;
+		site.unoptimized_why = "waiting for the optimizer";
+		okp_glue_schedule_optimizer();
 	} else if (site.jump == JumpState::breakpoint) {
+		site.jump_queued = false;
 		enter_waiting(site);
 	}
 }
@@ -310,20 +307,23 @@ void ProbeTable::update_all_sites()
 {
 	// The jumps that must go are taken out in one pass, then each site
 	// settles on its own.
-	JumpsOut out;
+	JumpsOut out(site_count_);
 	for (Site *site = first_; site; site = site->next)
 		if (!should_be_armed(*site) || jump_refusal(*site))
 			out.add(*site);
 	out.flush();
+	// Detours are built by the optimizer, not here: the sysctl and
+	// debugfs enabled return at once whatever the number of sites.
 	for (Site *site = first_; site; site = site->next)
-		update_site(*site);
+		update_site(*site, true);
 }
 
 void ProbeTable::update_sites_before(uint64_t address)
 {
-	for (Site *site = first_; site; site = site->next)
-		if (!site->gone && site->address < address && site->address + max_jump_region > address)
-			update_site(*site);
+	for_each_site_in(address - (max_jump_region - 1), address, [&](Site &site) {
+		if (!site.gone && site.address + max_jump_region > address)
+			update_site(site);
+	});
 }
 
 void ProbeTable::free_retired_detours(uint64_t up_to_generation)
@@ -343,40 +343,43 @@ void ProbeTable::free_retired_detours(uint64_t up_to_generation)
 uint64_t ProbeTable::optimizer_begin()
 {
 	bool work = retired_detours_ != nullptr;
-	for (const Site *site = first_; site && !work; site = site->next)
-		work = site->jump == JumpState::waiting;
+	for (Site *site = first_; site; site = site->next) {
+		if (site->jump_queued) {
+			// Queued by update_all_sites: its detour now, published
+			// in this generation.
+			site->jump_queued = false;
+			update_site(*site);
+		}
+		work = work || site->jump == JumpState::waiting;
+	}
 	return work ? generation_++ : 0;
 }
 
 void ProbeTable::optimizer_finish(uint64_t generation)
 {
-	Site *batch[optimizer_batch];
-	size_t count = 0;
+	// Every site ready since the grace period began, in one pass: one
+	// arch::optimize, one text synchronization (when memory is short,
+	// optimizer_batch at a time).
+	size_t ready = 0;
 	bool more = false;
+	for (const Site *site = first_; site; site = site->next) {
+		if (site->jump != JumpState::waiting || site->lost)
+			continue;
+		if (site->waiting_since <= generation)
+			++ready;
+		else
+			more = true; // published after the grace period began
+	}
+	const OwnedArray<Site *> all = OwnedArray<Site *>::make(ready);
+	Site *small[optimizer_batch];
+	Site **batch = all ? all.get() : small;
+	const size_t capacity = all ? all.size() : optimizer_batch;
+	size_t count = 0;
 	for (Site *site = first_;; site = site->next) {
-		if (site && site->jump == JumpState::waiting && !site->lost) {
-			if (site->waiting_since <= generation)
-				batch[count++] = site;
-			else
-				more = true; // published after the grace period began
-		}
-		if (count == optimizer_batch || (!site && count)) {
-			uint8_t before[optimizer_batch];
-			for (size_t i = 0; i < count; ++i)
-				before[i] = batch[i]->patched_bytes;
-			arch::optimize(batch, count);
-			for (size_t i = 0; i < count; ++i) {
-				if (batch[i]->lost) {
-					settle_lost(*batch[i]);
-				} else if (batch[i]->patched_bytes > before[i]) {
-					batch[i]->jump = JumpState::optimized;
-					batch[i]->unoptimized_why = nullptr;
-					show_optimized(*batch[i]);
-				} else {
-					leave_jump(*batch[i]);
-					batch[i]->unoptimized_why = "the text changed under okprobe";
-				}
-			}
+		if (site && site->jump == JumpState::waiting && !site->lost && site->waiting_since <= generation)
+			batch[count++] = site;
+		if (count == capacity || (!site && count)) {
+			optimize_batch(batch, count);
 			count = 0;
 		}
 		if (!site)
@@ -387,9 +390,36 @@ void ProbeTable::optimizer_finish(uint64_t generation)
 		okp_glue_schedule_optimizer();
 }
 
+void ProbeTable::optimize_batch(Site *const *batch, size_t count)
+{
+	// What each had in the text before, to see which writes happened.
+	for (size_t i = 0; i < count; ++i)
+		batch[i]->patched_before = batch[i]->patched_bytes;
+	arch::optimize(batch, count);
+	for (size_t i = 0; i < count; ++i) {
+		Site &site = *batch[i];
+		const uint8_t before = site.patched_before;
+		if (site.lost) {
+			settle_lost(site);
+		} else if (site.patched_bytes > before) {
+			site.jump = JumpState::optimized;
+			site.unoptimized_why = nullptr;
+			show_optimized(site);
+		} else {
+			leave_jump(site);
+			site.unoptimized_why = "the text changed under okprobe";
+		}
+	}
+}
+
 void ProbeTable::optimization_changed()
 {
 	update_all_sites();
+}
+
+void ProbeTable::free_storage_now(AddressTable<Site>::Storage *old, void *)
+{
+	AddressTable<Site>::free_storage(old);
 }
 
 void ProbeTable::retire_storage(AddressTable<Site>::Storage *old, void *)
@@ -402,13 +432,15 @@ void ProbeTable::retire_storage(AddressTable<Site>::Storage *old, void *)
 size_t ProbeTable::read_original_text(const KernelFacts &facts, uint64_t address, uint8_t *buffer, size_t size) const
 {
 	const size_t read = facts.read_text(address, buffer, size, facts.context);
-	for (const Site *site = first_; site; site = site->next) {
-		for (size_t i = 0; i < site->patched_bytes; ++i) {
-			const uint64_t at = site->address + i;
+	// A site before address may have patched bytes inside the read.
+	const uint64_t reach = max_original_bytes - 1;
+	for_each_site_in(address > reach ? address - reach : 0, address + read, [&](const Site &site) {
+		for (size_t i = 0; i < site.patched_bytes; ++i) {
+			const uint64_t at = site.address + i;
 			if (at >= address && at < address + read)
-				buffer[at - address] = site->original[i];
+				buffer[at - address] = site.original[i];
 		}
-	}
+	});
 	return read;
 }
 
@@ -447,9 +479,16 @@ Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &fa
 	const OverlaidFacts overlay = {this, &facts};
 	site->jump_refusal = arch::plan_jump(*site, overlay.facts());
 	site->unoptimized_why = site->jump_refusal;
+	// The writer's list first, then what handlers see.
 	const uint64_t copy = arch::trapping_copy(*site);
 	const uint64_t post_trap = copy + (arch::next_instruction(*site) - address);
+	if (!append(site)) {
+		arch::release_site(*site);
+		*why = "out of memory";
+		return nullptr;
+	}
 	if (copy && !post_traps_.insert(post_trap, site, retire_storage, nullptr)) {
+		unlink(site);
 		arch::release_site(*site);
 		*why = "out of memory";
 		return nullptr;
@@ -457,6 +496,7 @@ Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &fa
 	if (!sites_.insert(address, site, retire_storage, nullptr)) {
 		if (copy)
 			post_traps_.remove(post_trap);
+		unlink(site);
 		arch::release_site(*site);
 		*why = "out of memory";
 		return nullptr;
@@ -465,11 +505,18 @@ Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &fa
 	site->function = checked.function;
 	site->claimed = true;
 	owned.release(); // the table's, until free_site
-	Site **tail = &first_;
-	while (*tail)
-		tail = &(*tail)->next;
-	*tail = site;
 	return site;
+}
+
+void ProbeTable::abandon_new_site(Site *site)
+{
+	sites_.remove(site->address);
+	unlink(site);
+	release_function(*site);
+	update_sites_before(site->address);
+	// Never armed, but published: a grace period before it goes.
+	okp_glue_synchronize_rcu();
+	free_site(site);
 }
 
 void ProbeTable::free_site(Site *site)
@@ -480,36 +527,54 @@ void ProbeTable::free_site(Site *site)
 	delete site;
 }
 
+bool ProbeTable::append(Site *site)
+{
+	// At the head of its granule's chain. Replacing a head reuses the
+	// head's slot; only a granule's first site may need the index to grow.
+	const uint64_t granule = (site->address >> granule_shift) + 1;
+	Site *head = by_granule_.remove(granule);
+	if (!by_granule_.insert(granule, site, free_storage_now, nullptr)) {
+		if (head)
+			by_granule_.insert(granule, head, free_storage_now, nullptr);
+		return false;
+	}
+	site->granule_next = head;
+	++site_count_;
+	site->prev = last_;
+	site->next = nullptr;
+	(last_ ? last_->next : first_) = site;
+	last_ = site;
+	return true;
+}
+
 void ProbeTable::unlink(Site *site)
 {
-	for (Site **link = &first_; *link; link = &(*link)->next) {
-		if (*link == site) {
-			*link = site->next;
-			site->next = nullptr;
-			return;
-		}
+	(site->prev ? site->prev->next : first_) = site->next;
+	(site->next ? site->next->prev : last_) = site->prev;
+	site->next = site->prev = nullptr;
+	--site_count_;
+	const uint64_t granule = (site->address >> granule_shift) + 1;
+	Site *head = by_granule_.lookup(granule);
+	if (head == site) {
+		by_granule_.remove(granule);
+		if (site->granule_next)
+			by_granule_.insert(granule, site->granule_next, free_storage_now, nullptr);
+	} else {
+		for (Site *link = head; link; link = link->granule_next)
+			if (link->granule_next == site)
+				link->granule_next = site->granule_next;
 	}
+	site->granule_next = nullptr;
 }
 
 Site *ProbeTable::site_of(const okprobe *probe) const
 {
-	if (!probe)
+	// Found by the struct's address, never by what the struct says.
+	Site *site = probe ? by_probe_.lookup(reinterpret_cast<uint64_t>(probe)) : nullptr;
+	if (!site)
 		return nullptr;
-	const auto holds = [probe](const Site &site) {
-		for (const okprobe *registered : site.probes)
-			if (registered == probe)
-				return true;
-		return false;
-	};
-	// Where the probe says it is (okprobe wrote addr; read without
-	// trusting that the struct is readable), then everywhere.
-	uint64_t address = 0;
-	if (okp_glue_read_text(reinterpret_cast<unsigned long>(&probe->addr), &address, sizeof(address)) ==
-	    sizeof(address))
-		if (Site *site = sites_.lookup(address); site && holds(*site))
-			return site;
-	for (Site *site = first_; site; site = site->next)
-		if (holds(*site))
+	for (const okprobe *registered : site->probes)
+		if (registered == probe)
 			return site;
 	return nullptr;
 }
@@ -555,7 +620,7 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 		// between the first proof's check and the claim).
 		if (const int claim = okp_glue_claim_function(checked.function, checked.function_size, why))
 			return claim;
-		const Registration proven = check_registration(request, checked_facts, rules);
+		const Registration proven = check_registration(request, checked_facts, rules, &checked);
 		if (proven.error || proven.address != checked.address || proven.function != checked.function ||
 		    proven.function_size != checked.function_size) {
 			okp_glue_release_function(checked.function);
@@ -563,10 +628,11 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 			return proven.error ? -proven.error : -error::ebusy;
 		}
 		// A jump covering the address goes before its breakpoint comes.
-		for (Site *other = first_; other; other = other->next)
-			if (!other->gone && other->jump != JumpState::breakpoint && other->address < checked.address &&
-			    other->address + other->jump_region_length > checked.address)
-				leave_jump(*other);
+		for_each_site_in(checked.address - (max_jump_region - 1), checked.address, [&](Site &other) {
+			if (!other.gone && other.jump != JumpState::breakpoint &&
+			    other.address + other.jump_region_length > checked.address)
+				leave_jump(other);
+		});
 		int error = 0;
 		site = create_site(checked, facts, why, &error);
 		if (!site) {
@@ -582,6 +648,12 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 	if (index < 0) {
 		*why = "too many probes at this address";
 		return -error::ebusy;
+	}
+	if (!by_probe_.insert(reinterpret_cast<uint64_t>(probe), site, free_storage_now, nullptr)) {
+		if (new_site)
+			abandon_new_site(site);
+		*why = "out of memory";
+		return -error::enomem;
 	}
 	// An optimized hit runs no post_handler: the jump goes first.
 	if (probe->post_handler && !(probe->flags & OKPROBE_FLAG_DISABLED))
@@ -604,19 +676,10 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 
 size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 {
-	Site *dying = nullptr; // linked through next once unlinked
-	bool detached = false;
 	size_t unknown = 0;
-	// The jumps of the sites these probes leave empty come out in one
-	// pass, as in update_all_sites, not one unoptimize each.
-	{
-		JumpsOut out;
-		for (size_t n = 0; n < count; ++n) {
-			Site *site = site_of(probes[n]);
-			if (site && emptied_by(*site, probes, count))
-				out.add(*site);
-		}
-	}
+	// First every probe leaves its slot (handlers stop choosing it); the
+	// sites they leave are chained through work_next, each once.
+	Site *touched = nullptr;
 	for (size_t n = 0; n < count; ++n) {
 		okprobe *probe = probes[n];
 		Site *site = site_of(probe);
@@ -624,22 +687,43 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 			++unknown;
 			continue;
 		}
-		bool empty = true;
 		uint8_t slots = 0;
 		for (int i = 0; i < max_probes_per_site; ++i) {
 			okprobe *&slot = site->probes[i];
-			if (slot == probe) {
+			if (slot == probe)
 				__atomic_store_n(&slot, static_cast<okprobe *>(nullptr), __ATOMIC_RELEASE);
-			} else if (slot) {
-				empty = false;
+			else if (slot)
 				slots = static_cast<uint8_t>(i + 1);
-			}
 		}
 		__atomic_store_n(&site->probe_slots, slots, __ATOMIC_RELAXED);
+		by_probe_.remove(reinterpret_cast<uint64_t>(probe));
 		probe->okp_site = nullptr;
 		set_flag(probe, OKPROBE_FLAG_OPTIMIZED, false);
-		detached = true;
-		if (!empty) {
+		if (!site->touched) {
+			site->touched = true;
+			site->work_next = touched;
+			touched = site;
+		}
+	}
+	// The jumps of the sites left empty come out in one pass, as in
+	// update_all_sites, not one unoptimize each.
+	{
+		size_t sites = 0;
+		for (Site *site = touched; site; site = site->work_next)
+			++sites;
+		JumpsOut out(sites);
+		for (Site *site = touched; site; site = site->work_next)
+			if (!site->probe_slots)
+				out.add(*site);
+	}
+	Site *dying = nullptr; // linked through next once unlinked
+	const bool detached = touched != nullptr;
+	while (touched) {
+		Site *site = touched;
+		touched = site->work_next;
+		site->touched = false;
+		site->work_next = nullptr;
+		if (site->probe_slots) {
 			update_site(*site); // the others may all be disabled
 			continue;
 		}
@@ -665,18 +749,16 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 	// Lost sites no probe holds any more, whose text is the original again
 	// (someone put it back): nothing leads into okprobe's copies now.
 	bool reaped = false;
-	for (Site **link = &first_; *link;) {
-		Site *site = *link;
+	for (Site *site = lost_pinned_ ? first_ : nullptr, *next; site; site = next) {
+		next = site->next;
 		if (site->lost && !site->probe_slots && site->lost_pinned && lost_text_released(*site)) {
 			retire_detour(*site);
 			if (!site->gone)
 				sites_.remove(site->address);
-			*link = site->next;
+			unlink(site);
 			site->next = dying;
 			dying = site;
 			reaped = true;
-		} else {
-			link = &site->next;
 		}
 	}
 	if (!detached && !reaped)
@@ -779,6 +861,8 @@ void ProbeTable::clear()
 	unregister_probes(nullptr, 0); // lost sites whose text is back
 	sites_.destroy();
 	post_traps_.destroy();
+	by_granule_.destroy();
+	by_probe_.destroy();
 	__atomic_store_n(&all_enabled_, true, __ATOMIC_RELAXED);
 }
 

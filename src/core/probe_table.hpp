@@ -85,12 +85,24 @@ struct Site {
 	// "symbol+0xoff/0xsize [module]" at registration: still right in the
 	// list after the module is gone.
 	char description[128] = {};
-	Site *next = nullptr; // every site, in registration order
+	// The table's list of every site, in registration order, and the
+	// chain of sites in the same granule of text (for_each_site_in). The
+	// writer's only.
+	Site *next = nullptr, *prev = nullptr;
+	Site *granule_next = nullptr;
+	// unregister_probes' worklist: the sites its probes leave, once each;
+	// optimize_batch's note of patched_bytes before its write.
+	Site *work_next = nullptr;
+	bool touched = false;
+	uint8_t patched_before = 0;
 
 	// Jump optimization. detour is published (release) while waiting or
 	// optimized; the handler reads it after its probe snapshot.
 	Detour *detour = nullptr;
 	JumpState jump = JumpState::breakpoint;
+	// A breakpoint whose detour the optimizer will build (listed as
+	// waiting).
+	bool jump_queued = false;
 	// The arch's verdict at creation: nullptr when a jump may replace the
 	// breakpoint (jump_region_length bytes of text), or why never.
 	const char *jump_refusal = nullptr;
@@ -266,18 +278,22 @@ private:
 	static bool probe_active(const okprobe *probe);
 	bool should_be_armed(const Site &site) const;
 	const char *jump_refusal(const Site &site) const;
-	void update_site(Site &site);
+	// Arms or disarms the site and moves its jump toward what it should
+	// be. defer_detour: a detour to build is left to the optimizer.
+	void update_site(Site &site, bool defer_detour = false);
 	void update_all_sites();
 	void update_sites_before(uint64_t address);
+	// One arch::optimize for the batch, then each site's new state.
+	void optimize_batch(Site *const *batch, size_t count);
 	void enter_waiting(Site &site);
 	// OKPROBE_FLAG_OPTIMIZED of each probe follows the site's jump.
 	static void show_optimized(Site &site);
 	// After an arch write: a site the arch marked lost is reported once
 	// (one log line, OKPROBE_FLAG_LOST on its probes) and pins the module.
-	static void settle_lost(Site &site);
+	void settle_lost(Site &site);
 	// A lost site okprobe may forget: its text is back to the original (or
 	// gone), so nothing leads into okprobe's copies any more.
-	static bool lost_text_released(Site &site);
+	bool lost_text_released(Site &site);
 	void leave_jump(Site &site);
 	// The breakpoint is back (or the site is going): the detour is
 	// unpublished and freed after the next grace periods.
@@ -291,21 +307,62 @@ private:
 	// After the grace periods: the site out of the post-trap table, its
 	// arch part released, freed.
 	void free_site(Site *site);
-	void unlink(Site *site);
+	// A site just made for a registration that then failed: out of every
+	// index, freed after a grace period.
+	void abandon_new_site(Site *site);
 	static void retire_storage(AddressTable<Site>::Storage *old, void *context);
+	// For the writer's own indexes, which no handler reads.
+	static void free_storage_now(AddressTable<Site>::Storage *old, void *context);
+
+	// The list and the writer's indexes: every site (gone ones
+	// included) in registration order, by granule of text (for the
+	// range questions: neighbours of a jump, okprobe's bytes in a read),
+	// and by the probes it holds. O(1) per site, so a registration costs
+	// the same with 10 or 10,000 probes.
+	// false when the index cannot grow (out of memory).
+	bool append(Site *site);
+	void unlink(Site *site);
+	template <typename Visit> void for_each_site_in(uint64_t start, uint64_t end, Visit visit) const;
 
 	AddressTable<Site> sites_; // live (not gone) sites by address
 	// Sites with a trapping copy, by the address of its post trap (the
 	// breakpoint after the copied instruction); an entry goes only when
 	// the site is freed, since a CPU may run the copy until then.
 	AddressTable<Site> post_traps_;
-	Site *first_ = nullptr; // every site, gone ones included
+	Site *first_ = nullptr, *last_ = nullptr; // every site, gone ones included
+	size_t site_count_ = 0;
+	AddressTable<Site> by_granule_; // (address >> granule_shift) + 1: a chain's head
+	AddressTable<Site> by_probe_;	// a registered okprobe's address: its site
 	bool all_enabled_ = true;
 	// Withdrawn detours, newest first, until their grace periods end.
 	Detour *retired_detours_ = nullptr;
+	// Lost sites still pinning the module (lost_pinned set).
+	size_t lost_pinned_ = 0;
 	// Bumped by optimizer_begin: stamps what a grace period covers.
 	uint64_t generation_ = 1;
 };
+
+// Sites whose address is in one 64-byte granule of text share a chain: a
+// range question looks at the chains of the granules it covers.
+constexpr unsigned granule_shift = 6;
+// A wider range (a module's text going away) walks the list instead.
+constexpr uint64_t max_indexed_range = uint64_t(1) << 16;
+
+template <typename Visit> void ProbeTable::for_each_site_in(uint64_t start, uint64_t end, Visit visit) const
+{
+	if (end <= start)
+		return;
+	if (end - start > max_indexed_range) {
+		for (Site *site = first_; site; site = site->next)
+			if (site->address >= start && site->address < end)
+				visit(*site);
+		return;
+	}
+	for (uint64_t granule = start >> granule_shift; granule <= (end - 1) >> granule_shift; ++granule)
+		for (Site *site = by_granule_.lookup(granule + 1); site; site = site->granule_next)
+			if (site->address >= start && site->address < end)
+				visit(*site);
+}
 
 template <typename Visit> void ProbeTable::for_each_line(Visit visit) const
 {
@@ -332,7 +389,7 @@ template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
 		JumpLine line;
 		line.address = site->address;
 		line.description = site->description;
-		line.state = site->jump;
+		line.state = site->jump_queued ? JumpState::waiting : site->jump;
 		line.lost = site->lost != nullptr;
 		line.why = site->lost ? site->lost : site->unoptimized_why;
 		line.region_length = site->jump_refusal ? 0 : site->jump_region_length;

@@ -80,11 +80,19 @@ struct Registration {
 	uint64_t address = 0; // the probed instruction when error == 0
 	uint64_t function = 0, function_size = 0;
 	uint8_t length = 0;
+	// A digest of the function's bytes the boundary walk proved on.
+	uint64_t text_digest = 0;
 };
 
 // The largest function okprobe walks to prove an instruction boundary.
 constexpr size_t max_function_walk = 64 * 1024;
 
-Registration check_registration(const ProbeRequest &request, const KernelFacts &facts, InstructionRules rules);
+// Checks the request against the facts and the arch's rules. earlier, if
+// not null, is a successful check of the same request a moment ago: when
+// the function's bytes are still the ones it walked (same digest), its
+// boundary proof is reused instead of decoding the function again; every
+// other fact is asked again.
+Registration check_registration(const ProbeRequest &request, const KernelFacts &facts, InstructionRules rules,
+				const Registration *earlier = nullptr);
 
 } // namespace okp

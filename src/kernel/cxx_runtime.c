@@ -8,6 +8,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/bug.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 
 #include "core/core_api.h"
@@ -15,9 +16,13 @@
 
 static atomic_long_t okp_live_allocations = ATOMIC_LONG_INIT(0);
 
+/*
+ * kvmalloc: a batch's arrays (10,000 probes' patches) may be larger than
+ * kmalloc serves without warning; only the writer allocates (may sleep).
+ */
 void *okp_glue_alloc(unsigned long size)
 {
-	void *pointer = kmalloc(size, GFP_KERNEL);
+	void *pointer = kvmalloc(size, GFP_KERNEL);
 
 	if (pointer)
 		atomic_long_inc(&okp_live_allocations);
@@ -29,7 +34,7 @@ void okp_glue_free(void *pointer)
 	if (!pointer)
 		return;
 	atomic_long_dec(&okp_live_allocations);
-	kfree(pointer);
+	kvfree(pointer);
 }
 
 void okp_glue_fatal(const char *message)

@@ -98,8 +98,11 @@ void okp_probes_optimization_changed(void);
 int okp_arch_probes_init(void);
 void okp_arch_probes_exit(void);
 
-/* Finds the core kernel's jump table (src/kernel/jump_labels.c). */
+/* Finds and indexes the core kernel's jump table (src/kernel/jump_labels.c). */
 void okp_jump_labels_init(void);
+void okp_jump_labels_exit(void);
+/* The length of the jump label instruction at code (arch/<arch>/probes_glue.c). */
+unsigned long okp_arch_jump_label_size(unsigned long code);
 
 /*
  * Why [address, address + length) holds an ftrace call site (looked for at

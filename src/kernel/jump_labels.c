@@ -11,8 +11,11 @@
 #include <linux/jump_label.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/mm.h>
+#include <linux/sort.h>
 
 #include "core/core_api.h"
+#include "arch_glue.h"
 #include "glue.h"
 
 /*
@@ -21,6 +24,81 @@
  * of their own to check against). NULL when that fails.
  */
 static struct jump_entry *okp_core_jump_table, *okp_core_jump_table_end;
+
+/*
+ * The core table's entries, sorted by code and by target (NULL when out
+ * of memory: the table is walked then). The kernel sorts its table by key,
+ * and 6.1's jump_label_text_reserved() walks all of it, decoding each
+ * entry's instruction on x86: over a millisecond per question under QEMU,
+ * asked three times per registration. The core table never changes after
+ * boot (init entries are only marked), so the order holds.
+ */
+static struct jump_entry **okp_core_by_code, **okp_core_by_target;
+static unsigned long okp_core_jump_count;
+
+static int okp_by_code(const void *a, const void *b)
+{
+	unsigned long x = jump_entry_code(*(struct jump_entry **)a);
+	unsigned long y = jump_entry_code(*(struct jump_entry **)b);
+
+	return x < y ? -1 : x > y;
+}
+
+static int okp_by_target(const void *a, const void *b)
+{
+	unsigned long x = jump_entry_target(*(struct jump_entry **)a);
+	unsigned long y = jump_entry_target(*(struct jump_entry **)b);
+
+	return x < y ? -1 : x > y;
+}
+
+static void okp_index_core_jump_table(void)
+{
+	unsigned long count = okp_core_jump_table_end - okp_core_jump_table;
+	unsigned long i;
+
+	okp_core_by_code = kvmalloc_array(count, sizeof(void *), GFP_KERNEL);
+	okp_core_by_target = kvmalloc_array(count, sizeof(void *), GFP_KERNEL);
+	if (!okp_core_by_code || !okp_core_by_target) {
+		okp_jump_labels_exit();
+		return;
+	}
+	for (i = 0; i < count; i++)
+		okp_core_by_code[i] = okp_core_by_target[i] =
+			&okp_core_jump_table[i];
+	sort(okp_core_by_code, count, sizeof(void *), okp_by_code, NULL);
+	sort(okp_core_by_target, count, sizeof(void *), okp_by_target, NULL);
+	okp_core_jump_count = count;
+}
+
+void okp_jump_labels_exit(void)
+{
+	kvfree(okp_core_by_code);
+	kvfree(okp_core_by_target);
+	okp_core_by_code = okp_core_by_target = NULL;
+	okp_core_jump_count = 0;
+}
+
+/* The first index of sorted whose code (or target) is >= address. */
+static unsigned long okp_first_at_or_after(struct jump_entry **sorted,
+					   bool by_target,
+					   unsigned long address)
+{
+	unsigned long low = 0, high = okp_core_jump_count;
+
+	while (low < high) {
+		unsigned long middle = low + (high - low) / 2;
+		struct jump_entry *entry = sorted[middle];
+		unsigned long at = by_target ? jump_entry_target(entry) :
+					       jump_entry_code(entry);
+
+		if (at < address)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return low;
+}
 
 void okp_jump_labels_init(void)
 {
@@ -48,6 +126,7 @@ void okp_jump_labels_init(void)
 	}
 	okp_core_jump_table = (void *)start;
 	okp_core_jump_table_end = (void *)stop;
+	okp_index_core_jump_table();
 }
 
 /* What to collect from one jump table. */
@@ -58,23 +137,46 @@ struct okp_jump_label_query {
 	unsigned long capacity, count;
 };
 
+static void okp_collect_jump_label(struct jump_entry *entry,
+				   struct okp_jump_label_query *query)
+{
+	if (query->found && query->count < query->capacity) {
+		query->found[query->count].code = jump_entry_code(entry);
+		query->found[query->count].target = jump_entry_target(entry);
+	}
+	query->count++;
+}
+
 static void okp_scan_jump_table(struct jump_entry *entry,
 				struct jump_entry *end,
 				struct okp_jump_label_query *query)
 {
-	unsigned long code, target, match;
+	unsigned long match;
 
 	for (; entry < end; entry++) {
-		code = jump_entry_code(entry);
-		target = jump_entry_target(entry);
-		match = query->by_target ? target : code;
-		if (match < query->start || match >= query->stop)
-			continue;
-		if (query->found && query->count < query->capacity) {
-			query->found[query->count].code = code;
-			query->found[query->count].target = target;
-		}
-		query->count++;
+		match = query->by_target ? jump_entry_target(entry) :
+					   jump_entry_code(entry);
+		if (match >= query->start && match < query->stop)
+			okp_collect_jump_label(entry, query);
+	}
+}
+
+/* okp_scan_jump_table() over the core table, through its index. */
+static void okp_search_core_jump_table(struct okp_jump_label_query *query)
+{
+	struct jump_entry **sorted = query->by_target ? okp_core_by_target :
+							okp_core_by_code;
+	unsigned long i = okp_first_at_or_after(sorted, query->by_target,
+						query->start);
+
+	for (; i < okp_core_jump_count; i++) {
+		struct jump_entry *entry = sorted[i];
+		unsigned long at = query->by_target ? jump_entry_target(entry) :
+						      jump_entry_code(entry);
+
+		if (at >= query->stop)
+			break;
+		okp_collect_jump_label(entry, query);
 	}
 }
 
@@ -101,8 +203,11 @@ static int okp_query_jump_labels(struct okp_jump_label_query *query,
 		if (!okp_core_jump_table)
 			return reserved((void *)function,
 					(void *)(function_end - 1)) ? -1 : 0;
-		okp_scan_jump_table(okp_core_jump_table,
-				    okp_core_jump_table_end, query);
+		if (okp_core_jump_count)
+			okp_search_core_jump_table(query);
+		else
+			okp_scan_jump_table(okp_core_jump_table,
+					    okp_core_jump_table_end, query);
 		return 0;
 	}
 #ifdef CONFIG_JUMP_LABEL
@@ -145,6 +250,49 @@ long okp_glue_jump_labels_within(unsigned long start, unsigned long end,
 	return query.count;
 }
 
+/*
+ * jump_label_text_reserved() for [address, address + length): whether a
+ * jump label's instruction overlaps it. Core text is answered from the
+ * index; module text from the module's own table; without an index, the
+ * kernel's function (jump_label_lock held).
+ */
+static bool okp_jump_label_sites_within(unsigned long address,
+					unsigned long length,
+					int (*kernel_reserved)(void *start,
+							       void *end))
+{
+	struct okp_jump_label_query query = {
+		.start = address > OKP_MAX_JUMP_LABEL_SIZE ?
+				 address - OKP_MAX_JUMP_LABEL_SIZE + 1 : 0,
+		.stop = address + length,
+	};
+	struct jump_label_site_found {
+		struct okp_jump_label labels[8];
+	} found;
+	unsigned long i;
+	bool core;
+
+	if (!IS_ENABLED(CONFIG_JUMP_LABEL))
+		return false;
+	core = ((bool (*)(unsigned long))okp_ksyms.core_kernel_text)(address);
+	if (core && !okp_core_jump_count)
+		return kernel_reserved &&
+		       kernel_reserved((void *)address,
+				       (void *)(address + length - 1));
+	query.found = found.labels;
+	query.capacity = ARRAY_SIZE(found.labels);
+	if (okp_query_jump_labels(&query, address, address + length))
+		return true;
+	/* More than fit: some overlap for sure, as nearly all start inside. */
+	if (query.count > query.capacity)
+		return true;
+	for (i = 0; i < query.count; i++)
+		if (found.labels[i].code +
+		    okp_arch_jump_label_size(found.labels[i].code) > address)
+			return true;
+	return false;
+}
+
 const char *okp_text_sites_reserved(unsigned long address,
 				    unsigned long length, unsigned long step,
 				    const char *(*more)(void *start, void *end))
@@ -168,7 +316,7 @@ const char *okp_text_sites_reserved(unsigned long address,
 	 */
 	if (jump_label_lock)
 		jump_label_lock();
-	if (jump_label && jump_label(start, end))
+	if (okp_jump_label_sites_within(address, length, jump_label))
 		why = "the address is a jump label site";
 	else if (more)
 		why = more(start, end);

@@ -545,11 +545,15 @@ int okp_probes_init(void)
 
 	okp_jump_labels_init();
 	ret = okp_arch_probes_init();
-	if (ret)
+	if (ret) {
+		okp_jump_labels_exit();
 		return ret;
+	}
 	ret = register_module_notifier(&okp_module_block);
-	if (ret)
+	if (ret) {
 		okp_arch_probes_exit();
+		okp_jump_labels_exit();
+	}
 	return ret;
 }
 
@@ -564,4 +568,5 @@ void okp_probes_exit(void)
 	okp_core_probes_exit();
 	mutex_unlock(&okp_probe_mutex);
 	okp_arch_probes_exit();
+	okp_jump_labels_exit();
 }
