@@ -11,7 +11,8 @@
 
 namespace okp::riscv {
 
-constexpr int max_slot_pages = 64;
+// Room for more than 10,000 probes (make bench's scale table).
+constexpr int max_slot_pages = 512;
 
 struct ProbePools {
 	SlotPool<slot_size, max_slot_pages> slots;

@@ -15,7 +15,8 @@ constexpr uint8_t int3 = 0xcc;
 // Each slot holds two copies: [0, 32) ends in a jmp back (boosted runs and
 // runs without handlers), [32, 64) ends in int3 (runs before a post_handler).
 constexpr unsigned long slot_bytes = 2 * slot_size;
-constexpr int max_slot_pages = 64;
+// Room for more than 10,000 probes (make bench's scale table).
+constexpr int max_slot_pages = 512;
 
 struct ProbePools {
 	SlotPool<slot_bytes, max_slot_pages> slots;

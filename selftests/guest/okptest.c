@@ -1899,7 +1899,7 @@ static int bench_measure(void)
  * Counts what each registers and optimizes and how long that takes, then
  * unregisters everything and checks that the text is back as it was.
  */
-#define BENCH_MAX_SITES 4096
+#define BENCH_MAX_SITES 16384
 /* The sampler's comment line that describes the sample. */
 #define BENCH_SITES_ABOUT "# okprobe bench sites: "
 #define BENCH_MAX_REASONS 32
@@ -1923,7 +1923,8 @@ static unsigned long bench_template_entry, bench_template_end;
 
 /* A coverage pass of one mechanism, "kprobe" or "okprobe". */
 struct bench_pass {
-	const char *kind;
+	const char *kind;		/* kprobe, okprobe or okprobe-many */
+	int size;			/* the first size sites of the sample */
 	int registered, moved, optimized, ftrace;
 	char errors[160];		/* the module's "-errno:count,..." */
 	long long register_ms, optimized_ms, unoptimize_ms, unregister_ms;
@@ -1943,7 +1944,7 @@ static int bench_reason_count;
 static long bench_detour_total, bench_detour_granules;
 static int bench_detour_min, bench_detour_max;
 /* kprobes/list and okprobe/jumps of a whole sample. */
-static char bench_big_file[1 << 20];
+static char bench_big_file[4 << 20];
 
 static int bench_site_by_name(const void *a, const void *b)
 {
@@ -2022,6 +2023,38 @@ static int bench_resolve_sites(void)
 	return resolved;
 }
 
+/*
+ * riscv: leaves out the sites in functions okprobe found on the trap exit
+ * after sscratch is set (its blacklist, "trap exit"). riscv 6.1's own
+ * kprobes are not kept out of them and crash the kernel there (a probe in
+ * __module_text_address, reached by the trap's stack walk, recurses).
+ * Returns how many sites it left out.
+ */
+static int bench_leave_out_trap_path(void)
+{
+	unsigned long start, end;
+	int left_out = 0, i;
+	char *line;
+
+	if (IS_X86 || read_file(DEBUGFS_DIR "/blacklist", bench_big_file,
+				sizeof(bench_big_file)))
+		return 0;
+	for (line = strtok(bench_big_file, "\n"); line;
+	     line = strtok(NULL, "\n")) {
+		if (!strstr(line, "trap exit") ||
+		    sscanf(line, "0x%lx-0x%lx", &start, &end) != 2)
+			continue;
+		for (i = 0; i < bench_site_count; i++) {
+			if (bench_sites[i].address >= start &&
+			    bench_sites[i].address < end) {
+				bench_sites[i].address = 0;
+				left_out++;
+			}
+		}
+	}
+	return left_out;
+}
+
 /* Hands the resolved sites to okprobe_bench.ko. */
 static int bench_send_sites(void)
 {
@@ -2072,7 +2105,8 @@ static int bench_cover(struct bench_pass *pass)
 	char command[64], reply[256];
 	int sites, ret;
 
-	snprintf(command, sizeof(command), "cover %s", pass->kind);
+	snprintf(command, sizeof(command), "cover %s %d", pass->kind,
+		 pass->size);
 	ret = bench_command(command, reply, sizeof(reply));
 	CHECK(ret == 0, "%s: %s", command, strerror(-ret));
 	pass->errors[0] = '\0';
@@ -2211,15 +2245,18 @@ static int bench_coverage_pass(struct bench_pass *pass)
 	long long start;
 	int ret;
 
-	ret = bench_set_sysctl(sysctl, last, "1");
+	/* Without optprobes (riscv 6.1) the kernel has no such sysctl. */
+	if (kernel && !exists(KERNEL_OPTIMIZATION))
+		sysctl = NULL;
+	ret = sysctl ? bench_set_sysctl(sysctl, last, "1") : 0;
 	CHECK(ret == 0, "writing 1 to %s: %s", sysctl, strerror(-ret));
 	start = now_ms();
 	STEP(bench_cover(pass));
 	STEP(bench_wait_for_optimizer(pass, start));
-	if (!kernel)
+	if (!strcmp(pass->kind, "okprobe"))
 		bench_tally_jumps();
 	start = now_ms();
-	ret = bench_set_sysctl(sysctl, last, "0");
+	ret = sysctl ? bench_set_sysctl(sysctl, last, "0") : 0;
 	pass->unoptimize_ms = now_ms() - start;
 	CHECK(ret == 0, "writing 0 to %s: %s", sysctl, strerror(-ret));
 	ret = bench_command("uncover", reply, sizeof(reply));
@@ -2303,25 +2340,70 @@ static void bench_print_coverage(const struct bench_pass *k,
 	tcdrain(1);
 }
 
+/* The sample sizes of the scale table (make bench's build/bench/scale.svg). */
+static const int bench_scale_sizes[] = { 100, 1000, 10000 };
+
+static void bench_say_scale(const struct bench_pass *pass)
+{
+	say("# scale: size=%d kind=%s registered=%d optimized=%d register_ms=%lld optimized_ms=%lld unoptimize_ms=%lld unregister_ms=%lld done=%d",
+	    pass->size, pass->kind, pass->registered, pass->optimized,
+	    pass->register_ms, pass->optimized_ms, pass->unoptimize_ms,
+	    pass->unregister_ms, pass->optimizer_done);
+}
+
+/*
+ * For each size of the scale table (the largest: the whole sample), the
+ * first size sites: kernel kprobes one by one, okprobe one by one, then
+ * okprobe_register_many() of the sites okprobe took. The coverage table
+ * is the largest size's one-by-one passes.
+ */
 static int bench_coverage(void)
 {
-	struct bench_pass kernel = { .kind = "kprobe" };
-	struct bench_pass ours = { .kind = "okprobe" };
-	int resolved, result;
+	struct bench_pass kernel, ours, many;
+	int resolved, result = 0, i, size, left_out;
 
 	if (!exists(BENCH_CONTROL))
 		return skip("okprobe_bench.ko is not loaded");
+	/*
+	 * riscv: the sample (okprobe_riscv_bench_sites) and the passes run,
+	 * but on the first 100 sites of 1000 the riscv guest hangs in
+	 * stop_machine() while okprobe's optimizer writes a batch of jumps
+	 * (also before the writer changes of issue 13): a hart never arrives.
+	 * Until that is found, the riscv scale passes stay off.
+	 */
 	if (!IS_X86)
-		return skip("the sample is drawn with the x86 decoder; not written for riscv yet");
+		return skip("riscv coverage hangs the guest in the optimizer's stop_machine (being found)");
 	if (!exists(BENCH_SITES))
 		return skip("no " BENCH_SITES " (tools/bench makes it)");
 	STEP(bench_read_sites());
 	resolved = bench_resolve_sites();
 	CHECK(resolved > 0, "no site resolved in /proc/kallsyms");
+	left_out = bench_leave_out_trap_path();
+	if (left_out)
+		say("# coverage: note: %d sites left out, in functions okprobe refuses on riscv's trap exit: riscv 6.1's kprobes crash there",
+		    left_out);
+	resolved -= left_out;
 	STEP(bench_send_sites());
-	result = bench_coverage_pass(&kernel);
-	if (!result)
-		result = bench_coverage_pass(&ours);
+	for (i = 0; i < (int)ARRAY_SIZE(bench_scale_sizes) && !result; i++) {
+		size = bench_scale_sizes[i];
+		if (size > resolved || i == (int)ARRAY_SIZE(bench_scale_sizes) - 1)
+			size = resolved;
+		kernel = (struct bench_pass){ .kind = "kprobe", .size = size };
+		ours = (struct bench_pass){ .kind = "okprobe", .size = size };
+		many = (struct bench_pass){ .kind = "okprobe-many", .size = size };
+		result = bench_coverage_pass(&kernel);
+		if (!result)
+			result = bench_coverage_pass(&ours);
+		if (!result)
+			result = bench_coverage_pass(&many);
+		if (!result) {
+			bench_say_scale(&kernel);
+			bench_say_scale(&ours);
+			bench_say_scale(&many);
+		}
+		if (size == resolved)
+			break;
+	}
 	write_file(BENCH_CONTROL, "uncover");
 	write_file(BENCH_CONTROL, "sites-clear");
 	if (result)

@@ -17,6 +17,7 @@
 // int3 padding. Also skipped: functions whose every name is shared with
 // another symbol, since "symbol offset" must name one place. Nothing is
 // filtered by either mechanism's own rules: that would bias the comparison.
+#include "bench_sample.hpp"
 #include "x86/instruction_decoder.hpp"
 #include "x86_kernel_image.hpp"
 
@@ -119,31 +120,12 @@ int main(int argc, char **argv)
 	}
 	const long count = std::strtol(argv[3], nullptr, 10);
 	const Walk walk = walk_core_text(kernel);
-	const size_t total = walk.boundaries.size();
-	if (count <= 0 || static_cast<size_t>(count) > total) {
-		std::cerr << argv[0] << ": cannot take " << count << " of " << total << " boundaries\n";
-		return 1;
-	}
-	std::ofstream out(argv[4]);
-	char summary[256];
-	std::snprintf(summary, sizeof(summary),
-		      "%ld of %zu instruction boundaries (every %zuth) in %ld functions of .text;"
-		      " skipped %ld entry-text and %ld ambiguously named functions",
-		      count, total, total / count, walk.functions, walk.entry_functions, walk.ambiguous_functions);
-	out << "# okprobe bench sites: " << summary << "\n";
-	for (long k = 0; k < count; ++k) {
-		// The middle of the k-th of count equal stretches.
-		const Boundary &b = walk.boundaries[(2 * k + 1) * total / (2 * count)];
-		char line[600];
-		std::snprintf(line, sizeof(line), "%s 0x%llx\n", kernel.symbols[b.symbol].name.c_str(),
-			      static_cast<unsigned long long>(b.offset));
-		out << line;
-	}
-	out.close();
-	if (!out) {
-		std::cerr << argv[0] << ": cannot write " << argv[4] << "\n";
-		return 1;
-	}
-	std::cout << summary << "\n";
-	return 0;
+	std::vector<okp::host::SampleBoundary> boundaries;
+	for (const Boundary &b : walk.boundaries)
+		boundaries.push_back({&kernel.symbols[b.symbol].name, b.offset});
+	char about[160];
+	std::snprintf(about, sizeof(about),
+		      "%ld functions of .text; skipped %ld entry-text and %ld ambiguously named functions",
+		      walk.functions, walk.entry_functions, walk.ambiguous_functions);
+	return okp::host::write_bench_sample(argv[0], boundaries, count, about, argv[4]);
 }

@@ -418,7 +418,7 @@ static int okp_bench_run(unsigned long calls)
 
 /* ---- Coverage: probes on a sample of kernel instructions ------------------ */
 
-#define OKP_BENCH_MAX_SITES 4096
+#define OKP_BENCH_MAX_SITES 16384
 /* Distinct registration errnos reported per pass. */
 #define OKP_BENCH_MAX_ERRORS 16
 
@@ -426,10 +426,15 @@ struct okp_bench_site {
 	unsigned long address;
 	u8 original[OKP_BENCH_JUMP_SIZE];	/* the text before any pass */
 	int ret;				/* registration, this pass */
+	bool okprobe_ok;	/* the last okprobe one-by-one pass took it */
 };
 
 static struct okp_bench_site *okp_bench_sites;
 static int okp_bench_site_count;
+/* The pass covers the first okp_bench_pass_count sites. */
+static int okp_bench_pass_count;
+/* okprobe_register_many() instead of one by one (and its result). */
+static bool okp_bench_pass_many;
 static struct kprobe *okp_bench_site_kprobes;
 static struct okprobe *okp_bench_site_okprobes;
 /* The registered ones of this pass, for the batch unregistration. */
@@ -494,7 +499,7 @@ static void okp_bench_format_errors(char *out, size_t size)
 	int distinct = 0, i, j;
 	size_t used = 0;
 
-	for (i = 0; i < okp_bench_site_count; i++) {
+	for (i = 0; i < okp_bench_pass_count; i++) {
 		int ret = okp_bench_sites[i].ret;
 
 		if (!ret)
@@ -515,9 +520,14 @@ static void okp_bench_format_errors(char *out, size_t size)
 				  j ? "," : "", errnos[j], counts[j]);
 }
 
-static int okp_bench_cover(const char *kind)
+/*
+ * Registers a probe at each of the first count sites (all when count is
+ * 0): one by one, or (many) with one okprobe_register_many() of the sites
+ * the last one-by-one okprobe pass took (it is all or nothing).
+ */
+static int okp_bench_cover(const char *kind, int count)
 {
-	int registered = 0, moved = 0, i;
+	int registered = 0, moved = 0, i, many_ret = 0;
 	char errors[160];
 	u64 start, ns;
 
@@ -525,19 +535,23 @@ static int okp_bench_cover(const char *kind)
 		return -EBUSY;
 	if (!okp_bench_site_count)
 		return -ENOENT;
+	if (count <= 0 || count > okp_bench_site_count)
+		count = okp_bench_site_count;
+	okp_bench_pass_many = !strcmp(kind, "okprobe-many");
 	if (!strcmp(kind, "kprobe"))
 		okp_bench_cover_kind = OKP_BENCH_KPROBE;
-	else if (!strcmp(kind, "okprobe"))
+	else if (!strcmp(kind, "okprobe") || okp_bench_pass_many)
 		okp_bench_cover_kind = OKP_BENCH_OKPROBE_PRE;
 	else
 		return -EINVAL;
-	okp_bench_site_kprobes = kvcalloc(okp_bench_site_count,
+	okp_bench_pass_count = count;
+	okp_bench_site_kprobes = kvcalloc(count,
 					  sizeof(*okp_bench_site_kprobes),
 					  GFP_KERNEL);
-	okp_bench_site_okprobes = kvcalloc(okp_bench_site_count,
+	okp_bench_site_okprobes = kvcalloc(count,
 					   sizeof(*okp_bench_site_okprobes),
 					   GFP_KERNEL);
-	okp_bench_site_registered = kvcalloc(okp_bench_site_count,
+	okp_bench_site_registered = kvcalloc(count,
 					     sizeof(*okp_bench_site_registered),
 					     GFP_KERNEL);
 	if (!okp_bench_site_kprobes || !okp_bench_site_okprobes ||
@@ -546,8 +560,40 @@ static int okp_bench_cover(const char *kind)
 		return -ENOMEM;
 	}
 	atomic_long_set(&okp_bench_site_hits, 0);
+	if (okp_bench_pass_many) {
+		struct okprobe **batch =
+			(struct okprobe **)okp_bench_site_registered;
+		int batched = 0;
+
+		for (i = 0; i < count; i++) {
+			struct okp_bench_site *site = &okp_bench_sites[i];
+			struct okprobe *op = &okp_bench_site_okprobes[i];
+
+			/* Not in this pass: skipped like a refusal. */
+			site->ret = site->okprobe_ok ? 0 : -ENODEV;
+			if (site->ret)
+				continue;
+			op->addr = (void *)site->address;
+			op->pre_handler = okp_bench_site_okprobe_pre;
+			batch[batched++] = op;
+		}
+		start = ktime_get_ns();
+		if (batched)
+			many_ret = okprobe_register_many(batch, batched);
+		ns = ktime_get_ns() - start;
+		for (i = 0; i < count; i++)
+			if (!okp_bench_sites[i].ret && many_ret)
+				okp_bench_sites[i].ret = many_ret;
+		registered = many_ret ? 0 : batched;
+		memset(batch, 0, batched * sizeof(*batch));
+		okp_bench_format_errors(errors, sizeof(errors));
+		snprintf(okp_bench_result, sizeof(okp_bench_result),
+			 "cover %s sites=%d registered=%d ns=%llu moved=0 errors=%s\n",
+			 kind, count, registered, ns, errors);
+		return 0;
+	}
 	start = ktime_get_ns();
-	for (i = 0; i < okp_bench_site_count; i++) {
+	for (i = 0; i < count; i++) {
 		struct okp_bench_site *site = &okp_bench_sites[i];
 		struct kprobe *kp = &okp_bench_site_kprobes[i];
 		struct okprobe *op = &okp_bench_site_okprobes[i];
@@ -562,6 +608,7 @@ static int okp_bench_cover(const char *kind)
 			op->addr = (void *)site->address;
 			op->pre_handler = okp_bench_site_okprobe_pre;
 			site->ret = okprobe_register(op);
+			site->okprobe_ok = !site->ret;
 			registered_at = op->addr;
 		}
 		if (site->ret)
@@ -574,7 +621,7 @@ static int okp_bench_cover(const char *kind)
 	okp_bench_format_errors(errors, sizeof(errors));
 	snprintf(okp_bench_result, sizeof(okp_bench_result),
 		 "cover %s sites=%d registered=%d ns=%llu moved=%d errors=%s\n",
-		 kind, okp_bench_site_count, registered, ns, moved, errors);
+		 kind, count, registered, ns, moved, errors);
 	return 0;
 }
 
@@ -584,7 +631,7 @@ static int okp_bench_cover_state(void)
 	unsigned long missed = 0;
 	u8 now[OKP_BENCH_JUMP_SIZE];
 
-	for (i = 0; i < okp_bench_site_count; i++) {
+	for (i = 0; i < okp_bench_pass_count; i++) {
 		struct okp_bench_site *site = &okp_bench_sites[i];
 
 		if (copy_from_kernel_nofault(now, (void *)site->address,
@@ -617,7 +664,7 @@ static void okp_bench_uncover(void)
 
 	if (!okp_bench_covering())
 		return;
-	for (i = 0; i < okp_bench_site_count; i++) {
+	for (i = 0; i < okp_bench_pass_count; i++) {
 		if (okp_bench_sites[i].ret)
 			continue;
 		if (okp_bench_cover_kind == OKP_BENCH_KPROBE)
@@ -687,8 +734,10 @@ static ssize_t okp_bench_control_write(struct file *file,
 		ret = okp_bench_run(number);
 	} else if (sscanf(command, "site %lx", &number) == 1) {
 		ret = okp_bench_add_site(number);
+	} else if (sscanf(command, "cover %31s %lu", name, &number) == 2) {
+		ret = okp_bench_cover(name, number);
 	} else if (sscanf(command, "cover %31s", name) == 1) {
-		ret = okp_bench_cover(name);
+		ret = okp_bench_cover(name, 0);
 	} else {
 		ret = -EINVAL;
 	}

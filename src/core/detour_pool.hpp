@@ -17,23 +17,33 @@
 namespace okp {
 
 struct DetourPool {
-	static constexpr int max_pages = 256;
+	// 4 MiB: room for 10,000 optimized probes (x86 ~146 bytes each).
+	static constexpr int max_pages = 1024;
 	static constexpr unsigned long granule = 16;
 	static constexpr unsigned long page_size = 4096;
 	static constexpr unsigned long granules = page_size / granule;
 	static constexpr int words = granules / 64;
 	uint8_t *pages[max_pages] = {};
 	uint64_t used[max_pages][words] = {};
+	// Taken granules per page: a full page is passed over without a scan,
+	// so a take costs the same with 10 or 10,000 detours placed.
+	uint16_t taken_count[max_pages] = {};
 
 	static unsigned long granules_for(size_t bytes) { return (bytes + granule - 1) / granule; }
 	bool taken(int page, unsigned long index) const { return used[page][index / 64] & (1ull << (index % 64)); }
+	bool room(int page, unsigned long need) const { return granules - taken_count[page] >= need; }
 	void mark(int page, unsigned long first, unsigned long count, bool take)
 	{
 		for (unsigned long i = first; i < first + count; ++i) {
-			if (take)
+			if (taken(page, i) == take)
+				continue;
+			if (take) {
 				used[page][i / 64] |= 1ull << (i % 64);
-			else
+				++taken_count[page];
+			} else {
 				used[page][i / 64] &= ~(1ull << (i % 64));
+				--taken_count[page];
+			}
 		}
 	}
 
@@ -64,6 +74,8 @@ struct DetourPool {
 		for (int p = 0; p < max_pages; ++p) {
 			if (!page(p))
 				return 0;
+			if (!room(p, need))
+				continue;
 			const long first = find_run(p, need, [](unsigned long) { return true; });
 			if (first >= 0) {
 				mark(p, first, need, true);
@@ -118,7 +130,7 @@ struct DetourPool {
 		for (int p = 0; p < max_pages; ++p) {
 			if (!page(p))
 				return 0;
-			if (taken(p, landing_granule))
+			if (!room(p, need + 1) || taken(p, landing_granule))
 				continue;
 			mark(p, landing_granule, 1, true);
 			const long first = find_run(p, need, within_reach);
@@ -183,6 +195,7 @@ struct DetourPool {
 			pages[p] = nullptr;
 			for (uint64_t &word : used[p])
 				word = 0;
+			taken_count[p] = 0;
 		}
 	}
 };

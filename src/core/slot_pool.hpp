@@ -35,12 +35,14 @@ public:
 				if (!pages_[p])
 					return 0;
 			}
-			for (unsigned long i = 0; i < slots_per_page; ++i) {
-				uint64_t &word = used_[p][i / 64];
-				if (!(word & (1ull << (i % 64)))) {
-					word |= 1ull << (i % 64);
-					return reinterpret_cast<uint64_t>(pages_[p] + i * slot_bytes);
-				}
+			// A word at a time: full pages cost one comparison each.
+			for (int w = 0; w < words; ++w) {
+				uint64_t &word = used_[p][w];
+				const unsigned long i = w * 64ul + (word == ~0ull ? 64 : __builtin_ctzll(~word));
+				if (word == ~0ull || i >= slots_per_page)
+					continue;
+				word |= 1ull << (i % 64);
+				return reinterpret_cast<uint64_t>(pages_[p] + i * slot_bytes);
 			}
 		}
 		return 0;
