@@ -91,25 +91,15 @@ void release_site(Site &site)
 	site.arch.slot = 0;
 }
 
-void arm(Site &site)
+const uint8_t *breakpoint_bytes(const Site &site, size_t *length)
 {
-	if (!text_holds(site.address, site.original, site.arch.instruction.length)) {
-		mark_lost(site, "the instruction changed before okprobe put its ebreak back");
-		return;
-	}
-	okp_glue_text_write(site.address, breakpoint_bytes(site), site.arch.instruction.length);
-	site.patched_bytes = site.arch.instruction.length;
+	*length = site.arch.instruction.length; // never over the next one
+	return riscv::breakpoint_bytes(site);
 }
 
-void disarm(Site &site)
+size_t instruction_length(const Site &site)
 {
-	// Back as it was, only over okprobe's breakpoint.
-	if (!text_holds(site.address, breakpoint_bytes(site), site.arch.instruction.length)) {
-		mark_lost(site, "someone else changed okprobe's ebreak");
-		return;
-	}
-	okp_glue_text_write(site.address, site.original, site.arch.instruction.length);
-	site.patched_bytes = 0;
+	return site.arch.instruction.length;
 }
 
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address)

@@ -239,7 +239,7 @@ void optimize(Site *const *sites, size_t count)
 		// original bytes. Anything else stays a breakpoint.
 		if (!site.detour || !encode_window_jump(site.arch.plan, site.address, site.detour->entry, jump))
 			continue;
-		if (!holds_breakpoint_over_original(site, breakpoint_bytes(site), site.arch.instruction.length,
+		if (!holds_breakpoint_over_original(site, riscv::breakpoint_bytes(site), site.arch.instruction.length,
 						    site.arch.plan.window_length)) {
 			mark_lost(site, "someone else changed the jump's window under okprobe's ebreak");
 			continue;
@@ -274,7 +274,7 @@ void unoptimize(Site *const *sites, size_t count)
 			patches.write();
 			patches.clear();
 		}
-		patches.add(site.address, breakpoint_bytes(site), site.arch.instruction.length, site);
+		patches.add(site.address, riscv::breakpoint_bytes(site), site.arch.instruction.length, site);
 	}
 	patches.write();
 	patches.clear();

@@ -105,26 +105,15 @@ void release_site(Site &site)
 	site.arch.slot = 0;
 }
 
-void arm(Site &site)
+const uint8_t *breakpoint_bytes(const Site &, size_t *length)
 {
-	if (!text_holds(site.address, site.original, site.arch.analysis.length)) {
-		mark_lost(site, "the instruction changed before okprobe put its int3 back");
-		return;
-	}
-	okp_glue_text_write(site.address, &int3, 1);
-	site.patched_bytes = 1;
+	*length = 1; // only the first byte changes
+	return &int3;
 }
 
-void disarm(Site &site)
+size_t instruction_length(const Site &site)
 {
-	// Only the first byte ever changed; it comes back as it was, over
-	// okprobe's int3 and nothing else.
-	if (!holds_breakpoint_over_original(site, &int3, 1, site.arch.analysis.length)) {
-		mark_lost(site, "someone else changed the instruction under okprobe's int3");
-		return;
-	}
-	okp_glue_text_write(site.address, site.original, 1);
-	site.patched_bytes = 0;
+	return site.arch.analysis.length;
 }
 
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address)

@@ -711,26 +711,16 @@ void release_site(Site &)
 	++kernel.retired;
 }
 
-// Like the real arches, the fake writes only over what it last wrote.
-void arm(Site &site)
+// One-byte instructions, one-byte breakpoints.
+const uint8_t *breakpoint_bytes(const Site &, size_t *length)
 {
-	if (text_at(site.address) != site.original[0]) {
-		mark_lost(site, "changed before arming");
-		return;
-	}
-	text_at(site.address) = breakpoint;
-	site.patched_bytes = 1;
-	++kernel.arms[site.address];
+	*length = 1;
+	return &breakpoint;
 }
 
-void disarm(Site &site)
+size_t instruction_length(const Site &)
 {
-	if (text_at(site.address) != breakpoint) {
-		mark_lost(site, "changed under the breakpoint");
-		return;
-	}
-	text_at(site.address) = site.original[0];
-	site.patched_bytes = 0;
+	return 1;
 }
 
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t address)
@@ -895,6 +885,15 @@ extern "C" unsigned long okp_glue_read_text(unsigned long address, void *buffer,
 	}
 	std::memcpy(buffer, reinterpret_cast<const void *>(address), size);
 	return size;
+}
+
+// The breakpoint writes of the generic arm/disarm, into the fake text.
+extern "C" void okp_glue_text_write(unsigned long address, const void *bytes, unsigned long length)
+{
+	for (unsigned long i = 0; i < length; ++i)
+		text_at(address + i) = static_cast<const uint8_t *>(bytes)[i];
+	if (length == 1 && text_at(address) == breakpoint)
+		++kernel.arms[address];
 }
 
 extern "C" void okp_glue_schedule_optimizer(void)

@@ -42,11 +42,11 @@ const char *prepare_site(Site &site, const uint8_t (&original)[max_original_byte
 // After the grace periods (no CPU or task can reach the site or its
 // copies): gives back what prepare_site took.
 void release_site(Site &site);
-// Writes / removes the breakpoint (the text patch includes its CPU sync)
-// and keeps site.patched_bytes up to date. Each writes only over what
-// okprobe left there, else marks the site lost (probe_table.hpp).
-void arm(Site &site);
-void disarm(Site &site);
+// The breakpoint written over the site's instruction (x86: int3, one
+// byte; riscv: ebreak or c.ebreak, the instruction's length) and its
+// length; the instruction's length.
+const uint8_t *breakpoint_bytes(const Site &site, size_t *length);
+size_t instruction_length(const Site &site);
 // May a breakpoint go on the instruction at offset of function?
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address);
 // Module exit, after the last site is released: frees the pools.

@@ -261,6 +261,33 @@ void ProbeTable::retire_detour(Site &site)
 	okp_glue_schedule_optimizer();
 }
 
+// The breakpoint goes in over the original instruction only; it comes
+// out (the original bytes back) only over okprobe's breakpoint. Anything
+// else there is someone else's change: the site is lost, nothing written.
+void ProbeTable::arm(Site &site)
+{
+	size_t length = 0;
+	const uint8_t *breakpoint = arch::breakpoint_bytes(site, &length);
+	if (!text_holds(site.address, site.original, arch::instruction_length(site))) {
+		mark_lost(site, "the instruction changed before okprobe put its breakpoint back");
+		return;
+	}
+	okp_glue_text_write(site.address, breakpoint, length);
+	site.patched_bytes = uint8_t(length);
+}
+
+void ProbeTable::disarm(Site &site)
+{
+	size_t length = 0;
+	const uint8_t *breakpoint = arch::breakpoint_bytes(site, &length);
+	if (!holds_breakpoint_over_original(site, breakpoint, length, arch::instruction_length(site))) {
+		mark_lost(site, "someone else changed the instruction under okprobe's breakpoint");
+		return;
+	}
+	okp_glue_text_write(site.address, site.original, length);
+	site.patched_bytes = 0;
+}
+
 void ProbeTable::update_site(Site &site, bool defer_detour)
 {
 	if (site.lost) {
@@ -271,7 +298,7 @@ void ProbeTable::update_site(Site &site, bool defer_detour)
 		site.jump_queued = false;
 		leave_jump(site);
 		if (site.armed && !site.lost)
-			arch::disarm(site);
+			disarm(site);
 		if (site.lost) {
 			settle_lost(site);
 			return;
@@ -281,7 +308,7 @@ void ProbeTable::update_site(Site &site, bool defer_detour)
 		return;
 	}
 	if (!site.armed) {
-		arch::arm(site);
+		arm(site);
 		if (site.lost) {
 			settle_lost(site);
 			return;
@@ -729,7 +756,7 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		}
 		leave_jump(*site);
 		if (site->armed && !site->lost) {
-			arch::disarm(*site);
+			disarm(*site);
 			settle_lost(*site);
 		}
 		// A lost site stays while its text may still trap or jump into

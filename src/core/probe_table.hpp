@@ -278,6 +278,10 @@ private:
 	static bool probe_active(const okprobe *probe);
 	bool should_be_armed(const Site &site) const;
 	const char *jump_refusal(const Site &site) const;
+	// Writes / removes the site's breakpoint (the text write includes its
+	// CPU sync) and keeps patched_bytes up to date.
+	void arm(Site &site);
+	void disarm(Site &site);
 	// Arms or disarms the site and moves its jump toward what it should
 	// be. defer_detour: a detour to build is left to the optimizer.
 	void update_site(Site &site, bool defer_detour = false);
