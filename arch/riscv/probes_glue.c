@@ -235,6 +235,25 @@ struct okp_patch_job {
 };
 
 /*
+ * Not memcpy(): the writing hart runs the copy while the bytes change, and
+ * a batch may patch memcpy() itself (a probe in __memcpy): it would run
+ * half-written instructions of its own loop. okprobe's own text is never
+ * patched. WRITE_ONCE(), so that the compiler does not turn the loop
+ * back into a memcpy() call.
+ */
+static void notrace okp_copy_text(void *to, const void *from,
+				  unsigned long length)
+{
+	u8 *out = to;
+	const u8 *in = from;
+	unsigned long i;
+
+	for (i = 0; i < length; i++)
+		WRITE_ONCE(out[i], in[i]);
+}
+NOKPROBE_SYMBOL(okp_copy_text);
+
+/*
  * Runs on every online hart with interrupts off. The last to arrive writes
  * while the others spin outside the text, publishes the bytes (fence),
  * and every hart then runs fence.i: no hart can fetch a half-written
@@ -247,8 +266,8 @@ static int notrace okp_patch_text_cb(void *data)
 
 	if (atomic_inc_return(&job->harts) == num_online_cpus()) {
 		for (i = 0; i < job->count; i++)
-			memcpy(job->aliases[i], job->patches[i].bytes,
-			       job->patches[i].length);
+			okp_copy_text(job->aliases[i], job->patches[i].bytes,
+				      job->patches[i].length);
 		/* The bytes before the release the spinning harts wait for. */
 		smp_mb();
 		atomic_inc(&job->harts);

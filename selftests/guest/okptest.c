@@ -2385,16 +2385,6 @@ static int bench_coverage(void)
 
 	if (!exists(BENCH_CONTROL))
 		return skip("okprobe_bench.ko is not loaded");
-	/*
-	 * riscv: the sample (okprobe_riscv_bench_sites) and the passes run,
-	 * but on the first 100 sites of 1000 the riscv guest hangs in
-	 * stop_machine() while okprobe's optimizer writes a batch of jumps
-	 * (also before the writer changes of issue 13): a hart never arrives.
-	 * With okprobe's optimization off the same passes finish. Until that
-	 * is found, the riscv scale passes stay off.
-	 */
-	if (!IS_X86)
-		return skip("riscv coverage hangs the guest in the optimizer's stop_machine (being found)");
 	if (!exists(BENCH_SITES))
 		return skip("no " BENCH_SITES " (tools/bench makes it)");
 	STEP(bench_read_sites());
