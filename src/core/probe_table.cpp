@@ -508,7 +508,7 @@ Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &fa
 	site->unoptimized_why = site->jump_refusal;
 	// The writer's list first, then what handlers see.
 	const uint64_t copy = arch::trapping_copy(*site);
-	const uint64_t post_trap = copy + (arch::next_instruction(*site) - address);
+	const uint64_t post_trap = post_trap_of(*site);
 	if (!append(site)) {
 		arch::release_site(*site);
 		*why = "out of memory";
@@ -535,6 +535,12 @@ Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &fa
 	return site;
 }
 
+uint64_t ProbeTable::post_trap_of(const Site &site)
+{
+	// The copy's trailing breakpoint follows the copied instruction.
+	return arch::trapping_copy(site) + (arch::next_instruction(site) - site.address);
+}
+
 void ProbeTable::abandon_new_site(Site *site)
 {
 	sites_.remove(site->address);
@@ -548,8 +554,8 @@ void ProbeTable::abandon_new_site(Site *site)
 
 void ProbeTable::free_site(Site *site)
 {
-	if (const uint64_t copy = arch::trapping_copy(*site))
-		post_traps_.remove(copy + (arch::next_instruction(*site) - site->address));
+	if (arch::trapping_copy(*site))
+		post_traps_.remove(post_trap_of(*site));
 	arch::release_site(*site);
 	delete site;
 }

@@ -311,6 +311,8 @@ private:
 	// After the grace periods: the site out of the post-trap table, its
 	// arch part released, freed.
 	void free_site(Site *site);
+	// Where the site's trapping copy post-traps (its post_traps_ key).
+	static uint64_t post_trap_of(const Site &site);
 	// A site just made for a registration that then failed: out of every
 	// index, freed after a grace period.
 	void abandon_new_site(Site *site);
