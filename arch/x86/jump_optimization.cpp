@@ -325,10 +325,12 @@ size_t relocate_region(const OptimizationPlan &plan, const uint8_t *region, uint
 		const Analysis &a = plan.instructions[n].analysis;
 		const uint8_t *insn = region + plan.instructions[n].offset;
 		const uint64_t next = address + plan.instructions[n].offset + a.length;
-		// Relative forms start with e8/e9/eb/7x/0f 8x; the others (ret,
-		// call *%reg, flag instructions, plain copies) run as they are.
-		const bool relative = insn[0] == 0xe8 || insn[0] == 0xe9 || insn[0] == 0xeb ||
-				      (insn[0] & 0xf0) == 0x70 || (insn[0] == 0x0f && (insn[1] & 0xf0) == 0x80);
+		// Branches with an ip-relative target are re-encoded, whatever
+		// their prefixes: GCC's retpoline calls are "cs call thunk"
+		// (2e e8), which a copy would send rel32 off from the detour.
+		// The others (ret, call *%reg, flag instructions, plain
+		// copies) run as they are.
+		const bool relative = a.relative_branch;
 		if (a.execution == Execution::copy_rip_relative) {
 			copy.rebased(insn, a.length, a.disp_offset, a.target);
 		} else if (a.execution == Execution::copy || !relative) {

@@ -282,6 +282,54 @@ TEST_F(Relocation, ReturnThunkJumpIsReEncoded)
 	expect_both_return(f, 5, thunks);
 }
 
+// GCC's retpoline kernels call through the thunks with a cs prefix
+// (-mindirect-branch-cs-prefix): "2e e8 rel32". Copied as bytes, the call
+// went rel32 off from the detour (an Oops in module space when
+// class_for_each_device+0xe6 was optimized under make bench).
+TEST_F(Relocation, APrefixedThunkCallIsReEncoded)
+{
+	Thunks thunks;
+	thunks.indirect_thunk[11] = page.address(0x400);
+	page.put(0x400, {0x41, 0xff, 0xe3});	    // the thunk: jmp *%r11
+	page.put(0x500, {0xb8, 41, 0, 0, 0, 0xc3}); // the callee: mov $41,%eax; ret
+	// 0: movabs $callee,%r11; 10: cs call __x86_indirect_thunk_r11; 16: add $1,%eax; 19: ret
+	std::vector<uint8_t> f = {0x49, 0xbb};
+	const uint64_t callee = page.address(0x500);
+	for (int i = 0; i < 8; ++i)
+		f.push_back(uint8_t(callee >> (8 * i)));
+	f.insert(f.end(), {0x2e, 0xe8});
+	const std::vector<uint8_t> call = rel32(0x400 - 16);
+	f.insert(f.end(), call.begin(), call.end());
+	f.insert(f.end(), {0x83, 0xc0, 1, 0xc3});
+	page.put(0, f);
+	ASSERT_EQ(page.call(0), 42u) << "the original";
+	// Optimized at the call: its region is the call alone.
+	const CodeRange range{page.at(0), page.address(0), f.size()};
+	const OptimizationPlan p =
+		plan_jump_optimization(range, nullptr, 0, page.address(10), thunks, nullptr, nullptr);
+	ASSERT_EQ(p.refusal, OptimizationRefusal::none) << optimization_refusal_text(p.refusal);
+	ASSERT_EQ(p.region_length, 6);
+	uint8_t copy[max_relocated_region];
+	const size_t length =
+		relocate_region(p, page.at(10), page.address(10), thunks, page.address(4096), copy, sizeof(copy));
+	ASSERT_GT(length, 0u);
+	memcpy(page.at(4096), copy, length);
+	page.put(10, {0xe9});
+	page.put(11, rel32(4096 - 15));
+	EXPECT_EQ(page.call(0), 42u) << "through the relocated call";
+}
+
+TEST_F(Relocation, APrefixedDirectCallIsReEncoded)
+{
+	page.put(0x400, {0xb8, 41, 0, 0, 0, 0xc3}); // helper: mov $41,%eax; ret
+	// 0: cs call helper; 6: add $1,%eax; 9: ret
+	std::vector<uint8_t> f = {0x2e, 0xe8};
+	const std::vector<uint8_t> call = rel32(0x400 - 6);
+	f.insert(f.end(), call.begin(), call.end());
+	f.insert(f.end(), {0x83, 0xc0, 1, 0xc3});
+	expect_both_return(f, 42);
+}
+
 TEST(RelocationReach, ATargetOutOfRel32ReachFails)
 {
 	const Function f = {{0x31, 0xc0, 0x85, 0xc0, 0x74, 0x06, 0xb8, 1, 0, 0, 0, 0xc3, 0xb8, 2, 0, 0, 0, 0xc3}};
