@@ -33,6 +33,21 @@ int okp_glue_function_of(unsigned long address, unsigned long *start,
 enum okp_text_kind okp_glue_text_kind(unsigned long address);
 const char *okp_glue_reserved(unsigned long address, unsigned long length);
 int okp_glue_has_exception_entry(unsigned long address);
+/* An exception-table entry: the instruction that may fault, its fixup. */
+struct okp_exception_entry {
+	unsigned long insn;
+	unsigned long fixup;
+};
+/*
+ * The exception-table entries whose instruction lies in [start, end), from
+ * the table of the object holding start, in address order: their number
+ * (only the first capacity are written to found), or -1 when okprobe
+ * cannot tell (no core table found: ask okp_glue_has_exception_entry()
+ * address by address). src/kernel/exception_table.c.
+ */
+long okp_glue_exception_entries_within(unsigned long start, unsigned long end,
+				       struct okp_exception_entry *found,
+				       unsigned long capacity);
 /*
  * Claims the function [start, start + size) for okprobe's bytes: 0, or
  * -EBUSY (a kernel kprobe is in it) / -ENOMEM and *why. While claimed, the

@@ -101,6 +101,8 @@ void okp_arch_probes_exit(void);
 /* Finds and indexes the core kernel's jump table (src/kernel/jump_labels.c). */
 void okp_jump_labels_init(void);
 void okp_jump_labels_exit(void);
+/* src/kernel/exception_table.c: finds the core exception table. */
+void okp_exception_table_init(void);
 /* The length of the jump label instruction at code (arch/<arch>/probes_glue.c). */
 unsigned long okp_arch_jump_label_size(unsigned long code);
 

@@ -544,6 +544,7 @@ int okp_probes_init(void)
 	int ret;
 
 	okp_jump_labels_init();
+	okp_exception_table_init();
 	ret = okp_arch_probes_init();
 	if (ret) {
 		okp_jump_labels_exit();
