@@ -42,13 +42,16 @@
 #include <linux/errno.h>
 #include <linux/kallsyms.h>
 #include <linux/ftrace.h>
+#include <linux/hash.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 
 #include "core/core_api.h"
 #include "glue.h"
@@ -61,6 +64,7 @@
 /* A function okprobe has sites in, and its entries in the kernel's list. */
 struct okp_claim {
 	struct list_head list; /* okp_claims */
+	struct hlist_node by_start; /* okp_claims_by_start */
 	unsigned long start, end;
 	unsigned long users;
 	/* Before and after the function's ftrace call site. */
@@ -73,6 +77,9 @@ static const char okp_kernel_kprobe_why[] =
 	"a kernel kprobe (perf, bpftrace, kprobe_events) is in the function";
 
 static LIST_HEAD(okp_claims);
+/* The claims again, by function start: claiming must not walk them all. */
+#define OKP_CLAIM_HASH_BITS 10
+static struct hlist_head okp_claims_by_start[1 << OKP_CLAIM_HASH_BITS];
 static struct hlist_head *okp_kprobe_table;
 static struct list_head *okp_kprobe_blacklist;
 static struct mutex *okp_kprobe_mutex;
@@ -163,11 +170,82 @@ static bool okp_own_entry(const struct kprobe_blacklist_entry *entry)
 	return false;
 }
 
+/*
+ * The kernel's entries for core kernel text, merged into disjoint ranges
+ * sorted by start, taken at load (before okprobe's first claim): they never
+ * change after boot (modules list only their own text), while the list
+ * grows by two entries per function okprobe claims. Asking the list for
+ * every registration made registering n probes O(n^2).
+ */
+struct okp_range {
+	unsigned long start, end;
+};
+static struct okp_range *okp_core_listed;
+static unsigned long okp_core_listed_count;
+
+static int okp_range_order(const void *a, const void *b)
+{
+	const struct okp_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void okp_snapshot_core_listed(void)
+{
+	bool (*core_text)(unsigned long address) =
+		(void *)okp_ksyms.core_kernel_text;
+	struct kprobe_blacklist_entry *entry;
+	unsigned long count = 0, merged = 0, i;
+	struct okp_range *ranges;
+
+	lockdep_assert_held(okp_kprobe_mutex);
+	list_for_each_entry(entry, okp_kprobe_blacklist, list)
+		count += core_text(entry->start_addr);
+	ranges = kvmalloc_array(count ? count : 1, sizeof(*ranges), GFP_KERNEL);
+	if (!ranges)
+		return; /* the list is walked */
+	count = 0;
+	list_for_each_entry(entry, okp_kprobe_blacklist, list)
+		if (core_text(entry->start_addr))
+			ranges[count++] = (struct okp_range){ entry->start_addr,
+							      entry->end_addr };
+	sort(ranges, count, sizeof(*ranges), okp_range_order, NULL);
+	for (i = 0; i < count; i++) {
+		if (merged && ranges[i].start <= ranges[merged - 1].end)
+			ranges[merged - 1].end = max(ranges[merged - 1].end,
+						     ranges[i].end);
+		else
+			ranges[merged++] = ranges[i];
+	}
+	okp_core_listed = ranges;
+	okp_core_listed_count = merged;
+}
+
+static bool okp_core_range_listed(unsigned long address)
+{
+	unsigned long low = 0, high = okp_core_listed_count;
+
+	/* The last range starting at or before address. */
+	while (low < high) {
+		unsigned long middle = low + (high - low) / 2;
+
+		if (okp_core_listed[middle].start <= address)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return low && address < okp_core_listed[low - 1].end;
+}
+
 static bool okp_kernel_listed(unsigned long address)
 {
+	bool (*core_text)(unsigned long address) =
+		(void *)okp_ksyms.core_kernel_text;
 	struct kprobe_blacklist_entry *entry;
 	bool found = false;
 
+	if (okp_core_listed && core_text(address))
+		return okp_core_range_listed(address);
 	rcu_read_lock();
 	list_for_each_entry_rcu(entry, okp_kprobe_blacklist, list) {
 		if (address >= entry->start_addr && address < entry->end_addr &&
@@ -209,11 +287,17 @@ const char *okp_glue_kernel_blacklisted(unsigned long address)
 	return base && okp_kernel_listed(base) ? why : NULL;
 }
 
+static struct hlist_head *okp_claim_bucket(unsigned long start)
+{
+	return &okp_claims_by_start[hash_long(start, OKP_CLAIM_HASH_BITS)];
+}
+
 static struct okp_claim *okp_claim_of(unsigned long start)
 {
 	struct okp_claim *claim;
 
-	list_for_each_entry(claim, &okp_claims, list)
+	lockdep_assert_held(okp_kprobe_mutex);
+	hlist_for_each_entry(claim, okp_claim_bucket(start), by_start)
 		if (claim->start == start)
 			return claim;
 	return NULL;
@@ -274,6 +358,7 @@ int okp_glue_claim_function(unsigned long start, unsigned long size,
 					     ftrace_end, claim->end);
 	}
 	list_add_tail_rcu(&claim->list, &okp_claims);
+	hlist_add_head(&claim->by_start, okp_claim_bucket(start));
 	claim = NULL;
 out:
 	mutex_unlock(okp_kprobe_mutex);
@@ -297,6 +382,7 @@ void okp_glue_release_function(unsigned long start)
 	for (i = 0; i < claim->entry_count; i++)
 		list_del_rcu(&claim->entries[i].list);
 	list_del_rcu(&claim->list);
+	hlist_del(&claim->by_start);
 	mutex_unlock(okp_kprobe_mutex);
 	/* within_kprobe_blacklist() and the guard read under RCU. */
 	kfree_rcu(claim, rcu);
@@ -342,6 +428,7 @@ int okp_kernel_kprobes_init(void)
 		return -ENOENT;
 	}
 	mutex_lock(okp_kprobe_mutex);
+	okp_snapshot_core_listed();
 	okp_blacklist_insert(&okp_self_entry, base,
 			     base + THIS_MODULE->core_layout.text_size);
 	okp_self_listed = true;
@@ -359,6 +446,9 @@ void okp_kernel_kprobes_exit(void)
 	mutex_lock(okp_kprobe_mutex);
 	list_del_rcu(&okp_self_entry.list);
 	mutex_unlock(okp_kprobe_mutex);
+	kvfree(okp_core_listed);
+	okp_core_listed = NULL;
+	okp_core_listed_count = 0;
 	okp_self_listed = false;
 	okp_kprobe_table = NULL;
 	/* The entry is in this module's memory; claims left use kfree_rcu. */
