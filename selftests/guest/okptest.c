@@ -2361,6 +2361,25 @@ static void bench_print_coverage(const struct bench_pass *k,
 	tcdrain(1);
 }
 
+/*
+ * Whether the scale passes include kind: all of them, unless bench_kinds
+ * (tools/bench --kinds) names some, e.g. "okprobe,okprobe-many".
+ */
+static int bench_runs_kind(const char *kind)
+{
+	const char *kinds = getenv("bench_kinds");
+	size_t length = strlen(kind);
+	const char *at;
+
+	if (!kinds || !*kinds)
+		return 1;
+	for (at = kinds; (at = strstr(at, kind)); at += length)
+		if ((at == kinds || at[-1] == ',') &&
+		    (at[length] == ',' || !at[length]))
+			return 1;
+	return 0;
+}
+
 /* The sample sizes of the scale table (make bench's build/bench/scale.svg). */
 static const int bench_scale_sizes[] = { 100, 1000, 10000 };
 
@@ -2403,15 +2422,19 @@ static int bench_coverage(void)
 		kernel = (struct bench_pass){ .kind = "kprobe", .size = size };
 		ours = (struct bench_pass){ .kind = "okprobe", .size = size };
 		many = (struct bench_pass){ .kind = "okprobe-many", .size = size };
-		result = bench_coverage_pass(&kernel);
-		if (!result)
+		if (bench_runs_kind(kernel.kind))
+			result = bench_coverage_pass(&kernel);
+		if (!result && bench_runs_kind(ours.kind))
 			result = bench_coverage_pass(&ours);
-		if (!result)
+		if (!result && bench_runs_kind(many.kind))
 			result = bench_coverage_pass(&many);
 		if (!result) {
-			bench_say_scale(&kernel);
-			bench_say_scale(&ours);
-			bench_say_scale(&many);
+			if (bench_runs_kind(kernel.kind))
+				bench_say_scale(&kernel);
+			if (bench_runs_kind(ours.kind))
+				bench_say_scale(&ours);
+			if (bench_runs_kind(many.kind))
+				bench_say_scale(&many);
 		}
 		if (size == resolved)
 			break;
