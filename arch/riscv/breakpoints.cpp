@@ -112,6 +112,7 @@ void release_resources()
 	// Every site is released: nothing runs in a slot or detour any more.
 	probe_pools.slots.release_all();
 	probe_pools.detours.release_all();
+	probe_pools.last_function.clear();
 }
 
 // riscv's trap path where no breakpoint may be taken: the exit's calls

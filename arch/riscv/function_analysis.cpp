@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "riscv/function_analysis.hpp"
 
+#include "core/sort.hpp"
+
 namespace okp::riscv {
 
 namespace {
@@ -12,33 +14,6 @@ bool is_padding(const uint8_t *bytes, size_t size)
 		if (bytes[i] != 0)
 			return false;
 	return true;
-}
-
-void sift_down(uint64_t *values, size_t root, size_t count)
-{
-	for (size_t child; (child = 2 * root + 1) < count; root = child) {
-		if (child + 1 < count && values[child + 1] > values[child])
-			++child;
-		if (values[root] >= values[child])
-			return;
-		const uint64_t swap = values[root];
-		values[root] = values[child];
-		values[child] = swap;
-	}
-}
-
-// Heap sort: the core has no <algorithm>, and a large function has
-// thousands of targets.
-void sort(uint64_t *values, size_t count)
-{
-	for (size_t i = count / 2; i-- > 0;)
-		sift_down(values, i, count);
-	for (size_t end = count; end-- > 1;) {
-		const uint64_t swap = values[0];
-		values[0] = values[end];
-		values[end] = swap;
-		sift_down(values, 0, end);
-	}
 }
 
 // What the evaluation of a switch's dispatch sequence knows about the value
@@ -513,7 +488,7 @@ void FunctionAnalysis::pair_far_jumps()
 		}
 	}
 	if (added)
-		sort(targets_, target_count_);
+		sort_addresses(targets_, target_count_);
 }
 
 void FunctionAnalysis::set_problem(FunctionProblem problem, uint64_t address)
@@ -595,7 +570,7 @@ bool FunctionAnalysis::link_jumps()
 	for (size_t t = 0; t < table_count_; ++t)
 		for (size_t e = 0; e < tables_[t].count; ++e)
 			links_[link_count_++] = uint64_t(entries_[tables_[t].first + e]) << 32 | tables_[t].jump;
-	sort(links_, link_count_);
+	sort_addresses(links_, link_count_);
 	return true;
 }
 
@@ -897,7 +872,7 @@ void FunctionAnalysis::resolve_indirect_jumps(const DataReader *data)
 			target_capacity_ = target_count_ + entry_count_;
 			for (size_t e = 0; e < entry_count_; ++e)
 				add_target(address_of(entries_[e]));
-			sort(targets_, target_count_);
+			sort_addresses(targets_, target_count_);
 		}
 		if (!targets || !link_jumps())
 			set_problem(FunctionProblem::indirect_jump, address_of(tables_[0].jump));
@@ -1102,7 +1077,7 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 		if (to >= 0)
 			flags_[to] |= flag_entry_point; // a fixup may change registers
 	}
-	sort(targets_, target_count_);
+	sort_addresses(targets_, target_count_);
 	pair_far_jumps();
 	resolve_indirect_jumps(data);
 

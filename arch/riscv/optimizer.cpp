@@ -16,59 +16,53 @@
 #include "riscv/probe_pools.hpp"
 
 namespace okp::riscv {
-namespace {
 
 // ---- The site's function, decoded whole ---------------------------------------
 
-constexpr size_t max_edges = 64;
-
-// The function holding a site, decoded with its pieces and the edges its
-// bytes do not show: jump labels (a nop that may become a jump) and
-// exception fixups (a fault that resumes elsewhere). Large: allocated.
-struct SiteFunction {
-	FunctionText text;
-	FunctionText pieces[max_pieces];
-	CodeRange ranges[max_pieces];
-	size_t piece_count = 0;
-	ExtraEdge edges[max_edges];
-	size_t edge_count = 0;
-	FunctionAnalysis analysis;
-
-	// nullptr, or why the function cannot be analysed.
-	const char *analyse(const Site &site, const KernelFacts &facts);
-
-private:
-	const char *add_edges_of(const CodeRange &range, const KernelFacts &facts);
-	const char *add_edge(const ExtraEdge &edge);
-	bool in_function(uint64_t address) const
-	{
-		return address >= text.range.address && address < text.range.address + text.range.size;
-	}
-};
-
-const char *SiteFunction::add_edge(const ExtraEdge &edge)
+const char *SiteFunction::add_edge(const ExtraEdge &edge, ExtraEdge (&found)[max_edges], size_t *count) const
 {
 	if (!in_function(edge.from) && !in_function(edge.to))
 		return nullptr; // between pieces: nothing of the function's
-	if (edge_count == max_edges)
+	if (*count == max_edges)
 		return "the function has too many jump labels and exception fixups to check";
-	edges[edge_count++] = edge;
+	found[(*count)++] = edge;
 	return nullptr;
 }
 
 // The jump labels and exception fixups whose site lies in range (the
 // function or one of its pieces).
-const char *SiteFunction::add_edges_of(const CodeRange &range, const KernelFacts &facts)
+const char *SiteFunction::add_edges_of(const CodeRange &range, const KernelFacts &facts, ExtraEdge (&found)[max_edges],
+				       size_t *count) const
 {
-	okp_jump_label labels[max_edges];
-	const long found = okp_glue_jump_labels_within(range.address, range.address + range.size, labels, max_edges);
-	if (found < 0)
-		return "the function has jump labels and the kernel's jump table is unknown";
-	if (found > long(max_edges))
-		return "the function has too many jump labels to check";
-	for (long i = 0; i < found; ++i)
-		if (const char *why = add_edge({labels[i].code, labels[i].target, ExtraEdge::Kind::jump_label}))
-			return why;
+	{ // each buffer in its own scope: they share the frame
+		okp_jump_label labels[max_edges];
+		const long label_count =
+			okp_glue_jump_labels_within(range.address, range.address + range.size, labels, max_edges);
+		if (label_count < 0)
+			return "the function has jump labels and the kernel's jump table is unknown";
+		if (label_count > long(max_edges))
+			return "the function has too many jump labels to check";
+		for (long i = 0; i < label_count; ++i)
+			if (const char *why = add_edge({labels[i].code, labels[i].target, ExtraEdge::Kind::jump_label},
+						       found, count))
+				return why;
+	}
+	long entry_count;
+	{
+		okp_exception_entry entries[max_edges];
+		entry_count = okp_glue_exception_entries_within(range.address, range.address + range.size, entries,
+								max_edges);
+		if (entry_count > long(max_edges))
+			return "the function has too many jump labels and exception fixups to check";
+		for (long i = 0; i < entry_count; ++i)
+			if (const char *why =
+				    add_edge({entries[i].insn, entries[i].fixup, ExtraEdge::Kind::exception_fixup},
+					     found, count))
+				return why;
+	}
+	if (entry_count >= 0)
+		return nullptr;
+	// The kernel's table is unknown: ask instruction by instruction.
 	for (size_t at = 0; at < range.size;) {
 		const Instruction insn = decode_instruction(range.bytes + at, range.size - at);
 		if (insn.length == 0)
@@ -78,11 +72,23 @@ const char *SiteFunction::add_edges_of(const CodeRange &range, const KernelFacts
 			const uint64_t fixup = okp_glue_exception_fixup(address);
 			if (!fixup)
 				return "an exception-table entry of the function has no fixup address";
-			if (const char *why = add_edge({address, fixup, ExtraEdge::Kind::exception_fixup}))
+			if (const char *why =
+				    add_edge({address, fixup, ExtraEdge::Kind::exception_fixup}, found, count))
 				return why;
 		}
 		at += insn.length;
 	}
+	return nullptr;
+}
+
+const char *SiteFunction::collect_edges(const KernelFacts &facts, ExtraEdge (&found)[max_edges], size_t *count) const
+{
+	*count = 0;
+	if (const char *why = add_edges_of(text.range, facts, found, count))
+		return why;
+	for (size_t p = 0; p < piece_count; ++p)
+		if (const char *why = add_edges_of(ranges[p], facts, found, count))
+			return why;
 	return nullptr;
 }
 
@@ -98,11 +104,10 @@ const char *SiteFunction::analyse(const Site &site, const KernelFacts &facts)
 	if (const char *why = read_pieces(facts, site.description, text.range, targets, target_count, pieces, ranges,
 					  &piece_count))
 		return why;
-	if (const char *why = add_edges_of(text.range, facts))
-		return why;
 	for (size_t p = 0; p < piece_count; ++p)
-		if (const char *why = add_edges_of(ranges[p], facts))
-			return why;
+		piece_keys[p] = TextKey::of(ranges[p].bytes, ranges[p].size, ranges[p].address);
+	if (const char *why = collect_edges(facts, edges, &edge_count))
+		return why;
 	DataReader rodata;
 	rodata.read = [](uint64_t address, void *out, size_t size, void *) -> size_t {
 		return okp_glue_read_rodata(address, out, size);
@@ -111,6 +116,52 @@ const char *SiteFunction::analyse(const Site &site, const KernelFacts &facts)
 	if (!analysis.build(text.range, ranges, piece_count, edges, edge_count, &rodata))
 		return "out of memory";
 	return nullptr;
+}
+
+bool SiteFunction::still_holds(const KernelFacts &facts) const
+{
+	for (size_t p = 0; p < piece_count; ++p) {
+		const TextKey &piece = piece_keys[p];
+		FunctionText now;
+		if (facts.foreign_probe(piece.address, piece.size, facts.context) ||
+		    now.read(facts, piece.address, piece.size) ||
+		    !(TextKey::of(now.bytes, piece.size, piece.address) == piece))
+			return false;
+	}
+	ExtraEdge found[max_edges];
+	size_t count = 0;
+	if (collect_edges(facts, found, &count) || count != edge_count)
+		return false;
+	for (size_t i = 0; i < count; ++i)
+		if (found[i].from != edges[i].from || found[i].to != edges[i].to || found[i].kind != edges[i].kind)
+			return false;
+	return true;
+}
+
+namespace {
+
+// The analysis of the site's function: the last one when neither its
+// bytes, its pieces' nor its edges changed. nullptr and *why when none.
+const SiteFunction *site_function(const Site &site, const KernelFacts &facts, const char **why)
+{
+	*why = "no function is known at the address";
+	uint64_t start = 0, size = 0;
+	if (!facts.function_of(site.address, &start, &size, facts.context))
+		return nullptr;
+	FunctionText text;
+	if ((*why = text.read(facts, start, size)))
+		return nullptr;
+	const TextKey key = TextKey::of(text.bytes, size, start);
+	if (const SiteFunction *last = probe_pools.last_function.find(key))
+		if (last->still_holds(facts))
+			return last;
+	SiteFunction *function = probe_pools.last_function.replace(key);
+	*why = function ? function->analyse(site, facts) : "out of memory";
+	if (*why) {
+		probe_pools.last_function.clear();
+		return nullptr;
+	}
+	return function;
 }
 
 // A register dead after the site's instruction, by liveness over its whole
@@ -143,10 +194,8 @@ using namespace okp::riscv;
 // is written here when it needs a register that liveness proves dead.
 const char *plan_jump(Site &site, const KernelFacts &facts)
 {
-	const Owned<SiteFunction> function = Owned<SiteFunction>::make();
-	if (!function)
-		return "out of memory";
-	const char *why = function->analyse(site, facts);
+	const char *why = nullptr;
+	const SiteFunction *function = site_function(site, facts, &why);
 	if (!why && site.arch.slot && !site.arch.boosted) {
 		const unsigned scratch = scratch_after(site, function->analysis);
 		if (scratch)

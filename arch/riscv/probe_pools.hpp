@@ -8,6 +8,7 @@
 #include "core/probe_table.hpp"
 #include "core/slot_pool.hpp"
 #include "riscv/out_of_line.hpp"
+#include "riscv/site_function.hpp"
 
 namespace okp::riscv {
 
@@ -17,6 +18,7 @@ constexpr int max_slot_pages = 512;
 struct ProbePools {
 	SlotPool<slot_size, max_slot_pages> slots;
 	DetourPool detours;
+	LastFunction<SiteFunction> last_function;
 };
 
 extern ProbePools probe_pools;

@@ -55,16 +55,17 @@ bool write_slot(Site &site, const uint8_t *original)
 	data.slot = probe_pools.slots.take();
 	if (!data.slot)
 		return false;
-	uint8_t boosted[slot_size], trapping[slot_size];
-	if (!build_slot(data.analysis, original, site.address, data.slot, SlotEnd::jump_back, boosted) ||
-	    !build_slot(data.analysis, original, site.address, data.slot + slot_size, SlotEnd::breakpoint, trapping)) {
+	// Both copies side by side, written at once (one text_poke).
+	uint8_t copies[2][slot_size];
+	static_assert(sizeof(copies) == slot_bytes);
+	if (!build_slot(data.analysis, original, site.address, data.slot, SlotEnd::jump_back, copies[0]) ||
+	    !build_slot(data.analysis, original, site.address, data.slot + slot_size, SlotEnd::breakpoint, copies[1])) {
 		probe_pools.slots.give_back(data.slot);
 		data.slot = 0;
 		return false;
 	}
-	const okp_text_patch copies[2] = {{data.slot, boosted, slot_size},
-					  {data.slot + slot_size, trapping, slot_size}};
-	okp_glue_code_write_batch(copies, 2);
+	const okp_text_patch patch = {data.slot, copies, slot_bytes};
+	okp_glue_code_write_batch(&patch, 1);
 	return true;
 }
 
@@ -81,6 +82,21 @@ OKP_HANDLER_PATH void write_stack(uint64_t address, uint64_t value)
 const StackAccess stack = {write_stack, read_stack};
 
 } // namespace
+
+DecodedFunction *decoded_function(const uint8_t *bytes, size_t size, uint64_t address)
+{
+	const TextKey key = TextKey::of(bytes, size, address);
+	if (DecodedFunction *decoded = probe_pools.last_function.find(key))
+		return decoded;
+	resolve_thunks(); // the map sees thunk jumps as what they stand for
+	DecodedFunction *decoded = probe_pools.last_function.replace(key);
+	if (!decoded || !decoded->map.decode({bytes, address, size}, probe_pools.thunks)) {
+		probe_pools.last_function.clear();
+		return nullptr;
+	}
+	return decoded;
+}
+
 } // namespace okp::x86
 
 namespace okp::arch {
@@ -118,7 +134,10 @@ size_t instruction_length(const Site &site)
 
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address)
 {
-	return x86::probe_rules(function, size, offset, function_address);
+	const DecodedFunction *decoded = decoded_function(function, size, function_address);
+	const Boundary boundary =
+		decoded ? decoded->map.boundary(offset) : check_instruction_boundary(function, size, offset);
+	return x86::probe_rules(boundary, function, size, offset, function_address);
 }
 
 void release_resources()
@@ -126,6 +145,7 @@ void release_resources()
 	// Every site is released: nothing runs in a slot or detour any more.
 	probe_pools.slots.release_all();
 	probe_pools.detours.release_all();
+	probe_pools.last_function.clear();
 	probe_pools.thunks_resolved = false;
 }
 

@@ -18,11 +18,6 @@ unsigned instruction_length(const uint8_t *bytes, size_t available)
 	return instruction.length;
 }
 
-namespace {
-
-// Whether execution may go on to the next instruction: false after ret,
-// jmp, call (GCC ends a function with a call of a noreturn function),
-// int3 and ud2. From the bytes, past legacy and REX prefixes.
 bool falls_through(const uint8_t *insn, unsigned length)
 {
 	unsigned at = 0;
@@ -55,8 +50,6 @@ bool falls_through(const uint8_t *insn, unsigned length)
 		return true;
 	}
 }
-
-} // namespace
 
 Boundary check_instruction_boundary(const uint8_t *function, size_t function_size, size_t offset)
 {

@@ -16,6 +16,11 @@ constexpr size_t max_instruction_length = 15;
 // decode as one within available bytes.
 unsigned instruction_length(const uint8_t *bytes, size_t available);
 
+// Whether execution may go on to the next instruction: false after ret,
+// jmp, call (GCC ends a function with a call of a noreturn function),
+// int3 and ud2. From the bytes, past legacy and REX prefixes.
+bool falls_through(const uint8_t *insn, unsigned length);
+
 enum class Boundary {
 	instruction_start, // offset is where an instruction begins
 	inside_instruction,

@@ -3,6 +3,8 @@
 
 #include "x86/instruction_decoder.hpp"
 
+#include "core/sort.hpp"
+
 namespace okp::x86 {
 namespace {
 
@@ -53,7 +55,7 @@ bool relocatable_in_detour(const Analysis &analysis)
 	return analysis.transfer != Transfer::none;
 }
 
-void BranchMap::refuse(OptimizationRefusal refusal, uint64_t address)
+void FunctionMap::refuse(OptimizationRefusal refusal, uint64_t address)
 {
 	if (refusal_ == OptimizationRefusal::none) {
 		refusal_ = refusal;
@@ -61,17 +63,21 @@ void BranchMap::refuse(OptimizationRefusal refusal, uint64_t address)
 	}
 }
 
-// Decodes code linearly: counts its direct branch targets (count_only) or
-// stores them, and notes what refuses the whole function.
-bool BranchMap::scan(const CodeRange &code, const Thunks &thunks, ExceptionEntryQuery has_exception_entry,
-		     void *context, bool count_only)
+// Decodes code linearly, once: its direct branch targets and what refuses
+// the whole function; for the function itself (not a piece) also where
+// instructions start, where someone else's int3 stands, and the jumps out.
+bool FunctionMap::scan(const CodeRange &code, const Thunks &thunks, bool function)
 {
+	size_t previous = 0;
+	unsigned previous_length = 0;
 	for (size_t offset = 0; offset < code.size;) {
 		const uint64_t at = code.address + offset;
 		const size_t left = code.size - offset;
 		const Analysis a = analyze_instruction(
 			code.bytes + offset, left < max_instruction_length ? left : max_instruction_length, at, thunks);
 		if (a.length == 0 || a.refusal == Refusal::undecodable) {
+			if (function)
+				undecodable_at_ = offset;
 			// int3 padding after the last instruction is not code.
 			bool padding = true;
 			for (size_t i = offset; i < code.size && padding; ++i)
@@ -80,68 +86,110 @@ bool BranchMap::scan(const CodeRange &code, const Thunks &thunks, ExceptionEntry
 				refuse(OptimizationRefusal::function_undecodable, at);
 			break;
 		}
+		if (function) {
+			starts_[offset / 8] |= uint8_t(1u << (offset % 8));
+			if (code.bytes[offset] == 0xcc && previous_length && foreign_breakpoint_at_ == none &&
+			    falls_through(code.bytes + previous, previous_length))
+				foreign_breakpoint_at_ = offset;
+			previous = offset;
+			previous_length = a.length;
+		}
 		if (a.transfer == Transfer::jump_register)
 			refuse(OptimizationRefusal::indirect_jump, at);
 		if (a.refusal == Refusal::unsupported_relative)
 			refuse(OptimizationRefusal::unanalysable_branch, at);
-		if (has_exception_entry && has_exception_entry(at, context))
-			refuse(OptimizationRefusal::exception_entry, at);
-		if ((a.transfer == Transfer::jump || a.transfer == Transfer::call) && a.target) {
-			if (count_only)
-				++capacity_;
-			else if (count_ < capacity_)
-				targets_[count_++] = a.target;
+		if ((a.transfer == Transfer::jump || a.transfer == Transfer::call) && a.target &&
+		    !targets_.push(a.target))
+			return false;
+		if (function && a.relative_branch && a.transfer == Transfer::jump &&
+		    (a.target < code.address || a.target >= code.address + code.size)) {
+			bool known = false;
+			for (size_t i = 0; i < external_.size() && !known; ++i)
+				known = external_[i] == a.target;
+			if (!known && !external_.push(a.target))
+				return false;
 		}
 		offset += a.length;
 	}
 	return true;
 }
 
-bool BranchMap::build(const CodeRange &function, const CodeRange *pieces, size_t piece_count, const Thunks &thunks,
-		      ExceptionEntryQuery has_exception_entry, void *context)
+bool FunctionMap::decode(const CodeRange &function, const Thunks &thunks)
 {
-	// Two passes: count, then store. Exception entries matter only in the
-	// function itself (a fixup resumes in the faulting function).
-	scan(function, thunks, has_exception_entry, context, true);
+	starts_ = OwnedArray<uint8_t>::make(function.size / 8 + 1);
+	if (!starts_)
+		return false;
+	for (size_t i = 0; i < starts_.size(); ++i)
+		starts_[i] = 0;
+	address_ = function.address;
+	size_ = function.size;
+	return scan(function, thunks, true);
+}
+
+bool FunctionMap::add_piece(const CodeRange &piece, const Thunks &thunks)
+{
+	return scan(piece, thunks, false);
+}
+
+void FunctionMap::finish()
+{
+	sort_addresses(targets_.get(), targets_.size());
+}
+
+bool FunctionMap::build(const CodeRange &function, const CodeRange *pieces, size_t piece_count, const Thunks &thunks,
+			ExceptionEntryQuery has_exception_entry, void *context)
+{
+	if (!decode(function, thunks))
+		return false;
+	// Exception entries matter only in the function itself (a fixup
+	// resumes in the faulting function).
+	if (has_exception_entry)
+		for (size_t offset = 0; offset < size_; ++offset)
+			if (starts_at(offset) && has_exception_entry(address_ + offset, context))
+				add_exception_entry(address_ + offset);
 	for (size_t i = 0; i < piece_count; ++i)
-		scan(pieces[i], thunks, nullptr, nullptr, true);
-	if (capacity_) {
-		targets_ = new uint64_t[capacity_];
-		if (!targets_)
+		if (!add_piece(pieces[i], thunks))
 			return false;
-	}
-	const OptimizationRefusal refusal = refusal_;
-	const uint64_t refusal_address = refusal_address_;
-	scan(function, thunks, nullptr, nullptr, false);
-	for (size_t i = 0; i < piece_count; ++i)
-		scan(pieces[i], thunks, nullptr, nullptr, false);
-	refusal_ = refusal;
-	refusal_address_ = refusal_address;
-	// Insertion sort: functions have few branches, and no libstdc++.
-	for (size_t i = 1; i < count_; ++i) {
-		const uint64_t value = targets_[i];
-		size_t j = i;
-		for (; j > 0 && targets_[j - 1] > value; --j)
-			targets_[j] = targets_[j - 1];
-		targets_[j] = value;
-	}
+	finish();
 	return true;
 }
 
-uint64_t BranchMap::target_within(uint64_t start, uint64_t end) const
+Boundary FunctionMap::boundary(size_t offset) const
 {
-	size_t low = 0, high = count_;
+	if (offset >= size_)
+		return Boundary::past_end;
+	// The walk from the first byte meets whichever comes first.
+	const size_t stop = undecodable_at_ < foreign_breakpoint_at_ ? undecodable_at_ : foreign_breakpoint_at_;
+	if (stop < offset)
+		return stop == undecodable_at_ ? Boundary::undecodable : Boundary::foreign_breakpoint;
+	// The walk also reaches where the decode stopped (its bytes are then
+	// the instruction rules' to refuse).
+	return starts_at(offset) || offset == undecodable_at_ ? Boundary::instruction_start
+							      : Boundary::inside_instruction;
+}
+
+size_t FunctionMap::external_jump_targets(uint64_t *targets, size_t capacity) const
+{
+	for (size_t i = 0; i < external_.size() && i < capacity; ++i)
+		targets[i] = external_[i];
+	return external_.size();
+}
+
+uint64_t FunctionMap::target_within(uint64_t start, uint64_t end) const
+{
+	const uint64_t *targets = targets_.get();
+	size_t low = 0, high = targets_.size();
 	while (low < high) {
 		const size_t middle = low + (high - low) / 2;
-		if (targets_[middle] < start)
+		if (targets[middle] < start)
 			low = middle + 1;
 		else
 			high = middle;
 	}
-	return low < count_ && targets_[low] < end ? targets_[low] : 0;
+	return low < targets_.size() && targets[low] < end ? targets[low] : 0;
 }
 
-OptimizationPlan plan_jump_optimization(const CodeRange &function, const BranchMap &branches, uint64_t address,
+OptimizationPlan plan_jump_optimization(const CodeRange &function, const FunctionMap &map, uint64_t address,
 					const Thunks &thunks)
 {
 	if (address < function.address || address >= function.address + function.size)
@@ -178,11 +226,11 @@ OptimizationPlan plan_jump_optimization(const CodeRange &function, const BranchM
 		plan.region_length = static_cast<uint8_t>(plan.region_length + a.length);
 		offset += a.length;
 	}
-	if (branches.function_refusal() != OptimizationRefusal::none)
-		return refused(branches.function_refusal(), branches.function_refusal_address());
+	if (map.function_refusal() != OptimizationRefusal::none)
+		return refused(map.function_refusal(), map.function_refusal_address());
 	// Only addr+1 ... addr+4 matter: every other instruction boundary of
 	// the DCR lies before addr+5, and bytes past it are not overwritten.
-	if (const uint64_t target = branches.target_within(address + 1, address + jump_size))
+	if (const uint64_t target = map.target_within(address + 1, address + jump_size))
 		return refused(OptimizationRefusal::jump_into_region, target);
 	return plan;
 }
@@ -191,10 +239,10 @@ OptimizationPlan plan_jump_optimization(const CodeRange &function, const CodeRan
 					uint64_t address, const Thunks &thunks, ExceptionEntryQuery has_exception_entry,
 					void *context)
 {
-	BranchMap branches;
-	if (!branches.build(function, pieces, piece_count, thunks, has_exception_entry, context))
+	FunctionMap map;
+	if (!map.build(function, pieces, piece_count, thunks, has_exception_entry, context))
 		return refused(OptimizationRefusal::out_of_memory, address);
-	return plan_jump_optimization(function, branches, address, thunks);
+	return plan_jump_optimization(function, map, address, thunks);
 }
 
 namespace {

@@ -25,6 +25,7 @@
 
 #include "core/code_graph.hpp"
 #include "core/code_range.hpp"
+#include "core/owned.hpp"
 #include "x86/instruction_analysis.hpp"
 #include "x86/instruction_decoder.hpp"
 
@@ -62,18 +63,42 @@ struct OptimizationPlan {
 // Whether the instruction at address has an exception-table entry.
 using ExceptionEntryQuery = bool (*)(uint64_t address, void *context);
 
-// What the whole function (and its .cold/.part pieces) says about jumps,
-// decoded once and then asked for every candidate probe address.
-class BranchMap {
+// What decoding a function once tells every question asked of it: where
+// its instructions start (the breakpoint's boundary proof), where its direct
+// jumps and calls go, and of its .cold/.part pieces', its jumps out (the
+// pieces to read), and what refuses a jump anywhere in it. The writer keeps
+// the last one (arch/x86/breakpoints.cpp) for the next registration in the
+// same function; the census decodes each of Debian's functions once.
+class FunctionMap {
 public:
-	BranchMap() = default;
-	~BranchMap() { delete[] targets_; }
-	BranchMap(const BranchMap &) = delete;
-	BranchMap &operator=(const BranchMap &) = delete;
+	FunctionMap() = default;
+	FunctionMap(const FunctionMap &) = delete;
+	FunctionMap &operator=(const FunctionMap &) = delete;
 
-	// Decodes function and pieces. False only when out of memory.
+	// Decodes function linearly from its first byte, once. False only
+	// when out of memory.
+	bool decode(const CodeRange &function, const Thunks &thunks);
+	// Adds a piece's direct branch targets and refusals. False only when
+	// out of memory.
+	bool add_piece(const CodeRange &piece, const Thunks &thunks);
+	// An instruction of the function has an exception-table entry: a
+	// fixup could resume inside any jump.
+	void add_exception_entry(uint64_t address) { refuse(OptimizationRefusal::exception_entry, address); }
+	// Orders the branch targets; after the last add_piece.
+	void finish();
+
+	// All three steps, asking has_exception_entry (when given) for every
+	// instruction of the function.
 	bool build(const CodeRange &function, const CodeRange *pieces, size_t piece_count, const Thunks &thunks,
 		   ExceptionEntryQuery has_exception_entry, void *context);
+
+	// check_instruction_boundary()'s answer for offset, from the decode.
+	Boundary boundary(size_t offset) const;
+	// Whether an instruction starts at offset.
+	bool starts_at(size_t offset) const { return offset < size_ && (starts_[offset / 8] >> (offset % 8)) & 1; }
+	size_t size() const { return size_; }
+	// external_jump_targets()'s answer, from the decode.
+	size_t external_jump_targets(uint64_t *targets, size_t capacity) const;
 	// A refusal that holds for every address of the function, or none.
 	OptimizationRefusal function_refusal() const { return refusal_; }
 	uint64_t function_refusal_address() const { return refusal_address_; }
@@ -81,18 +106,23 @@ public:
 	uint64_t target_within(uint64_t start, uint64_t end) const;
 
 private:
-	bool scan(const CodeRange &code, const Thunks &thunks, ExceptionEntryQuery has_exception_entry, void *context,
-		  bool count_only);
+	bool scan(const CodeRange &code, const Thunks &thunks, bool function);
 	void refuse(OptimizationRefusal refusal, uint64_t address);
 
-	uint64_t *targets_ = nullptr; // sorted
-	size_t count_ = 0, capacity_ = 0;
+	static constexpr size_t none = ~size_t(0);
+	OwnedArray<uint8_t> starts_; // a bit per byte of the function
+	size_t size_ = 0;
+	size_t undecodable_at_ = none;	      // where the decode stopped short
+	size_t foreign_breakpoint_at_ = none; // the first int3 after code that falls through
+	uint64_t address_ = 0;
+	GrowingArray<uint64_t> targets_;  // sorted by finish()
+	GrowingArray<uint64_t> external_; // the function's jumps out, each once
 	OptimizationRefusal refusal_ = OptimizationRefusal::none;
 	uint64_t refusal_address_ = 0;
 };
 
-// The plan for a jump at address in function, given its branch map.
-OptimizationPlan plan_jump_optimization(const CodeRange &function, const BranchMap &branches, uint64_t address,
+// The plan for a jump at address in function, given its map.
+OptimizationPlan plan_jump_optimization(const CodeRange &function, const FunctionMap &map, uint64_t address,
 					const Thunks &thunks);
 
 // Both steps, for a single address.

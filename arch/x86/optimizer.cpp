@@ -16,6 +16,74 @@ namespace okp::arch {
 
 using namespace okp::x86;
 
+namespace {
+
+// Whether the pieces read for decoded still hold the same bytes, with no
+// kernel kprobe in them.
+bool same_pieces(const DecodedFunction &decoded, const KernelFacts &facts)
+{
+	for (size_t p = 0; p < decoded.piece_count; ++p) {
+		const TextKey &piece = decoded.pieces[p];
+		FunctionText text;
+		if (facts.foreign_probe(piece.address, piece.size, facts.context) ||
+		    text.read(facts, piece.address, piece.size) ||
+		    !(TextKey::of(text.bytes, piece.size, piece.address) == piece))
+			return false;
+	}
+	return true;
+}
+
+// The map of the site's function and its pieces: decoded once, kept for
+// the next site while neither changes. nullptr and *why when not.
+const FunctionMap *function_map(const Site &site, const CodeRange &function, const KernelFacts &facts, const char **why)
+{
+	*why = "out of memory";
+	DecodedFunction *decoded = decoded_function(function.bytes, function.size, function.address);
+	if (decoded && decoded->pieces_added) {
+		if (same_pieces(*decoded, facts))
+			return &decoded->map;
+		probe_pools.last_function.clear();
+		decoded = decoded_function(function.bytes, function.size, function.address);
+	}
+	if (!decoded)
+		return nullptr;
+	uint64_t targets[max_external_targets];
+	const size_t target_count = decoded->map.external_jump_targets(targets, max_external_targets);
+	FunctionText pieces[max_pieces];
+	CodeRange ranges[max_pieces];
+	size_t piece_count = 0;
+	*why = read_pieces(facts, site.description, function, targets, target_count, pieces, ranges, &piece_count);
+	if (*why)
+		return nullptr;
+	for (size_t p = 0; p < piece_count; ++p) {
+		if (!decoded->map.add_piece(ranges[p], probe_pools.thunks)) {
+			probe_pools.last_function.clear();
+			*why = "out of memory";
+			return nullptr;
+		}
+		decoded->pieces[p] = TextKey::of(ranges[p].bytes, ranges[p].size, ranges[p].address);
+	}
+	decoded->map.finish();
+	decoded->piece_count = piece_count;
+	decoded->pieces_added = true;
+	return &decoded->map;
+}
+
+// Why an exception-table entry in the function refuses every jump in it (a
+// fixup could resume inside one), or nullptr. One range query; address by
+// address where the kernel's table is unknown.
+const char *exception_refusal(const CodeRange &function, const FunctionMap &map, const KernelFacts &facts)
+{
+	okp_exception_entry first;
+	long found = okp_glue_exception_entries_within(function.address, function.address + function.size, &first, 1);
+	for (size_t offset = 0; found < 0 && offset < map.size(); ++offset)
+		if (map.starts_at(offset) && facts.has_exception_entry(function.address + offset, facts.context))
+			found = 1;
+	return found > 0 ? optimization_refusal_text(OptimizationRefusal::exception_entry) : nullptr;
+}
+
+} // namespace
+
 const char *plan_jump(Site &site, const KernelFacts &facts)
 {
 	uint64_t start = 0, size = 0;
@@ -24,20 +92,15 @@ const char *plan_jump(Site &site, const KernelFacts &facts)
 	FunctionText function;
 	if (const char *why = function.read(facts, start, size))
 		return why;
-	uint64_t targets[max_external_targets];
-	const size_t target_count =
-		external_jump_targets(function.range, probe_pools.thunks, targets, max_external_targets);
-	FunctionText pieces[max_pieces];
-	CodeRange ranges[max_pieces];
-	size_t piece_count = 0;
-	if (const char *why = read_pieces(facts, site.description, function.range, targets, target_count, pieces,
-					  ranges, &piece_count))
-		return why;
-	const OptimizationPlan plan =
-		plan_jump_optimization(function.range, ranges, piece_count, site.address, probe_pools.thunks,
-				       facts.has_exception_entry, facts.context);
+	const char *map_refusal = nullptr;
+	const FunctionMap *map = function_map(site, function.range, facts, &map_refusal);
+	if (!map)
+		return map_refusal;
+	const OptimizationPlan plan = plan_jump_optimization(function.range, *map, site.address, probe_pools.thunks);
 	if (plan.refusal != OptimizationRefusal::none)
 		return optimization_refusal_text(plan.refusal);
+	if (const char *refusal = exception_refusal(function.range, *map, facts))
+		return refusal;
 	if (const char *why = facts.reserved(site.address, plan.region_length, facts.context))
 		return why;
 	// The targets decoding could not see: disabled jump labels' (nops).

@@ -5,8 +5,11 @@
 #pragma once
 
 #include "core/detour_pool.hpp"
+#include "core/function_cache.hpp"
+#include "core/function_text.hpp"
 #include "core/slot_pool.hpp"
 #include "x86/detour.hpp"
+#include "x86/jump_optimization.hpp"
 #include "x86/out_of_line.hpp"
 
 namespace okp::x86 {
@@ -18,14 +21,29 @@ constexpr unsigned long slot_bytes = 2 * slot_size;
 // Room for more than 10,000 probes (make bench's scale table).
 constexpr int max_slot_pages = 512;
 
+// What the writer keeps of the last function it decoded: its map, and once
+// a jump was planned in it, its pieces (read and decoded into the map) and
+// their keys, to see that they did not change either.
+struct DecodedFunction {
+	FunctionMap map;
+	bool pieces_added = false;
+	size_t piece_count = 0;
+	TextKey pieces[max_pieces];
+};
+
 struct ProbePools {
 	SlotPool<slot_bytes, max_slot_pages> slots;
 	DetourPool detours;
 	Thunks thunks;
 	DetourCall detour_call; // all but the context
 	bool thunks_resolved = false;
+	LastFunction<DecodedFunction> last_function;
 };
 
 extern ProbePools probe_pools;
+
+// The decode of the function at address whose bytes are bytes: the last
+// one when the bytes are the same, or nullptr when memory is short.
+DecodedFunction *decoded_function(const uint8_t *bytes, size_t size, uint64_t address);
 
 } // namespace okp::x86

@@ -8,9 +8,16 @@ namespace okp::x86 {
 
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address)
 {
+	return probe_rules(check_instruction_boundary(function, size, offset), function, size, offset,
+			   function_address);
+}
+
+InstructionVerdict probe_rules(Boundary boundary, const uint8_t *function, size_t size, size_t offset,
+			       uint64_t function_address)
+{
 	constexpr int error_eperm = 1, error_ebusy = 16, error_eilseq = 84;
 	InstructionVerdict verdict;
-	switch (check_instruction_boundary(function, size, offset)) {
+	switch (boundary) {
 	case Boundary::instruction_start:
 		break;
 	case Boundary::inside_instruction:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/registration.hpp"
+#include "x86/instruction_decoder.hpp"
 
 namespace okp::x86 {
 
@@ -10,5 +11,9 @@ namespace okp::x86 {
 // (a linear decode from the function start reaches it), and the
 // instruction must be one a breakpoint probe can execute or emulate.
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address);
+// The same, with the boundary already proven (FunctionMap::boundary() of
+// the same bytes: the writer decodes a function once for all its probes).
+InstructionVerdict probe_rules(Boundary boundary, const uint8_t *function, size_t size, size_t offset,
+			       uint64_t function_address);
 
 } // namespace okp::x86

@@ -3,6 +3,7 @@
 // kernel emits them (fentry call, retpoline and return-thunk jumps, gs-based
 // stack protector loads, RIP-relative accesses, padding).
 #include "x86/instruction_decoder.hpp"
+#include "x86/jump_optimization.hpp"
 
 #include <gtest/gtest.h>
 
@@ -108,4 +109,27 @@ TEST(X86Boundary, AnInt3WhereTheCodeFallsThroughIsSomeoneElsesBreakpoint)
 	const uint8_t after_jcc[] = {0x74, 0x02, 0xcc, 0x90, 0x90};
 	EXPECT_EQ(okp::x86::check_instruction_boundary(after_jcc, sizeof(after_jcc), 3),
 		  okp::x86::Boundary::foreign_breakpoint);
+}
+
+// The writer's one decode (FunctionMap) proves what the walk proves.
+TEST(X86Boundary, TheFunctionMapAnswersAsTheWalk)
+{
+	const uint8_t cases[][24] = {
+		{0xe8, 0,    0,	   0, 0, 0x55, 0x48, 0x89, 0xe5, 0x65, 0x48, 0x8b,
+		 0x04, 0x25, 0x28, 0, 0, 0,    0xe9, 0,	   0,	 0,    0},
+		{0x55, 0x0f, 0xff, 0x90},			  // undecodable after the push
+		{0x48, 0x89, 0xf8, 0xcc, 0x01, 0xf0, 0xc3},	  // a foreign int3
+		{0xc3, 0xcc, 0xe9, 0, 0, 0, 0, 0xcc, 0x90},	  // padding after ret and jmp
+		{0x74, 0x02, 0xcc, 0x90, 0x90},			  // int3 after a jcc
+		{0x48, 0x89, 0xf8, 0xcc, 0x0f, 0xff, 0x90, 0x90}, // an int3, then undecodable
+	};
+	const size_t sizes[] = {23, 4, 7, 9, 5, 8};
+	for (size_t c = 0; c < sizeof(sizes) / sizeof(sizes[0]); ++c) {
+		okp::x86::FunctionMap map;
+		ASSERT_TRUE(map.decode({cases[c], 0xffffffff81000000ull, sizes[c]}, {}));
+		for (size_t offset = 0; offset <= sizes[c] + 1; ++offset)
+			EXPECT_EQ(map.boundary(offset),
+				  okp::x86::check_instruction_boundary(cases[c], sizes[c], offset))
+				<< "case " << c << " offset " << offset;
+	}
 }

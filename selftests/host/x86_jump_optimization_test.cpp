@@ -162,6 +162,12 @@ TEST(X86JumpOptimization, ExternalJumpTargetsAreTheJumpsOutOfTheFunctionOnce)
 	ASSERT_EQ(external_jump_targets(range, thunks, targets, 4), 1u);
 	EXPECT_EQ(targets[0], base + 0x100);
 	EXPECT_GT(external_jump_targets(range, thunks, targets, 0), 0u) << "more than the capacity: the caller sees it";
+	// The writer's one decode finds the same.
+	FunctionMap map;
+	ASSERT_TRUE(map.decode(range, thunks));
+	uint64_t mapped[4] = {};
+	ASSERT_EQ(map.external_jump_targets(mapped, 4), 1u);
+	EXPECT_EQ(mapped[0], base + 0x100);
 }
 
 // ---- Relocated regions run on the CPU ---------------------------------------

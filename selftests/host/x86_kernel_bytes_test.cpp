@@ -182,9 +182,9 @@ OptimizationCensus take_optimization_census(const Kernel &kernel)
 			for (size_t piece : it->second)
 				pieces.push_back({code[piece].bytes, code[piece].address, code[piece].size});
 		census.functions_with_pieces += !pieces.empty();
-		BranchMap branches;
-		if (!branches.build(function, pieces.data(), pieces.size(), thunks, has_exception_entry,
-				    const_cast<std::vector<uint64_t> *>(&kernel.exception_sites))) {
+		FunctionMap map;
+		if (!map.build(function, pieces.data(), pieces.size(), thunks, has_exception_entry,
+			       const_cast<std::vector<uint64_t> *>(&kernel.exception_sites))) {
 			++census.refusals[OptimizationRefusal::out_of_memory];
 			continue;
 		}
@@ -196,7 +196,7 @@ OptimizationCensus take_optimization_census(const Kernel &kernel)
 				break; // padding, or the end of what decodes
 			++census.instructions;
 			const OptimizationPlan plan =
-				plan_jump_optimization(function, branches, function.address + offset, thunks);
+				plan_jump_optimization(function, map, function.address + offset, thunks);
 			if (plan.refusal == OptimizationRefusal::none) {
 				++census.optimizable;
 				bool branch = false;
@@ -301,6 +301,55 @@ TEST(X86KernelBytes, EveryFunctionOfTheDebianKernel)
 	// BUG()/WARN() are ud2 sites and must be refused.
 	const auto ud2 = census.refusals.find(Refusal::undefined_opcode);
 	EXPECT_TRUE(ud2 != census.refusals.end() && ud2->second > 1000);
+}
+
+// The writer proves boundaries and finds a function's jumps out from one
+// decode (FunctionMap, kept for the next registration in the function): it
+// must answer as the walks it replaces do, on every function of the kernel
+// (boundaries at the middle of each function: each walk is linear).
+TEST(X86KernelBytes, OneDecodeAnswersAsTheWalksDo)
+{
+	const Kernel *kernel = load_kernel();
+	if (!kernel)
+		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS not set";
+	const Thunks thunks = kernel_thunks(*kernel);
+	long functions = 0, offsets = 0, with_targets = 0, foreign = 0, undecodable = 0;
+	for (size_t i = 0; i < kernel->symbols.size(); ++i) {
+		const uint64_t address = kernel->symbols[i].address;
+		const uint64_t size = kernel->end_of(i) - address;
+		const uint8_t *bytes = kernel->bytes_at(address);
+		if (!bytes || size == 0 || size > 64 * 1024)
+			continue;
+		++functions;
+		const CodeRange function{bytes, address, size};
+		FunctionMap map;
+		ASSERT_TRUE(map.decode(function, thunks));
+		uint64_t expected[64], found[64];
+		const size_t expected_count = external_jump_targets(function, thunks, expected, 64);
+		const size_t count = map.external_jump_targets(found, 64);
+		// Past the capacity the walk stops removing duplicates: both are
+		// then only "too many".
+		if (expected_count <= 64) {
+			ASSERT_EQ(count, expected_count) << kernel->symbols[i].name;
+			for (size_t t = 0; t < count; ++t)
+				ASSERT_EQ(found[t], expected[t]) << kernel->symbols[i].name;
+		} else {
+			ASSERT_GT(count, 64u) << kernel->symbols[i].name;
+		}
+		with_targets += expected_count != 0;
+		for (uint64_t offset : {size / 2, size / 2 + 1, size}) {
+			const Boundary walked = check_instruction_boundary(bytes, size, offset);
+			ASSERT_EQ(map.boundary(offset), walked) << kernel->symbols[i].name << "+" << offset;
+			++offsets;
+			foreign += walked == Boundary::foreign_breakpoint;
+			undecodable += walked == Boundary::undecodable;
+		}
+	}
+	std::cout << "  one decode per function: " << functions << " functions, " << offsets
+		  << " boundaries as walked (" << foreign << " after a foreign int3, " << undecodable
+		  << " past undecodable bytes), " << with_targets << " with jumps out\n";
+	EXPECT_GT(functions, 40000);
+	EXPECT_GT(with_targets, 1000);
 }
 
 } // namespace

@@ -69,6 +69,17 @@ public:
 		other.objects_ = nullptr;
 		other.count_ = 0;
 	}
+	OwnedArray &operator=(OwnedArray &&other)
+	{
+		if (this != &other) {
+			delete[] objects_;
+			objects_ = other.objects_;
+			count_ = other.count_;
+			other.objects_ = nullptr;
+			other.count_ = 0;
+		}
+		return *this;
+	}
 
 	T *get() const { return objects_; }
 	T &operator[](size_t i) const { return objects_[i]; }
@@ -78,6 +89,43 @@ public:
 private:
 	T *objects_ = nullptr;
 	size_t count_ = 0;
+};
+
+// GrowingArray<T>: the one owner of an array that grows as items are
+// pushed (std::vector without libstdc++), for trivially copyable T.
+template <typename T> class GrowingArray {
+public:
+	constexpr GrowingArray() = default;
+	GrowingArray(const GrowingArray &) = delete;
+	GrowingArray &operator=(const GrowingArray &) = delete;
+	~GrowingArray() { delete[] items_; }
+
+	// False when memory is short (the array is unchanged).
+	bool push(const T &item)
+	{
+		if (count_ == capacity_) {
+			const size_t capacity = capacity_ ? 2 * capacity_ : 16;
+			T *items = new T[capacity];
+			if (!items)
+				return false;
+			for (size_t i = 0; i < count_; ++i)
+				items[i] = items_[i];
+			delete[] items_;
+			items_ = items;
+			capacity_ = capacity;
+		}
+		items_[count_++] = item;
+		return true;
+	}
+	void clear() { count_ = 0; }
+
+	T *get() const { return items_; }
+	T &operator[](size_t i) const { return items_[i]; }
+	size_t size() const { return count_; }
+
+private:
+	T *items_ = nullptr;
+	size_t count_ = 0, capacity_ = 0;
 };
 
 } // namespace okp

@@ -2,6 +2,7 @@
 #include "registration.hpp"
 
 #include "errno.hpp"
+#include "function_cache.hpp"
 
 namespace okp {
 namespace {
@@ -28,23 +29,6 @@ private:
 	uint8_t *bytes_;
 	size_t size_;
 };
-
-// FNV-1a over 8-byte words (the tail bytewise): a cheap fingerprint of a
-// function's text, to see that it did not change between two checks.
-uint64_t digest(const uint8_t *bytes, size_t size)
-{
-	constexpr uint64_t prime = 0x100000001b3ull;
-	uint64_t hash = 0xcbf29ce484222325ull ^ size;
-	size_t at = 0;
-	for (; at + 8 <= size; at += 8) {
-		uint64_t word;
-		__builtin_memcpy(&word, bytes + at, sizeof(word));
-		hash = (hash ^ word) * prime;
-	}
-	for (; at < size; ++at)
-		hash = (hash ^ bytes[at]) * prime;
-	return hash;
-}
 
 } // namespace
 
@@ -104,10 +88,10 @@ Registration check_registration(const ProbeRequest &request, const KernelFacts &
 	const size_t read = facts.read_text(function, bytes.data(), bytes.size(), facts.context);
 	if (read <= offset)
 		return refused(error::einval, "the function's text cannot be read");
-	const uint64_t text_digest = digest(bytes.data(), read);
+	const uint64_t digest = text_digest(bytes.data(), read);
 	InstructionVerdict verdict;
 	if (earlier && !earlier->error && earlier->address == target && earlier->function == function &&
-	    earlier->function_size == size && earlier->text_digest == text_digest)
+	    earlier->function_size == size && earlier->text_digest == digest)
 		verdict.length = earlier->length; // the same bytes: the same proof
 	else
 		verdict = rules(bytes.data(), read, offset, function);
@@ -123,7 +107,7 @@ Registration check_registration(const ProbeRequest &request, const KernelFacts &
 	registration.function = function;
 	registration.function_size = size;
 	registration.length = verdict.length;
-	registration.text_digest = text_digest;
+	registration.text_digest = digest;
 	return registration;
 }
 
