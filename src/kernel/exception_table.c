@@ -19,14 +19,20 @@
 #include <linux/extable.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <asm/extable.h>
 
 #include "core/core_api.h"
 #include "glue.h"
 
-#ifdef CONFIG_ARCH_HAS_RELATIVE_EXTABLE
+/*
+ * <asm/extable.h> defines it where entries are offsets (x86, riscv);
+ * <linux/extable.h> does not include it.
+ */
+#ifdef ARCH_HAS_RELATIVE_EXTABLE
 
 static const struct exception_table_entry *okp_core_extable,
 	*okp_core_extable_end;
+static long okp_core_extable_entries = -1;
 
 static unsigned long okp_entry_insn(const struct exception_table_entry *entry)
 {
@@ -67,6 +73,12 @@ void okp_exception_table_init(void)
 	}
 	okp_core_extable = table;
 	okp_core_extable_end = table + count;
+	okp_core_extable_entries = count;
+}
+
+long okp_exception_table_entries(void)
+{
+	return okp_core_extable_entries;
 }
 
 /* Collects the entries of the sorted table [table, end) in [start, stop). */
@@ -129,10 +141,15 @@ long okp_glue_exception_entries_within(unsigned long start, unsigned long end,
 	return count;
 }
 
-#else /* !CONFIG_ARCH_HAS_RELATIVE_EXTABLE */
+#else /* !ARCH_HAS_RELATIVE_EXTABLE */
 
 void okp_exception_table_init(void)
 {
+}
+
+long okp_exception_table_entries(void)
+{
+	return -1;
 }
 
 long okp_glue_exception_entries_within(unsigned long start, unsigned long end,

@@ -103,6 +103,8 @@ void okp_jump_labels_init(void);
 void okp_jump_labels_exit(void);
 /* src/kernel/exception_table.c: finds the core exception table. */
 void okp_exception_table_init(void);
+/* Entries of the core exception table answered by range, or -1. */
+long okp_exception_table_entries(void);
 /* The length of the jump label instruction at code (arch/<arch>/probes_glue.c). */
 unsigned long okp_arch_jump_label_size(unsigned long code);
 

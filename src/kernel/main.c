@@ -66,8 +66,8 @@ static int __init okp_init(void)
 	ret = okp_debugfs_init();
 	if (ret)
 		goto fail_probes;
-	pr_info("loaded: %lu blacklisted ranges, optimization %s\n",
-		okp_core_blacklist_count(),
+	pr_info("loaded: %lu blacklisted ranges, %ld core exception entries, optimization %s\n",
+		okp_core_blacklist_count(), okp_exception_table_entries(),
 		okp_core_optimization_enabled() ? "on" : "off");
 	return 0;
 
