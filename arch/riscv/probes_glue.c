@@ -75,7 +75,7 @@ void okp_arch_guard_exit(void)
 
 const char *okp_glue_reserved(unsigned long address, unsigned long length)
 {
-	return okp_text_sites_reserved(address, length, 2, NULL);
+	return okp_text_sites_reserved(address, length, NULL);
 }
 
 unsigned long okp_glue_exception_fixup(unsigned long address)

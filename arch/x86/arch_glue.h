@@ -15,6 +15,15 @@ struct okp_arch_symbols {
 
 extern struct okp_arch_symbols okp_arch_ksyms;
 
+/*
+ * The core kernel's static call sites, indexed at load
+ * (arch/x86/static_call_sites.c): why [start, end] holds a static call
+ * site, or NULL. Called under jump_label_lock.
+ */
+void okp_static_call_sites_init(void);
+void okp_static_call_sites_exit(void);
+const char *okp_static_call_reserved(void *start, void *end);
+
 /* Executable pages start as int3: a stray jump into one traps. */
 #define OKP_EXEC_PAGE_FILL 0xcc
 

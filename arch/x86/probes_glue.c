@@ -73,20 +73,11 @@ int okp_arch_blacklist(void)
 	return 0;
 }
 
-static const char *okp_static_call_reserved(void *start, void *end)
-{
-	int (*reserved)(void *start, void *end) =
-		(void *)okp_arch_ksyms.static_call_text_reserved;
-
-	return reserved && reserved(start, end) ?
-		"the address is a static call site" : NULL;
-}
-
 const char *okp_glue_reserved(unsigned long address, unsigned long length)
 {
 	int (*alternatives)(void *start, void *end) =
 		(void *)okp_arch_ksyms.alternatives_text_reserved;
-	const char *why = okp_text_sites_reserved(address, length, 1,
+	const char *why = okp_text_sites_reserved(address, length,
 						  okp_static_call_reserved);
 	int reserved;
 
@@ -169,12 +160,19 @@ static struct notifier_block okp_die_block = {
 
 int okp_arch_probes_init(void)
 {
-	return register_die_notifier(&okp_die_block);
+	int ret;
+
+	okp_static_call_sites_init();
+	ret = register_die_notifier(&okp_die_block);
+	if (ret)
+		okp_static_call_sites_exit();
+	return ret;
 }
 
 void okp_arch_probes_exit(void)
 {
 	unregister_die_notifier(&okp_die_block);
+	okp_static_call_sites_exit();
 }
 
 /*

@@ -734,13 +734,19 @@ static int test_in_kernel_probes(void)
 	/* Its resident probe: hit 5 times at load, then optimized. */
 	static const char *const resident = IS_X86 ? "okp_target_add+0x3/" : "okp_rvc_stack+0x6/";
 	char list[2048] = "", *line, *name;
+	char params[128] = "";
 	int ret, number, lines = 0, failed = 0;
 	size_t i;
 
 	if (!exists(SELFTEST_KO))
 		return skip("no okprobe_selftest.ko for this architecture");
+	if (IS_X86)
+		snprintf(params, sizeof(params),
+			 "core_static_call_sites=0x%lx core_static_call_sites_end=0x%lx",
+			 kallsyms_address("__start_static_call_sites"),
+			 kallsyms_address("__stop_static_call_sites"));
 	STEP(load_okprobe(default_params));
-	ret = load_module(SELFTEST_KO, "");
+	ret = load_module(SELFTEST_KO, params);
 	if (ret == 0) {
 		ret = read_file("/sys/kernel/debug/okprobe_selftest/results",
 				results, sizeof(results));

@@ -24,6 +24,7 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/static_call.h>
 #include <linux/uaccess.h>
 
 #include <okprobe.h>
@@ -494,6 +495,92 @@ static void okp_test_bad_registrations(void)
 	ok = true;
 out:
 	okp_report(ok, "bad registrations fail with their errno", why);
+	okp_record_free(r);
+}
+
+/*
+ * The core kernel's static call table, from /proc/kallsyms (okptest
+ * passes __start_static_call_sites and __stop_static_call_sites).
+ */
+static unsigned long core_static_call_sites, core_static_call_sites_end;
+module_param(core_static_call_sites, ulong, 0444);
+module_param(core_static_call_sites_end, ulong, 0444);
+
+/* A static call site of this module: the kernel keeps its own table. */
+static int okp_static_call_target(int value)
+{
+	return value + 1;
+}
+DEFINE_STATIC_CALL(okp_test_call, okp_static_call_target);
+
+static noinline int okp_static_call_user(int value)
+{
+	return static_call(okp_test_call)(value);
+}
+
+static unsigned long okp_static_call_address(const struct static_call_site *site)
+{
+	return (long)site->addr + (long)&site->addr;
+}
+
+static bool okp_static_call_is_init(const struct static_call_site *site)
+{
+	return ((long)site->key + (long)&site->key) & STATIC_CALL_SITE_INIT;
+}
+
+/*
+ * No static call site can be probed: the kernel rewrites it (a call, a
+ * nop or a ret) under text_mutex whenever its target changes. okprobe
+ * answers core sites from its own sorted copy of the table and asks the
+ * kernel for a module's; both must refuse. A core site may also be
+ * refused for its section (EPERM), never taken.
+ */
+static void okp_test_static_call_sites(void)
+{
+	const struct static_call_site *site =
+		(const void *)core_static_call_sites;
+	const struct static_call_site *end =
+		(const void *)core_static_call_sites_end;
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	char why[160] = "";
+	bool ok = false;
+	int tried = 0, busy = 0, ret;
+
+	EXPECT(r, "out of memory");
+	EXPECT(site && end > site,
+	       "no core static call table passed (core_static_call_sites=)");
+	EXPECT(okp_static_call_user(1) == 2, "the static call did not run");
+	EXPECT(THIS_MODULE->num_static_call_sites > 0,
+	       "this module has no static call site");
+	r->probe.addr = (void *)okp_static_call_address(
+		&THIS_MODULE->static_call_sites[0]);
+	r->probe.pre_handler = okp_record_pre;
+	ret = okprobe_register(&r->probe);
+	if (!ret)
+		okprobe_unregister(&r->probe);
+	EXPECT(ret == -EBUSY, "this module's static call site %pS: got %d",
+	       r->probe.addr, ret);
+	for (; site < end && tried < 64; site++) {
+		if (okp_static_call_is_init(site))
+			continue;
+		memset(&r->probe, 0, sizeof(r->probe));
+		r->probe.addr = (void *)okp_static_call_address(site);
+		r->probe.pre_handler = okp_record_pre;
+		ret = okprobe_register(&r->probe);
+		if (!ret)
+			okprobe_unregister(&r->probe);
+		EXPECT(ret == -EBUSY || ret == -EPERM,
+		       "core static call site %pS: got %d", r->probe.addr,
+		       ret);
+		busy += ret == -EBUSY;
+		tried++;
+	}
+	EXPECT(busy > 0, "none of %d core static call sites was refused as one",
+	       tried);
+	ok = true;
+out:
+	okp_report(ok, "static call sites of the kernel and of a module are refused",
+		   why);
 	okp_record_free(r);
 }
 
@@ -1031,6 +1118,7 @@ static int __init okp_selftest_init(void)
 	okp_test_redirect();
 	okp_test_aggregation();
 	okp_test_bad_registrations();
+	okp_test_static_call_sites();
 	okp_test_bad_input(okp_target_add, 3, okp_expect_add);
 	okp_test_handler_calls_its_function(okp_target_add, 3, okp_expect_add);
 	{

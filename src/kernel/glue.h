@@ -34,6 +34,7 @@ struct okp_kernel_symbols {
 	unsigned long jump_label_lock;
 	unsigned long jump_label_unlock;
 	unsigned long ftrace_location;
+	unsigned long ftrace_location_range;
 };
 
 extern struct okp_kernel_symbols okp_ksyms;
@@ -109,14 +110,13 @@ long okp_exception_table_entries(void);
 unsigned long okp_arch_jump_label_size(unsigned long code);
 
 /*
- * Why [address, address + length) holds an ftrace call site (looked for at
- * every step bytes: the arch's instruction granule) or a jump label site,
- * or NULL. more, if not NULL, is asked under jump_label_lock as well, for
- * the arch's own sites (x86's static calls). Every arch's
+ * Why [address, address + length) overlaps an ftrace call site or a jump
+ * label site, or NULL. more, if not NULL, is asked under jump_label_lock
+ * as well, for the arch's own sites (x86's static calls). Every arch's
  * okp_glue_reserved() starts here (src/kernel/jump_labels.c).
  */
 const char *okp_text_sites_reserved(unsigned long address,
-				    unsigned long length, unsigned long step,
+				    unsigned long length,
 				    const char *(*more)(void *start,
 							void *end));
 

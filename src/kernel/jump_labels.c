@@ -294,22 +294,29 @@ static bool okp_jump_label_sites_within(unsigned long address,
 }
 
 const char *okp_text_sites_reserved(unsigned long address,
-				    unsigned long length, unsigned long step,
+				    unsigned long length,
 				    const char *(*more)(void *start, void *end))
 {
 	unsigned long (*ftrace_location)(unsigned long ip) =
 		(void *)okp_ksyms.ftrace_location;
+	unsigned long (*ftrace_range)(unsigned long start, unsigned long end) =
+		(void *)okp_ksyms.ftrace_location_range;
 	int (*jump_label)(void *start, void *end) =
 		(void *)okp_ksyms.jump_label_text_reserved;
 	void (*jump_label_lock)(void) = (void *)okp_ksyms.jump_label_lock;
 	void (*jump_label_unlock)(void) = (void *)okp_ksyms.jump_label_unlock;
 	void *start = (void *)address, *end = (void *)(address + length - 1);
 	const char *why = NULL;
-	unsigned long i;
 
-	for (i = 0; ftrace_location && i < length; i += step)
-		if (ftrace_location(address + i))
-			return "the address is an ftrace call site";
+	/*
+	 * ftrace_location() also maps a function's first byte to its
+	 * __fentry__ site (sym+0 is ftrace's, as for kprobes); one binary
+	 * search by overlap answers the other bytes. Asking
+	 * ftrace_location() byte by byte cost a kallsyms lookup per byte.
+	 */
+	if (ftrace_location && (ftrace_location(address) ||
+				ftrace_range(address, address + length - 1)))
+		return "the address is an ftrace call site";
 	/*
 	 * As check_kprobe_address_safe(): jump_label_lock keeps a module's
 	 * jump entries (and static call sites) from changing under the check.

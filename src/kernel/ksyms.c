@@ -47,6 +47,8 @@ static struct okp_symbol_request okp_symbol_table[] = {
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_lock),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_unlock),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_DYNAMIC_FTRACE), ftrace_location),
+	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_DYNAMIC_FTRACE),
+			ftrace_location_range),
 };
 
 unsigned long okp_ksyms_lookup(const char *name)
