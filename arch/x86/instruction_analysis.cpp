@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "x86/instruction_analysis.hpp"
 
-#include <Zydis/Decoder.h>
+#include "x86/zydis_decode.hpp"
 
 namespace okp::x86 {
 namespace {
@@ -223,11 +223,8 @@ Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, 
 
 Analysis analyze_instruction(const uint8_t *bytes, size_t available, uint64_t address, const Thunks &thunks)
 {
-	ZydisDecoder decoder;
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
-		return refused(Refusal::undecodable);
 	ZydisDecodedInstruction insn;
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes, available, &insn)))
+	if (!decode_instruction(bytes, available, &insn))
 		return refused(Refusal::undecodable);
 	return analyze_decoded(insn, address, thunks);
 }

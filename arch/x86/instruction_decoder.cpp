@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "x86/instruction_decoder.hpp"
 
-#include <Zydis/Decoder.h>
+#include "x86/zydis_decode.hpp"
 
 namespace okp::x86 {
 
-unsigned instruction_length(const uint8_t *bytes, size_t available)
+bool decode_instruction(const uint8_t *bytes, size_t available, ZydisDecodedInstruction *instruction)
 {
 	ZydisDecoder decoder;
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
-		return 0;
-	// Operands are not decoded (no context): the instruction record alone is
-	// 328 bytes, and this may run on the small stacks of atomic contexts.
+	return ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) &&
+	       ZYAN_SUCCESS(ZydisDecoderEnableMode(&decoder, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE)) &&
+	       ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes, available, instruction));
+}
+
+unsigned instruction_length(const uint8_t *bytes, size_t available)
+{
 	ZydisDecodedInstruction instruction;
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes, available, &instruction)))
-		return 0;
-	return instruction.length;
+	return decode_instruction(bytes, available, &instruction) ? instruction.length : 0;
 }
 
 bool falls_through(const uint8_t *insn, unsigned length)
