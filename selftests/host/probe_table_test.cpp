@@ -26,6 +26,7 @@ struct FakeKernel {
 	int rcu = 0, rcu_tasks = 0, retired = 0, created = 0;
 	int optimizer_scheduled = 0, detours_created = 0, detours_freed = 0;
 	int unoptimize_calls = 0;		      // riscv waits a grace period in each
+	int text_writes = 0, text_batches = 0;	      // synchronizing writes, single and batched
 	std::map<uint64_t, int> arms;		      // times each address was armed
 	std::map<uint64_t, const char *> unplannable; // plan_jump refuses these
 	std::map<uint64_t, int> claims;		      // okprobe's claims on each function
@@ -110,6 +111,7 @@ protected:
 	{
 		std::memset(kernel.text, original_byte, sizeof(kernel.text));
 		kernel.rcu = kernel.rcu_tasks = kernel.retired = kernel.created = 0;
+		kernel.text_writes = kernel.text_batches = 0;
 		kernel.optimizer_scheduled = kernel.detours_created = kernel.detours_freed = 0;
 		kernel.arms.clear();
 		kernel.unplannable.clear();
@@ -230,10 +232,13 @@ TEST_F(ProbeTableTest, UnregisteringABatchWaitsOneGracePeriod)
 		ASSERT_EQ(add(*batch[i]), 0);
 	}
 	reset_counters();
+	kernel.text_writes = kernel.text_batches = 0;
 	table.unregister_probes(batch, 10);
 	EXPECT_EQ(kernel.rcu, 1);
 	EXPECT_EQ(kernel.rcu_tasks, 1);
 	EXPECT_EQ(kernel.retired, 10);
+	EXPECT_EQ(kernel.text_batches, 1) << "the breakpoints come out in one synchronized write";
+	EXPECT_EQ(kernel.text_writes, 0) << "no breakpoint comes out on its own";
 	for (int i = 0; i < 10; ++i)
 		EXPECT_EQ(text_at(text_start + 8 * i), original_byte);
 }
@@ -894,6 +899,16 @@ extern "C" void okp_glue_text_write(unsigned long address, const void *bytes, un
 		text_at(address + i) = static_cast<const uint8_t *>(bytes)[i];
 	if (length == 1 && text_at(address) == breakpoint)
 		++kernel.arms[address];
+	++kernel.text_writes;
+}
+
+// One synchronization of every CPU for the batch.
+extern "C" void okp_glue_text_write_batch(const okp_text_patch *patches, unsigned long count)
+{
+	for (unsigned long i = 0; i < count; ++i)
+		for (unsigned long b = 0; b < patches[i].length; ++b)
+			text_at(patches[i].address + b) = static_cast<const uint8_t *>(patches[i].bytes)[b];
+	++kernel.text_batches;
 }
 
 extern "C" void okp_glue_schedule_optimizer(void)

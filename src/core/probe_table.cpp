@@ -128,6 +128,61 @@ private:
 	size_t count_ = 0;
 };
 
+// Breakpoints of sites about to be freed, all written back in one
+// okp_glue_text_write_batch: one synchronization of every CPU (on riscv one
+// stop_machine) for the batch instead of one per site, which was 90 us a
+// site in a QEMU guest. The caller removes no site from the address index
+// before flush(): a CPU still trapping on an old breakpoint finds its site.
+// When memory is short, small_batch at a time (on the stack, beside a
+// JumpsOut).
+class BreakpointsOut {
+public:
+	explicit BreakpointsOut(size_t capacity)
+	    : all_(OwnedArray<okp_text_patch>::make(capacity)), sites_(OwnedArray<Site *>::make(capacity))
+	{}
+	BreakpointsOut(const BreakpointsOut &) = delete;
+	BreakpointsOut &operator=(const BreakpointsOut &) = delete;
+	~BreakpointsOut() { flush(); }
+
+	// As ProbeTable::disarm: only over okprobe's own breakpoint.
+	void add(Site &site)
+	{
+		size_t length = 0;
+		const uint8_t *breakpoint = arch::breakpoint_bytes(site, &length);
+		if (!holds_breakpoint_over_original(site, breakpoint, length, arch::instruction_length(site))) {
+			mark_lost(site, "someone else changed the instruction under okprobe's breakpoint");
+			return;
+		}
+		if (count_ == capacity())
+			flush();
+		patches()[count_] = {site.address, site.original, length};
+		sites()[count_++] = &site;
+	}
+
+	void flush()
+	{
+		if (!count_)
+			return;
+		okp_glue_text_write_batch(patches(), count_);
+		for (size_t i = 0; i < count_; ++i)
+			sites()[i]->patched_bytes = 0;
+		count_ = 0;
+	}
+
+private:
+	bool whole() const { return all_ && sites_; }
+	okp_text_patch *patches() { return whole() ? all_.get() : small_patches_; }
+	Site **sites() { return whole() ? sites_.get() : small_sites_; }
+	size_t capacity() const { return whole() ? all_.size() : small_batch; }
+
+	static constexpr size_t small_batch = 16;
+	OwnedArray<okp_text_patch> all_;
+	OwnedArray<Site *> sites_;
+	okp_text_patch small_patches_[small_batch];
+	Site *small_sites_[small_batch];
+	size_t count_ = 0;
+};
+
 } // namespace
 
 OKP_HANDLER_PATH bool ProbeTable::probe_active(const okprobe *probe)
@@ -739,15 +794,26 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		}
 	}
 	// The jumps of the sites left empty come out in one pass, as in
-	// update_all_sites, not one unoptimize each.
+	// update_all_sites, not one unoptimize each; then their breakpoints,
+	// also in one pass.
 	{
 		size_t sites = 0;
 		for (Site *site = touched; site; site = site->work_next)
 			++sites;
-		JumpsOut out(sites);
-		for (Site *site = touched; site; site = site->work_next)
-			if (!site->probe_slots)
-				out.add(*site);
+		{
+			JumpsOut out(sites);
+			for (Site *site = touched; site; site = site->work_next)
+				if (!site->probe_slots)
+					out.add(*site);
+		}
+		BreakpointsOut breakpoints(sites);
+		for (Site *site = touched; site; site = site->work_next) {
+			if (site->probe_slots)
+				continue;
+			leave_jump(*site);
+			if (site->armed && !site->lost)
+				breakpoints.add(*site);
+		}
 	}
 	Site *dying = nullptr; // linked through next once unlinked
 	const bool detached = touched != nullptr;
@@ -760,11 +826,7 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 			update_site(*site); // the others may all be disabled
 			continue;
 		}
-		leave_jump(*site);
-		if (site->armed && !site->lost) {
-			disarm(*site);
-			settle_lost(*site);
-		}
+		settle_lost(*site); // a breakpoint someone else changed
 		// A lost site stays while its text may still trap or jump into
 		// okprobe (listed in okprobe/jumps, found by the handler).
 		if (site->lost) {
