@@ -168,4 +168,10 @@ void okp_test_handler_calls_its_function(okp_target_fn target,
 void okp_test_bad_input(okp_target_fn target, unsigned long offset,
 			long (*expect)(long a, long b));
 
+/* okprobe_selftest_lifecycle.c: good holds three distinct addresses. */
+void okp_test_register_many(const struct okp_cycle_target *good,
+			    void *inside_instruction);
+void okp_test_recursion(const struct okp_cycle_target *outer,
+			const struct okp_cycle_target *inner);
+
 #endif /* OKPROBE_SELFTEST_COMMON_H */

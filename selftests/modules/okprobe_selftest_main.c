@@ -315,50 +315,6 @@ out:
 	okp_record_free(b);
 }
 
-/* A probe hit inside another probe's handler is missed, not run. */
-static struct okp_probe_record *okp_inner;
-static long okp_inner_result;
-
-static int okp_outer_pre(struct okprobe *probe, struct pt_regs *regs)
-{
-	okp_inner_result = okp_target_rip(1, 0);
-	return okp_record_pre(probe, regs);
-}
-
-static void okp_test_recursion(void)
-{
-	struct okp_probe_record *outer = kzalloc(sizeof(*outer), GFP_KERNEL);
-	char why[160] = "";
-	bool ok = false;
-
-	okp_inner = kzalloc(sizeof(*okp_inner), GFP_KERNEL);
-	EXPECT(outer && okp_inner, "out of memory");
-	outer->probe.addr = (void *)okp_target_add;
-	outer->probe.pre_handler = okp_outer_pre;
-	okp_inner->probe.addr = (void *)okp_target_rip;
-	okp_inner->probe.pre_handler = okp_record_pre;
-	EXPECT(!okprobe_register(&outer->probe) &&
-	       !okprobe_register(&okp_inner->probe), "register failed");
-	EXPECT(okp_target_add(2, 3) == 5, "outer target result");
-	EXPECT(okp_inner_result == 0x5a5a1234 + 1,
-	       "inner target returned %lx inside the handler",
-	       okp_inner_result);
-	EXPECT(atomic_read(&outer->pre_hits) == 1 &&
-	       atomic_read(&okp_inner->pre_hits) == 0 &&
-	       okp_inner->probe.nmissed == 1,
-	       "outer %d inner %d nmissed %lu", atomic_read(&outer->pre_hits),
-	       atomic_read(&okp_inner->pre_hits), okp_inner->probe.nmissed);
-	/* Outside a handler the inner probe runs normally. */
-	EXPECT(okp_target_rip(1, 0) == 0x5a5a1234 + 1 &&
-	       atomic_read(&okp_inner->pre_hits) == 1, "inner probe alone");
-	ok = true;
-out:
-	okp_report(ok, "a probe hit inside a handler is counted in nmissed",
-		   why);
-	okp_record_free(outer);
-	okp_record_free(okp_inner);
-}
-
 /*
  * A second probe later in a function already probed: the boundary walk
  * decodes the original bytes, not okprobe's own int3.
@@ -690,56 +646,6 @@ out:
 	okp_record_free(r);
 }
 
-/* register_many is all or nothing; unregister_many removes the batch. */
-static void okp_test_many(void)
-{
-	struct okp_probe_record *r = kcalloc(4, sizeof(*r), GFP_KERNEL);
-	struct okprobe *batch[4];
-	char why[160] = "";
-	bool ok = false;
-	int i, ret;
-
-	EXPECT(r, "out of memory");
-	for (i = 0; i < 4; i++) {
-		r[i].probe.pre_handler = okp_record_pre;
-		batch[i] = &r[i].probe;
-	}
-	r[0].probe.addr = (void *)okp_target_add;
-	r[1].probe.addr = (void *)okp_target_rip;
-	r[2].probe.addr = (void *)okp_target_push_pop + 1;
-	r[3].probe.addr = (void *)okp_target_add + 1; /* inside an insn */
-	ret = okprobe_register_many(batch, 4);
-	EXPECT(ret == -EILSEQ, "a batch with a bad probe gave %d", ret);
-	EXPECT(!r[0].probe.okp_site && !r[1].probe.okp_site &&
-	       okp_text_byte(okp_target_add) == 0x48,
-	       "a failed batch left probes registered");
-	ret = okprobe_register_many(batch, 3);
-	EXPECT(ret == 0, "a good batch gave %d", ret);
-	okp_target_add(1, 1);
-	okp_target_rip(1, 1);
-	okp_target_push_pop(1, 1);
-	EXPECT(atomic_read(&r[0].pre_hits) == 1 &&
-	       atomic_read(&r[1].pre_hits) == 1 &&
-	       atomic_read(&r[2].pre_hits) == 1, "batch hits %d %d %d",
-	       atomic_read(&r[0].pre_hits), atomic_read(&r[1].pre_hits),
-	       atomic_read(&r[2].pre_hits));
-	okprobe_unregister_many(batch, 3);
-	EXPECT(!r[0].probe.okp_site && !r[1].probe.okp_site &&
-	       !r[2].probe.okp_site, "unregister_many left one");
-	EXPECT(okp_text_byte(okp_target_add) == 0x48 &&
-	       okp_text_byte(okp_target_rip) == 0x48 &&
-	       okp_text_byte((void *)okp_target_push_pop + 1) == 0x58,
-	       "unregister_many left an int3");
-	okp_target_add(1, 1);
-	EXPECT(atomic_read(&r[0].pre_hits) == 1, "hit after unregister_many");
-	ok = true;
-out:
-	if (r)
-		okprobe_unregister_many(batch, 4);
-	okp_report(ok, "register_many all or nothing, unregister_many", why);
-	kfree(r);
-}
-
 /* ---- Concurrency ----------------------------------------------------------- */
 
 #define OKP_HAMMER_HITS 1000000
@@ -1049,6 +955,13 @@ static long okp_expect_split(long a, long b)
 	return b ? a + b : a + 1;
 }
 
+/* okp_test_register_many's three, okp_test_recursion's outer and inner. */
+static const struct okp_cycle_target okp_lifecycle_targets[] = {
+	{ okp_target_add, 0, okp_expect_add },
+	{ okp_target_rip, 0, okp_expect_rip },
+	{ okp_target_push_pop, 1, okp_expect_push_pop },
+};
+
 static const struct okp_cycle_target okp_cycle_targets[] = {
 	{ okp_target_add, 3, okp_expect_add },
 	{ okp_target_rip, 0, okp_expect_rip },
@@ -1141,13 +1054,14 @@ static int __init okp_selftest_init(void)
 		okp_test_trap_path_refused(refused, ARRAY_SIZE(refused),
 					   allowed, ARRAY_SIZE(allowed));
 	}
-	okp_test_recursion();
+	okp_test_recursion(&okp_lifecycle_targets[0], &okp_lifecycle_targets[1]);
 	okp_test_double_registration();
 	okp_test_second_probe_in_function();
 	okp_test_enable_disable();
 	okp_test_disabled_aggregate();
 	okp_test_post_handler_regs();
-	okp_test_many();
+	okp_test_register_many(okp_lifecycle_targets,
+			       (void *)okp_target_add + 1);
 	okp_test_concurrency();
 	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
 		okp_run_jump_case(&okp_jump_cases[i]);

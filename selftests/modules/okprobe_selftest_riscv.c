@@ -298,46 +298,6 @@ out:
 	okp_record_free(b);
 }
 
-/* A probe hit inside another probe's handler is missed, not run. */
-static long okp_inner_result;
-
-static int okp_outer_pre(struct okprobe *probe, struct pt_regs *regs)
-{
-	okp_inner_result = okp_rv_load_store(1, 2);
-	return okp_record_pre(probe, regs);
-}
-
-static void okp_test_recursion(void)
-{
-	struct okp_probe_record *outer = kzalloc(sizeof(*outer), GFP_KERNEL);
-	struct okp_probe_record *inner = kzalloc(sizeof(*inner), GFP_KERNEL);
-	char why[200] = "";
-	bool ok = false;
-
-	EXPECT(outer && inner, "out of memory");
-	outer->probe.addr = (void *)okp_rv_add;
-	outer->probe.pre_handler = okp_outer_pre;
-	inner->probe.addr = (void *)okp_rv_load_store + 8;
-	inner->probe.pre_handler = okp_record_pre;
-	EXPECT(!okprobe_register(&outer->probe) &&
-	       !okprobe_register(&inner->probe), "register failed");
-	EXPECT(okp_rv_add(2, 3) == 5, "outer target result");
-	EXPECT(okp_inner_result == 3, "inner result %ld", okp_inner_result);
-	EXPECT(atomic_read(&outer->pre_hits) == 1 &&
-	       atomic_read(&inner->pre_hits) == 0 &&
-	       inner->probe.nmissed == 1,
-	       "outer %d inner %d nmissed %lu", atomic_read(&outer->pre_hits),
-	       atomic_read(&inner->pre_hits), inner->probe.nmissed);
-	EXPECT(okp_rv_load_store(1, 2) == 3 &&
-	       atomic_read(&inner->pre_hits) == 1, "inner probe alone");
-	ok = true;
-out:
-	okp_report(ok, "a probe hit inside a handler is counted in nmissed",
-		   why);
-	okp_record_free(outer);
-	okp_record_free(inner);
-}
-
 /* Bad registrations fail with their errno. */
 static void okp_test_bad_registrations(void)
 {
@@ -426,46 +386,6 @@ out:
 	okp_report(ok, "disable removes the c.ebreak and stops handlers; enable restores them",
 		   why);
 	okp_record_free(r);
-}
-
-/* register_many is all or nothing; unregister_many takes a batch. */
-static void okp_test_many(void)
-{
-	struct okp_probe_record *r = kcalloc(3, sizeof(*r), GFP_KERNEL);
-	struct okprobe *probes[3];
-	char why[200] = "";
-	bool ok = false;
-	int i, ret;
-
-	EXPECT(r, "out of memory");
-	for (i = 0; i < 3; i++) {
-		probes[i] = &r[i].probe;
-		r[i].probe.pre_handler = okp_record_pre;
-	}
-	r[0].probe.addr = (void *)okp_rv_add;
-	r[1].probe.addr = (void *)okp_rvc_j;
-	r[2].probe.addr = (void *)okp_rv_add + 2; /* inside: fails */
-	ret = okprobe_register_many(probes, 3);
-	EXPECT(ret == -EILSEQ, "register_many gave %d", ret);
-	EXPECT(!r[0].probe.okp_site && !r[1].probe.okp_site,
-	       "a probe stayed registered");
-	EXPECT(okp_rv_add(1, 2) == 3 && atomic_read(&r[0].pre_hits) == 0,
-	       "a failed batch left a breakpoint");
-	r[2].probe.addr = (void *)okp_rv_load_store + 12;
-	EXPECT(!okprobe_register_many(probes, 3), "register_many failed");
-	EXPECT(okp_rv_add(1, 2) == 3 && okp_rvc_j(1, 2) == 3 &&
-	       okp_rv_load_store(1, 2) == 3, "results");
-	okprobe_unregister_many(probes, 3);
-	for (i = 0; i < 3; i++)
-		EXPECT(atomic_read(&r[i].pre_hits) == 1, "probe %d hit %d times",
-		       i, atomic_read(&r[i].pre_hits));
-	ok = true;
-out:
-	okp_report(ok, "register_many is all or nothing; unregister_many",
-		   why);
-	if (r)
-		okprobe_unregister_many(probes, 3);
-	kfree(r);
 }
 
 /* ---- Concurrency -------------------------------------------------------- */
@@ -890,6 +810,13 @@ static long okp_expect_split(long a, long b)
 	return b ? a + b : a + 1;
 }
 
+/* okp_test_register_many's three; okp_test_recursion's outer and inner. */
+static const struct okp_cycle_target okp_lifecycle_targets[] = {
+	{ okp_rv_add, 0, okp_expect_sum },
+	{ okp_rvc_j, 0, okp_expect_sum },
+	{ okp_rv_load_store, 8, okp_expect_sum },
+};
+
 static const struct okp_cycle_target okp_cycle_targets[] = {
 	{ okp_rvj_arith, 0, okp_expect_sum_1 },
 	{ okp_rvj_load_store, 4, okp_expect_sum },
@@ -956,7 +883,7 @@ static int __init okp_selftest_init(void)
 	okp_test_breakpoint_bytes();
 	okp_test_redirect();
 	okp_test_aggregation();
-	okp_test_recursion();
+	okp_test_recursion(&okp_lifecycle_targets[0], &okp_lifecycle_targets[2]);
 	okp_test_bad_registrations();
 	okp_test_bad_input(okp_rv_add, 4, okp_expect_sum);
 	okp_test_handler_calls_its_function(okp_rv_add, 4, okp_expect_sum);
@@ -984,7 +911,8 @@ static int __init okp_selftest_init(void)
 					   allowed, ARRAY_SIZE(allowed));
 	}
 	okp_test_enable_disable();
-	okp_test_many();
+	okp_test_register_many(okp_lifecycle_targets,
+			       (void *)okp_rv_add + 2);
 	/*
 	 * Breakpoint copies under churn: with optimization on, every churn
 	 * cycle would wait for an rcu-tasks grace period to take the jump out.
