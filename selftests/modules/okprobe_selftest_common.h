@@ -168,10 +168,50 @@ void okp_test_handler_calls_its_function(okp_target_fn target,
 void okp_test_bad_input(okp_target_fn target, unsigned long offset,
 			long (*expect)(long a, long b));
 
-/* okprobe_selftest_lifecycle.c: good holds three distinct addresses. */
+/*
+ * ---- Lifecycle cases (okprobe_selftest_lifecycle.c) -----------------------
+ *
+ * Written once; each arch passes its targets. A target's offset is the
+ * probed instruction; is_breakpoint says from the text whether okprobe's
+ * breakpoint is at an address.
+ */
+
+/* good holds three distinct addresses. */
 void okp_test_register_many(const struct okp_cycle_target *good,
 			    void *inside_instruction);
 void okp_test_recursion(const struct okp_cycle_target *outer,
 			const struct okp_cycle_target *inner);
+/* return_offset: an instruction of the target that returns. */
+void okp_test_redirect(const struct okp_cycle_target *target,
+		       unsigned long return_offset);
+void okp_test_aggregation(const struct okp_cycle_target *target);
+void okp_test_double_registration(const struct okp_cycle_target *target);
+void okp_test_enable_disable(const struct okp_cycle_target *target,
+			     bool (*is_breakpoint)(void *address));
+void okp_test_disabled_aggregate(const struct okp_cycle_target *target,
+				 bool (*is_breakpoint)(void *address));
+
+/* A registration that must fail, and with which errno. */
+struct okp_bad_registration {
+	const char *what;
+	const char *symbol;
+	void *addr;
+	unsigned long offset;
+	bool handler;		/* false: no handler at all */
+	int error;
+};
+
+/* target_symbol names target, a function okprobe can probe at +0. */
+void okp_test_bad_registrations(const char *target_symbol, void *target,
+				const struct okp_bad_registration *arch_cases,
+				size_t count);
+/* neighbour: another instruction of targets[0]'s function. */
+void okp_test_concurrency(const struct okp_cycle_target *targets,
+			  size_t count, void *neighbour, long min_calls,
+			  unsigned long min_rounds);
+/* target must optimize; optimized_result is what target(1, 2) returns. */
+void okp_test_optimized_redirect_ignored(const struct okp_cycle_target *target,
+					 unsigned long return_offset,
+					 long optimized_result);
 
 #endif /* OKPROBE_SELFTEST_COMMON_H */

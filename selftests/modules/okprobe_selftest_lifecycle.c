@@ -6,7 +6,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/kernel.h>
+#include <linux/ptrace.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -20,7 +22,10 @@
 
 struct okp_counted_probe {
 	struct okprobe probe;
-	atomic_t hits;
+	atomic_t hits;			/* of the pre_handler */
+	atomic_t post_hits;
+	/* Nonzero: the pre_handler returns 42 and continues there. */
+	unsigned long redirect_to;
 	u8 original[OKP_TEXT_BYTES];
 };
 
@@ -30,7 +35,47 @@ static int okp_count_pre(struct okprobe *probe, struct pt_regs *regs)
 		container_of(probe, struct okp_counted_probe, probe);
 
 	atomic_inc(&p->hits);
+	if (p->redirect_to) {
+		regs_set_return_value(regs, 42);
+		instruction_pointer_set(regs, p->redirect_to);
+		return 1;
+	}
 	return 0;
+}
+
+static void okp_count_post(struct okprobe *probe, struct pt_regs *regs,
+			   unsigned long flags)
+{
+	struct okp_counted_probe *p =
+		container_of(probe, struct okp_counted_probe, probe);
+
+	atomic_inc(&p->post_hits);
+}
+
+/* Allocates a probe at target's address with okp_count_pre; NULL: none. */
+static struct okp_counted_probe *
+okp_counted_alloc(const struct okp_cycle_target *target)
+{
+	struct okp_counted_probe *p = kzalloc(sizeof(*p), GFP_KERNEL);
+
+	if (!p)
+		return NULL;
+	p->probe.addr = (void *)target->target + target->offset;
+	p->probe.pre_handler = okp_count_pre;
+	if (copy_from_kernel_nofault(p->original, p->probe.addr,
+				     OKP_TEXT_BYTES)) {
+		kfree(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Unregisters p's probe (a no-op when it is not registered), frees it. */
+static void okp_counted_free(struct okp_counted_probe *p)
+{
+	if (p)
+		okprobe_unregister(&p->probe);
+	kfree(p);
 }
 
 static void *okp_target_address(const struct okp_cycle_target *target)
@@ -171,4 +216,377 @@ out:
 		   why);
 	kfree(outer);
 	kfree(inner);
+}
+
+/* A pre_handler that moves the instruction pointer and returns 1 skips. */
+void okp_test_redirect(const struct okp_cycle_target *target,
+		       unsigned long return_offset)
+{
+	struct okp_counted_probe *p = okp_counted_alloc(target);
+	char why[200] = "";
+	bool ok = false;
+	long result;
+
+	EXPECT(p, "out of memory");
+	p->probe.post_handler = okp_count_post;
+	p->redirect_to = (unsigned long)target->target + return_offset;
+	EXPECT(!okprobe_register(&p->probe), "register failed");
+	result = target->target(1, 2);
+	EXPECT(result == 42, "redirected call returned %ld", result);
+	EXPECT(atomic_read(&p->hits) == 1 && !atomic_read(&p->post_hits),
+	       "pre_handler ran %d times, post_handler %d",
+	       atomic_read(&p->hits), atomic_read(&p->post_hits));
+	ok = true;
+out:
+	okp_report(ok, "pre_handler redirect skips the instruction", why);
+	okp_counted_free(p);
+}
+
+/*
+ * Two probes on one address share the breakpoint and both run; removing
+ * one keeps the other working.
+ */
+void okp_test_aggregation(const struct okp_cycle_target *target)
+{
+	struct okp_counted_probe *a = okp_counted_alloc(target);
+	struct okp_counted_probe *b = okp_counted_alloc(target);
+	char why[200] = "";
+	bool ok = false;
+
+	EXPECT(a && b, "out of memory");
+	b->probe.post_handler = okp_count_post;
+	EXPECT(!okprobe_register(&a->probe) && !okprobe_register(&b->probe),
+	       "register failed");
+	EXPECT(okp_target_right(target, 2, 3), "wrong result");
+	EXPECT(atomic_read(&a->hits) == 1 && atomic_read(&b->hits) == 1 &&
+	       atomic_read(&b->post_hits) == 1, "both must run once");
+	okprobe_unregister(&a->probe);
+	EXPECT(okp_target_right(target, 2, 3), "wrong result after removal");
+	EXPECT(atomic_read(&a->hits) == 1 && atomic_read(&b->hits) == 2 &&
+	       atomic_read(&b->post_hits) == 2,
+	       "after removing one: a %d b %d/%d", atomic_read(&a->hits),
+	       atomic_read(&b->hits), atomic_read(&b->post_hits));
+	okprobe_unregister(&b->probe);
+	EXPECT(okp_text_restored(b), "the text is not restored");
+	ok = true;
+out:
+	okp_report(ok, "two probes on one address; one removed", why);
+	okp_counted_free(a);
+	okp_counted_free(b);
+}
+
+/* Registering the same struct twice is refused; the first stays intact. */
+void okp_test_double_registration(const struct okp_cycle_target *target)
+{
+	struct okp_counted_probe *p = okp_counted_alloc(target);
+	char why[200] = "";
+	bool ok = false;
+	int ret;
+
+	EXPECT(p, "out of memory");
+	EXPECT(!okprobe_register(&p->probe), "first register failed");
+	ret = okprobe_register(&p->probe);
+	EXPECT(ret == -EINVAL, "second register returned %d", ret);
+	EXPECT(okp_target_right(target, 1, 1) && atomic_read(&p->hits) == 1,
+	       "the first registration broke");
+	ok = true;
+out:
+	okp_report(ok, "registering the same probe twice fails with EINVAL",
+		   why);
+	okp_counted_free(p);
+}
+
+/*
+ * Disabling stops the handlers and takes the breakpoint out; enabling
+ * puts both back; enable and disable of an unregistered probe fail.
+ */
+void okp_test_enable_disable(const struct okp_cycle_target *target,
+			     bool (*is_breakpoint)(void *address))
+{
+	struct okp_counted_probe *p = okp_counted_alloc(target);
+	char why[200] = "";
+	bool ok = false;
+	int ret;
+
+	EXPECT(p, "out of memory");
+	ret = okprobe_disable(&p->probe);
+	EXPECT(ret == -EINVAL, "disabling an unregistered probe gave %d", ret);
+	EXPECT(!okprobe_register(&p->probe), "register failed");
+	EXPECT(is_breakpoint(p->probe.addr), "no breakpoint after registering");
+	EXPECT(okp_target_right(target, 1, 2) && atomic_read(&p->hits) == 1,
+	       "enabled probe did not run once");
+	EXPECT(!okprobe_disable(&p->probe), "disable failed");
+	EXPECT(p->probe.flags & OKPROBE_FLAG_DISABLED, "flag not set");
+	EXPECT(okp_text_restored(p), "a disabled probe left its breakpoint");
+	EXPECT(okp_target_right(target, 1, 2) && atomic_read(&p->hits) == 1,
+	       "disabled probe ran");
+	EXPECT(!okprobe_enable(&p->probe), "enable failed");
+	EXPECT(!(p->probe.flags & OKPROBE_FLAG_DISABLED), "flag still set");
+	EXPECT(is_breakpoint(p->probe.addr), "no breakpoint after enabling");
+	EXPECT(okp_target_right(target, 1, 2) && atomic_read(&p->hits) == 2,
+	       "re-enabled probe did not run");
+	okprobe_unregister(&p->probe);
+	EXPECT(okp_text_restored(p), "breakpoint left after unregister");
+	ret = okprobe_enable(&p->probe);
+	EXPECT(ret == -EINVAL, "enabling an unregistered probe gave %d", ret);
+	ok = true;
+out:
+	okp_report(ok, "disable removes the breakpoint and stops handlers; enable restores them",
+		   why);
+	okp_counted_free(p);
+}
+
+/*
+ * Registered with OKPROBE_FLAG_DISABLED: not armed. Aggregated with an
+ * enabled probe, the breakpoint stays until both are disabled.
+ */
+void okp_test_disabled_aggregate(const struct okp_cycle_target *target,
+				 bool (*is_breakpoint)(void *address))
+{
+	struct okp_counted_probe *a = okp_counted_alloc(target);
+	struct okp_counted_probe *b = okp_counted_alloc(target);
+	char why[200] = "";
+	bool ok = false;
+
+	EXPECT(a && b, "out of memory");
+	a->probe.flags = OKPROBE_FLAG_DISABLED;
+	b->probe.post_handler = okp_count_post;
+	EXPECT(!okprobe_register(&a->probe), "register disabled failed");
+	EXPECT(okp_text_restored(a), "a disabled probe armed");
+	EXPECT(!okprobe_register(&b->probe), "register b failed");
+	EXPECT(is_breakpoint(b->probe.addr), "b did not arm");
+	EXPECT(okp_target_right(target, 1, 2), "wrong result");
+	EXPECT(atomic_read(&a->hits) == 0 && atomic_read(&b->hits) == 1 &&
+	       atomic_read(&b->post_hits) == 1, "hits a %d b %d/%d",
+	       atomic_read(&a->hits), atomic_read(&b->hits),
+	       atomic_read(&b->post_hits));
+	EXPECT(!okprobe_disable(&b->probe), "disable b failed");
+	EXPECT(okp_text_restored(b), "breakpoint left with both disabled");
+	EXPECT(!okprobe_enable(&a->probe), "enable a failed");
+	EXPECT(okp_target_right(target, 1, 2), "wrong result");
+	EXPECT(atomic_read(&a->hits) == 1 && atomic_read(&b->hits) == 1,
+	       "hits a %d b %d", atomic_read(&a->hits), atomic_read(&b->hits));
+	ok = true;
+out:
+	okp_report(ok, "registered disabled; aggregate armed while one is enabled",
+		   why);
+	okp_counted_free(a);
+	okp_counted_free(b);
+}
+
+/* Registers c; true when it failed with c->error (left in *error). */
+static bool okp_bad_registration_refused(struct okp_counted_probe *p,
+					 const struct okp_bad_registration *c,
+					 int *error)
+{
+	memset(&p->probe, 0, sizeof(p->probe));
+	p->probe.symbol_name = c->symbol;
+	p->probe.addr = c->addr;
+	p->probe.offset = c->offset;
+	if (c->handler)
+		p->probe.pre_handler = okp_count_pre;
+	*error = okprobe_register(&p->probe);
+	if (!*error)
+		okprobe_unregister(&p->probe);
+	return *error == c->error;
+}
+
+/*
+ * Every bad registration fails with its errno: the arch-neutral ones on
+ * target (a probeable function named target_symbol), then the arch's own
+ * (an instruction class it refuses, someone else's breakpoint, ...).
+ */
+void okp_test_bad_registrations(const char *target_symbol, void *target,
+				const struct okp_bad_registration *arch_cases,
+				size_t count)
+{
+	const struct okp_bad_registration everywhere[] = {
+		{ "no handler", target_symbol, NULL, 0, false, -EINVAL },
+		{ "unknown symbol", "okp_no_such_symbol", NULL, 0, true,
+		  -ENOENT },
+		{ "offset past the function", target_symbol, NULL, 0x1000,
+		  true, -EINVAL },
+		{ "both symbol and address", target_symbol, target, 0, true,
+		  -EINVAL },
+		{ "okprobe's own code", "okprobe_register", NULL, 0, true,
+		  -EPERM },
+		{ "init text after boot", "start_kernel", NULL, 0, true,
+		  -EPERM },
+	};
+	struct okp_counted_probe *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	const struct okp_bad_registration *c;
+	char why[200] = "";
+	bool ok = false;
+	int i, error;
+
+	EXPECT(p, "out of memory");
+	for (i = 0; i < ARRAY_SIZE(everywhere) + count; i++) {
+		c = i < ARRAY_SIZE(everywhere) ?
+			    &everywhere[i] :
+			    &arch_cases[i - ARRAY_SIZE(everywhere)];
+		EXPECT(c->symbol || c->addr, "%s: no address", c->what);
+		EXPECT(okp_bad_registration_refused(p, c, &error),
+		       "%s: got %d, expected %d", c->what, error, c->error);
+	}
+	ok = true;
+out:
+	okp_report(ok, "bad registrations fail with their errno", why);
+	kfree(p);
+}
+
+/* The concurrency test's targets, for its hammers' rounds. */
+static const struct okp_cycle_target *okp_hammered;
+static size_t okp_hammered_count;
+
+/* One call of every hammered target; returns the wrong results. */
+static long okp_call_hammered(long a)
+{
+	long wrong = 0;
+	size_t i;
+
+	for (i = 0; i < okp_hammered_count; i++)
+		wrong += !okp_target_right(&okp_hammered[i], a, 1);
+	return wrong;
+}
+
+/* One churn step on a probe: register, disable, enable, unregister. */
+static int okp_churn(struct okprobe *p, unsigned long round)
+{
+	switch (round % 4) {
+	case 0:
+		p->flags = 0;
+		return okprobe_register(p);
+	case 1:
+		return okprobe_disable(p);
+	case 2:
+		return okprobe_enable(p);
+	default:
+		okprobe_unregister(p);
+		return 0;
+	}
+}
+
+/*
+ * Every CPU calls the targets, each with a steady probe, while this
+ * thread registers, disables, enables and unregisters a probe with a
+ * post_handler at the first target's address (so the site switches
+ * between its boosted and trapping copies under the hits) and a probe at
+ * neighbour, another instruction of the first target. Until at least
+ * min_calls rounds of calls and min_rounds churn steps: every steady
+ * probe counts every call, exactly, and the churned probe runs both
+ * handlers or neither.
+ */
+void okp_test_concurrency(const struct okp_cycle_target *targets,
+			  size_t count, void *neighbour, long min_calls,
+			  unsigned long min_rounds)
+{
+	struct okp_counted_probe *steady = kcalloc(count, sizeof(*steady),
+						   GFP_KERNEL);
+	struct okp_counted_probe *churn = kcalloc(2, sizeof(*churn),
+						  GFP_KERNEL);
+	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
+					     GFP_KERNEL);
+	unsigned int cpus = num_online_cpus(), started = 0;
+	unsigned long rounds = 0;
+	long calls = 0, wrong = 0;
+	int churn_error = 0, registered = 0;
+	char why[200] = "";
+	bool ok = false;
+	size_t i;
+
+	EXPECT(steady && churn && hammers, "out of memory");
+	for (i = 0; i < count; i++) {
+		steady[i].probe.addr = okp_target_address(&targets[i]);
+		steady[i].probe.pre_handler = okp_count_pre;
+		EXPECT(!okprobe_register(&steady[i].probe),
+		       "register at %pS failed", steady[i].probe.addr);
+		registered++;
+	}
+	churn[0].probe.addr = steady[0].probe.addr;
+	churn[1].probe.addr = neighbour;
+	for (i = 0; i < 2; i++) {
+		churn[i].probe.pre_handler = okp_count_pre;
+		churn[i].probe.post_handler = okp_count_post;
+	}
+	okp_hammered = targets;
+	okp_hammered_count = count;
+	started = okp_start_round_hammers(hammers, okp_call_hammered);
+	while (!churn_error && started == cpus &&
+	       (rounds < min_rounds || okp_hammer_calls(hammers) < min_calls)) {
+		for (i = 0; i < 2 && !churn_error; i++)
+			churn_error = okp_churn(&churn[i].probe, rounds);
+		rounds++;
+		/* Let the hammers hit each state: registered, disabled, ... */
+		usleep_range(100, 200);
+	}
+	okp_stop_hammers(hammers, &calls, &wrong);
+	for (i = 0; i < 2; i++)
+		okprobe_unregister(&churn[i].probe);
+	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
+	EXPECT(!churn_error, "churn round %lu failed: %d", rounds,
+	       churn_error);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	EXPECT(calls >= min_calls, "only %ld calls", calls);
+	for (i = 0; i < count; i++) {
+		EXPECT(atomic_read(&steady[i].hits) == calls &&
+		       !steady[i].probe.nmissed,
+		       "steady probe at %pS counted %d of %ld calls, missed %lu",
+		       steady[i].probe.addr, atomic_read(&steady[i].hits),
+		       calls, steady[i].probe.nmissed);
+	}
+	for (i = 0; i < 2; i++) {
+		EXPECT(atomic_read(&churn[i].post_hits) ==
+			       atomic_read(&churn[i].hits) &&
+		       atomic_read(&churn[i].hits) <= calls,
+		       "churned probe at %pS: pre %d post %d of %ld calls",
+		       churn[i].probe.addr, atomic_read(&churn[i].hits),
+		       atomic_read(&churn[i].post_hits), calls);
+	}
+	pr_info("concurrency: %ld calls on %u CPUs, %lu churn rounds, churned probes hit %d and %d times\n",
+		calls, cpus, rounds, atomic_read(&churn[0].hits),
+		atomic_read(&churn[1].hits));
+	ok = true;
+out:
+	okp_report(ok, "every CPU calls probed targets while probes at and next to one churn",
+		   why);
+	while (registered--)
+		okprobe_unregister(&steady[registered].probe);
+	kfree(steady);
+	kfree(churn);
+	kfree(hammers);
+}
+
+/*
+ * Once optimized, a pre_handler's change of the instruction pointer is
+ * ignored (the displaced instructions run) while its other register
+ * changes are kept: the probe sets the return value to 42 and asks to
+ * continue at return_offset. Called with (1, 2), a breakpoint hit returns
+ * 42 and an optimized one optimized_result.
+ */
+void okp_test_optimized_redirect_ignored(const struct okp_cycle_target *target,
+					 unsigned long return_offset,
+					 long optimized_result)
+{
+	struct okp_counted_probe *p = okp_counted_alloc(target);
+	char why[200] = "";
+	bool ok = false;
+	long result;
+
+	EXPECT(p, "out of memory");
+	p->redirect_to = (unsigned long)target->target + return_offset;
+	EXPECT(!okprobe_register(&p->probe), "register failed");
+	EXPECT(okp_wait_optimized(&p->probe, true), "never optimized");
+	result = target->target(1, 2);
+	EXPECT(result == optimized_result, "returned %ld, not %ld", result,
+	       optimized_result);
+	EXPECT(!okp_write_sysctl("0"), "sysctl write failed");
+	EXPECT(!okp_optimized(&p->probe), "optimized with the sysctl at 0");
+	result = target->target(1, 2);
+	EXPECT(result == 42, "as a breakpoint returned %ld, not 42", result);
+	ok = true;
+out:
+	okp_write_sysctl("1");
+	okp_report(ok, "optimized: a redirect of the instruction pointer is ignored, other registers kept",
+		   why);
+	okp_counted_free(p);
 }

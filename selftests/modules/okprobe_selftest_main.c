@@ -39,8 +39,6 @@ struct okp_probe_record {
 	atomic_t pre_hits, post_hits;
 	long seen_di, seen_si, seen_ax_after;
 	unsigned long seen_ip;
-	int redirect_to_return;		/* pre_handler skips the instruction */
-	unsigned long redirect_ip;
 };
 
 static int okp_record_pre(struct okprobe *probe, struct pt_regs *regs)
@@ -52,11 +50,6 @@ static int okp_record_pre(struct okprobe *probe, struct pt_regs *regs)
 	r->seen_di = regs->di;
 	r->seen_si = regs->si;
 	r->seen_ip = regs->ip;
-	if (r->redirect_to_return) {
-		regs->ax = 42;
-		regs->ip = r->redirect_ip;
-		return 1;
-	}
 	return 0;
 }
 
@@ -256,65 +249,6 @@ out:
 	okp_record_free(ret);
 }
 
-/* A pre_handler that moves ip and returns 1 skips the instruction. */
-static void okp_test_redirect(void)
-{
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	char why[160] = "";
-	bool ok = false;
-	long result;
-
-	EXPECT(r, "out of memory");
-	r->probe.addr = (void *)okp_target_add;
-	r->probe.pre_handler = okp_record_pre;
-	r->redirect_to_return = 1;
-	r->redirect_ip = (unsigned long)okp_target_add + 6; /* its ret */
-	EXPECT(!okprobe_register(&r->probe), "register failed");
-	result = okp_target_add(1, 2);
-	EXPECT(result == 42, "redirected call returned %ld", result);
-	ok = true;
-out:
-	okp_report(ok, "pre_handler redirect skips the instruction", why);
-	okp_record_free(r);
-}
-
-/*
- * Two probes on one address share the breakpoint; removing one keeps the
- * other working.
- */
-static void okp_test_aggregation(void)
-{
-	struct okp_probe_record *a = kzalloc(sizeof(*a), GFP_KERNEL);
-	struct okp_probe_record *b = kzalloc(sizeof(*b), GFP_KERNEL);
-	char why[160] = "";
-	bool ok = false;
-
-	EXPECT(a && b, "out of memory");
-	a->probe.addr = (void *)okp_target_add + 3;
-	a->probe.pre_handler = okp_record_pre;
-	b->probe.addr = (void *)okp_target_add + 3;
-	b->probe.pre_handler = okp_record_pre;
-	b->probe.post_handler = okp_record_post;
-	EXPECT(!okprobe_register(&a->probe) && !okprobe_register(&b->probe),
-	       "register failed");
-	EXPECT(okp_target_add(2, 3) == 5, "wrong result");
-	EXPECT(atomic_read(&a->pre_hits) == 1 &&
-	       atomic_read(&b->pre_hits) == 1 &&
-	       atomic_read(&b->post_hits) == 1, "both must run once");
-	okprobe_unregister(&a->probe);
-	EXPECT(okp_target_add(2, 3) == 5, "wrong result after removal");
-	EXPECT(atomic_read(&a->pre_hits) == 1 &&
-	       atomic_read(&b->pre_hits) == 2 &&
-	       atomic_read(&b->post_hits) == 2,
-	       "after removing one: a %d b %d", atomic_read(&a->pre_hits),
-	       atomic_read(&b->pre_hits));
-	ok = true;
-out:
-	okp_report(ok, "two probes on one address; one removed", why);
-	okp_record_free(a);
-	okp_record_free(b);
-}
-
 /*
  * A second probe later in a function already probed: the boundary walk
  * decodes the original bytes, not okprobe's own int3.
@@ -348,29 +282,6 @@ out:
 	okp_record_free(second);
 }
 
-/* Registering the same struct twice is refused; the first stays intact. */
-static void okp_test_double_registration(void)
-{
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	char why[160] = "";
-	bool ok = false;
-	int ret;
-
-	EXPECT(r, "out of memory");
-	r->probe.addr = (void *)okp_target_add + 3;
-	r->probe.pre_handler = okp_record_pre;
-	EXPECT(!okprobe_register(&r->probe), "first register failed");
-	ret = okprobe_register(&r->probe);
-	EXPECT(ret == -EINVAL, "second register returned %d", ret);
-	EXPECT(okp_target_add(1, 1) == 2 && atomic_read(&r->pre_hits) == 1,
-	       "the first registration broke");
-	ok = true;
-out:
-	okp_report(ok, "registering the same probe twice fails with EINVAL",
-		   why);
-	okp_record_free(r);
-}
-
 /* A jump label site of this module, for the bad registrations. */
 static DEFINE_STATIC_KEY_FALSE(okp_test_key);
 /* The key of okp_target_static_jump's jump label; never enabled. */
@@ -389,27 +300,13 @@ static void *okp_jump_label_site(void)
 	return (void *)jump_entry_code(&THIS_MODULE->jump_entries[0]);
 }
 
-/* Bad registrations fail with their errno. */
-static void okp_test_bad_registrations(void)
+/* What only x86 refuses (okp_test_bad_registrations adds the rest). */
+static void okp_test_x86_bad_registrations(void)
 {
-	struct {
-		const char *what;
-		const char *symbol;
-		void *addr;
-		unsigned long offset;
-		bool handler;
-		int error;
-	} cases[] = {
-		{ "no handler", "okp_target_add", NULL, 0, false, -EINVAL },
-		{ "unknown symbol", "okp_no_such_symbol", NULL, 0, true,
-		  -ENOENT },
+	const struct okp_bad_registration cases[] = {
 		{ "inside an instruction", "okp_target_add", NULL, 1, true,
 		  -EILSEQ },
-		{ "offset past the function", "okp_target_add", NULL, 0x1000,
-		  true, -EINVAL },
 		{ "not text", NULL, &okp_target_data, 0, true, -EINVAL },
-		{ "okprobe's own code", "okprobe_register", NULL, 0, true,
-		  -EPERM },
 		{ "ftrace call site", "okp_test_fixed_results", NULL, 0, true,
 		  -EBUSY },
 		{ "exception-table entry", "okp_target_extable", NULL, 0, true,
@@ -420,38 +317,12 @@ static void okp_test_bad_registrations(void)
 		  -EBUSY },
 		{ "NOKPROBE_SYMBOL", "notify_die", NULL, 0, true, -EPERM },
 		{ "entry text", "entry_SYSCALL_64", NULL, 0, true, -EPERM },
-		{ "init text after boot", "start_kernel", NULL, 0, true,
-		  -EPERM },
 		{ "jump label site", NULL, okp_jump_label_site(), 0, true,
 		  -EBUSY },
-		{ "both symbol and address", "okp_target_add",
-		  okp_target_add, 0, true, -EINVAL },
 	};
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	char why[160] = "";
-	bool ok = false;
-	int i, ret;
 
-	EXPECT(r, "out of memory");
-	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		memset(&r->probe, 0, sizeof(r->probe));
-		r->probe.symbol_name = cases[i].symbol;
-		r->probe.addr = cases[i].addr;
-		r->probe.offset = cases[i].offset;
-		if (cases[i].handler)
-			r->probe.pre_handler = okp_record_pre;
-		EXPECT(cases[i].symbol || cases[i].addr, "%s: no address",
-		       cases[i].what);
-		ret = okprobe_register(&r->probe);
-		if (!ret)
-			okprobe_unregister(&r->probe);
-		EXPECT(ret == cases[i].error, "%s: got %d, expected %d",
-		       cases[i].what, ret, cases[i].error);
-	}
-	ok = true;
-out:
-	okp_report(ok, "bad registrations fail with their errno", why);
-	okp_record_free(r);
+	okp_test_bad_registrations("okp_target_add", okp_target_add,
+				   cases, ARRAY_SIZE(cases));
 }
 
 /*
@@ -540,90 +411,6 @@ out:
 	okp_record_free(r);
 }
 
-/* Disabling stops the handlers and removes the int3; enabling restores. */
-static void okp_test_enable_disable(void)
-{
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	void *address = (void *)okp_target_add + 3;
-	char why[160] = "";
-	bool ok = false;
-	int ret;
-
-	EXPECT(r, "out of memory");
-	r->probe.addr = address;
-	r->probe.pre_handler = okp_record_pre;
-	ret = okprobe_disable(&r->probe);
-	EXPECT(ret == -EINVAL, "disabling an unregistered probe gave %d", ret);
-	EXPECT(!okprobe_register(&r->probe), "register failed");
-	EXPECT(okp_text_byte(address) == 0xcc, "no int3 after registering");
-	EXPECT(okp_target_add(1, 2) == 3 && atomic_read(&r->pre_hits) == 1,
-	       "enabled probe did not run once");
-	EXPECT(!okprobe_disable(&r->probe), "disable failed");
-	EXPECT(r->probe.flags & OKPROBE_FLAG_DISABLED, "flag not set");
-	EXPECT(okp_text_byte(address) == 0x48,
-	       "disabled probe left byte %02x", okp_text_byte(address));
-	EXPECT(okp_target_add(1, 2) == 3 && atomic_read(&r->pre_hits) == 1,
-	       "disabled probe ran");
-	EXPECT(!okprobe_enable(&r->probe), "enable failed");
-	EXPECT(!(r->probe.flags & OKPROBE_FLAG_DISABLED), "flag still set");
-	EXPECT(okp_text_byte(address) == 0xcc, "no int3 after enabling");
-	EXPECT(okp_target_add(1, 2) == 3 && atomic_read(&r->pre_hits) == 2,
-	       "re-enabled probe did not run");
-	okprobe_unregister(&r->probe);
-	EXPECT(okp_text_byte(address) == 0x48, "int3 left after unregister");
-	ret = okprobe_enable(&r->probe);
-	EXPECT(ret == -EINVAL, "enabling an unregistered probe gave %d", ret);
-	ok = true;
-out:
-	okp_report(ok, "disable removes the int3 and stops handlers; enable restores them",
-		   why);
-	okp_record_free(r);
-}
-
-/*
- * Registered with OKPROBE_FLAG_DISABLED: not armed. Aggregated with an
- * enabled probe, the int3 stays until both are disabled.
- */
-static void okp_test_disabled_aggregate(void)
-{
-	struct okp_probe_record *a = kzalloc(sizeof(*a), GFP_KERNEL);
-	struct okp_probe_record *b = kzalloc(sizeof(*b), GFP_KERNEL);
-	void *address = (void *)okp_target_lea_imm + 4;
-	char why[160] = "";
-	bool ok = false;
-
-	EXPECT(a && b, "out of memory");
-	a->probe.addr = address;
-	a->probe.pre_handler = okp_record_pre;
-	a->probe.flags = OKPROBE_FLAG_DISABLED;
-	b->probe.addr = address;
-	b->probe.pre_handler = okp_record_pre;
-	b->probe.post_handler = okp_record_post;
-	EXPECT(!okprobe_register(&a->probe), "register disabled failed");
-	EXPECT(okp_text_byte(address) == 0x48, "a disabled probe armed");
-	EXPECT(!okprobe_register(&b->probe), "register b failed");
-	EXPECT(okp_text_byte(address) == 0xcc, "b did not arm");
-	EXPECT(okp_target_lea_imm(1, 2) == 0x17, "wrong result");
-	EXPECT(atomic_read(&a->pre_hits) == 0 &&
-	       atomic_read(&b->pre_hits) == 1 &&
-	       atomic_read(&b->post_hits) == 1, "hits a %d b %d/%d",
-	       atomic_read(&a->pre_hits), atomic_read(&b->pre_hits),
-	       atomic_read(&b->post_hits));
-	EXPECT(!okprobe_disable(&b->probe), "disable b failed");
-	EXPECT(okp_text_byte(address) == 0x48, "int3 left with both disabled");
-	EXPECT(!okprobe_enable(&a->probe), "enable a failed");
-	EXPECT(okp_target_lea_imm(1, 2) == 0x17, "wrong result");
-	EXPECT(atomic_read(&a->pre_hits) == 1 &&
-	       atomic_read(&b->pre_hits) == 1, "hits a %d b %d",
-	       atomic_read(&a->pre_hits), atomic_read(&b->pre_hits));
-	ok = true;
-out:
-	okp_report(ok, "registered disabled; aggregate armed while one is enabled",
-		   why);
-	okp_record_free(a);
-	okp_record_free(b);
-}
-
 /* The post_handler sees the registers the probed instruction left. */
 static void okp_test_post_handler_regs(void)
 {
@@ -646,117 +433,9 @@ out:
 	okp_record_free(r);
 }
 
-/* ---- Concurrency ----------------------------------------------------------- */
-
+/* The concurrency test: calls on all CPUs and churn steps, at least. */
 #define OKP_HAMMER_HITS 1000000
 #define OKP_CHURN_ROUNDS 40
-
-static int okp_hammer_thread(void *data)
-{
-	struct okp_hammer *h = data;
-	long i;
-
-	for (i = 0; !READ_ONCE(okp_hammer_stop); i++) {
-		if (okp_target_add(i, 1) != i + 1)
-			h->wrong++;
-		WRITE_ONCE(h->calls, i + 1);
-		/*
-		 * A real sleep, not cond_resched(): an rcu-tasks grace period
-		 * (unregistering a site) waits for every task to switch
-		 * voluntarily, and a CPU-bound loop never would.
-		 */
-		if ((i & 1023) == 0)
-			schedule_timeout_idle(1);
-	}
-	complete(&h->done);
-	return 0;
-}
-
-/* One churn step on a probe: register, disable, enable, unregister. */
-static int okp_churn(struct okprobe *p, unsigned long round)
-{
-	switch (round % 4) {
-	case 0:
-		p->flags = 0;
-		return okprobe_register(p);
-	case 1:
-		return okprobe_disable(p);
-	case 2:
-		return okprobe_enable(p);
-	default:
-		okprobe_unregister(p);
-		return 0;
-	}
-}
-
-/*
- * Every CPU calls okp_target_add while this thread registers, unregisters,
- * enables and disables a probe with a post_handler at the same address as
- * the steady probe (so the site switches between boosted and trapping
- * copies under the hits) and a probe at the neighbouring instruction. The
- * steady probe must count every call, exactly.
- */
-static void okp_test_concurrency(void)
-{
-	struct okp_probe_record *steady = kzalloc(sizeof(*steady), GFP_KERNEL);
-	struct okp_probe_record *churn = kcalloc(2, sizeof(*churn), GFP_KERNEL);
-	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
-					     GFP_KERNEL);
-	unsigned int cpus = num_online_cpus(), started = 0;
-	unsigned long rounds = 0;
-	long total = 0, wrong = 0;
-	int i, churn_error = 0;
-	char why[160] = "";
-	bool ok = false;
-
-	EXPECT(steady && churn && hammers, "out of memory");
-	steady->probe.addr = (void *)okp_target_add + 3;
-	steady->probe.pre_handler = okp_record_pre;
-	EXPECT(!okprobe_register(&steady->probe), "register failed");
-	churn[0].probe.addr = (void *)okp_target_add + 3;
-	churn[0].probe.pre_handler = okp_record_pre;
-	churn[0].probe.post_handler = okp_record_post;
-	churn[1].probe.addr = (void *)okp_target_add;
-	churn[1].probe.pre_handler = okp_record_pre;
-	started = okp_start_hammers(hammers, okp_hammer_thread);
-	while (!churn_error && started == cpus &&
-	       (rounds < OKP_CHURN_ROUNDS ||
-		okp_hammer_calls(hammers) < OKP_HAMMER_HITS)) {
-		for (i = 0; i < 2 && !churn_error; i++)
-			churn_error = okp_churn(&churn[i].probe, rounds);
-		rounds++;
-	}
-	okp_stop_hammers(hammers, &total, &wrong);
-	for (i = 0; i < 2; i++)
-		okprobe_unregister(&churn[i].probe);
-	okprobe_unregister(&steady->probe);
-	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
-	EXPECT(!churn_error, "churn round %lu failed: %d", rounds, churn_error);
-	EXPECT(!wrong, "%ld wrong results", wrong);
-	EXPECT(total >= OKP_HAMMER_HITS, "only %ld calls", total);
-	EXPECT(atomic_read(&steady->pre_hits) == total,
-	       "steady probe counted %d of %ld calls",
-	       atomic_read(&steady->pre_hits), total);
-	EXPECT(steady->probe.nmissed == 0, "steady probe missed %lu",
-	       steady->probe.nmissed);
-	/* Each hit of a probe runs both of its handlers or neither. */
-	EXPECT(atomic_read(&churn[0].post_hits) ==
-	       atomic_read(&churn[0].pre_hits) &&
-	       atomic_read(&churn[0].pre_hits) <= total,
-	       "churn probe counts pre %d post %d of %ld",
-	       atomic_read(&churn[0].pre_hits),
-	       atomic_read(&churn[0].post_hits), total);
-	pr_info("concurrency: %ld calls on %u CPUs, %lu churn rounds, churn probes hit %d and %d times\n",
-		total, cpus, rounds, atomic_read(&churn[0].pre_hits),
-		atomic_read(&churn[1].pre_hits));
-	ok = true;
-out:
-	okp_report(ok, "10^6 hits on every CPU while probes at and next to the address churn",
-		   why);
-	okp_record_free(steady);
-	kfree(churn);
-	kfree(hammers);
-}
 
 /* ---- Jump optimization ------------------------------------------------------ */
 
@@ -868,39 +547,6 @@ out:
 static bool okp_is_int3(void *address)
 {
 	return okp_text_byte(address) == 0xcc;
-}
-
-/*
- * Once optimized, a pre_handler's change of regs->ip is ignored (the
- * instruction runs) while its other register changes are kept: the probe at
- * okp_target_add+3 sets ax = 42 and asks to skip to the ret, so a
- * breakpoint hit returns 42 and an optimized one 42 + b.
- */
-static void okp_test_optimized_redirect_ignored(void)
-{
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	char why[160] = "";
-	bool ok = false;
-	long result;
-
-	EXPECT(r, "out of memory");
-	r->probe.addr = (void *)okp_target_add + 3;
-	r->probe.pre_handler = okp_record_pre;
-	r->redirect_to_return = 1;
-	r->redirect_ip = (unsigned long)okp_target_add + 6;
-	EXPECT(!okprobe_register(&r->probe), "register failed");
-	EXPECT(okp_wait_optimized(&r->probe, true), "never optimized");
-	result = okp_target_add(1, 2);
-	EXPECT(result == 42 + 2, "returned %ld, not 44", result);
-	EXPECT(!okp_write_sysctl("0"), "sysctl write failed");
-	result = okp_target_add(1, 2);
-	EXPECT(result == 42, "as a breakpoint returned %ld, not 42", result);
-	ok = true;
-out:
-	okp_write_sysctl("1");
-	okp_report(ok, "optimized: a redirect of regs->ip is ignored, other registers kept",
-		   why);
-	okp_record_free(r);
 }
 
 /* What the hammered targets return, computed independently. */
@@ -1028,9 +674,9 @@ static int __init okp_selftest_init(void)
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
 	okp_test_emulated_results();
-	okp_test_redirect();
-	okp_test_aggregation();
-	okp_test_bad_registrations();
+	okp_test_redirect(&okp_lifecycle_targets[0], 6);
+	okp_test_aggregation(&okp_cycle_targets[0]);
+	okp_test_x86_bad_registrations();
 	okp_test_static_call_sites();
 	okp_test_bad_input(okp_target_add, 3, okp_expect_add);
 	okp_test_handler_calls_its_function(okp_target_add, 3, okp_expect_add);
@@ -1055,19 +701,27 @@ static int __init okp_selftest_init(void)
 					   allowed, ARRAY_SIZE(allowed));
 	}
 	okp_test_recursion(&okp_lifecycle_targets[0], &okp_lifecycle_targets[1]);
-	okp_test_double_registration();
+	okp_test_double_registration(&okp_cycle_targets[0]);
 	okp_test_second_probe_in_function();
-	okp_test_enable_disable();
-	okp_test_disabled_aggregate();
+	okp_test_enable_disable(&okp_cycle_targets[0], okp_is_int3);
+	{
+		static const struct okp_cycle_target imul = {
+			okp_target_lea_imm, 4, okp_expect_lea_imm
+		};
+
+		okp_test_disabled_aggregate(&imul, okp_is_int3);
+	}
 	okp_test_post_handler_regs();
 	okp_test_register_many(okp_lifecycle_targets,
 			       (void *)okp_target_add + 1);
-	okp_test_concurrency();
+	okp_test_concurrency(&okp_cycle_targets[0], 1, okp_target_add,
+			     OKP_HAMMER_HITS, OKP_CHURN_ROUNDS);
 	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
 		okp_run_jump_case(&okp_jump_cases[i]);
 	okp_test_neighbour_in_region(okp_target_add, 3, okp_expect_add,
 				     okp_is_int3);
-	okp_test_optimized_redirect_ignored();
+	/* add %rsi, %rax runs: 42 + 2. */
+	okp_test_optimized_redirect_ignored(&okp_cycle_targets[0], 6, 44);
 	okp_test_optimization_cycles(okp_cycle_targets,
 				     ARRAY_SIZE(okp_cycle_targets),
 				     OKP_HAMMER_HITS,

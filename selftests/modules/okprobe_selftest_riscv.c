@@ -36,7 +36,6 @@ struct okp_probe_record {
 	atomic_t pre_hits, post_hits;
 	unsigned long seen_a0, seen_a1, seen_epc;
 	unsigned long after_epc, after_ra, after_a0;
-	bool redirect;		/* pre_handler returns 42 from the function */
 };
 
 static int okp_record_pre(struct okprobe *probe, struct pt_regs *regs)
@@ -48,11 +47,6 @@ static int okp_record_pre(struct okprobe *probe, struct pt_regs *regs)
 	r->seen_a0 = regs->a0;
 	r->seen_a1 = regs->a1;
 	r->seen_epc = regs->epc;
-	if (r->redirect) {
-		regs->a0 = 42;
-		regs->epc = regs->ra;
-		return 1;
-	}
 	return 0;
 }
 
@@ -245,241 +239,27 @@ out:
 	okp_record_free(narrow);
 }
 
-/* A pre_handler that sets epc itself skips the instruction. */
-static void okp_test_redirect(void)
+/* What only riscv refuses (okp_test_bad_registrations adds the rest). */
+static void okp_test_riscv_bad_registrations(void)
 {
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	char why[200] = "";
-	bool ok = false;
-	long result;
-
-	EXPECT(r, "out of memory");
-	r->probe.addr = (void *)okp_rv_add;
-	r->probe.pre_handler = okp_record_pre;
-	r->probe.post_handler = okp_record_post;
-	r->redirect = true;
-	EXPECT(!okprobe_register(&r->probe), "register failed");
-	result = okp_rv_add(1, 2);
-	EXPECT(result == 42, "result %ld", result);
-	EXPECT(atomic_read(&r->post_hits) == 0, "post_handler ran");
-	ok = true;
-out:
-	okp_report(ok, "a pre_handler that moves epc skips the instruction",
-		   why);
-	okp_record_free(r);
-}
-
-/* Two probes on one address both run; one removed, the other goes on. */
-static void okp_test_aggregation(void)
-{
-	struct okp_probe_record *a = kzalloc(sizeof(*a), GFP_KERNEL);
-	struct okp_probe_record *b = kzalloc(sizeof(*b), GFP_KERNEL);
-	char why[200] = "";
-	bool ok = false;
-
-	EXPECT(a && b, "out of memory");
-	a->probe.addr = b->probe.addr = (void *)okp_rvc_stack + 4;
-	a->probe.pre_handler = b->probe.pre_handler = okp_record_pre;
-	b->probe.post_handler = okp_record_post;
-	EXPECT(!okprobe_register(&a->probe) && !okprobe_register(&b->probe),
-	       "register failed");
-	EXPECT(okp_rvc_stack(1, 2) == 3, "result");
-	okprobe_unregister(&b->probe);
-	EXPECT(okp_rvc_stack(1, 2) == 3, "result after one removed");
-	EXPECT(atomic_read(&a->pre_hits) == 2 &&
-	       atomic_read(&b->pre_hits) == 1 &&
-	       atomic_read(&b->post_hits) == 1, "hits a %d b %d/%d",
-	       atomic_read(&a->pre_hits), atomic_read(&b->pre_hits),
-	       atomic_read(&b->post_hits));
-	ok = true;
-out:
-	okp_report(ok, "two probes on one address; one removed", why);
-	okp_record_free(a);
-	okp_record_free(b);
-}
-
-/* Bad registrations fail with their errno. */
-static void okp_test_bad_registrations(void)
-{
-	struct {
-		const char *what;
-		const char *symbol;
-		unsigned long offset;
-		bool handler;
-		int error;
-	} cases[] = {
-		{ "no handler", "okp_rv_add", 0, false, -EINVAL },
-		{ "unknown symbol", "okp_no_such_symbol", 0, true, -ENOENT },
-		{ "odd address", "okp_rv_add", 1, true, -EILSEQ },
-		{ "inside a 4-byte instruction", "okp_rv_add", 2, true,
+	static const struct okp_bad_registration cases[] = {
+		{ "odd address", "okp_rv_add", NULL, 1, true, -EILSEQ },
+		{ "inside a 4-byte instruction", "okp_rv_add", NULL, 2, true,
 		  -EILSEQ },
-		{ "offset past the function", "okp_rv_add", 0x1000, true,
-		  -EINVAL },
-		{ "okprobe's own code", "okprobe_register", 0, true, -EPERM },
-		{ "someone else's ebreak", "okp_rv_refused", 4, true, -EBUSY },
-		{ "csrr (system)", "okp_rv_refused", 8, true, -EPERM },
-		{ "fence.i", "okp_rv_refused", 12, true, -EPERM },
-		{ "lr (LR/SC sequence)", "okp_rv_refused", 16, true, -EPERM },
-		{ "sc (LR/SC sequence)", "okp_rv_refused", 20, true, -EPERM },
-		{ "exception-table entry", "okp_rv_extable", 0, true, -EPERM },
-		{ "init text after boot", "start_kernel", 0, true, -EPERM },
+		{ "someone else's ebreak", "okp_rv_refused", NULL, 4, true,
+		  -EBUSY },
+		{ "csrr (system)", "okp_rv_refused", NULL, 8, true, -EPERM },
+		{ "fence.i", "okp_rv_refused", NULL, 12, true, -EPERM },
+		{ "lr (LR/SC sequence)", "okp_rv_refused", NULL, 16, true,
+		  -EPERM },
+		{ "sc (LR/SC sequence)", "okp_rv_refused", NULL, 20, true,
+		  -EPERM },
+		{ "exception-table entry", "okp_rv_extable", NULL, 0, true,
+		  -EPERM },
 	};
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	char why[200] = "";
-	bool ok = false;
-	int i, ret;
 
-	EXPECT(r, "out of memory");
-	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		memset(&r->probe, 0, sizeof(r->probe));
-		r->probe.symbol_name = cases[i].symbol;
-		r->probe.offset = cases[i].offset;
-		if (cases[i].handler)
-			r->probe.pre_handler = okp_record_pre;
-		ret = okprobe_register(&r->probe);
-		if (!ret)
-			okprobe_unregister(&r->probe);
-		EXPECT(ret == cases[i].error, "%s: got %d, expected %d",
-		       cases[i].what, ret, cases[i].error);
-	}
-	ok = true;
-out:
-	okp_report(ok, "bad registrations fail with their errno", why);
-	okp_record_free(r);
-}
-
-/* Disabling stops the handlers and removes the ebreak; enabling restores. */
-static void okp_test_enable_disable(void)
-{
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	void *address = (void *)okp_rvc_stack + 8;
-	u16 original = okp_text_half(address);
-	char why[200] = "";
-	bool ok = false;
-	int ret;
-
-	EXPECT(r, "out of memory");
-	r->probe.addr = address;
-	r->probe.pre_handler = okp_record_pre;
-	ret = okprobe_disable(&r->probe);
-	EXPECT(ret == -EINVAL, "disabling an unregistered probe gave %d", ret);
-	EXPECT(!okprobe_register(&r->probe), "register failed");
-	EXPECT(okp_text_half(address) == 0x9002, "no c.ebreak after registering");
-	EXPECT(okp_rvc_stack(1, 2) == 3 && atomic_read(&r->pre_hits) == 1,
-	       "enabled probe did not run once");
-	EXPECT(!okprobe_disable(&r->probe), "disable failed");
-	EXPECT(r->probe.flags & OKPROBE_FLAG_DISABLED, "flag not set");
-	EXPECT(okp_text_half(address) == original, "disabled probe left %04x",
-	       okp_text_half(address));
-	EXPECT(okp_rvc_stack(1, 2) == 3 && atomic_read(&r->pre_hits) == 1,
-	       "disabled probe ran");
-	EXPECT(!okprobe_enable(&r->probe), "enable failed");
-	EXPECT(okp_text_half(address) == 0x9002, "no c.ebreak after enabling");
-	EXPECT(okp_rvc_stack(1, 2) == 3 && atomic_read(&r->pre_hits) == 2,
-	       "re-enabled probe did not run");
-	okprobe_unregister(&r->probe);
-	EXPECT(okp_text_half(address) == original, "c.ebreak left");
-	ret = okprobe_enable(&r->probe);
-	EXPECT(ret == -EINVAL, "enabling an unregistered probe gave %d", ret);
-	ok = true;
-out:
-	okp_report(ok, "disable removes the c.ebreak and stops handlers; enable restores them",
-		   why);
-	okp_record_free(r);
-}
-
-/* ---- Concurrency -------------------------------------------------------- */
-
-#define OKP_HAMMER_CALLS 200000
-
-static int okp_hammer_fn(void *data)
-{
-	struct okp_hammer *h = data;
-	long i;
-
-	for (i = 0; i < OKP_HAMMER_CALLS && !READ_ONCE(okp_hammer_stop); i++) {
-		h->wrong += okp_rvc_stack(i, 1) != i + 1;
-		h->wrong += okp_rv_jal(i, 1) != 2 * i + 1;
-		h->calls++;
-		/* A voluntary sleep now and then: rcu-tasks grace periods end. */
-		if (!(i & 1023))
-			schedule_timeout_idle(1);
-	}
-	complete(&h->done);
-	return 0;
-}
-
-/*
- * Every hart calls two probed targets while this thread registers,
- * disables, enables and unregisters a probe with a post_handler at the
- * same address as a steady one (switching the site between its boosted
- * and trapping copies under the hits): the steady probes count every call,
- * the churned one gets both handlers or neither.
- */
-static void okp_test_concurrency(void)
-{
-	struct okp_probe_record *steady = kcalloc(2, sizeof(*steady), GFP_KERNEL);
-	struct okp_probe_record *churn = kzalloc(sizeof(*churn), GFP_KERNEL);
-	unsigned int cpus = num_online_cpus(), started = 0;
-	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
-					     GFP_KERNEL);
-	long calls = 0, wrong = 0;
-	char why[200] = "";
-	bool ok = false;
-	int cycles = 0, error = 0;
-
-	EXPECT(steady && churn && hammers, "out of memory");
-	steady[0].probe.addr = (void *)okp_rvc_stack + 6;
-	steady[1].probe.addr = (void *)okp_rv_jal + 8;
-	steady[0].probe.pre_handler = steady[1].probe.pre_handler =
-		okp_record_pre;
-	EXPECT(!okprobe_register(&steady[0].probe) &&
-	       !okprobe_register(&steady[1].probe), "register failed");
-	started = okp_start_hammers(hammers, okp_hammer_fn);
-	while (!error && cycles < 200) {
-		memset(&churn->probe, 0, sizeof(churn->probe));
-		churn->probe.addr = (void *)okp_rvc_stack + 6;
-		churn->probe.pre_handler = okp_record_pre;
-		churn->probe.post_handler = okp_record_post;
-		error = okprobe_register(&churn->probe);
-		if (!error)
-			error = okprobe_disable(&churn->probe);
-		if (!error)
-			error = okprobe_enable(&churn->probe);
-		okprobe_unregister(&churn->probe);
-		cycles++;
-		usleep_range(100, 200);
-	}
-	okp_stop_hammers(hammers, &calls, &wrong);
-	okprobe_unregister(&steady[0].probe);
-	okprobe_unregister(&steady[1].probe);
-	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
-	EXPECT(!error, "cycle %d failed: %d", cycles, error);
-	EXPECT(!wrong, "%ld wrong results", wrong);
-	EXPECT(atomic_read(&steady[0].pre_hits) == calls &&
-	       atomic_read(&steady[1].pre_hits) == calls,
-	       "steady probes counted %d and %d of %ld calls",
-	       atomic_read(&steady[0].pre_hits),
-	       atomic_read(&steady[1].pre_hits), calls);
-	EXPECT(!steady[0].probe.nmissed && !steady[1].probe.nmissed,
-	       "missed %lu/%lu", steady[0].probe.nmissed,
-	       steady[1].probe.nmissed);
-	EXPECT(atomic_read(&churn->post_hits) == atomic_read(&churn->pre_hits),
-	       "churned probe pre %d post %d", atomic_read(&churn->pre_hits),
-	       atomic_read(&churn->post_hits));
-	pr_info("concurrency: %ld calls on %u harts, %d churn cycles, churned probe hit %d times\n",
-		calls, cpus, cycles, atomic_read(&churn->pre_hits));
-	ok = true;
-out:
-	okp_report(ok, "every hart calls probed targets while a probe at the same address churns",
-		   why);
-	if (steady) {
-		okprobe_unregister(&steady[0].probe);
-		okprobe_unregister(&steady[1].probe);
-	}
-	kfree(steady);
-	okp_record_free(churn);
-	kfree(hammers);
+	okp_test_bad_registrations("okp_rv_add", okp_rv_add, cases,
+				   ARRAY_SIZE(cases));
 }
 
 /* ---- Jump optimization ------------------------------------------------------ */
@@ -771,39 +551,6 @@ out:
 	okp_record_free(r[1]);
 }
 
-/*
- * Once optimized, a pre_handler's change of regs->epc is ignored (the
- * window runs) while its other register changes are kept: the handler
- * sets a0 = 42 and asks to return, so a breakpoint hit returns 42 and an
- * optimized one 42 + b + 1.
- */
-static void okp_test_optimized_redirect_ignored(void)
-{
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	char why[200] = "";
-	bool ok = false;
-	long result;
-
-	EXPECT(r, "out of memory");
-	r->probe.addr = (void *)okp_rvj_arith;
-	r->probe.pre_handler = okp_record_pre;
-	r->redirect = true;
-	EXPECT(!okprobe_register(&r->probe), "register failed");
-	EXPECT(okp_wait_optimized(&r->probe, true), "never optimized");
-	result = okp_rvj_arith(1, 2);
-	EXPECT(result == 42 + 2 + 1, "returned %ld, not 45", result);
-	EXPECT(!okp_write_sysctl("0"), "sysctl write failed");
-	EXPECT(!okp_optimized(&r->probe), "optimized with the sysctl at 0");
-	result = okp_rvj_arith(1, 2);
-	EXPECT(result == 42, "as a breakpoint returned %ld, not 42", result);
-	ok = true;
-out:
-	okp_write_sysctl("1");
-	okp_report(ok, "optimized: a redirect of regs->epc is ignored, other registers kept",
-		   why);
-	okp_record_free(r);
-}
-
 /* Every optimized target, hammered across optimize/unoptimize cycles. */
 static long okp_expect_split(long a, long b)
 {
@@ -835,6 +582,18 @@ static const struct okp_cycle_target okp_cycle_targets[] = {
 };
 
 #define OKP_CYCLE_HITS 500000
+
+/*
+ * The concurrency test's steady probes (RVC and RVI; the first also takes
+ * the churned probe), and its least calls and churn steps.
+ */
+static const struct okp_cycle_target okp_concurrency_targets[] = {
+	{ okp_rvc_stack, 6, okp_expect_sum },
+	{ okp_rv_jal, 8, okp_expect_double },
+};
+
+#define OKP_HAMMER_CALLS 30000
+#define OKP_CHURN_ROUNDS 800
 
 /* ---- Module ---------------------------------------------------------------- */
 
@@ -881,10 +640,11 @@ static int __init okp_selftest_init(void)
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
 	okp_test_breakpoint_bytes();
-	okp_test_redirect();
-	okp_test_aggregation();
+	okp_test_redirect(&okp_lifecycle_targets[0], 8);
+	okp_test_aggregation(&okp_concurrency_targets[0]);
+	okp_test_double_registration(&okp_lifecycle_targets[0]);
 	okp_test_recursion(&okp_lifecycle_targets[0], &okp_lifecycle_targets[2]);
-	okp_test_bad_registrations();
+	okp_test_riscv_bad_registrations();
 	okp_test_bad_input(okp_rv_add, 4, okp_expect_sum);
 	okp_test_handler_calls_its_function(okp_rv_add, 4, okp_expect_sum);
 	{
@@ -910,7 +670,8 @@ static int __init okp_selftest_init(void)
 					   ARRAY_SIZE(refused) : 0,
 					   allowed, ARRAY_SIZE(allowed));
 	}
-	okp_test_enable_disable();
+	okp_test_enable_disable(&okp_concurrency_targets[0], okp_is_ebreak);
+	okp_test_disabled_aggregate(&okp_lifecycle_targets[2], okp_is_ebreak);
 	okp_test_register_many(okp_lifecycle_targets,
 			       (void *)okp_rv_add + 2);
 	/*
@@ -918,14 +679,18 @@ static int __init okp_selftest_init(void)
 	 * cycle would wait for an rcu-tasks grace period to take the jump out.
 	 */
 	okp_write_sysctl("0");
-	okp_test_concurrency();
+	okp_test_concurrency(okp_concurrency_targets,
+			     ARRAY_SIZE(okp_concurrency_targets),
+			     (void *)okp_rvc_stack + 4, OKP_HAMMER_CALLS,
+			     OKP_CHURN_ROUNDS);
 	okp_write_sysctl("1");
 	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
 		okp_run_jump_case(&okp_jump_cases[i]);
 	okp_test_no_free_register();
 	okp_test_neighbour_in_region(okp_rvj_arith, 4, okp_expect_sum_1,
 				     okp_is_ebreak);
-	okp_test_optimized_redirect_ignored();
+	/* The window (add, addi) runs: 42 + 2 + 1. */
+	okp_test_optimized_redirect_ignored(&okp_cycle_targets[0], 12, 45);
 	okp_test_landings_at_one_offset();
 	okp_test_optimization_cycles(okp_cycle_targets,
 				     ARRAY_SIZE(okp_cycle_targets),
