@@ -286,7 +286,8 @@ void optimize(Site *const *sites, size_t count)
 		uint8_t jump[max_window_size];
 		// Only over what okprobe left there: its breakpoint and the
 		// original bytes. Anything else stays a breakpoint.
-		if (!site.detour || !encode_window_jump(site.arch.plan, site.address, site.detour->entry, jump))
+		if (!site.current_detour() ||
+		    !encode_window_jump(site.arch.plan, site.address, site.current_detour()->entry, jump))
 			continue;
 		if (!holds_breakpoint_over_original(site, riscv::breakpoint_bytes(site), site.arch.instruction.length,
 						    site.arch.plan.window_length)) {
@@ -314,7 +315,7 @@ void unoptimize(Site *const *sites, size_t count)
 		Site &site = *sites[i];
 		uint8_t jump[max_window_size];
 		// Only over okprobe's own jump.
-		if (!encode_window_jump(site.arch.plan, site.address, site.detour->entry, jump) ||
+		if (!encode_window_jump(site.arch.plan, site.address, site.current_detour()->entry, jump) ||
 		    !text_holds(site.address, jump, site.arch.plan.window_length)) {
 			mark_lost(site, "someone else changed okprobe's jump");
 			continue;
@@ -330,7 +331,7 @@ void unoptimize(Site *const *sites, size_t count)
 	okp_glue_synchronize_rcu_tasks();
 	for (size_t i = 0; i < count; ++i) {
 		Site &site = *sites[i];
-		if (site.lost)
+		if (site.is_lost())
 			continue;
 		if (patches.full()) {
 			patches.write();

@@ -172,7 +172,7 @@ void optimize(Site *const *sites, size_t count)
 		uint8_t jump[jump_size];
 		// Only over what okprobe left there: its breakpoint and the
 		// original bytes. Anything else stays a breakpoint.
-		if (!site.detour || !build_jump(site.address, site.detour->entry, jump))
+		if (!site.current_detour() || !build_jump(site.address, site.current_detour()->entry, jump))
 			continue;
 		if (!holds_breakpoint_over_original(site, &int3, 1, jump_size)) {
 			mark_lost(site, "someone else changed the jump's region under okprobe's int3");
@@ -195,7 +195,8 @@ void unoptimize(Site *const *sites, size_t count)
 		Site &site = *sites[i];
 		uint8_t jump[jump_size];
 		// Only over okprobe's own jump.
-		if (!build_jump(site.address, site.detour->entry, jump) || !text_holds(site.address, jump, jump_size)) {
+		if (!build_jump(site.address, site.current_detour()->entry, jump) ||
+		    !text_holds(site.address, jump, jump_size)) {
 			mark_lost(site, "someone else changed okprobe's jump");
 			continue;
 		}

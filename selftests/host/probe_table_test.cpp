@@ -493,7 +493,7 @@ TEST_F(ProbeTableTest, AnArmedProbeWaitsThenTheOptimizerPutsTheJumpIn)
 	EXPECT_GT(kernel.optimizer_scheduled, 0);
 	okp::Site *site = table.lookup(text_start + 0x10);
 	ASSERT_NE(site, nullptr);
-	EXPECT_NE(site->detour, nullptr) << "published: hits continue in its copy";
+	EXPECT_NE(site->current_detour(), nullptr) << "published: hits continue in its copy";
 	reset_counters();
 	run_optimizer();
 	EXPECT_EQ(kernel.rcu_tasks, 1);

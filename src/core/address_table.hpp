@@ -18,13 +18,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/atomic.hpp"
+
 namespace okp {
 
 template <typename Entry> class AddressTable {
 public:
 	struct Slot {
-		uint64_t key; // 0: never used
-		Entry *value; // nullptr: removed (or not yet published)
+		Atomic<uint64_t> key;  // 0: never used
+		Atomic<Entry *> value; // nullptr: removed (or not yet published)
 	};
 	struct Storage {
 		size_t capacity; // a power of two
@@ -41,17 +43,17 @@ public:
 	// Lock-free; returns nullptr when address has no entry.
 	Entry *lookup(uint64_t address) const
 	{
-		const Storage *storage = __atomic_load_n(&storage_, __ATOMIC_ACQUIRE);
+		const Storage *storage = storage_.load(Order::acquire);
 		if (!storage || address == 0)
 			return nullptr;
 		const size_t mask = storage->capacity - 1;
 		for (size_t i = hash(address) & mask, probes = 0; probes < storage->capacity;
 		     i = (i + 1) & mask, ++probes) {
-			const uint64_t key = __atomic_load_n(&storage->slots[i].key, __ATOMIC_ACQUIRE);
+			const uint64_t key = storage->slots[i].key.load(Order::acquire);
 			if (key == 0)
 				return nullptr;
 			if (key == address)
-				return __atomic_load_n(&storage->slots[i].value, __ATOMIC_ACQUIRE);
+				return storage->slots[i].value.load(Order::acquire);
 		}
 		return nullptr;
 	}
@@ -64,11 +66,11 @@ public:
 			return false;
 		if ((used_ + 1) * 4 > capacity() * 3 && !rebuild(retire, context))
 			return false;
-		Slot *slot = find_slot(storage_, address);
+		Slot *slot = find_slot(storage(), address);
 		// Value before key: a reader that sees the key sees the entry.
-		__atomic_store_n(&slot->value, entry, __ATOMIC_RELEASE);
-		if (slot->key == 0) {
-			__atomic_store_n(&slot->key, address, __ATOMIC_RELEASE);
+		slot->value.store(entry, Order::release);
+		if (slot->key.load(Order::relaxed) == 0) {
+			slot->key.store(address, Order::release);
 			++used_;
 		}
 		++live_;
@@ -79,35 +81,36 @@ public:
 	// still use it until a grace period has passed.
 	Entry *remove(uint64_t address)
 	{
-		if (!storage_ || address == 0)
+		if (!storage() || address == 0)
 			return nullptr;
-		Slot *slot = find_slot(storage_, address);
-		if (slot->key != address || !slot->value)
+		Slot *slot = find_slot(storage(), address);
+		Entry *entry = slot->value.load(Order::relaxed);
+		if (slot->key.load(Order::relaxed) != address || !entry)
 			return nullptr;
-		Entry *entry = slot->value;
-		__atomic_store_n(&slot->value, static_cast<Entry *>(nullptr), __ATOMIC_RELEASE);
+		slot->value.store(nullptr, Order::release);
 		--live_;
 		return entry;
 	}
 
 	size_t size() const { return live_; }
-	size_t capacity() const { return storage_ ? storage_->capacity : 0; }
+	size_t capacity() const { return storage() ? storage()->capacity : 0; }
 
 	// Calls visit(entry) for every live entry (writer side).
 	template <typename Visit> void for_each(Visit visit) const
 	{
-		for (size_t i = 0; storage_ && i < storage_->capacity; ++i)
-			if (storage_->slots[i].value)
-				visit(storage_->slots[i].value);
+		Storage *storage = this->storage();
+		for (size_t i = 0; storage && i < storage->capacity; ++i)
+			if (Entry *entry = storage->slots[i].value.load(Order::relaxed))
+				visit(entry);
 	}
 
 	// Writer only, when no reader can run any more (module exit after the
 	// last grace period): frees the storage. Entries are the caller's.
 	void destroy()
 	{
-		if (storage_)
-			free_storage(storage_);
-		storage_ = nullptr;
+		if (Storage *storage = this->storage())
+			free_storage(storage);
+		storage_.store(nullptr, Order::relaxed);
 		used_ = live_ = 0;
 	}
 
@@ -126,12 +129,15 @@ private:
 		return static_cast<size_t>((address * 0x9e3779b97f4a7c15ull) >> 32);
 	}
 
+	// The storage, as its writer reads it.
+	Storage *storage() const { return storage_.load(Order::relaxed); }
+
 	// The slot holding address, or the empty slot where it would go.
 	static Slot *find_slot(Storage *storage, uint64_t address)
 	{
 		const size_t mask = storage->capacity - 1;
 		size_t i = hash(address) & mask;
-		while (storage->slots[i].key != 0 && storage->slots[i].key != address)
+		for (uint64_t key; (key = storage->slots[i].key.load(Order::relaxed)) != 0 && key != address;)
 			i = (i + 1) & mask;
 		return &storage->slots[i];
 	}
@@ -147,30 +153,33 @@ private:
 		if (!fresh)
 			return false;
 		fresh->capacity = capacity;
+		// Every slot starts empty (Atomic's value-initialized words).
 		fresh->slots = new Slot[capacity];
 		if (!fresh->slots) {
 			delete fresh;
 			return false;
 		}
-		for (size_t i = 0; i < capacity; ++i)
-			fresh->slots[i] = Slot{0, nullptr};
+		Storage *old = storage();
 		size_t used = 0;
-		for (size_t i = 0; storage_ && i < storage_->capacity; ++i) {
-			const Slot &old = storage_->slots[i];
-			if (old.value) {
-				*find_slot(fresh, old.key) = old;
+		for (size_t i = 0; old && i < old->capacity; ++i) {
+			const Slot &from = old->slots[i];
+			if (Entry *entry = from.value.load(Order::relaxed)) {
+				const uint64_t key = from.key.load(Order::relaxed);
+				Slot *to = find_slot(fresh, key);
+				// Nobody reads fresh until it is published below.
+				to->key.store(key, Order::relaxed);
+				to->value.store(entry, Order::relaxed);
 				++used;
 			}
 		}
-		Storage *old = storage_;
-		__atomic_store_n(&storage_, fresh, __ATOMIC_RELEASE);
+		storage_.store(fresh, Order::release);
 		used_ = used;
 		if (old)
 			retire(old, context);
 		return true;
 	}
 
-	Storage *storage_ = nullptr;
+	Atomic<Storage *> storage_;
 	size_t used_ = 0; // slots with a key (live entries and tombstones)
 	size_t live_ = 0;
 };

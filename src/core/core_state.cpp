@@ -6,6 +6,7 @@
 // race with each other and with readers). The blacklist is filled during
 // module init, before debugfs exposes it, and is read-only afterwards until
 // module exit, so it needs no lock.
+#include "atomic.hpp"
 #include "core_api.h"
 #include "range_list.hpp"
 
@@ -13,7 +14,7 @@ namespace okp {
 namespace {
 
 struct CoreState {
-	int optimization_enabled = 1;
+	Atomic<int> optimization_enabled{1};
 	RangeList blacklist;
 };
 
@@ -27,7 +28,7 @@ using namespace okp;
 
 extern "C" int okp_core_init(void)
 {
-	__atomic_store_n(&core.optimization_enabled, 1, __ATOMIC_RELAXED);
+	core.optimization_enabled.store(1, Order::relaxed);
 	return 0;
 }
 
@@ -38,12 +39,12 @@ extern "C" void okp_core_exit(void)
 
 extern "C" int okp_core_optimization_enabled(void)
 {
-	return __atomic_load_n(&core.optimization_enabled, __ATOMIC_RELAXED);
+	return core.optimization_enabled.load(Order::relaxed);
 }
 
 extern "C" void okp_core_set_optimization(int enabled)
 {
-	__atomic_store_n(&core.optimization_enabled, enabled ? 1 : 0, __ATOMIC_RELAXED);
+	core.optimization_enabled.store(enabled ? 1 : 0, Order::relaxed);
 }
 
 extern "C" int okp_core_blacklist_add(unsigned long start, unsigned long end, const char *why)

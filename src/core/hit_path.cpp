@@ -56,7 +56,7 @@ OKP_HANDLER_PATH bool execute_without_handlers(const Site &site, arch::Registers
 
 OKP_HANDLER_PATH int breakpoint_hit(Site &site, arch::Registers &regs, okp_cpu_state &cpu)
 {
-	if (__atomic_load_n(&site.lost, __ATOMIC_RELAXED)) {
+	if (site.is_lost()) {
 		// okprobe's breakpoint is still there, whatever else changed:
 		// run the instruction it displaced, call no handler.
 		execute_without_handlers(site, regs);
@@ -167,7 +167,7 @@ extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_optimized_hit(void *r
 		return;
 	}
 	// Disarming everything raced with this hit, or the text is lost.
-	if (!registered_probes.all_enabled() || __atomic_load_n(&site.lost, __ATOMIC_RELAXED))
+	if (!registered_probes.all_enabled() || site.is_lost())
 		return;
 	cpu->active_site = &site;
 	arch::present_optimized_hit(site, regs);

@@ -13,18 +13,13 @@ constexpr unsigned int inactive_flags = OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_GON
 
 unsigned int load_flags(const okprobe *probe)
 {
-	return __atomic_load_n(&probe->flags, __ATOMIC_ACQUIRE);
+	return AtomicRef(probe->flags).load(Order::acquire);
 }
 
 void set_flag(okprobe *probe, unsigned int flag, bool on)
 {
 	const unsigned int flags = load_flags(probe);
-	__atomic_store_n(&probe->flags, on ? flags | flag : flags & ~flag, __ATOMIC_RELEASE);
-}
-
-okprobe *load_probe(okprobe *const &slot)
-{
-	return __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+	AtomicRef(probe->flags).store(on ? flags | flag : flags & ~flag, Order::release);
 }
 
 bool within(uint64_t address, uint64_t start, uint64_t end)
@@ -99,7 +94,7 @@ public:
 
 	void add(Site &site)
 	{
-		if (site.jump != JumpState::optimized || site.lost)
+		if (site.jump != JumpState::optimized || site.is_lost())
 			return;
 		if (count_ == capacity())
 			flush();
@@ -114,7 +109,7 @@ public:
 		// A lost one keeps its state: its detour stays (update_site
 		// reports it).
 		for (size_t i = 0; i < count_; ++i)
-			if (!batch()[i]->lost)
+			if (!batch()[i]->is_lost())
 				batch()[i]->jump = JumpState::waiting;
 		count_ = 0;
 	}
@@ -192,9 +187,9 @@ OKP_HANDLER_PATH bool ProbeTable::probe_active(const okprobe *probe)
 
 bool ProbeTable::should_be_armed(const Site &site) const
 {
-	if (!all_enabled_ || site.gone)
+	if (!all_enabled() || site.gone)
 		return false;
-	for (const okprobe *probe : site.probes)
+	for (const okprobe *probe : site.attached_probes())
 		if (probe && !(probe->flags & OKPROBE_FLAG_DISABLED))
 			return true;
 	return false;
@@ -206,7 +201,7 @@ const char *ProbeTable::jump_refusal(const Site &site) const
 		return "optimization is off (debug.kprobes_optimization=0)";
 	if (site.jump_refusal)
 		return site.jump_refusal;
-	for (const okprobe *probe : site.probes)
+	for (const okprobe *probe : site.attached_probes())
 		if (probe && !(probe->flags & OKPROBE_FLAG_DISABLED) && probe->post_handler)
 			return "a probe at the address has a post_handler";
 	// Another site's breakpoint would land inside the jump (even one
@@ -219,8 +214,8 @@ const char *ProbeTable::jump_refusal(const Site &site) const
 
 void ProbeTable::show_optimized(Site &site)
 {
-	const bool optimized = site.jump == JumpState::optimized && !site.lost;
-	for (okprobe *probe : site.probes)
+	const bool optimized = site.jump == JumpState::optimized && !site.is_lost();
+	for (okprobe *probe : site.attached_probes())
 		if (probe && !!(load_flags(probe) & OKPROBE_FLAG_OPTIMIZED) != optimized)
 			set_flag(probe, OKPROBE_FLAG_OPTIMIZED, optimized);
 }
@@ -241,24 +236,24 @@ void ProbeTable::enter_waiting(Site &site)
 	site.waiting_since = generation_;
 	site.unoptimized_why = "waiting for the optimizer";
 	// From here on a breakpoint hit continues in the detour's copy.
-	__atomic_store_n(&site.detour, detour, __ATOMIC_RELEASE);
+	site.detour.store(detour, Order::release);
 	okp_glue_schedule_optimizer();
 }
 
 void ProbeTable::settle_lost(Site &site)
 {
-	if (!site.lost || site.lost_reported)
+	if (!site.is_lost() || site.lost_reported)
 		return;
 	site.lost_reported = true;
 	site.lost_pinned = true;
 	++lost_pinned_;
-	for (okprobe *probe : site.probes) {
+	for (okprobe *probe : site.attached_probes()) {
 		if (probe) {
 			set_flag(probe, OKPROBE_FLAG_LOST, true);
 			set_flag(probe, OKPROBE_FLAG_OPTIMIZED, false);
 		}
 	}
-	okp_glue_text_lost(site.address, site.description, site.lost);
+	okp_glue_text_lost(site.address, site.description, site.lost.load(Order::relaxed));
 }
 
 bool ProbeTable::lost_text_released(Site &site)
@@ -277,18 +272,18 @@ bool ProbeTable::lost_text_released(Site &site)
 bool ProbeTable::lost_text_within(uint64_t start, uint64_t size) const
 {
 	bool lost = false;
-	for_each_site_in(start, start + size, [&](const Site &site) { lost = lost || (site.lost && !site.gone); });
+	for_each_site_in(start, start + size, [&](const Site &site) { lost = lost || (site.is_lost() && !site.gone); });
 	return lost;
 }
 
 void ProbeTable::leave_jump(Site &site)
 {
-	if (site.lost)
+	if (site.is_lost())
 		return; // its detour stays while the text may lead there
 	if (site.jump == JumpState::optimized) {
 		Site *one[] = {&site};
 		arch::unoptimize(one, 1);
-		if (site.lost) {
+		if (site.is_lost()) {
 			settle_lost(site);
 			return;
 		}
@@ -301,14 +296,14 @@ void ProbeTable::leave_jump(Site &site)
 
 void ProbeTable::retire_detour(Site &site)
 {
-	if (!site.detour)
+	if (!site.current_detour())
 		return;
 	// The breakpoint is back in the text: hits take the breakpoint path
 	// again. CPUs and tasks already in the detour leave it before the
 	// grace periods that free it end.
 	show_optimized(site);
-	Detour *detour = site.detour;
-	__atomic_store_n(&site.detour, static_cast<Detour *>(nullptr), __ATOMIC_RELEASE);
+	Detour *detour = site.current_detour();
+	site.detour.store(nullptr, Order::release);
 	detour->retired_in = generation_;
 	detour->next_retired = retired_detours_;
 	retired_detours_ = detour;
@@ -345,16 +340,16 @@ void ProbeTable::disarm(Site &site)
 
 void ProbeTable::update_site(Site &site, bool defer_detour)
 {
-	if (site.lost) {
+	if (site.is_lost()) {
 		settle_lost(site);
 		return;
 	}
 	if (!should_be_armed(site)) {
 		site.jump_queued = false;
 		leave_jump(site);
-		if (site.armed && !site.lost)
+		if (site.armed && !site.is_lost())
 			disarm(site);
-		if (site.lost) {
+		if (site.is_lost()) {
 			settle_lost(site);
 			return;
 		}
@@ -364,7 +359,7 @@ void ProbeTable::update_site(Site &site, bool defer_detour)
 	}
 	if (!site.armed) {
 		arm(site);
-		if (site.lost) {
+		if (site.is_lost()) {
 			settle_lost(site);
 			return;
 		}
@@ -445,7 +440,7 @@ void ProbeTable::optimizer_finish(uint64_t generation)
 	size_t ready = 0;
 	bool more = false;
 	for (const Site *site = first_; site; site = site->next) {
-		if (site->jump != JumpState::waiting || site->lost)
+		if (site->jump != JumpState::waiting || site->is_lost())
 			continue;
 		if (site->waiting_since <= generation)
 			++ready;
@@ -458,7 +453,7 @@ void ProbeTable::optimizer_finish(uint64_t generation)
 	const size_t capacity = all ? all.size() : optimizer_batch;
 	size_t count = 0;
 	for (Site *site = first_;; site = site->next) {
-		if (site && site->jump == JumpState::waiting && !site->lost && site->waiting_since <= generation)
+		if (site && site->jump == JumpState::waiting && !site->is_lost() && site->waiting_since <= generation)
 			batch[count++] = site;
 		if (count == capacity || (!site && count)) {
 			optimize_batch(batch, count);
@@ -481,7 +476,7 @@ void ProbeTable::optimize_batch(Site *const *batch, size_t count)
 	for (size_t i = 0; i < count; ++i) {
 		Site &site = *batch[i];
 		const uint8_t before = site.patched_before;
-		if (site.lost) {
+		if (site.is_lost()) {
 			settle_lost(site);
 		} else if (site.patched_bytes > before) {
 			site.jump = JumpState::optimized;
@@ -661,7 +656,7 @@ Site *ProbeTable::site_of(const okprobe *probe) const
 	Site *site = probe ? by_probe_.lookup(reinterpret_cast<uint64_t>(probe)) : nullptr;
 	if (!site)
 		return nullptr;
-	for (const okprobe *registered : site->probes)
+	for (const okprobe *registered : site->attached_probes())
 		if (registered == probe)
 			return site;
 	return nullptr;
@@ -731,7 +726,7 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 	}
 	int index = -1;
 	for (int i = 0; i < max_probes_per_site && index < 0; ++i)
-		if (!site->probes[i])
+		if (!site->probe_at(i))
 			index = i;
 	if (index < 0) {
 		*why = "too many probes at this address";
@@ -751,10 +746,10 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 	probe->addr = reinterpret_cast<void *>(checked.address);
 	probe->nmissed = 0;
 	probe->okp_site = site;
-	__atomic_store_n(&site->hits[index], 0ul, __ATOMIC_RELAXED);
-	if (index + 1 > site->probe_slots)
-		__atomic_store_n(&site->probe_slots, static_cast<uint8_t>(index + 1), __ATOMIC_RELEASE);
-	__atomic_store_n(&site->probes[index], probe, __ATOMIC_RELEASE);
+	site->hits[index].store(0, Order::relaxed);
+	if (index + 1 > site->used_slots())
+		site->probe_slots.store(static_cast<uint8_t>(index + 1), Order::release);
+	site->probes[index].store(probe, Order::release);
 	update_site(*site);
 	show_optimized(*site);
 	if (new_site)
@@ -777,13 +772,12 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		}
 		uint8_t slots = 0;
 		for (int i = 0; i < max_probes_per_site; ++i) {
-			okprobe *&slot = site->probes[i];
-			if (slot == probe)
-				__atomic_store_n(&slot, static_cast<okprobe *>(nullptr), __ATOMIC_RELEASE);
-			else if (slot)
+			if (site->probe_at(i) == probe)
+				site->probes[i].store(nullptr, Order::release);
+			else if (site->probe_at(i))
 				slots = static_cast<uint8_t>(i + 1);
 		}
-		__atomic_store_n(&site->probe_slots, slots, __ATOMIC_RELAXED);
+		site->probe_slots.store(slots, Order::relaxed);
 		by_probe_.remove(reinterpret_cast<uint64_t>(probe));
 		probe->okp_site = nullptr;
 		set_flag(probe, OKPROBE_FLAG_OPTIMIZED, false);
@@ -803,15 +797,15 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		{
 			JumpsOut out(sites);
 			for (Site *site = touched; site; site = site->work_next)
-				if (!site->probe_slots)
+				if (!site->used_slots())
 					out.add(*site);
 		}
 		BreakpointsOut breakpoints(sites);
 		for (Site *site = touched; site; site = site->work_next) {
-			if (site->probe_slots)
+			if (site->used_slots())
 				continue;
 			leave_jump(*site);
-			if (site->armed && !site->lost)
+			if (site->armed && !site->is_lost())
 				breakpoints.add(*site);
 		}
 	}
@@ -822,14 +816,14 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		touched = site->work_next;
 		site->touched = false;
 		site->work_next = nullptr;
-		if (site->probe_slots) {
+		if (site->used_slots()) {
 			update_site(*site); // the others may all be disabled
 			continue;
 		}
 		settle_lost(*site); // a breakpoint someone else changed
 		// A lost site stays while its text may still trap or jump into
 		// okprobe (listed in okprobe/jumps, found by the handler).
-		if (site->lost) {
+		if (site->is_lost()) {
 			if (!lost_text_released(*site))
 				continue;
 			retire_detour(*site);
@@ -846,7 +840,7 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 	bool reaped = false;
 	for (Site *site = lost_pinned_ ? first_ : nullptr, *next; site; site = next) {
 		next = site->next;
-		if (site->lost && !site->probe_slots && site->lost_pinned && lost_text_released(*site)) {
+		if (site->is_lost() && !site->used_slots() && site->lost_pinned && lost_text_released(*site)) {
 			retire_detour(*site);
 			if (!site->gone)
 				sites_.remove(site->address);
@@ -895,7 +889,7 @@ int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 
 void ProbeTable::set_all_enabled(bool enabled)
 {
-	__atomic_store_n(&all_enabled_, enabled, __ATOMIC_RELAXED);
+	all_enabled_.store(enabled, Order::relaxed);
 	update_all_sites();
 	unregister_probes(nullptr, 0); // lost sites whose text is back
 }
@@ -907,13 +901,13 @@ void ProbeTable::text_gone(uint64_t start, uint64_t end)
 		if (site->gone || !within(site->address, start, end))
 			continue;
 		site->gone = true;
-		for (okprobe *probe : site->probes)
+		for (okprobe *probe : site->attached_probes())
 			if (probe)
 				set_flag(probe, OKPROBE_FLAG_GONE, true);
 		// The text is still mapped while its module is going: put the
 		// original bytes back rather than leave a stray patch.
 		update_site(*site);
-		if (site->lost)
+		if (site->is_lost())
 			lost_text_released(*site);
 		release_function(*site);
 		sites_.remove(site->address);
@@ -927,7 +921,7 @@ size_t ProbeTable::probes_within(uint64_t start, uint64_t end, okprobe **found, 
 {
 	size_t count = 0;
 	for (const Site *site = first_; site; site = site->next) {
-		for (okprobe *probe : site->probes) {
+		for (okprobe *probe : site->attached_probes()) {
 			if (!probe)
 				continue;
 			const bool inside = within(reinterpret_cast<uint64_t>(probe), start, end) ||
@@ -946,7 +940,7 @@ void ProbeTable::clear()
 	for (;;) {
 		size_t count = 0;
 		for (const Site *site = first_; site && count < 32; site = site->next)
-			for (okprobe *probe : site->probes)
+			for (okprobe *probe : site->attached_probes())
 				if (probe && count < 32)
 					batch[count++] = probe;
 		if (!count)
@@ -958,7 +952,7 @@ void ProbeTable::clear()
 	post_traps_.destroy();
 	by_granule_.destroy();
 	by_probe_.destroy();
-	__atomic_store_n(&all_enabled_, true, __ATOMIC_RELAXED);
+	all_enabled_.store(true, Order::relaxed);
 }
 
 // ---- Handler side -----------------------------------------------------------
@@ -966,12 +960,12 @@ void ProbeTable::clear()
 OKP_HANDLER_PATH void ProbeTable::start_hit(Site &site, HitProbes &hit)
 {
 	hit.count = 0;
-	const int slots = __atomic_load_n(&site.probe_slots, __ATOMIC_ACQUIRE);
+	const int slots = site.probe_slots.load(Order::acquire);
 	for (int i = 0; i < slots && i < max_probes_per_site; ++i) {
-		okprobe *probe = load_probe(site.probes[i]);
+		okprobe *probe = site.probes[i].load(Order::acquire);
 		if (probe_active(probe)) {
 			hit.probes[hit.count++] = probe;
-			__atomic_fetch_add(&site.hits[i], 1, __ATOMIC_RELAXED);
+			site.hits[i].fetch_add(1, Order::relaxed);
 		}
 	}
 }
@@ -1003,12 +997,12 @@ OKP_HANDLER_PATH bool ProbeTable::wants_post_handlers(const HitProbes &hit)
 
 OKP_HANDLER_PATH void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
 {
-	const int slots = __atomic_load_n(&site.probe_slots, __ATOMIC_ACQUIRE);
+	const int slots = site.probe_slots.load(Order::acquire);
 	for (int i = 0; i < slots && i < max_probes_per_site; ++i) {
-		okprobe *probe = load_probe(site.probes[i]);
+		okprobe *probe = site.probes[i].load(Order::acquire);
 		if (!probe_active(probe))
 			continue;
-		__atomic_fetch_add(&site.hits[i], 1, __ATOMIC_RELAXED);
+		site.hits[i].fetch_add(1, Order::relaxed);
 		if (probe->pre_handler)
 			probe->pre_handler(probe, regs);
 	}
@@ -1016,9 +1010,9 @@ OKP_HANDLER_PATH void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
 
 OKP_HANDLER_PATH void ProbeTable::count_missed(Site &site)
 {
-	for (okprobe *const &slot : site.probes)
-		if (okprobe *probe = load_probe(slot))
-			__atomic_fetch_add(&probe->nmissed, 1, __ATOMIC_RELAXED);
+	for (const Atomic<okprobe *> &slot : site.probes)
+		if (okprobe *probe = slot.load(Order::acquire))
+			AtomicRef(probe->nmissed).fetch_add(1, Order::relaxed);
 }
 
 } // namespace okp

@@ -42,6 +42,7 @@
 
 #include "core/address_table.hpp"
 #include "core/arch_port.hpp"
+#include "core/atomic.hpp"
 #include "core/core_api.h"
 #include "core/owned.hpp"
 
@@ -67,12 +68,14 @@ struct Site {
 	uint64_t address = 0;
 	// The text at address before okprobe touched it.
 	uint8_t original[max_original_bytes] = {};
-	okprobe *probes[max_probes_per_site] = {};
+	// Published with release once the probe is filled in; handlers load
+	// with acquire.
+	Atomic<okprobe *> probes[max_probes_per_site];
 	// Times each probe's handlers ran (indexed like probes).
-	unsigned long hits[max_probes_per_site] = {};
+	Atomic<unsigned long> hits[max_probes_per_site];
 	// 1 + the highest index of probes[] in use: handlers look no further.
 	// Raised before a probe is published, lowered after one is removed.
-	uint8_t probe_slots = 0;
+	Atomic<uint8_t> probe_slots;
 	// How many bytes at address the arch has replaced (0: disarmed); the
 	// registration checks read original[] for them.
 	uint8_t patched_bytes = 0;
@@ -98,7 +101,7 @@ struct Site {
 
 	// Jump optimization. detour is published (release) while waiting or
 	// optimized; the handler reads it after its probe snapshot.
-	Detour *detour = nullptr;
+	Atomic<Detour *> detour;
 	JumpState jump = JumpState::breakpoint;
 	// A breakpoint whose detour the optimizer will build (listed as
 	// waiting).
@@ -117,12 +120,36 @@ struct Site {
 	// (mark_lost). From then on okprobe writes nothing there, runs no
 	// handler for the site, and keeps it and its detour while the text may
 	// still lead into them (the module stays pinned meanwhile).
-	const char *lost = nullptr;
+	Atomic<const char *> lost;
 	bool lost_reported = false;
 	bool lost_pinned = false;
 
 	// The architecture's part: its instruction, copies and jump plan.
 	arch::SiteData arch;
+
+	// Whether okprobe lost the text (relaxed: writer and handlers alike).
+	bool is_lost() const { return lost.load(Order::relaxed) != nullptr; }
+	// The writer's view of the detour (it alone stores it).
+	Detour *current_detour() const { return detour.load(Order::relaxed); }
+	okprobe *probe_at(int index) const { return probes[index].load(Order::relaxed); }
+	// The writer's walk over probes[] (nullptr for a free slot).
+	struct AttachedProbes {
+		const Atomic<okprobe *> *first, *last;
+		struct Iterator {
+			const Atomic<okprobe *> *at;
+			okprobe *operator*() const { return at->load(Order::relaxed); }
+			Iterator &operator++()
+			{
+				++at;
+				return *this;
+			}
+			bool operator!=(const Iterator &other) const { return at != other.at; }
+		};
+		Iterator begin() const { return {first}; }
+		Iterator end() const { return {last}; }
+	};
+	AttachedProbes attached_probes() const { return {probes, probes + max_probes_per_site}; }
+	int used_slots() const { return probe_slots.load(Order::relaxed); }
 };
 
 // Whether the length bytes of text at address are exactly bytes.
@@ -136,8 +163,8 @@ inline bool text_holds(uint64_t address, const uint8_t *bytes, size_t length)
 // For the arch, before a write it then skips: the text is not okprobe's.
 inline void mark_lost(Site &site, const char *why)
 {
-	if (!site.lost)
-		__atomic_store_n(&site.lost, why, __ATOMIC_RELAXED);
+	if (!site.is_lost())
+		site.lost.store(why, Order::relaxed);
 }
 
 // Sites an arch's optimize and unoptimize patch per text write (bounded by
@@ -207,7 +234,7 @@ public:
 	// debugfs enabled: arms or disarms every site; probes keep their
 	// own enabled state.
 	void set_all_enabled(bool enabled);
-	bool all_enabled() const { return __atomic_load_n(&all_enabled_, __ATOMIC_RELAXED); }
+	bool all_enabled() const { return all_enabled_.load(Order::relaxed); }
 	// Text [start, end) is going away: its sites become gone. Returns when
 	// no handler of theirs runs any more.
 	void text_gone(uint64_t start, uint64_t end);
@@ -269,10 +296,7 @@ public:
 	static HitProbes &hit_probes_of(okp_cpu_state &cpu);
 	// The site's detour while it waits or jumps (acquire: read after the
 	// hit's probe snapshot), or nullptr.
-	static const Detour *published_detour(const Site &site)
-	{
-		return __atomic_load_n(&site.detour, __ATOMIC_ACQUIRE);
-	}
+	static const Detour *published_detour(const Site &site) { return site.detour.load(Order::acquire); }
 
 private:
 	static bool probe_active(const okprobe *probe);
@@ -339,7 +363,7 @@ private:
 	size_t site_count_ = 0;
 	AddressTable<Site> by_granule_; // (address >> granule_shift) + 1: a chain's head
 	AddressTable<Site> by_probe_;	// a registered okprobe's address: its site
-	bool all_enabled_ = true;
+	Atomic<bool> all_enabled_{true};
 	// Withdrawn detours, newest first, until their grace periods end.
 	Detour *retired_detours_ = nullptr;
 	// Lost sites still pinning the module (lost_pinned set).
@@ -374,16 +398,16 @@ template <typename Visit> void ProbeTable::for_each_line(Visit visit) const
 {
 	for (const Site *site = first_; site; site = site->next) {
 		for (int i = 0; i < max_probes_per_site; ++i) {
-			const okprobe *probe = site->probes[i];
+			const okprobe *probe = site->probe_at(i);
 			if (!probe)
 				continue;
 			ListLine line;
 			line.address = site->address;
 			line.description = site->description;
-			line.hits = __atomic_load_n(&site->hits[i], __ATOMIC_RELAXED);
-			line.missed = __atomic_load_n(&probe->nmissed, __ATOMIC_RELAXED);
-			line.flags = __atomic_load_n(&probe->flags, __ATOMIC_RELAXED);
-			line.optimized = site->jump == JumpState::optimized && !site->lost;
+			line.hits = site->hits[i].load(Order::relaxed);
+			line.missed = AtomicRef(probe->nmissed).load(Order::relaxed);
+			line.flags = AtomicRef(probe->flags).load(Order::relaxed);
+			line.optimized = site->jump == JumpState::optimized && !site->is_lost();
 			visit(line);
 		}
 	}
@@ -396,10 +420,12 @@ template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
 		line.address = site->address;
 		line.description = site->description;
 		line.state = site->jump_queued ? JumpState::waiting : site->jump;
-		line.lost = site->lost != nullptr;
-		line.why = site->lost ? site->lost : site->unoptimized_why;
+		const char *lost = site->lost.load(Order::relaxed);
+		const Detour *detour = site->current_detour();
+		line.lost = lost != nullptr;
+		line.why = lost ? lost : site->unoptimized_why;
 		line.region_length = site->jump_refusal ? 0 : site->jump_region_length;
-		line.detour_size = site->detour ? site->detour->size : 0;
+		line.detour_size = detour ? detour->size : 0;
 		visit(line);
 	}
 }
