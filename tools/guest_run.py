@@ -156,6 +156,11 @@ def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
     if arch == "riscv":
         append += " earlycon"
     command = qemu_command(arch, kernel, initrd, append)
+    # For a hung guest: "info registers -a" on this socket shows where
+    # every CPU is (Documentation/testing.md).
+    if os.environ.get("OKPROBE_QEMU_MONITOR"):
+        command += ["-monitor",
+                    f"unix:{os.environ['OKPROBE_QEMU_MONITOR']},server,nowait"]
     start = time.monotonic()
     console = []
     timed_out = False
