@@ -592,8 +592,8 @@ static const struct okp_cycle_target okp_concurrency_targets[] = {
 	{ okp_rv_jal, 8, okp_expect_double },
 };
 
-#define OKP_HAMMER_CALLS 30000
-#define OKP_CHURN_ROUNDS 800
+#define OKP_HAMMER_CALLS 20000
+#define OKP_CHURN_ROUNDS 240
 
 /* ---- Module ---------------------------------------------------------------- */
 
