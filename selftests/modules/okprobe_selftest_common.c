@@ -11,6 +11,7 @@
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/kthread.h>
+#include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -95,7 +96,7 @@ int okp_round_hammer(void *data)
 		hammer->calls++;
 		a = (a + 1) & 7;
 		/* A real sleep: a CPU-bound loop never switches voluntarily. */
-		if (!(hammer->calls & 255))
+		if (!(hammer->calls & 127))
 			schedule_timeout_idle(1);
 	}
 	complete(&hammer->done);
@@ -177,52 +178,111 @@ int okp_write_file(const char *path, const char *value)
 	return written < 0 ? written : 0;
 }
 
-/* A probe that only counts. */
-struct okp_counted_probe {
-	struct okprobe probe;
-	atomic_t pre_hits, post_hits;
-};
-
-static int okp_count_pre(struct okprobe *probe, struct pt_regs *regs)
+int okp_count_pre(struct okprobe *probe, struct pt_regs *regs)
 {
-	atomic_inc(&container_of(probe, struct okp_counted_probe,
-				 probe)->pre_hits);
+	struct okp_counted_probe *p =
+		container_of(probe, struct okp_counted_probe, probe);
+
+	atomic_inc(&p->hits);
+	if (p->redirect_to) {
+		regs_set_return_value(regs, 42);
+		instruction_pointer_set(regs, p->redirect_to);
+		return 1;
+	}
 	return 0;
 }
 
-static void okp_count_post(struct okprobe *probe, struct pt_regs *regs,
-			   unsigned long flags)
+void okp_count_post(struct okprobe *probe, struct pt_regs *regs,
+		    unsigned long flags)
 {
 	atomic_inc(&container_of(probe, struct okp_counted_probe,
 				 probe)->post_hits);
 }
 
-/* What the cycle test's hammer threads call. */
-static const struct okp_cycle_target *okp_cycle_targets;
-static size_t okp_cycle_count;
+/* What the target hammers call. */
+static const struct okp_cycle_target *okp_hammered;
+static size_t okp_hammered_count;
 
-/* Calls every cycle target (calls counts rounds). */
-static int okp_cycle_hammer_thread(void *data)
+/* One call of every hammered target; returns the wrong results. */
+static long okp_call_hammered(long a)
 {
-	struct okp_hammer *h = data;
-	long i;
-	size_t t;
+	long wrong = 0;
+	size_t i;
 
-	for (i = 0; !READ_ONCE(okp_hammer_stop); i++) {
-		for (t = 0; t < okp_cycle_count; t++) {
-			const struct okp_cycle_target *c = &okp_cycle_targets[t];
-			/* a = 0 now and then: branches go both ways */
-			long a = i & 7;
+	for (i = 0; i < okp_hammered_count; i++)
+		wrong += okp_hammered[i].target(a, 1) !=
+			 okp_hammered[i].expect(a, 1);
+	return wrong;
+}
 
-			if (c->target(a, 1) != c->expect(a, 1))
-				h->wrong++;
-		}
-		WRITE_ONCE(h->calls, i + 1);
-		if ((i & 127) == 0)
-			schedule_timeout_idle(1);
+/*
+ * Starts okp_round_hammer on every online CPU; each round calls every
+ * target once (a = 0..7 in turn, b = 1). One set runs at a time.
+ */
+static unsigned int
+okp_start_target_hammers(struct okp_hammer *hammers,
+			 const struct okp_cycle_target *targets, size_t count)
+{
+	okp_hammered = targets;
+	okp_hammered_count = count;
+	return okp_start_round_hammers(hammers, okp_call_hammered);
+}
+
+bool okp_hammer_steady(const struct okp_cycle_target *targets, size_t count,
+		       long min_rounds, unsigned long min_steps,
+		       int (*step)(struct okp_counted_probe *steady,
+				   unsigned long n, void *context),
+		       void *context, long *rounds, char *reason,
+		       size_t reason_size)
+{
+	struct okp_counted_probe *steady = kcalloc(count, sizeof(*steady),
+						   GFP_KERNEL);
+	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
+					     GFP_KERNEL);
+	unsigned int cpus = num_online_cpus(), started = 0;
+	size_t registered = 0, i;
+	unsigned long steps = 0;
+	long wrong = 0;
+	char why[200] = "";
+	int error = 0;
+	bool ok = false;
+
+	*rounds = 0;
+	EXPECT(steady && hammers, "out of memory");
+	for (; registered < count; registered++) {
+		struct okprobe *probe = &steady[registered].probe;
+
+		probe->addr = (void *)targets[registered].target +
+			      targets[registered].offset;
+		probe->pre_handler = okp_count_pre;
+		error = okprobe_register(probe);
+		EXPECT(!error, "register at %pS failed: %d", probe->addr,
+		       error);
 	}
-	complete(&h->done);
-	return 0;
+	started = okp_start_target_hammers(hammers, targets, count);
+	while (!error && started == cpus &&
+	       (steps < min_steps || okp_hammer_calls(hammers) < min_rounds))
+		error = step(steady, steps++, context);
+	okp_stop_hammers(hammers, rounds, &wrong);
+	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
+	EXPECT(!error, "step %lu failed: %d", steps - 1, error);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	EXPECT(*rounds >= min_rounds, "only %ld rounds of calls", *rounds);
+	for (i = 0; i < count; i++)
+		EXPECT(atomic_read(&steady[i].hits) == *rounds &&
+		       !steady[i].probe.nmissed,
+		       "steady probe at %pS counted %d of %ld calls, missed %lu",
+		       steady[i].probe.addr, atomic_read(&steady[i].hits),
+		       *rounds, steady[i].probe.nmissed);
+	ok = true;
+out:
+	if (!ok)
+		strscpy(reason, why, reason_size);
+	while (registered)
+		okprobe_unregister(&steady[--registered].probe);
+	kfree(steady);
+	kfree(hammers);
+	return ok;
 }
 
 static bool okp_all_optimized(struct okp_counted_probe *steady, size_t count,
@@ -236,12 +296,16 @@ static bool okp_all_optimized(struct okp_counted_probe *steady, size_t count,
 	return true;
 }
 
-/* One cycle: out and back in by the sysctl (even) or a post_handler. */
-static int okp_cycle_once(int cycle, struct okp_counted_probe *steady,
-			  size_t count, struct okp_counted_probe *post)
+/*
+ * One cycle: out and back in by the sysctl (even) or by enabling the
+ * post_handler probe (context) at the first target.
+ */
+static int okp_cycle_once(struct okp_counted_probe *steady,
+			  unsigned long cycle, void *context)
 {
+	struct okp_counted_probe *post = context;
+	size_t count = okp_hammered_count, t;
 	int error;
-	size_t t;
 
 	if (!okp_all_optimized(steady, count, true))
 		return -ETIMEDOUT;
@@ -265,71 +329,34 @@ void okp_test_optimization_cycles(const struct okp_cycle_target *targets,
 				  size_t count, long min_hits,
 				  const char *name)
 {
-	struct okp_counted_probe *steady = kcalloc(count, sizeof(*steady),
-						   GFP_KERNEL);
 	struct okp_counted_probe *post = kzalloc(sizeof(*post), GFP_KERNEL);
-	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
-					     GFP_KERNEL);
-	unsigned int cpus = num_online_cpus(), started = 0;
-	long rounds = 0, wrong = 0;
-	int cycles = 0, error = 0;
-	char why[160] = "";
+	char why[200] = "";
 	bool ok = false;
-	size_t t;
+	long rounds;
 
-	EXPECT(steady && post && hammers, "out of memory");
-	for (t = 0; t < count; t++) {
-		steady[t].probe.addr = (void *)targets[t].target +
-				       targets[t].offset;
-		steady[t].probe.pre_handler = okp_count_pre;
-		EXPECT(!okprobe_register(&steady[t].probe),
-		       "register %pS failed", steady[t].probe.addr);
-	}
-	post->probe.addr = steady[0].probe.addr;
+	EXPECT(post, "out of memory");
+	post->probe.addr = (void *)targets[0].target + targets[0].offset;
 	post->probe.pre_handler = okp_count_pre;
 	post->probe.post_handler = okp_count_post;
 	post->probe.flags = OKPROBE_FLAG_DISABLED;
 	EXPECT(!okprobe_register(&post->probe), "register post failed");
-	okp_cycle_targets = targets;
-	okp_cycle_count = count;
-	started = okp_start_hammers(hammers, okp_cycle_hammer_thread);
-	while (!error && started == cpus &&
-	       (cycles < OKP_JUMP_CYCLES ||
-		okp_hammer_calls(hammers) * count < min_hits))
-		error = okp_cycle_once(cycles++, steady, count, post);
-	okp_stop_hammers(hammers, &rounds, &wrong);
+	ok = okp_hammer_steady(targets, count, min_hits / count,
+			       OKP_JUMP_CYCLES, okp_cycle_once, post, &rounds,
+			       why, sizeof(why));
 	okprobe_unregister(&post->probe);
-	for (t = 0; t < count; t++)
-		okprobe_unregister(&steady[t].probe);
-	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
-	EXPECT(!error, "cycle %d failed: %d", cycles, error);
-	EXPECT(!wrong, "%ld wrong results", wrong);
-	EXPECT(rounds * count >= min_hits, "only %ld calls", rounds * count);
-	for (t = 0; t < count; t++) {
-		EXPECT(atomic_read(&steady[t].pre_hits) == rounds,
-		       "steady probe on %pS counted %d of %ld calls",
-		       steady[t].probe.addr, atomic_read(&steady[t].pre_hits),
-		       rounds);
-		EXPECT(steady[t].probe.nmissed == 0, "%pS missed %lu",
-		       steady[t].probe.addr, steady[t].probe.nmissed);
-	}
-	EXPECT(atomic_read(&post->post_hits) == atomic_read(&post->pre_hits),
+	if (!ok)
+		goto out;
+	ok = false;
+	EXPECT(atomic_read(&post->post_hits) == atomic_read(&post->hits),
 	       "post probe counts pre %d post %d",
-	       atomic_read(&post->pre_hits), atomic_read(&post->post_hits));
-	pr_info("optimization cycles: %ld calls of %zu targets on %u CPUs, %d cycles, post probe hit %d times\n",
-		rounds, count, cpus, cycles, atomic_read(&post->pre_hits));
+	       atomic_read(&post->hits), atomic_read(&post->post_hits));
+	pr_info("optimization cycles: %ld calls of %zu targets on %u CPUs, post probe hit %d times\n",
+		rounds, count, num_online_cpus(), atomic_read(&post->hits));
 	ok = true;
 out:
 	okp_write_sysctl("1");
 	okp_report(ok, name, why);
-	if (steady)
-		for (t = 0; t < count; t++)
-			okprobe_unregister(&steady[t].probe);
-	kfree(steady);
-	if (post)
-		okprobe_unregister(&post->probe);
 	kfree(post);
-	kfree(hammers);
 }
 
 void okp_test_neighbour_in_region(okp_target_fn target,
@@ -358,16 +385,16 @@ void okp_test_neighbour_in_region(okp_target_fn target,
 	EXPECT(okp_wait_optimized(&inner->probe, true), "inner never optimized");
 	for (i = 0; i < 100; i++)
 		EXPECT(target(i, 1) == expect(i, 1), "wrong result");
-	EXPECT(atomic_read(&outer->pre_hits) == 100 &&
-	       atomic_read(&inner->pre_hits) == 100, "hits %d and %d",
-	       atomic_read(&outer->pre_hits), atomic_read(&inner->pre_hits));
+	EXPECT(atomic_read(&outer->hits) == 100 &&
+	       atomic_read(&inner->hits) == 100, "hits %d and %d",
+	       atomic_read(&outer->hits), atomic_read(&inner->hits));
 	okprobe_unregister(&inner->probe);
 	EXPECT(okp_wait_optimized(&outer->probe, true),
 	       "outer not optimized again");
 	for (i = 0; i < 100; i++)
 		EXPECT(target(i, 1) == expect(i, 1), "wrong result");
-	EXPECT(atomic_read(&outer->pre_hits) == 200, "outer hits %d",
-	       atomic_read(&outer->pre_hits));
+	EXPECT(atomic_read(&outer->hits) == 200, "outer hits %d",
+	       atomic_read(&outer->hits));
 	ok = true;
 out:
 	okp_report(ok, "a probe inside a jump's region unoptimizes it until it goes",

@@ -8,8 +8,11 @@
 #ifndef OKPROBE_SELFTEST_COMMON_H
 #define OKPROBE_SELFTEST_COMMON_H
 
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/types.h>
+
+#include <okprobe.h>
 
 /* Appends one TAP line: "ok N name" or "not ok N name # why". */
 void okp_report(bool ok, const char *name, const char *why);
@@ -63,6 +66,27 @@ void okp_stop_hammers(struct okp_hammer *hammers, long *calls, long *wrong);
 /* Every probe target: long name(long a, long b). */
 typedef long (*okp_target_fn)(long a, long b);
 
+/* The bytes compared to prove a probe's text is restored. */
+#define OKP_TEXT_BYTES 4
+
+struct pt_regs;
+
+/*
+ * A probe that counts its handlers' runs. With redirect_to set, its
+ * pre_handler sets the return value to 42 and continues there (returns 1).
+ */
+struct okp_counted_probe {
+	struct okprobe probe;
+	atomic_t hits;			/* of the pre_handler */
+	atomic_t post_hits;
+	unsigned long redirect_to;
+	u8 original[OKP_TEXT_BYTES];	/* the text before registering */
+};
+
+int okp_count_pre(struct okprobe *probe, struct pt_regs *regs);
+void okp_count_post(struct okprobe *probe, struct pt_regs *regs,
+		    unsigned long flags);
+
 /* ---- Jump optimization ---------------------------------------------------- */
 
 /* The optimizer waits 5 jiffies and an rcu-tasks grace period (slow on TCG). */
@@ -83,6 +107,21 @@ struct okp_cycle_target {
 	unsigned long offset;
 	long (*expect)(long a, long b);
 };
+
+/*
+ * A steady probe (pre_handler only) at each target, every CPU calling all
+ * targets, while step(steady, n, context) runs for n = 0, 1, ... until at
+ * least min_steps steps and min_rounds rounds of calls. True when every
+ * hammer started, no step failed (nonzero), no call returned a wrong
+ * result, and every steady probe counted every call with none missed;
+ * otherwise false with reason filled. *rounds: the rounds of calls made.
+ */
+bool okp_hammer_steady(const struct okp_cycle_target *targets, size_t count,
+		       long min_rounds, unsigned long min_steps,
+		       int (*step)(struct okp_counted_probe *steady,
+				   unsigned long n, void *context),
+		       void *context, long *rounds, char *reason,
+		       size_t reason_size);
 
 /*
  * Every CPU calls every target (a = 0..7 in turn, b = 1) while their

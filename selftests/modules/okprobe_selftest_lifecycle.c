@@ -17,41 +17,6 @@
 
 #include "okprobe_selftest_common.h"
 
-/* The bytes compared to prove the text is restored. */
-#define OKP_TEXT_BYTES 4
-
-struct okp_counted_probe {
-	struct okprobe probe;
-	atomic_t hits;			/* of the pre_handler */
-	atomic_t post_hits;
-	/* Nonzero: the pre_handler returns 42 and continues there. */
-	unsigned long redirect_to;
-	u8 original[OKP_TEXT_BYTES];
-};
-
-static int okp_count_pre(struct okprobe *probe, struct pt_regs *regs)
-{
-	struct okp_counted_probe *p =
-		container_of(probe, struct okp_counted_probe, probe);
-
-	atomic_inc(&p->hits);
-	if (p->redirect_to) {
-		regs_set_return_value(regs, 42);
-		instruction_pointer_set(regs, p->redirect_to);
-		return 1;
-	}
-	return 0;
-}
-
-static void okp_count_post(struct okprobe *probe, struct pt_regs *regs,
-			   unsigned long flags)
-{
-	struct okp_counted_probe *p =
-		container_of(probe, struct okp_counted_probe, probe);
-
-	atomic_inc(&p->post_hits);
-}
-
 /* Allocates a probe at target's address with okp_count_pre; NULL: none. */
 static struct okp_counted_probe *
 okp_counted_alloc(const struct okp_cycle_target *target)
@@ -434,21 +399,6 @@ out:
 	kfree(p);
 }
 
-/* The concurrency test's targets, for its hammers' rounds. */
-static const struct okp_cycle_target *okp_hammered;
-static size_t okp_hammered_count;
-
-/* One call of every hammered target; returns the wrong results. */
-static long okp_call_hammered(long a)
-{
-	long wrong = 0;
-	size_t i;
-
-	for (i = 0; i < okp_hammered_count; i++)
-		wrong += !okp_target_right(&okp_hammered[i], a, 1);
-	return wrong;
-}
-
 /* One churn step on a probe: register, disable, enable, unregister. */
 static int okp_churn(struct okprobe *p, unsigned long round)
 {
@@ -476,64 +426,46 @@ static int okp_churn(struct okprobe *p, unsigned long round)
  * probe counts every call, exactly, and the churned probe runs both
  * handlers or neither.
  */
+/* One step of both churned probes (context); the hammers then run. */
+static int okp_churn_step(struct okp_counted_probe *steady, unsigned long n,
+			  void *context)
+{
+	struct okp_counted_probe *churn = context;
+	int i, error = 0;
+
+	for (i = 0; i < 2 && !error; i++)
+		error = okp_churn(&churn[i].probe, n);
+	/* Let the hammers hit each state: registered, disabled, ... */
+	usleep_range(100, 200);
+	return error;
+}
+
 void okp_test_concurrency(const struct okp_cycle_target *targets,
 			  size_t count, void *neighbour, long min_calls,
 			  unsigned long min_rounds)
 {
-	struct okp_counted_probe *steady = kcalloc(count, sizeof(*steady),
-						   GFP_KERNEL);
 	struct okp_counted_probe *churn = kcalloc(2, sizeof(*churn),
 						  GFP_KERNEL);
-	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
-					     GFP_KERNEL);
-	unsigned int cpus = num_online_cpus(), started = 0;
-	unsigned long rounds = 0;
-	long calls = 0, wrong = 0;
-	int churn_error = 0, registered = 0;
 	char why[200] = "";
 	bool ok = false;
-	size_t i;
+	long calls = 0;
+	int i;
 
-	EXPECT(steady && churn && hammers, "out of memory");
-	for (i = 0; i < count; i++) {
-		steady[i].probe.addr = okp_target_address(&targets[i]);
-		steady[i].probe.pre_handler = okp_count_pre;
-		EXPECT(!okprobe_register(&steady[i].probe),
-		       "register at %pS failed", steady[i].probe.addr);
-		registered++;
-	}
-	churn[0].probe.addr = steady[0].probe.addr;
+	EXPECT(churn, "out of memory");
+	churn[0].probe.addr = okp_target_address(&targets[0]);
 	churn[1].probe.addr = neighbour;
 	for (i = 0; i < 2; i++) {
 		churn[i].probe.pre_handler = okp_count_pre;
 		churn[i].probe.post_handler = okp_count_post;
 	}
-	okp_hammered = targets;
-	okp_hammered_count = count;
-	started = okp_start_round_hammers(hammers, okp_call_hammered);
-	while (!churn_error && started == cpus &&
-	       (rounds < min_rounds || okp_hammer_calls(hammers) < min_calls)) {
-		for (i = 0; i < 2 && !churn_error; i++)
-			churn_error = okp_churn(&churn[i].probe, rounds);
-		rounds++;
-		/* Let the hammers hit each state: registered, disabled, ... */
-		usleep_range(100, 200);
-	}
-	okp_stop_hammers(hammers, &calls, &wrong);
+	ok = okp_hammer_steady(targets, count, min_calls, min_rounds,
+			       okp_churn_step, churn, &calls, why,
+			       sizeof(why));
 	for (i = 0; i < 2; i++)
 		okprobe_unregister(&churn[i].probe);
-	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
-	EXPECT(!churn_error, "churn round %lu failed: %d", rounds,
-	       churn_error);
-	EXPECT(!wrong, "%ld wrong results", wrong);
-	EXPECT(calls >= min_calls, "only %ld calls", calls);
-	for (i = 0; i < count; i++) {
-		EXPECT(atomic_read(&steady[i].hits) == calls &&
-		       !steady[i].probe.nmissed,
-		       "steady probe at %pS counted %d of %ld calls, missed %lu",
-		       steady[i].probe.addr, atomic_read(&steady[i].hits),
-		       calls, steady[i].probe.nmissed);
-	}
+	if (!ok)
+		goto out;
+	ok = false;
 	for (i = 0; i < 2; i++) {
 		EXPECT(atomic_read(&churn[i].post_hits) ==
 			       atomic_read(&churn[i].hits) &&
@@ -542,18 +474,14 @@ void okp_test_concurrency(const struct okp_cycle_target *targets,
 		       churn[i].probe.addr, atomic_read(&churn[i].hits),
 		       atomic_read(&churn[i].post_hits), calls);
 	}
-	pr_info("concurrency: %ld calls on %u CPUs, %lu churn rounds, churned probes hit %d and %d times\n",
-		calls, cpus, rounds, atomic_read(&churn[0].hits),
+	pr_info("concurrency: %ld calls on %u CPUs, churned probes hit %d and %d times\n",
+		calls, num_online_cpus(), atomic_read(&churn[0].hits),
 		atomic_read(&churn[1].hits));
 	ok = true;
 out:
 	okp_report(ok, "every CPU calls probed targets while probes at and next to one churn",
 		   why);
-	while (registered--)
-		okprobe_unregister(&steady[registered].probe);
-	kfree(steady);
 	kfree(churn);
-	kfree(hammers);
 }
 
 /*
