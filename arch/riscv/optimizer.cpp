@@ -7,6 +7,7 @@
 #include "core/code_graph.hpp"
 #include "core/core_api.h"
 #include "core/function_text.hpp"
+#include "core/kernel_facts.hpp"
 #include "core/patch_batch.hpp"
 #include "core/probe_table.hpp"
 #include "riscv/detour.hpp"
@@ -31,8 +32,7 @@ const char *SiteFunction::add_edge(const ExtraEdge &edge, ExtraEdge (&found)[max
 
 // The jump labels and exception fixups whose site lies in range (the
 // function or one of its pieces).
-const char *SiteFunction::add_edges_of(const CodeRange &range, const KernelFacts &facts, ExtraEdge (&found)[max_edges],
-				       size_t *count) const
+const char *SiteFunction::add_edges_of(const CodeRange &range, ExtraEdge (&found)[max_edges], size_t *count) const
 {
 	{ // each buffer in its own scope: they share the frame
 		okp_jump_label labels[max_edges];
@@ -68,7 +68,7 @@ const char *SiteFunction::add_edges_of(const CodeRange &range, const KernelFacts
 		if (insn.length == 0)
 			break;
 		const uint64_t address = range.address + at;
-		if (facts.has_exception_entry(address, facts.context)) {
+		if (kernel::has_exception_entry(address)) {
 			const uint64_t fixup = okp_glue_exception_fixup(address);
 			if (!fixup)
 				return "an exception-table entry of the function has no fixup address";
@@ -81,32 +81,32 @@ const char *SiteFunction::add_edges_of(const CodeRange &range, const KernelFacts
 	return nullptr;
 }
 
-const char *SiteFunction::collect_edges(const KernelFacts &facts, ExtraEdge (&found)[max_edges], size_t *count) const
+const char *SiteFunction::collect_edges(ExtraEdge (&found)[max_edges], size_t *count) const
 {
 	*count = 0;
-	if (const char *why = add_edges_of(text.range, facts, found, count))
+	if (const char *why = add_edges_of(text.range, found, count))
 		return why;
 	for (size_t p = 0; p < piece_count; ++p)
-		if (const char *why = add_edges_of(ranges[p], facts, found, count))
+		if (const char *why = add_edges_of(ranges[p], found, count))
 			return why;
 	return nullptr;
 }
 
-const char *SiteFunction::analyse(const Site &site, const KernelFacts &facts)
+const char *SiteFunction::analyse(const Site &site, const OriginalText &original)
 {
 	uint64_t start = 0, size = 0;
-	if (!facts.function_of(site.address, &start, &size, facts.context))
+	if (!kernel::function_of(site.address, &start, &size))
 		return "no function is known at the address";
-	if (const char *why = text.read(facts, start, size))
+	if (const char *why = text.read(original, start, size))
 		return why;
 	uint64_t targets[max_external_targets];
 	const size_t target_count = code_references(text.range, references::jumps, targets, max_external_targets);
-	if (const char *why = read_pieces(facts, site.description, text.range, targets, target_count, pieces, ranges,
+	if (const char *why = read_pieces(original, site.description, text.range, targets, target_count, pieces, ranges,
 					  &piece_count))
 		return why;
 	for (size_t p = 0; p < piece_count; ++p)
 		piece_keys[p] = TextKey::of(ranges[p].bytes, ranges[p].size, ranges[p].address);
-	if (const char *why = collect_edges(facts, edges, &edge_count))
+	if (const char *why = collect_edges(edges, &edge_count))
 		return why;
 	DataReader rodata;
 	rodata.read = [](uint64_t address, void *out, size_t size, void *) -> size_t {
@@ -118,19 +118,19 @@ const char *SiteFunction::analyse(const Site &site, const KernelFacts &facts)
 	return nullptr;
 }
 
-bool SiteFunction::still_holds(const KernelFacts &facts) const
+bool SiteFunction::still_holds(const OriginalText &original) const
 {
 	for (size_t p = 0; p < piece_count; ++p) {
 		const TextKey &piece = piece_keys[p];
 		FunctionText now;
-		if (facts.foreign_probe(piece.address, piece.size, facts.context) ||
-		    now.read(facts, piece.address, piece.size) ||
+		if (original.changed_by_others(piece.address, piece.size) ||
+		    now.read(original, piece.address, piece.size) ||
 		    !(TextKey::of(now.bytes, piece.size, piece.address) == piece))
 			return false;
 	}
 	ExtraEdge found[max_edges];
 	size_t count = 0;
-	if (collect_edges(facts, found, &count) || count != edge_count)
+	if (collect_edges(found, &count) || count != edge_count)
 		return false;
 	for (size_t i = 0; i < count; ++i)
 		if (found[i].from != edges[i].from || found[i].to != edges[i].to || found[i].kind != edges[i].kind)
@@ -142,21 +142,21 @@ namespace {
 
 // The analysis of the site's function: the last one when neither its
 // bytes, its pieces' nor its edges changed. nullptr and *why when none.
-const SiteFunction *site_function(const Site &site, const KernelFacts &facts, const char **why)
+const SiteFunction *site_function(const Site &site, const OriginalText &original, const char **why)
 {
 	*why = "no function is known at the address";
 	uint64_t start = 0, size = 0;
-	if (!facts.function_of(site.address, &start, &size, facts.context))
+	if (!kernel::function_of(site.address, &start, &size))
 		return nullptr;
 	FunctionText text;
-	if ((*why = text.read(facts, start, size)))
+	if ((*why = text.read(original, start, size)))
 		return nullptr;
 	const TextKey key = TextKey::of(text.bytes, size, start);
 	if (const SiteFunction *last = probe_pools.last_function.find(key))
-		if (last->still_holds(facts))
+		if (last->still_holds(original))
 			return last;
 	SiteFunction *function = probe_pools.last_function.replace(key);
-	*why = function ? function->analyse(site, facts) : "out of memory";
+	*why = function ? function->analyse(site, original) : "out of memory";
 	if (*why) {
 		probe_pools.last_function.clear();
 		return nullptr;
@@ -192,10 +192,10 @@ using namespace okp::riscv;
 // Asked once, right after create_site and before the site is published:
 // the only moment a site reads its whole function. The slot's boosted half
 // is written here when it needs a register that liveness proves dead.
-const char *plan_jump(Site &site, const KernelFacts &facts)
+const char *plan_jump(Site &site, const OriginalText &original)
 {
 	const char *why = nullptr;
-	const SiteFunction *function = site_function(site, facts, &why);
+	const SiteFunction *function = site_function(site, original, &why);
 	if (!why && site.arch.slot && !site.arch.boosted) {
 		const unsigned scratch = scratch_after(site, function->analysis);
 		if (scratch)
@@ -206,7 +206,7 @@ const char *plan_jump(Site &site, const KernelFacts &facts)
 		if (plan.refusal != OptimizationRefusal::none)
 			why = optimization_refusal_text(plan.refusal);
 		else
-			why = facts.reserved(site.address, plan.window_length, facts.context);
+			why = kernel::reserved(site.address, plan.window_length);
 		if (!why) {
 			site.arch.plan = plan;
 			site.jump_region_length = plan.window_length;

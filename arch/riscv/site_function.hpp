@@ -31,15 +31,14 @@ struct SiteFunction {
 	FunctionAnalysis analysis;
 
 	// Reads and analyses the site's function: nullptr, or why it cannot.
-	const char *analyse(const Site &site, const KernelFacts &facts);
+	const char *analyse(const Site &site, const OriginalText &original);
 	// Whether the pieces still hold the bytes analysed (and no kernel
 	// kprobe) and the function and pieces the same edges.
-	bool still_holds(const KernelFacts &facts) const;
+	bool still_holds(const OriginalText &original) const;
 
 private:
-	const char *collect_edges(const KernelFacts &facts, ExtraEdge (&found)[max_edges], size_t *count) const;
-	const char *add_edges_of(const CodeRange &range, const KernelFacts &facts, ExtraEdge (&found)[max_edges],
-				 size_t *count) const;
+	const char *collect_edges(ExtraEdge (&found)[max_edges], size_t *count) const;
+	const char *add_edges_of(const CodeRange &range, ExtraEdge (&found)[max_edges], size_t *count) const;
 	const char *add_edge(const ExtraEdge &edge, ExtraEdge (&found)[max_edges], size_t *count) const;
 	bool in_function(uint64_t address) const
 	{

@@ -5,6 +5,7 @@
 // run is src/core/probe_table.cpp's (the optimizer).
 #include "core/core_api.h"
 #include "core/function_text.hpp"
+#include "core/kernel_facts.hpp"
 #include "core/patch_batch.hpp"
 #include "core/probe_table.hpp"
 #include "x86/detour.hpp"
@@ -20,13 +21,13 @@ namespace {
 
 // Whether the pieces read for decoded still hold the same bytes, with no
 // kernel kprobe in them.
-bool same_pieces(const DecodedFunction &decoded, const KernelFacts &facts)
+bool same_pieces(const DecodedFunction &decoded, const OriginalText &original)
 {
 	for (size_t p = 0; p < decoded.piece_count; ++p) {
 		const TextKey &piece = decoded.pieces[p];
 		FunctionText text;
-		if (facts.foreign_probe(piece.address, piece.size, facts.context) ||
-		    text.read(facts, piece.address, piece.size) ||
+		if (original.changed_by_others(piece.address, piece.size) ||
+		    text.read(original, piece.address, piece.size) ||
 		    !(TextKey::of(text.bytes, piece.size, piece.address) == piece))
 			return false;
 	}
@@ -35,12 +36,13 @@ bool same_pieces(const DecodedFunction &decoded, const KernelFacts &facts)
 
 // The map of the site's function and its pieces: decoded once, kept for
 // the next site while neither changes. nullptr and *why when not.
-const FunctionMap *function_map(const Site &site, const CodeRange &function, const KernelFacts &facts, const char **why)
+const FunctionMap *function_map(const Site &site, const CodeRange &function, const OriginalText &original,
+				const char **why)
 {
 	*why = "out of memory";
 	DecodedFunction *decoded = decoded_function(function.bytes, function.size, function.address);
 	if (decoded && decoded->pieces_added) {
-		if (same_pieces(*decoded, facts))
+		if (same_pieces(*decoded, original))
 			return &decoded->map;
 		probe_pools.last_function.clear();
 		decoded = decoded_function(function.bytes, function.size, function.address);
@@ -52,7 +54,7 @@ const FunctionMap *function_map(const Site &site, const CodeRange &function, con
 	FunctionText pieces[max_pieces];
 	CodeRange ranges[max_pieces];
 	size_t piece_count = 0;
-	*why = read_pieces(facts, site.description, function, targets, target_count, pieces, ranges, &piece_count);
+	*why = read_pieces(original, site.description, function, targets, target_count, pieces, ranges, &piece_count);
 	if (*why)
 		return nullptr;
 	for (size_t p = 0; p < piece_count; ++p) {
@@ -72,36 +74,36 @@ const FunctionMap *function_map(const Site &site, const CodeRange &function, con
 // Why an exception-table entry in the function refuses every jump in it (a
 // fixup could resume inside one), or nullptr. One range query; address by
 // address where the kernel's table is unknown.
-const char *exception_refusal(const CodeRange &function, const FunctionMap &map, const KernelFacts &facts)
+const char *exception_refusal(const CodeRange &function, const FunctionMap &map)
 {
 	okp_exception_entry first;
 	long found = okp_glue_exception_entries_within(function.address, function.address + function.size, &first, 1);
 	for (size_t offset = 0; found < 0 && offset < map.size(); ++offset)
-		if (map.starts_at(offset) && facts.has_exception_entry(function.address + offset, facts.context))
+		if (map.starts_at(offset) && kernel::has_exception_entry(function.address + offset))
 			found = 1;
 	return found > 0 ? optimization_refusal_text(OptimizationRefusal::exception_entry) : nullptr;
 }
 
 } // namespace
 
-const char *plan_jump(Site &site, const KernelFacts &facts)
+const char *plan_jump(Site &site, const OriginalText &original)
 {
 	uint64_t start = 0, size = 0;
-	if (!facts.function_of(site.address, &start, &size, facts.context))
+	if (!kernel::function_of(site.address, &start, &size))
 		return "no function is known at the address";
 	FunctionText function;
-	if (const char *why = function.read(facts, start, size))
+	if (const char *why = function.read(original, start, size))
 		return why;
 	const char *map_refusal = nullptr;
-	const FunctionMap *map = function_map(site, function.range, facts, &map_refusal);
+	const FunctionMap *map = function_map(site, function.range, original, &map_refusal);
 	if (!map)
 		return map_refusal;
 	const OptimizationPlan plan = plan_jump_optimization(function.range, *map, site.address, probe_pools.thunks);
 	if (plan.refusal != OptimizationRefusal::none)
 		return optimization_refusal_text(plan.refusal);
-	if (const char *refusal = exception_refusal(function.range, *map, facts))
+	if (const char *refusal = exception_refusal(function.range, *map))
 		return refusal;
-	if (const char *why = facts.reserved(site.address, plan.region_length, facts.context))
+	if (const char *why = kernel::reserved(site.address, plan.region_length))
 		return why;
 	// The targets decoding could not see: disabled jump labels' (nops).
 	const int jump_label =

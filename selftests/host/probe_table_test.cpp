@@ -61,31 +61,6 @@ uint8_t &text_at(uint64_t address)
 	return kernel.text[address - text_start];
 }
 
-okp::KernelFacts fake_facts()
-{
-	okp::KernelFacts facts{};
-	facts.lookup_symbol = [](const char *name, void *) -> uint64_t {
-		return std::strcmp(name, "fake_function") == 0 ? text_start : 0;
-	};
-	facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *) {
-		*start = text_start;
-		*size = text_size;
-		return address >= text_start && address < text_start + text_size;
-	};
-	facts.text_kind = [](uint64_t, void *) { return okp::TextKind::core_kernel; };
-	facts.blacklisted = [](uint64_t, void *) -> const char * { return nullptr; };
-	facts.foreign_probe = [](uint64_t, uint64_t, void *) -> const char * { return nullptr; };
-	facts.reserved = [](uint64_t, size_t, void *) -> const char * { return nullptr; };
-	facts.has_exception_entry = [](uint64_t, void *) { return false; };
-	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
-		size_t n = 0;
-		for (; n < size && address + n < text_start + text_size; ++n)
-			buffer[n] = text_at(address + n);
-		return n;
-	};
-	return facts;
-}
-
 // Every byte is a one-byte instruction, but a breakpoint is refused.
 okp::InstructionVerdict one_byte_rules(const uint8_t *function, size_t, size_t offset, uint64_t)
 {
@@ -190,10 +165,13 @@ protected:
 		return probe;
 	}
 
+	// 0 or a negative errno, as okprobe_register() returns.
 	int add(okprobe &probe)
 	{
-		const char *why = "";
-		return table.register_probe(&probe, probe.symbol_name, fake_facts(), one_byte_rules, &why);
+		const okp::Status registered = table.register_probe(&probe, probe.symbol_name, one_byte_rules);
+		if (!registered)
+			EXPECT_STRNE(registered.why(), "") << "a refusal without a reason";
+		return -registered.error();
 	}
 
 	void reset_counters() { kernel.rcu = kernel.rcu_tasks = 0; }
@@ -735,7 +713,7 @@ InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offs
 
 void release_resources() {}
 
-const char *plan_jump(Site &site, const KernelFacts &)
+const char *plan_jump(Site &site, const OriginalText &)
 {
 	const auto refused = kernel.unplannable.find(site.address);
 	if (refused != kernel.unplannable.end())
@@ -876,6 +854,45 @@ extern "C" void okp_glue_release_function(unsigned long start)
 {
 	EXPECT_GT(kernel.claims[start], 0) << "released more often than claimed";
 	--kernel.claims[start];
+}
+
+// Registration's kernel facts: one function over the fake text, core
+// kernel text, nothing blacklisted or reserved.
+extern "C" unsigned long okp_glue_lookup_symbol(const char *name)
+{
+	return std::strcmp(name, "fake_function") == 0 ? text_start : 0;
+}
+
+extern "C" int okp_glue_function_of(unsigned long address, unsigned long *start, unsigned long *size)
+{
+	*start = text_start;
+	*size = text_size;
+	return address >= text_start && address < text_start + text_size;
+}
+
+extern "C" okp_text_kind okp_glue_text_kind(unsigned long)
+{
+	return OKP_TEXT_CORE;
+}
+
+extern "C" const char *okp_glue_kernel_blacklisted(unsigned long)
+{
+	return nullptr;
+}
+
+extern "C" const char *okp_glue_foreign_probe(unsigned long, unsigned long)
+{
+	return nullptr;
+}
+
+extern "C" const char *okp_glue_reserved(unsigned long, unsigned long)
+{
+	return nullptr;
+}
+
+extern "C" int okp_glue_has_exception_entry(unsigned long)
+{
+	return 0;
 }
 
 // The kernel's copy_from_kernel_nofault: the fake text, or (the table

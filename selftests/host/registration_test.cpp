@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // Every way a registration can be refused, with its errno, against a fake
 // kernel; and the accepted cases.
+#include "core/core_api.h"
 #include "core/registration.hpp"
 #include "x86/probe_rules.hpp"
 
@@ -14,10 +15,8 @@
 
 namespace {
 
-using okp::KernelFacts;
 using okp::ProbeRequest;
 using okp::Registration;
-using okp::TextKind;
 
 constexpr uint64_t core_base = 0xffffffff81000000;
 constexpr uint64_t traced = core_base;		   // a normal function
@@ -66,46 +65,69 @@ const Function *function_at(uint64_t address)
 	return nullptr;
 }
 
-const KernelFacts facts = {
-	[](const char *name, void *) -> uint64_t {
-		auto it = fake->symbols.find(name);
-		return it == fake->symbols.end() ? 0 : it->second;
-	},
-	[](uint64_t address, uint64_t *start, uint64_t *size, void *) {
-		const Function *f = function_at(address);
-		if (!f)
-			return false;
-		*start = f->start;
-		*size = f->bytes.size();
-		return true;
-	},
-	[](uint64_t address, void *) {
-		if (address >= init_text && address < init_text + 0x1000)
-			return TextKind::init_after_boot;
-		if (address >= core_base && address < core_base + 0x3000)
-			return TextKind::core_kernel;
-		return TextKind::none;
-	},
-	[](uint64_t address, void *) -> const char * {
-		return address >= nokprobe && address < nokprobe + 2 ? "NOKPROBE_SYMBOL(nokprobe_fn)" : nullptr;
-	},
-	[](uint64_t start, uint64_t size, void *) -> const char * {
-		return start <= kprobed && kprobed < start + size ? "a kernel kprobe is in the function" : nullptr;
-	},
-	[](uint64_t address, size_t length, void *) -> const char * {
-		return address < traced + 5 && address + length > traced ? "an ftrace call site" : nullptr;
-	},
-	[](uint64_t address, void *) { return address == traced + 6; }, // mov %rsp,%rbp "may fault"
-	[](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
+} // namespace
+
+// The fake kernel's answers, linked in place of the glue's.
+extern "C" unsigned long okp_glue_lookup_symbol(const char *name)
+{
+	auto it = fake->symbols.find(name);
+	return it == fake->symbols.end() ? 0 : it->second;
+}
+
+extern "C" int okp_glue_function_of(unsigned long address, unsigned long *start, unsigned long *size)
+{
+	const Function *f = function_at(address);
+	if (!f)
+		return 0;
+	*start = f->start;
+	*size = f->bytes.size();
+	return 1;
+}
+
+extern "C" okp_text_kind okp_glue_text_kind(unsigned long address)
+{
+	if (address >= init_text && address < init_text + 0x1000)
+		return OKP_TEXT_INIT_AFTER_BOOT;
+	if (address >= core_base && address < core_base + 0x3000)
+		return OKP_TEXT_CORE;
+	return OKP_TEXT_NONE;
+}
+
+extern "C" const char *okp_glue_kernel_blacklisted(unsigned long address)
+{
+	return address >= nokprobe && address < nokprobe + 2 ? "NOKPROBE_SYMBOL(nokprobe_fn)" : nullptr;
+}
+
+extern "C" const char *okp_glue_reserved(unsigned long address, unsigned long length)
+{
+	return address < traced + 5 && address + length > traced ? "an ftrace call site" : nullptr;
+}
+
+extern "C" int okp_glue_has_exception_entry(unsigned long address)
+{
+	return address == traced + 6; // mov %rsp,%rbp "may fault"
+}
+
+namespace {
+
+// The fake kernel's text, as registration reads it.
+class FakeText final : public okp::OriginalText {
+public:
+	size_t read(uint64_t address, uint8_t *buffer, size_t size) const override
+	{
 		const Function *f = function_at(address);
 		if (!f)
 			return 0;
 		const size_t n = std::min(size, f->bytes.size() - static_cast<size_t>(address - f->start));
 		memcpy(buffer, f->bytes.data() + (address - f->start), n);
 		return n;
-	},
-	nullptr,
+	}
+	const char *changed_by_others(uint64_t start, uint64_t size) const override
+	{
+		return start <= kprobed && kprobed < start + size ? "a kernel kprobe is in the function" : nullptr;
+	}
 };
+const FakeText kernel_text;
 
 struct Case {
 	const char *what;
@@ -162,10 +184,11 @@ TEST(Registration, EveryRefusalHasItsErrnoAndReason)
 		{"exception-table entry", at_symbol("traced", 6), EPERM, "exception-table entry"},
 	};
 	for (const Case &c : cases) {
-		const Registration r = okp::check_registration(c.request, facts, okp::x86::probe_rules);
-		EXPECT_EQ(r.error, c.error) << c.what << ": " << r.why;
-		EXPECT_NE(std::string(r.why).find(c.why_contains), std::string::npos) << c.what << ": " << r.why;
-		EXPECT_EQ(r.address, 0u) << c.what;
+		const okp::Result<Registration> r =
+			okp::check_registration(c.request, kernel_text, okp::x86::probe_rules);
+		EXPECT_EQ(r.error(), c.error) << c.what << ": " << r.why();
+		EXPECT_NE(std::string(r.why()).find(c.why_contains), std::string::npos) << c.what << ": " << r.why();
+		EXPECT_FALSE(r.ok()) << c.what;
 	}
 }
 
@@ -173,23 +196,27 @@ TEST(Registration, AcceptedProbesKnowTheirInstruction)
 {
 	FakeKernel kernel;
 	fake = &kernel;
-	const Registration push = okp::check_registration(at_symbol("traced", 5, true), facts, okp::x86::probe_rules);
-	EXPECT_EQ(push.error, 0) << push.why;
-	EXPECT_EQ(push.address, traced + 5);
-	EXPECT_EQ(push.length, 1);
-	EXPECT_EQ(push.function, traced);
-	EXPECT_EQ(push.function_size, 24u);
+	const okp::Result<Registration> push =
+		okp::check_registration(at_symbol("traced", 5, true), kernel_text, okp::x86::probe_rules);
+	EXPECT_EQ(push.error(), 0) << push.why();
+	EXPECT_EQ(push->address, traced + 5);
+	EXPECT_EQ(push->length, 1);
+	EXPECT_EQ(push->function, traced);
+	EXPECT_EQ(push->function_size, 24u);
 
-	const Registration rip = okp::check_registration(at_symbol("traced", 12), facts, okp::x86::probe_rules);
-	EXPECT_EQ(rip.error, 0) << rip.why;
-	EXPECT_EQ(rip.length, 7);
+	const okp::Result<Registration> rip =
+		okp::check_registration(at_symbol("traced", 12), kernel_text, okp::x86::probe_rules);
+	EXPECT_EQ(rip.error(), 0) << rip.why();
+	EXPECT_EQ(rip->length, 7);
 
-	const Registration by_address = okp::check_registration(at_address(traced + 12), facts, okp::x86::probe_rules);
-	EXPECT_EQ(by_address.error, 0) << by_address.why;
-	EXPECT_EQ(by_address.address, traced + 12);
+	const okp::Result<Registration> by_address =
+		okp::check_registration(at_address(traced + 12), kernel_text, okp::x86::probe_rules);
+	EXPECT_EQ(by_address.error(), 0) << by_address.why();
+	EXPECT_EQ(by_address->address, traced + 12);
 
-	const Registration ret = okp::check_registration(at_symbol("traced", 19), facts, okp::x86::probe_rules);
-	EXPECT_EQ(ret.error, 0) << ret.why;
+	const okp::Result<Registration> ret =
+		okp::check_registration(at_symbol("traced", 19), kernel_text, okp::x86::probe_rules);
+	EXPECT_EQ(ret.error(), 0) << ret.why();
 }
 
 int rules_calls = 0;
@@ -206,25 +233,28 @@ TEST(Registration, ARecheckOnTheSameBytesReusesTheProofAndChangedBytesAreWalkedA
 	fake = &kernel;
 	const ProbeRequest request = at_symbol("traced", 12);
 	rules_calls = 0;
-	const Registration first = okp::check_registration(request, facts, counted_rules);
-	ASSERT_EQ(first.error, 0) << first.why;
+	const okp::Result<Registration> first = okp::check_registration(request, kernel_text, counted_rules);
+	ASSERT_EQ(first.error(), 0) << first.why();
 	EXPECT_EQ(rules_calls, 1);
-	const Registration again = okp::check_registration(request, facts, counted_rules, &first);
-	EXPECT_EQ(again.error, 0) << again.why;
-	EXPECT_EQ(again.length, first.length);
+	const okp::Result<Registration> again =
+		okp::check_registration(request, kernel_text, counted_rules, &first.value());
+	EXPECT_EQ(again.error(), 0) << again.why();
+	EXPECT_EQ(again->length, first->length);
 	EXPECT_EQ(rules_calls, 1) << "the same bytes: no second walk";
 	// Someone's int3 appears before the address meanwhile: walked again,
 	// and refused.
 	kernel.functions[0].bytes[6] = 0xcc;
-	const Registration changed = okp::check_registration(request, facts, counted_rules, &first);
+	const okp::Result<Registration> changed =
+		okp::check_registration(request, kernel_text, counted_rules, &first.value());
 	EXPECT_EQ(rules_calls, 2);
-	EXPECT_EQ(changed.error, EBUSY) << changed.why;
+	EXPECT_EQ(changed.error(), EBUSY) << changed.why();
 	// Other facts are asked again whatever the bytes: a blacklisted
 	// address stays refused with a proof in hand.
 	kernel.functions[0].bytes[6] = 0x48;
 	ProbeRequest listed = at_symbol("nokprobe_fn", 0);
-	const Registration refused = okp::check_registration(listed, facts, counted_rules, &first);
-	EXPECT_EQ(refused.error, EPERM);
+	const okp::Result<Registration> refused =
+		okp::check_registration(listed, kernel_text, counted_rules, &first.value());
+	EXPECT_EQ(refused.error(), EPERM);
 }
 
 } // namespace

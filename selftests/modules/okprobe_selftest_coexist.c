@@ -688,7 +688,7 @@ static bool okp_call_memchr_inv(void *function, long a)
 	return !memchr_inv(zeros + a, 0, 32);
 }
 
-static int okp_count_pre(struct okprobe *op, struct pt_regs *regs)
+static int okp_ignore_hit(struct okprobe *op, struct pt_regs *regs)
 {
 	return 0;
 }
@@ -710,7 +710,7 @@ static bool okp_find_offsets(struct okp_coexist_target *t)
 			continue;
 		memset(probe, 0, sizeof(*probe));
 		probe->addr = t->function + offset;
-		probe->pre_handler = okp_count_pre;
+		probe->pre_handler = okp_ignore_hit;
 		if (okprobe_register(probe))
 			continue;
 		okprobe_unregister(probe);

@@ -61,10 +61,10 @@ TrapPath trap_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(con
 // ---- Jump optimization (the writer) ----
 
 // Whether a jump may ever replace the site's breakpoint, from the text (read
-// through facts, okprobe's own patches undone) and the kernel's reserved
+// as the original, okprobe's own patches undone) and the kernel's reserved
 // ranges: nullptr and site.jump_region_length set, or why not. Asked once,
 // when the site is created.
-const char *plan_jump(Site &site, const KernelFacts &facts);
+const char *plan_jump(Site &site, const OriginalText &text);
 // Builds the planned site's detour code and fills detour (not yet
 // published). nullptr, or why it cannot (no memory within reach).
 const char *build_detour(Site &site, Detour &detour);

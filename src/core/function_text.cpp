@@ -2,17 +2,18 @@
 #include "core/function_text.hpp"
 
 #include "core/core_api.h"
+#include "core/kernel_facts.hpp"
 
 namespace okp {
 
-const char *FunctionText::read(const KernelFacts &facts, uint64_t start, uint64_t size)
+const char *FunctionText::read(const OriginalText &text, uint64_t start, uint64_t size)
 {
 	if (size > max_function_walk)
 		return "the function is too large to check for jumps into the region";
 	bytes = new uint8_t[size];
 	if (!bytes)
 		return "out of memory";
-	if (facts.read_text(start, bytes, size, facts.context) != size)
+	if (text.read(start, bytes, size) != size)
 		return "the function's text cannot be read";
 	range = {bytes, start, size};
 	return nullptr;
@@ -36,7 +37,7 @@ void symbol_name(const char *description, char (&name)[128], size_t *base_length
 
 } // namespace
 
-const char *read_pieces(const KernelFacts &facts, const char *description, const CodeRange &function,
+const char *read_pieces(const OriginalText &text, const char *description, const CodeRange &function,
 			const uint64_t *targets, size_t target_count, FunctionText (&pieces)[max_pieces],
 			CodeRange (&ranges)[max_pieces], size_t *count)
 {
@@ -59,13 +60,13 @@ const char *read_pieces(const KernelFacts &facts, const char *description, const
 		char parent[128];
 		__builtin_memcpy(parent, name, base_length);
 		parent[base_length] = 0;
-		if (const uint64_t address = facts.lookup_symbol(parent, facts.context))
+		if (const uint64_t address = kernel::lookup_symbol(parent))
 			candidates[candidate_count++] = address;
 	}
 	*count = 0;
 	for (size_t i = 0; i < candidate_count; ++i) {
 		uint64_t start = 0, size = 0;
-		if (!facts.function_of(candidates[i], &start, &size, facts.context))
+		if (!kernel::function_of(candidates[i], &start, &size))
 			return "a piece of the function has no symbol size";
 		bool seen = start == function.address;
 		for (size_t p = 0; p < *count && !seen; ++p)
@@ -76,9 +77,9 @@ const char *read_pieces(const KernelFacts &facts, const char *description, const
 			return "the function has too many pieces to check";
 		// Someone else's probe bytes in a piece: its decode would not
 		// read the original instructions.
-		if (facts.foreign_probe(start, size, facts.context))
+		if (text.changed_by_others(start, size))
 			return "a kernel kprobe is in a piece of the function (.cold/.part)";
-		if (const char *why = pieces[*count].read(facts, start, size))
+		if (const char *why = pieces[*count].read(text, start, size))
 			return why;
 		ranges[*count] = pieces[*count].range;
 		++*count;

@@ -9,11 +9,12 @@
 #pragma once
 
 #include "core/code_range.hpp"
+#include "core/original_text.hpp"
 #include "core/registration.hpp"
 
 namespace okp {
 
-// Text of a function or piece, read through the facts (okprobe's own
+// Text of a function or piece, read as the original (okprobe's own
 // patches undone).
 struct FunctionText {
 	uint8_t *bytes = nullptr;
@@ -25,7 +26,7 @@ struct FunctionText {
 	~FunctionText() { delete[] bytes; }
 
 	// nullptr, or why not.
-	const char *read(const KernelFacts &facts, uint64_t start, uint64_t size);
+	const char *read(const OriginalText &text, uint64_t start, uint64_t size);
 };
 
 constexpr size_t max_pieces = 4;
@@ -36,7 +37,7 @@ constexpr size_t max_external_targets = 64;
 // arch's decoder) whose name shares its base ("foo" -> "foo.cold"), and,
 // for a piece, the function it was split from. Reads them into pieces and
 // ranges; nullptr, or why not.
-const char *read_pieces(const KernelFacts &facts, const char *description, const CodeRange &function,
+const char *read_pieces(const OriginalText &text, const char *description, const CodeRange &function,
 			const uint64_t *targets, size_t target_count, FunctionText (&pieces)[max_pieces],
 			CodeRange (&ranges)[max_pieces], size_t *count);
 

@@ -1,63 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 // The probe table as the C glue sees it: okp_core_* entry points over the
-// module's one ProbeTable, with registration facts answered by the kernel.
+// module's one ProbeTable.
 // Every entry point but okp_core_breakpoint (arch) is called with the
 // glue's probe mutex held.
 #include "core/core_api.h"
+#include "core/kernel_facts.hpp"
 #include "core/probe_table.hpp"
 
 namespace okp {
 
 constinit ProbeTable registered_probes;
 
-namespace {
-
-KernelFacts kernel_facts()
-{
-	KernelFacts facts;
-	facts.lookup_symbol = [](const char *name, void *) -> uint64_t { return okp_glue_lookup_symbol(name); };
-	facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *) {
-		unsigned long s = 0, n = 0;
-		const bool found = okp_glue_function_of(address, &s, &n);
-		*start = s;
-		*size = n;
-		return found;
-	};
-	facts.text_kind = [](uint64_t address, void *) {
-		switch (okp_glue_text_kind(address)) {
-		case OKP_TEXT_CORE:
-			return TextKind::core_kernel;
-		case OKP_TEXT_MODULE:
-			return TextKind::module;
-		case OKP_TEXT_INIT_AFTER_BOOT:
-			return TextKind::init_after_boot;
-		case OKP_TEXT_NONE:
-			break;
-		}
-		return TextKind::none;
-	};
-	facts.blacklisted = [](uint64_t address, void *) {
-		const char *why = okp_core_blacklist_find(address);
-		return why ? why : okp_glue_kernel_blacklisted(address);
-	};
-	facts.foreign_probe = [](uint64_t start, uint64_t size, void *) { return okp_glue_foreign_probe(start, size); };
-	facts.reserved = [](uint64_t address, size_t length, void *) { return okp_glue_reserved(address, length); };
-	facts.has_exception_entry = [](uint64_t address, void *) { return okp_glue_has_exception_entry(address) != 0; };
-	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
-		return okp_glue_read_text(address, buffer, size);
-	};
-	facts.context = nullptr;
-	return facts;
-}
-
-} // namespace
 } // namespace okp
 
 using namespace okp;
 
 extern "C" int okp_core_register(struct okprobe *probe, const char *symbol_name, const char **why)
 {
-	return registered_probes.register_probe(probe, symbol_name, kernel_facts(), arch::probe_rules, why);
+	const Status registered = registered_probes.register_probe(probe, symbol_name, arch::probe_rules);
+	if (!registered)
+		*why = registered.why();
+	return -registered.error();
 }
 
 extern "C" unsigned long okp_core_unregister_many(struct okprobe **probes, unsigned long count)
@@ -140,12 +103,14 @@ extern "C" long okp_core_refuse_trap_path(const char **why, unsigned long *culpr
 	// text, freed after boot, whatever still refers to it.
 	CodeGraphFacts facts{};
 	facts.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *) {
-		const TextKind kind = kernel_facts().text_kind(address, nullptr);
+		const TextKind kind = kernel::text_kind(address);
 		return (kind == TextKind::core_kernel || kind == TextKind::module) &&
-		       kernel_facts().function_of(address, start, size, nullptr);
+		       kernel::function_of(address, start, size);
 	};
-	facts.read_text = kernel_facts().read_text;
-	const auto lookup = kernel_facts().lookup_symbol;
+	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
+		return okp_glue_read_text(address, buffer, size);
+	};
+	const auto lookup = [](const char *name, void *) { return kernel::lookup_symbol(name); };
 	RangeList reached;
 	const TrapPath path = arch::trap_path_functions(facts, lookup, reached);
 	long result = long(reached.size());

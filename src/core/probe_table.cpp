@@ -9,6 +9,7 @@
 namespace okp {
 namespace {
 
+constexpr Refusal out_of_memory = refuse(error::enomem, "out of memory");
 constexpr unsigned int inactive_flags = OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_GONE;
 
 unsigned int load_flags(const okprobe *probe)
@@ -27,54 +28,25 @@ bool within(uint64_t address, uint64_t start, uint64_t end)
 	return address >= start && address < end;
 }
 
-// What registration and the jump planner see: the kernel's facts, but text
-// read through the table so that okprobe's own patches read as the original
-// bytes.
-struct OverlaidFacts {
-	const ProbeTable *table;
-	const KernelFacts *kernel;
-
-	KernelFacts facts() const
+// What registration and the jump planner read: the kernel's text with
+// okprobe's own patches read as the original bytes, and lost text counted
+// as someone else's change.
+class TableText final : public OriginalText {
+public:
+	explicit TableText(const ProbeTable &table) : table_(table) {}
+	size_t read(uint64_t address, uint8_t *buffer, size_t size) const override
 	{
-		KernelFacts overlaid = *kernel;
-		overlaid.context = const_cast<OverlaidFacts *>(this);
-		overlaid.lookup_symbol = [](const char *name, void *context) {
-			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
-			return k.lookup_symbol(name, k.context);
-		};
-		overlaid.function_of = [](uint64_t address, uint64_t *start, uint64_t *size, void *context) {
-			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
-			return k.function_of(address, start, size, k.context);
-		};
-		overlaid.text_kind = [](uint64_t address, void *context) {
-			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
-			return k.text_kind(address, k.context);
-		};
-		overlaid.blacklisted = [](uint64_t address, void *context) {
-			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
-			return k.blacklisted(address, k.context);
-		};
-		overlaid.foreign_probe = [](uint64_t start, uint64_t size, void *context) {
-			const OverlaidFacts &self = *static_cast<OverlaidFacts *>(context);
-			if (self.table->lost_text_within(start, size))
-				return "okprobe lost text in the function: someone else changed what it wrote";
-			const KernelFacts &k = *self.kernel;
-			return k.foreign_probe(start, size, k.context);
-		};
-		overlaid.reserved = [](uint64_t address, size_t length, void *context) {
-			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
-			return k.reserved(address, length, k.context);
-		};
-		overlaid.has_exception_entry = [](uint64_t address, void *context) {
-			const KernelFacts &k = *static_cast<OverlaidFacts *>(context)->kernel;
-			return k.has_exception_entry(address, k.context);
-		};
-		overlaid.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *context) {
-			const OverlaidFacts &self = *static_cast<OverlaidFacts *>(context);
-			return self.table->read_original_text(*self.kernel, address, buffer, size);
-		};
-		return overlaid;
+		return table_.read_original_text(address, buffer, size);
 	}
+	const char *changed_by_others(uint64_t start, uint64_t size) const override
+	{
+		if (table_.lost_text_within(start, size))
+			return "okprobe lost text in the function: someone else changed what it wrote";
+		return okp_glue_foreign_probe(start, size);
+	}
+
+private:
+	const ProbeTable &table_;
 };
 
 // A jump region is at most this long (x86: 4 + 15 bytes; riscv: 8).
@@ -506,9 +478,9 @@ void ProbeTable::retire_storage(AddressTable<Site>::Storage *old, void *)
 	AddressTable<Site>::free_storage(old);
 }
 
-size_t ProbeTable::read_original_text(const KernelFacts &facts, uint64_t address, uint8_t *buffer, size_t size) const
+size_t ProbeTable::read_original_text(uint64_t address, uint8_t *buffer, size_t size) const
 {
-	const size_t read = facts.read_text(address, buffer, size, facts.context);
+	const size_t read = okp_glue_read_text(address, buffer, size);
 	// A site before address may have patched bytes inside the read.
 	const uint64_t reach = max_original_bytes - 1;
 	for_each_site_in(address > reach ? address - reach : 0, address + read, [&](const Site &site) {
@@ -529,54 +501,42 @@ void ProbeTable::release_function(Site &site)
 	okp_glue_release_function(site.function);
 }
 
-Site *ProbeTable::create_site(const Registration &checked, const KernelFacts &facts, const char **why, int *error)
+Result<Site *> ProbeTable::create_site(const Registration &checked)
 {
 	const uint64_t address = checked.address;
 	uint8_t original[max_original_bytes] = {};
-	*error = -error::enomem;
-	if (read_original_text(facts, address, original, sizeof(original)) == 0) {
-		*why = "the text cannot be read";
-		*error = -error::einval;
-		return nullptr;
-	}
+	if (read_original_text(address, original, sizeof(original)) == 0)
+		return refuse(error::einval, "the text cannot be read");
 	Owned<Site> owned = Owned<Site>::make();
-	if (!owned) {
-		*why = "out of memory";
-		return nullptr;
-	}
+	if (!owned)
+		return out_of_memory;
 	Site *site = owned.get();
 	site->address = address;
 	for (size_t i = 0; i < max_original_bytes; ++i)
 		site->original[i] = original[i];
-	if (const char *refusal = arch::prepare_site(*site, original)) {
-		*why = refusal;
-		return nullptr;
-	}
+	if (const char *refusal = arch::prepare_site(*site, original))
+		return refuse(error::enomem, refusal);
 	okp_glue_describe(address, site->description, sizeof(site->description));
-	const OverlaidFacts overlay = {this, &facts};
-	site->jump_refusal = arch::plan_jump(*site, overlay.facts());
+	site->jump_refusal = arch::plan_jump(*site, TableText(*this));
 	site->unoptimized_why = site->jump_refusal;
 	// The writer's list first, then what handlers see.
 	const uint64_t copy = arch::trapping_copy(*site);
 	const uint64_t post_trap = post_trap_of(*site);
 	if (!append(site)) {
 		arch::release_site(*site);
-		*why = "out of memory";
-		return nullptr;
+		return out_of_memory;
 	}
 	if (copy && !post_traps_.insert(post_trap, site, retire_storage, nullptr)) {
 		unlink(site);
 		arch::release_site(*site);
-		*why = "out of memory";
-		return nullptr;
+		return out_of_memory;
 	}
 	if (!sites_.insert(address, site, retire_storage, nullptr)) {
 		if (copy)
 			post_traps_.remove(post_trap);
 		unlink(site);
 		arch::release_site(*site);
-		*why = "out of memory";
-		return nullptr;
+		return out_of_memory;
 	}
 	// The claim the caller holds is the site's from here on.
 	site->function = checked.function;
@@ -662,19 +622,14 @@ Site *ProbeTable::site_of(const okprobe *probe) const
 	return nullptr;
 }
 
-int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const KernelFacts &facts,
-			       InstructionRules rules, const char **why)
+Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, InstructionRules rules)
 {
 	// okp_site is zero before registration: anything else is a registered
 	// struct, a copy of one, or garbage.
-	if (probe->okp_site || site_of(probe)) {
-		*why = "the probe is already registered (or okp_site is not zero)";
-		return -error::einval;
-	}
-	if (probe->flags & ~static_cast<unsigned int>(OKPROBE_FLAG_DISABLED)) {
-		*why = "only OKPROBE_FLAG_DISABLED may be set at registration";
-		return -error::einval;
-	}
+	if (probe->okp_site || site_of(probe))
+		return refuse(error::einval, "the probe is already registered (or okp_site is not zero)");
+	if (probe->flags & ~static_cast<unsigned int>(OKPROBE_FLAG_DISABLED))
+		return refuse(error::einval, "only OKPROBE_FLAG_DISABLED may be set at registration");
 	ProbeRequest request;
 	request.symbol_name = symbol_name;
 	request.offset = probe->offset;
@@ -684,13 +639,11 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 
 	// Every registration is checked, also one joining an existing site,
 	// against the original text rather than okprobe's patches.
-	const OverlaidFacts overlay = {this, &facts};
-	const KernelFacts checked_facts = overlay.facts();
-	const Registration checked = check_registration(request, checked_facts, rules);
-	if (checked.error) {
-		*why = checked.why;
-		return -checked.error;
-	}
+	const TableText original(*this);
+	const Result<Registration> result = check_registration(request, original, rules);
+	if (!result)
+		return result.refusal();
+	const Registration &checked = result.value();
 
 	Site *site = sites_.lookup(checked.address);
 	const bool new_site = !site;
@@ -701,14 +654,15 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 		// kprobes out; then the proof is made again, on bytes no kernel
 		// kprobe can have changed since (one may have come and gone
 		// between the first proof's check and the claim).
-		if (const int claim = okp_glue_claim_function(checked.function, checked.function_size, why))
-			return claim;
-		const Registration proven = check_registration(request, checked_facts, rules, &checked);
-		if (proven.error || proven.address != checked.address || proven.function != checked.function ||
-		    proven.function_size != checked.function_size) {
+		const char *claim_refusal = "";
+		if (const int claim = okp_glue_claim_function(checked.function, checked.function_size, &claim_refusal))
+			return refuse(-claim, claim_refusal);
+		const Result<Registration> proven = check_registration(request, original, rules, &checked);
+		if (!proven || proven->address != checked.address || proven->function != checked.function ||
+		    proven->function_size != checked.function_size) {
 			okp_glue_release_function(checked.function);
-			*why = proven.error ? proven.why : "the function changed while it was claimed";
-			return proven.error ? -proven.error : -error::ebusy;
+			return proven ? refuse(error::ebusy, "the function changed while it was claimed")
+				      : proven.refusal();
 		}
 		// A jump covering the address goes before its breakpoint comes.
 		for_each_site_in(checked.address - (max_jump_region - 1), checked.address, [&](Site &other) {
@@ -716,27 +670,24 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 			    other.address + other.jump_region_length > checked.address)
 				leave_jump(other);
 		});
-		int error = 0;
-		site = create_site(checked, facts, why, &error);
-		if (!site) {
+		const Result<Site *> created = create_site(checked);
+		if (!created) {
 			okp_glue_release_function(checked.function);
 			update_sites_before(checked.address);
-			return error;
+			return created.refusal();
 		}
+		site = created.value();
 	}
 	int index = -1;
 	for (int i = 0; i < max_probes_per_site && index < 0; ++i)
 		if (!site->probe_at(i))
 			index = i;
-	if (index < 0) {
-		*why = "too many probes at this address";
-		return -error::ebusy;
-	}
+	if (index < 0)
+		return refuse(error::ebusy, "too many probes at this address");
 	if (!by_probe_.insert(reinterpret_cast<uint64_t>(probe), site, free_storage_now, nullptr)) {
 		if (new_site)
 			abandon_new_site(site);
-		*why = "out of memory";
-		return -error::enomem;
+		return out_of_memory;
 	}
 	// An optimized hit runs no post_handler: the jump goes first.
 	if (probe->post_handler && !(probe->flags & OKPROBE_FLAG_DISABLED))
@@ -754,7 +705,7 @@ int ProbeTable::register_probe(okprobe *probe, const char *symbol_name, const Ke
 	show_optimized(*site);
 	if (new_site)
 		update_sites_before(site->address);
-	return 0;
+	return {};
 }
 
 size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)

@@ -45,6 +45,7 @@
 #include "core/atomic.hpp"
 #include "core/core_api.h"
 #include "core/owned.hpp"
+#include "core/result.hpp"
 
 #include <okprobe.h>
 
@@ -215,9 +216,8 @@ public:
 	// Checks the request with the arch's rules, then attaches the probe to
 	// the site at its address (creating and arming the site as needed).
 	// symbol_name is the glue's checked copy of probe->symbol_name (which
-	// is never read here), or nullptr. 0 or a negative errno, and *why.
-	int register_probe(okprobe *probe, const char *symbol_name, const KernelFacts &facts, InstructionRules rules,
-			   const char **why);
+	// is never read here), or nullptr.
+	Status register_probe(okprobe *probe, const char *symbol_name, InstructionRules rules);
 	// Detaches every probe, then waits one grace period for the whole
 	// batch (and one rcu-tasks grace period when a site dies) before
 	// anything is freed. Probes the table does not hold (nullptr, never
@@ -256,9 +256,9 @@ public:
 	template <typename Visit> void for_each_jump(Visit visit) const;
 	// Unregisters everything left (module exit).
 	void clear();
-	// Reads text with okprobe's own breakpoints replaced by the original
-	// bytes.
-	size_t read_original_text(const KernelFacts &facts, uint64_t address, uint8_t *buffer, size_t size) const;
+	// Reads text with okprobe's own breakpoints and jumps replaced by the
+	// original bytes.
+	size_t read_original_text(uint64_t address, uint8_t *buffer, size_t size) const;
 	// Whether a lost site lies in [start, start + size): bytes okprobe
 	// cannot account for, so no proof may read that function.
 	bool lost_text_within(uint64_t start, uint64_t size) const;
@@ -330,7 +330,7 @@ private:
 	// The caller holds the claim on checked.function: a site made owns it
 	// (released when it is retired or gone); on failure the caller gives
 	// it back.
-	Site *create_site(const Registration &checked, const KernelFacts &facts, const char **why, int *error);
+	Result<Site *> create_site(const Registration &checked);
 	static void release_function(Site &site);
 	// After the grace periods: the site out of the post-trap table, its
 	// arch part released, freed.

@@ -3,17 +3,10 @@
 
 #include "errno.hpp"
 #include "function_cache.hpp"
+#include "kernel_facts.hpp"
 
 namespace okp {
 namespace {
-
-Registration refused(int error, const char *why)
-{
-	Registration registration;
-	registration.error = error;
-	registration.why = why;
-	return registration;
-}
 
 // Owns the copy of a function's bytes for the boundary walk.
 class FunctionBytes {
@@ -32,75 +25,75 @@ private:
 
 } // namespace
 
-Registration check_registration(const ProbeRequest &request, const KernelFacts &facts, InstructionRules rules,
-				const Registration *earlier)
+Result<Registration> check_registration(const ProbeRequest &request, const OriginalText &text, InstructionRules rules,
+					const Registration *earlier)
 {
 	if (!request.has_pre_handler && !request.has_post_handler)
-		return refused(error::einval, "a probe needs a pre_handler or a post_handler");
+		return refuse(error::einval, "a probe needs a pre_handler or a post_handler");
 	if (request.symbol_name && request.address)
-		return refused(error::einval, "give symbol_name or addr, not both");
+		return refuse(error::einval, "give symbol_name or addr, not both");
 	if (!request.symbol_name && !request.address)
-		return refused(error::einval, "give symbol_name or addr");
+		return refuse(error::einval, "give symbol_name or addr");
 
 	uint64_t base = request.address;
 	if (request.symbol_name) {
-		base = facts.lookup_symbol(request.symbol_name, facts.context);
+		base = kernel::lookup_symbol(request.symbol_name);
 		if (!base)
-			return refused(error::enoent, "no such kernel symbol");
+			return refuse(error::enoent, "no such kernel symbol");
 	}
 	const uint64_t target = base + request.offset;
 	if (target < base)
-		return refused(error::einval, "the offset wraps around the address space");
+		return refuse(error::einval, "the offset wraps around the address space");
 
 	// The function is the symbol's when one is named, so an offset past its
 	// end is reported as such rather than as whatever lies beyond.
 	const uint64_t anchor = request.symbol_name ? base : target;
 	uint64_t function = 0, size = 0;
-	const TextKind kind = facts.text_kind(target, facts.context);
-	if (!facts.function_of(anchor, &function, &size, facts.context))
-		return refused(error::einval, kind == TextKind::none ? "the address is not kernel or module text"
-								     : "no function contains the address");
+	const TextKind kind = kernel::text_kind(target);
+	if (!kernel::function_of(anchor, &function, &size))
+		return refuse(error::einval, kind == TextKind::none ? "the address is not kernel or module text"
+								    : "no function contains the address");
 	if (target < function || target - function >= size)
-		return refused(error::einval, "the offset is past the end of the function");
+		return refuse(error::einval, "the offset is past the end of the function");
 	switch (kind) {
 	case TextKind::none:
-		return refused(error::einval, "the address is not kernel or module text");
+		return refuse(error::einval, "the address is not kernel or module text");
 	case TextKind::init_after_boot:
-		return refused(error::eperm, "the address is init text, freed after boot");
+		return refuse(error::eperm, "the address is init text, freed after boot");
 	case TextKind::core_kernel:
 	case TextKind::module:
 		break;
 	}
-	if (const char *why = facts.blacklisted(target, facts.context))
-		return refused(error::eperm, why);
-	if (const char *why = facts.foreign_probe(function, size, facts.context))
-		return refused(error::ebusy, why);
+	if (const char *why = kernel::blacklisted(target))
+		return refuse(error::eperm, why);
+	if (const char *why = text.changed_by_others(function, size))
+		return refuse(error::ebusy, why);
 
 	// Decode from the function's first byte up to the probe (and its
 	// instruction): anything less cannot prove an instruction boundary.
 	const size_t offset = target - function;
 	if (offset >= max_function_walk)
-		return refused(error::eilseq, "the function is too large to prove an instruction boundary");
+		return refuse(error::eilseq, "the function is too large to prove an instruction boundary");
 	const size_t wanted = size < max_function_walk ? size : max_function_walk;
 	FunctionBytes bytes(wanted);
 	if (!bytes.data())
-		return refused(error::enomem, "out of memory");
-	const size_t read = facts.read_text(function, bytes.data(), bytes.size(), facts.context);
+		return refuse(error::enomem, "out of memory");
+	const size_t read = text.read(function, bytes.data(), bytes.size());
 	if (read <= offset)
-		return refused(error::einval, "the function's text cannot be read");
+		return refuse(error::einval, "the function's text cannot be read");
 	const uint64_t digest = text_digest(bytes.data(), read);
 	InstructionVerdict verdict;
-	if (earlier && !earlier->error && earlier->address == target && earlier->function == function &&
-	    earlier->function_size == size && earlier->text_digest == digest)
+	if (earlier && earlier->address == target && earlier->function == function && earlier->function_size == size &&
+	    earlier->text_digest == digest)
 		verdict.length = earlier->length; // the same bytes: the same proof
 	else
 		verdict = rules(bytes.data(), read, offset, function);
 	if (verdict.error)
-		return refused(verdict.error, verdict.why);
-	if (facts.has_exception_entry(target, facts.context))
-		return refused(error::eperm, "the instruction has an exception-table entry");
-	if (const char *why = facts.reserved(target, verdict.length, facts.context))
-		return refused(error::ebusy, why);
+		return refuse(verdict.error, verdict.why);
+	if (kernel::has_exception_entry(target))
+		return refuse(error::eperm, "the instruction has an exception-table entry");
+	if (const char *why = kernel::reserved(target, verdict.length))
+		return refuse(error::ebusy, why);
 
 	Registration registration;
 	registration.address = target;

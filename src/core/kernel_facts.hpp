@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+// The kernel facts registration and the jump planners ask for, typed over
+// the glue's C calls (glue_services.h). Link-time functions are the one
+// way the core reaches the kernel; host tests link fakes of them.
+#pragma once
+
+#include "core/core_api.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace okp {
+
+enum class TextKind : uint8_t { none, core_kernel, module, init_after_boot };
+
+namespace kernel {
+
+// The symbol's address, or 0.
+inline uint64_t lookup_symbol(const char *name)
+{
+	return okp_glue_lookup_symbol(name);
+}
+
+// The function containing address: its start and size; false if none.
+inline bool function_of(uint64_t address, uint64_t *start, uint64_t *size)
+{
+	unsigned long s = 0, n = 0;
+	const bool found = okp_glue_function_of(address, &s, &n);
+	*start = s;
+	*size = n;
+	return found;
+}
+
+inline TextKind text_kind(uint64_t address)
+{
+	switch (okp_glue_text_kind(address)) {
+	case OKP_TEXT_CORE:
+		return TextKind::core_kernel;
+	case OKP_TEXT_MODULE:
+		return TextKind::module;
+	case OKP_TEXT_INIT_AFTER_BOOT:
+		return TextKind::init_after_boot;
+	case OKP_TEXT_NONE:
+		break;
+	}
+	return TextKind::none;
+}
+
+// Why address is blacklisted (okprobe's own code and trap path, NOKPROBE,
+// the sections the kernel's blacklist covers), or nullptr.
+inline const char *blacklisted(uint64_t address)
+{
+	const char *why = okp_core_blacklist_find(address);
+	return why ? why : okp_glue_kernel_blacklisted(address);
+}
+
+// Why [address, address + length) is reserved by another patching
+// mechanism (ftrace, jump label, static call, alternative), or nullptr.
+inline const char *reserved(uint64_t address, size_t length)
+{
+	return okp_glue_reserved(address, length);
+}
+
+// True when the instruction at address has an exception-table entry: a
+// fault in its out-of-line copy would find no fixup (x86 page faults do
+// not pass through die notifiers, so a module cannot redirect them as
+// kprobes' fault handler does).
+inline bool has_exception_entry(uint64_t address)
+{
+	return okp_glue_has_exception_entry(address) != 0;
+}
+
+} // namespace kernel
+} // namespace okp
