@@ -221,6 +221,69 @@ TEST_F(ProbeTableTest, UnregisteringABatchWaitsOneGracePeriod)
 		EXPECT_EQ(text_at(text_start + 8 * i), original_byte);
 }
 
+TEST_F(ProbeTableTest, RegisteringABatchArmsEveryBreakpointWithOneWrite)
+{
+	kernel.text_writes = kernel.text_batches = 0;
+	table.begin_arm_batch();
+	okprobe *batch[10];
+	for (int i = 0; i < 10; ++i) {
+		batch[i] = &probe_at(8 * i);
+		ASSERT_EQ(add(*batch[i]), 0);
+		EXPECT_EQ(text_at(text_start + 8 * i), original_byte) << "armed before the batch ends";
+	}
+	okprobe &again = probe_at(8);
+	ASSERT_EQ(add(again), 0) << "a second probe at a pending site";
+	EXPECT_EQ(again.okp_site, batch[1]->okp_site);
+	EXPECT_EQ(kernel.text_writes, 0);
+	table.end_arm_batch();
+	EXPECT_EQ(kernel.text_writes, 0) << "no breakpoint goes in on its own";
+	EXPECT_EQ(kernel.text_batches, 1) << "every breakpoint in one synchronized write";
+	for (int i = 0; i < 10; ++i)
+		EXPECT_EQ(text_at(text_start + 8 * i), breakpoint);
+	// Outside a batch, a registration arms at once.
+	okprobe &single = probe_at(0x60);
+	ASSERT_EQ(add(single), 0);
+	EXPECT_EQ(text_at(text_start + 0x60), breakpoint);
+	EXPECT_EQ(kernel.text_writes, 1);
+}
+
+TEST_F(ProbeTableTest, ARollbackInsideAnArmBatchSeesNoLostText)
+{
+	// register_many's rollback: the probes registered so far come out
+	// while their breakpoints may still be pending.
+	table.begin_arm_batch();
+	okprobe *batch[3];
+	for (int i = 0; i < 3; ++i) {
+		batch[i] = &probe_at(0x10 * (i + 1));
+		ASSERT_EQ(add(*batch[i]), 0);
+	}
+	table.unregister_probes(batch, 2);
+	table.end_arm_batch();
+	EXPECT_TRUE(kernel.lost.empty()) << "a pending breakpoint was taken for someone else's change";
+	EXPECT_EQ(text_at(text_start + 0x10), original_byte);
+	EXPECT_EQ(text_at(text_start + 0x20), original_byte);
+	EXPECT_EQ(text_at(text_start + 0x30), breakpoint);
+	EXPECT_FALSE(batch[2]->flags & OKPROBE_FLAG_LOST);
+}
+
+TEST_F(ProbeTableTest, TextChangedBeforeAPendingArmIsWrittenIsLeftAloneAndLost)
+{
+	table.begin_arm_batch();
+	okprobe &probe = probe_at(0x30);
+	ASSERT_EQ(add(probe), 0);
+	text_at(text_start + 0x30) = 0x55; // someone else's write meanwhile
+	table.end_arm_batch();
+	EXPECT_EQ(text_at(text_start + 0x30), 0x55) << "okprobe wrote over someone else's byte";
+	EXPECT_TRUE(probe.flags & OKPROBE_FLAG_LOST);
+	EXPECT_EQ(kernel.lost[text_start + 0x30], 1);
+	// Once the text is the original again, the site can go.
+	text_at(text_start + 0x30) = original_byte;
+	okprobe *batch[] = {&probe};
+	table.unregister_probes(batch, 1);
+	EXPECT_EQ(table.lookup(text_start + 0x30), nullptr);
+	EXPECT_EQ(kernel.pins, 0);
+}
+
 TEST_F(ProbeTableTest, TheSecondProbeAtAnAddressSharesTheSiteAndOutlivesTheFirst)
 {
 	okprobe &first = probe_at(2), &second = probe_at(2);

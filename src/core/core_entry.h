@@ -109,6 +109,13 @@ struct okprobe;
 int okp_core_register(struct okprobe *probe, const char *symbol_name,
 		      const char **why);
 /*
+ * okprobe_register_many: the breakpoints of the okp_core_register calls
+ * between these two go into the text together, with one synchronization;
+ * end before anything else (a rollback) and before the mutex is dropped.
+ */
+void okp_core_begin_arm_batch(void);
+void okp_core_end_arm_batch(void);
+/*
  * One grace period for the batch; entries the table does not hold (NULL,
  * unregistered, copies) are skipped and counted: returns how many.
  */

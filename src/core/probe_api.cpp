@@ -23,6 +23,16 @@ extern "C" int okp_core_register(struct okprobe *probe, const char *symbol_name,
 	return -registered.error();
 }
 
+extern "C" void okp_core_begin_arm_batch(void)
+{
+	registered_probes.begin_arm_batch();
+}
+
+extern "C" void okp_core_end_arm_batch(void)
+{
+	registered_probes.end_arm_batch();
+}
+
 extern "C" unsigned long okp_core_unregister_many(struct okprobe **probes, unsigned long count)
 {
 	return registered_probes.unregister_probes(probes, count);

@@ -5,6 +5,7 @@
 
 #include "core_api.h"
 #include "handler_path.hpp"
+#include "patch_batch.hpp"
 
 namespace okp {
 namespace {
@@ -294,12 +295,49 @@ void ProbeTable::arm(Site &site)
 		mark_lost(site, "the instruction changed before okprobe put its breakpoint back");
 		return;
 	}
-	okp_glue_text_write(site.address, breakpoint, length);
 	site.patched_bytes = uint8_t(length);
+	if (batching_arms_) {
+		site.arm_pending = true;
+		site.arm_next = pending_arms_;
+		pending_arms_ = &site;
+		++pending_arm_count_;
+		return;
+	}
+	okp_glue_text_write(site.address, breakpoint, length);
+}
+
+void ProbeTable::write_pending_arms()
+{
+	if (!pending_arms_)
+		return;
+	PatchBatch batch(pending_arm_count_);
+	for (Site *site = pending_arms_; site; site = site->arm_next) {
+		if (!site->arm_pending)
+			continue;
+		site->arm_pending = false;
+		size_t length = 0;
+		const uint8_t *breakpoint = arch::breakpoint_bytes(*site, &length);
+		// Checked again: the batch spans many registrations.
+		if (!text_holds(site->address, site->original, arch::instruction_length(*site))) {
+			site->patched_bytes = 0;
+			mark_lost(*site, "the instruction changed before okprobe put its breakpoint in");
+			settle_lost(*site);
+			continue;
+		}
+		if (batch.full()) {
+			batch.write();
+			batch.clear();
+		}
+		batch.add(site->address, breakpoint, length, *site);
+	}
+	batch.write();
+	pending_arms_ = nullptr;
+	pending_arm_count_ = 0;
 }
 
 void ProbeTable::disarm(Site &site)
 {
+	write_pending_arms(); // the breakpoint to take out may still be pending
 	size_t length = 0;
 	const uint8_t *breakpoint = arch::breakpoint_bytes(site, &length);
 	if (!holds_breakpoint_over_original(site, breakpoint, length, arch::instruction_length(site))) {
@@ -391,6 +429,7 @@ void ProbeTable::free_retired_detours(uint64_t up_to_generation)
 
 uint64_t ProbeTable::optimizer_begin()
 {
+	write_pending_arms();
 	bool work = retired_detours_ != nullptr;
 	for (Site *site = first_; site; site = site->next) {
 		if (site->jump_queued) {
@@ -406,6 +445,7 @@ uint64_t ProbeTable::optimizer_begin()
 
 void ProbeTable::optimizer_finish(uint64_t generation)
 {
+	write_pending_arms();
 	// Every site ready since the grace period began, in one pass: one
 	// arch::optimize, one text synchronization (when memory is short,
 	// optimizer_batch at a time).
@@ -463,6 +503,7 @@ void ProbeTable::optimize_batch(Site *const *batch, size_t count)
 
 void ProbeTable::optimization_changed()
 {
+	write_pending_arms();
 	update_all_sites();
 }
 
@@ -710,6 +751,7 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 
 size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 {
+	write_pending_arms();
 	size_t unknown = 0;
 	// First every probe leaves its slot (handlers stop choosing it); the
 	// sites they leave are chained through work_next, each once.
@@ -826,6 +868,7 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 
 int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 {
+	write_pending_arms();
 	Site *site = site_of(probe);
 	if (!site)
 		return -error::einval;
@@ -840,6 +883,7 @@ int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 
 void ProbeTable::set_all_enabled(bool enabled)
 {
+	write_pending_arms();
 	all_enabled_.store(enabled, Order::relaxed);
 	update_all_sites();
 	unregister_probes(nullptr, 0); // lost sites whose text is back
@@ -847,6 +891,7 @@ void ProbeTable::set_all_enabled(bool enabled)
 
 void ProbeTable::text_gone(uint64_t start, uint64_t end)
 {
+	write_pending_arms();
 	bool any = false;
 	for (Site *site = first_; site; site = site->next) {
 		if (site->gone || !within(site->address, start, end))
@@ -887,6 +932,7 @@ size_t ProbeTable::probes_within(uint64_t start, uint64_t end, okprobe **found, 
 
 void ProbeTable::clear()
 {
+	write_pending_arms();
 	okprobe *batch[32];
 	for (;;) {
 		size_t count = 0;

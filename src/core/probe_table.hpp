@@ -98,6 +98,10 @@ struct Site {
 	// optimize_batch's note of patched_bytes before its write.
 	Site *work_next = nullptr;
 	bool touched = false;
+	// The site's breakpoint waits in the table's arm batch (patched_bytes
+	// already counts it); arm_next chains that batch.
+	bool arm_pending = false;
+	Site *arm_next = nullptr;
 	uint8_t patched_before = 0;
 
 	// Jump optimization. detour is published (release) while waiting or
@@ -218,6 +222,17 @@ public:
 	// symbol_name is the glue's checked copy of probe->symbol_name (which
 	// is never read here), or nullptr.
 	Status register_probe(okprobe *probe, const char *symbol_name, InstructionRules rules);
+	// okprobe_register_many: the breakpoints of the registrations between
+	// begin_arm_batch and end_arm_batch go into the text together, with
+	// one synchronization (x86) or stop_machine (riscv) for all; every
+	// probe is live when end_arm_batch returns. Any other writer entry
+	// point writes the batch first.
+	void begin_arm_batch() { batching_arms_ = true; }
+	void end_arm_batch()
+	{
+		batching_arms_ = false;
+		write_pending_arms();
+	}
 	// Detaches every probe, then waits one grace period for the whole
 	// batch (and one rcu-tasks grace period when a site dies) before
 	// anything is freed. Probes the table does not hold (nullptr, never
@@ -306,6 +321,9 @@ private:
 	// CPU sync) and keeps patched_bytes up to date.
 	void arm(Site &site);
 	void disarm(Site &site);
+	// Writes the arm batch's breakpoints (each only over the original
+	// instruction still), one synchronization for all.
+	void write_pending_arms();
 	// Arms or disarms the site and moves its jump toward what it should
 	// be. defer_detour: a detour to build is left to the optimizer.
 	void update_site(Site &site, bool defer_detour = false);
@@ -368,6 +386,11 @@ private:
 	Detour *retired_detours_ = nullptr;
 	// Lost sites still pinning the module (lost_pinned set).
 	size_t lost_pinned_ = 0;
+	// The arm batch (begin_arm_batch): sites whose breakpoint is not yet
+	// in the text, newest first.
+	bool batching_arms_ = false;
+	Site *pending_arms_ = nullptr;
+	size_t pending_arm_count_ = 0;
 	// Bumped by optimizer_begin: stamps what a grace period covers.
 	uint64_t generation_ = 1;
 };

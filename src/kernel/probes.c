@@ -378,11 +378,14 @@ int okprobe_register_many(struct okprobe **probes, int count)
 		}
 	}
 	mutex_lock(&okp_probe_mutex);
+	/* Every breakpoint of the batch in one text write, one CPU sync. */
+	okp_core_begin_arm_batch();
 	for (i = 0; i < count; i++) {
 		ret = okp_register_locked(probes[i]);
 		if (ret)
 			break;
 	}
+	okp_core_end_arm_batch();
 	/* All or nothing, like register_kprobes(). */
 	if (ret)
 		okp_core_unregister_many(probes, i);
