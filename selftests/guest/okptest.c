@@ -1956,7 +1956,9 @@ struct bench_pass {
 	int registered, moved, optimized, ftrace;
 	char errors[160];		/* the module's "-errno:count,..." */
 	long long register_ms, optimized_ms, unoptimize_ms, unregister_ms;
+	long long requeue_ms;		/* the sysctl write of 1 with all unoptimized */
 	int optimizer_done;		/* nothing left waiting in time */
+	char steps[512];		/* okprobe: writer_steps' ns during the pass */
 	long hits, missed;
 	int text_changed;		/* sites not as before, after the pass */
 };
@@ -2278,6 +2280,52 @@ static int bench_wait_restored(struct bench_pass *pass)
 	return 0;
 }
 
+#define WRITER_STEPS DEBUGFS_DIR "/writer_steps"
+#define MAX_WRITER_STEPS 16
+
+struct writer_steps {
+	int count;
+	char name[MAX_WRITER_STEPS][16];
+	unsigned long times[MAX_WRITER_STEPS], ns[MAX_WRITER_STEPS];
+};
+
+/* okprobe/writer_steps: each step's times and nanoseconds since load. */
+static int read_writer_steps(struct writer_steps *steps)
+{
+	static char text[4096];
+	char *line, *save = NULL;
+
+	steps->count = 0;
+	if (read_file(WRITER_STEPS, text, sizeof(text)) < 0)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		int i = steps->count;
+
+		if (i == MAX_WRITER_STEPS)
+			break;
+		if (sscanf(line, "%15s %lu %lu", steps->name[i],
+			   &steps->times[i], &steps->ns[i]) == 3)
+			steps->count++;
+	}
+	return steps->count ? 0 : -1;
+}
+
+/* "step=ns ..." of what the pass added to each step. */
+static void writer_steps_delta(const struct writer_steps *before,
+			       const struct writer_steps *after, char *out,
+			       size_t size)
+{
+	size_t used = 0;
+	int i;
+
+	out[0] = '\0';
+	for (i = 0; i < after->count && i < before->count && used < size; i++)
+		used += snprintf(out + used, size - used, "%s%s=%lu",
+				 i ? " " : "", after->name[i],
+				 after->ns[i] - before->ns[i]);
+}
+
 /*
  * One pass: turn the mechanism's optimization on, register every site,
  * wait for its optimizer, count, turn optimization off (both sysctls
@@ -2289,6 +2337,8 @@ static int bench_coverage_pass(struct bench_pass *pass)
 	const char *sysctl = kernel ? KERNEL_OPTIMIZATION : SYSCTL_OPTIMIZATION;
 	char *last = kernel ? bench_kernel_optimization :
 		     bench_okprobe_optimization;
+	struct writer_steps steps_before, steps_after;
+	int timed = !kernel && read_writer_steps(&steps_before) == 0;
 	char reply[256];
 	unsigned long long ns;
 	long long start;
@@ -2302,12 +2352,29 @@ static int bench_coverage_pass(struct bench_pass *pass)
 	start = now_ms();
 	STEP(bench_cover(pass));
 	STEP(bench_wait_for_optimizer(pass, start));
+	/* Where registering and optimizing the sites spent its time. */
+	if (timed && read_writer_steps(&steps_after) == 0)
+		writer_steps_delta(&steps_before, &steps_after, pass->steps,
+				   sizeof(pass->steps));
 	if (!strcmp(pass->kind, "okprobe"))
 		bench_tally_jumps();
 	start = now_ms();
 	ret = sysctl ? bench_set_sysctl(sysctl, last, "0") : 0;
 	pass->unoptimize_ms = now_ms() - start;
 	CHECK(ret == 0, "writing 0 to %s: %s", sysctl, strerror(-ret));
+	/*
+	 * okprobe's write of 1 only queues the sites for the optimizer; how
+	 * long it takes to return, then every jump out again before the
+	 * unregistration is timed.
+	 */
+	if (!kernel && sysctl) {
+		start = now_ms();
+		ret = bench_set_sysctl(sysctl, last, "1");
+		pass->requeue_ms = now_ms() - start;
+		CHECK(ret == 0, "writing 1 to %s: %s", sysctl, strerror(-ret));
+		ret = bench_set_sysctl(sysctl, last, "0");
+		CHECK(ret == 0, "writing 0 to %s: %s", sysctl, strerror(-ret));
+	}
 	ret = bench_command("uncover", reply, sizeof(reply));
 	CHECK(ret == 0, "uncover: %s", strerror(-ret));
 	CHECK(sscanf(reply, "uncover %*s unregistered=%*d ns=%llu", &ns) == 1,
@@ -2413,10 +2480,13 @@ static const int bench_scale_sizes[] = { 100, 1000, 10000 };
 
 static void bench_say_scale(const struct bench_pass *pass)
 {
-	say("# scale: size=%d kind=%s registered=%d optimized=%d register_ms=%lld optimized_ms=%lld unoptimize_ms=%lld unregister_ms=%lld done=%d",
+	say("# scale: size=%d kind=%s registered=%d optimized=%d register_ms=%lld optimized_ms=%lld unoptimize_ms=%lld requeue_ms=%lld unregister_ms=%lld done=%d",
 	    pass->size, pass->kind, pass->registered, pass->optimized,
 	    pass->register_ms, pass->optimized_ms, pass->unoptimize_ms,
-	    pass->unregister_ms, pass->optimizer_done);
+	    pass->requeue_ms, pass->unregister_ms, pass->optimizer_done);
+	if (pass->steps[0])
+		say("# steps: size=%d kind=%s registered=%d %s", pass->size,
+		    pass->kind, pass->registered, pass->steps);
 }
 
 /*

@@ -284,6 +284,33 @@ TEST_F(ProbeTableTest, TextChangedBeforeAPendingArmIsWrittenIsLeftAloneAndLost)
 	EXPECT_EQ(kernel.pins, 0);
 }
 
+TEST_F(ProbeTableTest, TheWriterClockTimesEveryStepOfARegistration)
+{
+	using okp::WriterStep;
+	const okp::WriterClock before = table.writer_clock();
+	auto times = [&](WriterStep step) {
+		return table.writer_clock().times[size_t(step)] - before.times[size_t(step)];
+	};
+	auto ns = [&](WriterStep step) { return table.writer_clock().ns[size_t(step)] - before.ns[size_t(step)]; };
+	okprobe &first = probe_at(0x10), &second = probe_at(0x10);
+	ASSERT_EQ(add(first), 0);
+	ASSERT_EQ(add(second), 0);
+	EXPECT_EQ(times(WriterStep::register_probe), 2u);
+	EXPECT_EQ(times(WriterStep::proof), 2u) << "every registration is proven";
+	EXPECT_EQ(times(WriterStep::claim), 1u) << "only a new site claims its function";
+	EXPECT_EQ(times(WriterStep::recheck), 1u);
+	EXPECT_EQ(times(WriterStep::plan), 1u);
+	EXPECT_EQ(times(WriterStep::arm), 1u);
+	for (WriterStep step : {WriterStep::register_probe, WriterStep::proof, WriterStep::plan, WriterStep::arm})
+		EXPECT_GT(ns(step), 0u) << okp::writer_step_name(step);
+	EXPECT_GE(ns(WriterStep::register_probe),
+		  ns(WriterStep::proof) + ns(WriterStep::claim) + ns(WriterStep::recheck) + ns(WriterStep::plan))
+		<< "the steps lie within the registration";
+	okprobe *batch[] = {&first, &second};
+	table.unregister_probes(batch, 2);
+	EXPECT_EQ(times(WriterStep::unregister), 1u);
+}
+
 TEST_F(ProbeTableTest, TheSecondProbeAtAnAddressSharesTheSiteAndOutlivesTheFirst)
 {
 	okprobe &first = probe_at(2), &second = probe_at(2);
@@ -956,6 +983,13 @@ extern "C" const char *okp_glue_reserved(unsigned long, unsigned long)
 extern "C" int okp_glue_has_exception_entry(unsigned long)
 {
 	return 0;
+}
+
+// A clock that moves 100 ns each time it is read.
+extern "C" unsigned long okp_glue_now_ns(void)
+{
+	static unsigned long now;
+	return now += 100;
 }
 
 // The kernel's copy_from_kernel_nofault: the fake text, or (the table

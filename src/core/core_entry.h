@@ -160,6 +160,10 @@ struct okp_jump_line {
 void okp_core_jumps(void (*emit)(const struct okp_jump_line *line,
 				 void *context),
 		    void *context);
+/* debugfs writer_steps: each writer step's count and nanoseconds. */
+void okp_core_writer_steps(void (*emit)(const char *step, unsigned long times,
+					unsigned long ns, void *context),
+			   void *context);
 
 /* debug.kprobes_optimization changed: unoptimize or queue every probe. */
 void okp_core_optimization_changed(void);

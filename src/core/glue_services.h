@@ -90,6 +90,8 @@ void okp_glue_text_lost(unsigned long address, const char *description,
 void okp_glue_lost_text_released(unsigned long address,
 				 const char *description);
 void okp_glue_synchronize_rcu(void);
+/* ktime_get_ns(): for the writer's step times (writer_clock.hpp). */
+unsigned long okp_glue_now_ns(void);
 /* "symbol+0xoff/0xsize [module]" for address (sprint_symbol), or "". */
 void okp_glue_describe(unsigned long address, char *buffer,
 		       unsigned long size);

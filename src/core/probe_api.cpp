@@ -86,6 +86,15 @@ extern "C" void okp_core_jumps(void (*emit)(const struct okp_jump_line *line, vo
 	});
 }
 
+extern "C" void okp_core_writer_steps(void (*emit)(const char *step, unsigned long times, unsigned long ns,
+						   void *context),
+				      void *context)
+{
+	const WriterClock &clock = registered_probes.writer_clock();
+	for (size_t i = 0; i < size_t(WriterStep::count); ++i)
+		emit(writer_step_name(WriterStep(i)), clock.times[i], clock.ns[i], context);
+}
+
 extern "C" void okp_core_optimization_changed(void)
 {
 	registered_probes.optimization_changed();

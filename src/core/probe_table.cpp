@@ -195,6 +195,7 @@ void ProbeTable::show_optimized(Site &site)
 
 void ProbeTable::enter_waiting(Site &site)
 {
+	const StepTimer timer(clock_, WriterStep::detour);
 	Owned<Detour> owned = Owned<Detour>::make();
 	if (!owned) {
 		site.unoptimized_why = "out of memory";
@@ -295,6 +296,7 @@ void ProbeTable::arm(Site &site)
 		mark_lost(site, "the instruction changed before okprobe put its breakpoint back");
 		return;
 	}
+	const StepTimer timer(clock_, WriterStep::arm);
 	site.patched_bytes = uint8_t(length);
 	if (batching_arms_) {
 		site.arm_pending = true;
@@ -310,6 +312,7 @@ void ProbeTable::write_pending_arms()
 {
 	if (!pending_arms_)
 		return;
+	const StepTimer timer(clock_, WriterStep::arm_batch);
 	PatchBatch batch(pending_arm_count_);
 	for (Site *site = pending_arms_; site; site = site->arm_next) {
 		if (!site->arm_pending)
@@ -484,7 +487,10 @@ void ProbeTable::optimize_batch(Site *const *batch, size_t count)
 	// What each had in the text before, to see which writes happened.
 	for (size_t i = 0; i < count; ++i)
 		batch[i]->patched_before = batch[i]->patched_bytes;
-	arch::optimize(batch, count);
+	{
+		const StepTimer timer(clock_, WriterStep::optimize);
+		arch::optimize(batch, count);
+	}
 	for (size_t i = 0; i < count; ++i) {
 		Site &site = *batch[i];
 		const uint8_t before = site.patched_before;
@@ -558,7 +564,10 @@ Result<Site *> ProbeTable::create_site(const Registration &checked)
 	if (const char *refusal = arch::prepare_site(*site, original))
 		return refuse(error::enomem, refusal);
 	okp_glue_describe(address, site->description, sizeof(site->description));
-	site->jump_refusal = arch::plan_jump(*site, TableText(*this));
+	{
+		const StepTimer timer(clock_, WriterStep::plan);
+		site->jump_refusal = arch::plan_jump(*site, TableText(*this));
+	}
 	site->unoptimized_why = site->jump_refusal;
 	// The writer's list first, then what handlers see.
 	const uint64_t copy = arch::trapping_copy(*site);
@@ -665,6 +674,7 @@ Site *ProbeTable::site_of(const okprobe *probe) const
 
 Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, InstructionRules rules)
 {
+	const StepTimer timer(clock_, WriterStep::register_probe);
 	// okp_site is zero before registration: anything else is a registered
 	// struct, a copy of one, or garbage.
 	if (probe->okp_site || site_of(probe))
@@ -681,7 +691,10 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 	// Every registration is checked, also one joining an existing site,
 	// against the original text rather than okprobe's patches.
 	const TableText original(*this);
-	const Result<Registration> result = check_registration(request, original, rules);
+	const Result<Registration> result = [&] {
+		const StepTimer proof(clock_, WriterStep::proof);
+		return check_registration(request, original, rules);
+	}();
 	if (!result)
 		return result.refusal();
 	const Registration &checked = result.value();
@@ -696,9 +709,16 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 		// kprobe can have changed since (one may have come and gone
 		// between the first proof's check and the claim).
 		const char *claim_refusal = "";
-		if (const int claim = okp_glue_claim_function(checked.function, checked.function_size, &claim_refusal))
+		const int claim = [&] {
+			const StepTimer timer(clock_, WriterStep::claim);
+			return okp_glue_claim_function(checked.function, checked.function_size, &claim_refusal);
+		}();
+		if (claim)
 			return refuse(-claim, claim_refusal);
-		const Result<Registration> proven = check_registration(request, original, rules, &checked);
+		const Result<Registration> proven = [&] {
+			const StepTimer timer(clock_, WriterStep::recheck);
+			return check_registration(request, original, rules, &checked);
+		}();
 		if (!proven || proven->address != checked.address || proven->function != checked.function ||
 		    proven->function_size != checked.function_size) {
 			okp_glue_release_function(checked.function);
@@ -751,6 +771,7 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 
 size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 {
+	const StepTimer timer(clock_, WriterStep::unregister);
 	write_pending_arms();
 	size_t unknown = 0;
 	// First every probe leaves its slot (handlers stop choosing it); the

@@ -46,6 +46,7 @@
 #include "core/core_api.h"
 #include "core/owned.hpp"
 #include "core/result.hpp"
+#include "core/writer_clock.hpp"
 
 #include <okprobe.h>
 
@@ -269,6 +270,8 @@ public:
 	// Visits one line per registered probe, in registration order.
 	template <typename Visit> void for_each_line(Visit visit) const;
 	template <typename Visit> void for_each_jump(Visit visit) const;
+	// Where the writer's time went since load (debugfs writer_steps).
+	const WriterClock &writer_clock() const { return clock_; }
 	// Unregisters everything left (module exit).
 	void clear();
 	// Reads text with okprobe's own breakpoints and jumps replaced by the
@@ -391,6 +394,7 @@ private:
 	bool batching_arms_ = false;
 	Site *pending_arms_ = nullptr;
 	size_t pending_arm_count_ = 0;
+	WriterClock clock_;
 	// Bumped by optimizer_begin: stamps what a grace period covers.
 	uint64_t generation_ = 1;
 };

@@ -10,6 +10,8 @@
  *              detour's size, or why it stays a breakpoint
  *   enabled    1/0: arm or disarm every probe without unregistering it
  *   blacklist  the address ranges okprobe refuses to probe
+ *   writer_steps  each step of registering, optimizing and unregistering:
+ *              how many times it ran and its nanoseconds, since load
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -35,6 +37,13 @@ static int okp_jumps_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(okp_jumps);
+
+static int okp_writer_steps_show(struct seq_file *m, void *unused)
+{
+	okp_probes_show_writer_steps(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(okp_writer_steps);
 
 static int okp_blacklist_show(struct seq_file *m, void *unused)
 {
@@ -89,6 +98,8 @@ int okp_debugfs_init(void)
 			    &okp_enabled_fops);
 	debugfs_create_file("blacklist", 0400, okp_debugfs_dir, NULL,
 			    &okp_blacklist_fops);
+	debugfs_create_file("writer_steps", 0400, okp_debugfs_dir, NULL,
+			    &okp_writer_steps_fops);
 	return 0;
 }
 

@@ -93,6 +93,8 @@ void okp_probes_set_enabled(int enabled);
 int okp_probes_enabled(void);
 /* Writes debugfs okprobe/jumps. */
 void okp_probes_show_jumps(struct seq_file *m);
+/* Writes debugfs okprobe/writer_steps. */
+void okp_probes_show_writer_steps(struct seq_file *m);
 /* sysctl debug.kprobes_optimization changed. */
 void okp_probes_optimization_changed(void);
 /* arch/<arch>/probes_glue.c: the breakpoint trap. */

@@ -24,6 +24,7 @@
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
@@ -269,6 +270,11 @@ void okp_glue_synchronize_rcu(void)
 	synchronize_rcu();
 }
 
+unsigned long okp_glue_now_ns(void)
+{
+	return ktime_get_ns();
+}
+
 void okp_glue_synchronize_rcu_tasks(void)
 {
 	synchronize_rcu_tasks();
@@ -485,6 +491,20 @@ void okp_probes_show_jumps(struct seq_file *m)
 {
 	mutex_lock(&okp_probe_mutex);
 	okp_core_jumps(okp_show_jump, m);
+	mutex_unlock(&okp_probe_mutex);
+}
+
+static void okp_show_writer_step(const char *step, unsigned long times,
+				 unsigned long ns, void *context)
+{
+	seq_printf(context, "%-10s %10lu %14lu\n", step, times, ns);
+}
+
+void okp_probes_show_writer_steps(struct seq_file *m)
+{
+	seq_printf(m, "%-10s %10s %14s\n", "step", "times", "ns");
+	mutex_lock(&okp_probe_mutex);
+	okp_core_writer_steps(okp_show_writer_step, m);
 	mutex_unlock(&okp_probe_mutex);
 }
 
