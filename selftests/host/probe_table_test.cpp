@@ -674,8 +674,10 @@ TEST_F(ProbeTableTest, TurningOptimizationOnOnlyQueuesTheDetoursForTheOptimizer)
 	ASSERT_EQ(add(b), 0);
 	EXPECT_EQ(kernel.detours_created, 0);
 	okp_core_set_optimization(1);
+	kernel.optimizer_scheduled = 0;
 	table.optimization_changed();
 	EXPECT_EQ(kernel.detours_created, 0) << "the sysctl write built a detour";
+	EXPECT_EQ(kernel.optimizer_scheduled, 1) << "the optimizer is scheduled once, not once a site";
 	EXPECT_EQ(jump_state(0x10), okp::JumpState::waiting) << "listed as waiting for the optimizer";
 	EXPECT_EQ(text_at(text_start + 0x10), breakpoint);
 	run_optimizer();

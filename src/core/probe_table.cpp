@@ -383,10 +383,10 @@ void ProbeTable::update_site(Site &site, bool defer_detour)
 		leave_jump(site);
 		site.unoptimized_why = why;
 	} else if (site.jump == JumpState::breakpoint && defer_detour) {
-		// The optimizer builds the detour (optimizer_begin).
+		// The optimizer builds the detour (optimizer_begin); the caller
+		// schedules it once for all.
 		site.jump_queued = true;
 		site.unoptimized_why = "waiting for the optimizer";
-		okp_glue_schedule_optimizer();
 	} else if (site.jump == JumpState::breakpoint) {
 		site.jump_queued = false;
 		enter_waiting(site);
@@ -404,8 +404,14 @@ void ProbeTable::update_all_sites()
 	out.flush();
 	// Detours are built by the optimizer, not here: the sysctl and
 	// debugfs enabled return at once whatever the number of sites.
-	for (Site *site = first_; site; site = site->next)
+	bool queued = false;
+	for (Site *site = first_; site; site = site->next) {
 		update_site(*site, true);
+		queued = queued || site->jump_queued;
+	}
+	// Once, not once a site: under probes the call itself can trap.
+	if (queued)
+		okp_glue_schedule_optimizer();
 }
 
 void ProbeTable::update_sites_before(uint64_t address)
