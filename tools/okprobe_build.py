@@ -5,13 +5,17 @@ in-guest test program.
 
 A target is a (arch, kernel) pair: "x86" is Debian's stock 6.1 kernel;
 "riscv-preempt", "riscv-ftrace" and "riscv-nokprobes" are the riscv64
-kernels built from Debian's linux-source-6.1 (tools/riscv-kernel*.config).
+kernels built from Debian's linux-source-6.1 (tools/riscv-kernel*.config);
+"x86-6.12" and "riscv-6.12" are Debian 13's stock kernels, okprobe built
+for them in a trixie build root (tools/debian13.py).
 """
 
 import dataclasses
 import os
 import shutil
 import subprocess
+
+import debian13
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = os.path.join(ROOT, "tools")
@@ -61,6 +65,11 @@ class Target:
     def build_dir(self):
         return os.path.join(BUILD, self.name)
 
+    @property
+    def debian13(self):
+        """Debian 13's stock kernel, built for in the trixie root."""
+        return self.name.endswith("-6.12")
+
 
 def target(name):
     return Target(name, "riscv" if name.startswith("riscv") else "x86")
@@ -68,7 +77,14 @@ def target(name):
 
 def prepare_kernel(t):
     """Fetch (x86) or build (riscv) the guest kernel; set kdir and image."""
-    if t.arch == "x86":
+    if t.debian13:
+        arch = debian13.ARCHES[t.arch]
+        out = debian13.kernel(arch)
+        t.kernel_image = os.path.join(out, "vmlinuz" if t.arch == "x86"
+                                      else "Image")
+        t.kdir = os.path.join(debian13.build_root(), "fs",
+                              debian13.kbuild_dir(arch).lstrip("/"))
+    elif t.arch == "x86":
         out = run([os.path.join(TOOLS, "fetch-x86-kernel")],
                   "fetching the x86 kernel").strip().splitlines()[-1]
         t.kernel_image = os.path.join(out, "vmlinuz")
@@ -126,6 +142,9 @@ def build_modules(t):
     """Build okprobe.ko and the test modules in build/TARGET/tree, a copy of
     the source tree, so targets never share objects."""
     tree = os.path.join(t.build_dir, "tree")
+    if t.debian13:
+        # Inside the trixie root, where its compilers run it under chroot.
+        tree = os.path.join(debian13.build_root(), "fs", "build", t.name)
     os.makedirs(tree, exist_ok=True)
     # What .gitignore ignores (build products, the Zydis copy) is neither
     # copied nor deleted, so the copy builds incrementally. Files are
@@ -135,6 +154,18 @@ def build_modules(t):
     run(["rsync", "-rlpD", "--checksum", "--delete", "--exclude=/.git",
          "--filter=:- .gitignore", f"{ROOT}/", f"{tree}/"],
         "copying the tree")
+    if t.debian13:
+        if t.arch == "x86":
+            zydis = run([os.path.join(TOOLS, "fetch-zydis")],
+                        "fetching Zydis").strip().splitlines()[-1]
+            run([os.path.join(TOOLS, "prepare-zydis"), zydis,
+                 os.path.join(tree, "arch/x86/zydis")], "copying Zydis")
+        done = debian13.build_modules(debian13.build_root(), tree,
+                                      debian13.ARCHES[t.arch])
+        if done.returncode != 0:
+            raise StepFailed(f"building okprobe.ko for {t.name}", done.stdout)
+        t.modules = [os.path.join(tree, m) for m in MODULES]
+        return
     make = ["make", "-C", tree, f"ARCH={t.arch}", f"KDIR={t.kdir}"]
     if t.cross:
         make.append(f"CROSS_COMPILE={t.cross}")

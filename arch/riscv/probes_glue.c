@@ -40,6 +40,7 @@
 #include "glue_services.h"
 #include "kernel/glue.h"
 #include "arch_glue.h"
+#include "kernel/compat.h"
 
 /* The core works on pt_regs as okp::riscv::Registers: same layout. */
 static_assert(sizeof(struct pt_regs) == 36 * 8);
@@ -127,22 +128,19 @@ static bool okp_module_rodata(unsigned long address, unsigned long size)
 {
 	struct module *(*module_of)(unsigned long address) =
 		(void *)okp_arch_ksyms.__module_address;
-	const struct module_layout *layouts[2];
+	struct okp_range rodata[2];
 	struct module *mod;
 	unsigned long start, end;
 	bool inside = false;
-	int i;
+	int i, ranges;
 
 	preempt_disable();
 	mod = module_of(address);
 	if (mod) {
-		layouts[0] = &mod->core_layout;
-		layouts[1] = &mod->init_layout;
-		for (i = 0; i < 2 && !inside; i++) {
-			start = (unsigned long)layouts[i]->base +
-				layouts[i]->text_size;
-			end = (unsigned long)layouts[i]->base +
-			      layouts[i]->ro_size;
+		ranges = okp_module_rodata_ranges(mod, rodata);
+		for (i = 0; i < ranges && !inside; i++) {
+			start = rodata[i].start;
+			end = rodata[i].end;
 			inside = address >= start && size <= end - start &&
 				 address - start <= end - start - size;
 		}

@@ -30,6 +30,7 @@
 #include "glue_services.h"
 #include "kernel/glue.h"
 #include "arch_glue.h"
+#include "kernel/compat.h"
 
 /* The core works on pt_regs as okp::x86::Registers: same layout. */
 static_assert(sizeof(struct pt_regs) == 21 * 8);
@@ -187,7 +188,7 @@ void okp_glue_detour_percpu(struct okp_detour_percpu *percpu)
 {
 	percpu->cpu_states = (unsigned long)&okp_cpu_states;
 	percpu->this_cpu_off = (long)&this_cpu_off;
-	percpu->preempt_count = (long)&__preempt_count;
+	percpu->preempt_count = (long)&OKP_PREEMPT_COUNT;
 #if defined(CONFIG_PREEMPT_DYNAMIC) && defined(CONFIG_HAVE_PREEMPT_DYNAMIC_CALL)
 	percpu->preempt_schedule =
 		(unsigned long)STATIC_CALL_TRAMP_ADDR(preempt_schedule_notrace);

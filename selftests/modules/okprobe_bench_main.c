@@ -73,7 +73,11 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#ifdef OKP_HAVE_LINUX_UNALIGNED
+#include <linux/unaligned.h>
+#else
 #include <asm/unaligned.h>
+#endif
 
 #include <okprobe.h>
 

@@ -729,7 +729,7 @@ static bool okp_find_offsets(struct okp_coexist_target *t)
 void okp_test_kernel_kprobes_on_kernel_functions(void)
 {
 	struct okp_coexist_target targets[] = {
-		{ .function = strscpy, .call = okp_call_strscpy },
+		{ .function = OKP_STRSCPY_FUNCTION, .call = okp_call_strscpy },
 		{ .function = memchr_inv, .call = okp_call_memchr_inv },
 	};
 

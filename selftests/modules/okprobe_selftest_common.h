@@ -10,6 +10,7 @@
 
 #include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/string.h>
 #include <linux/types.h>
 
 #include <okprobe.h>
@@ -67,6 +68,16 @@ void okp_stop_hammers(struct okp_hammer *hammers, long *calls, long *wrong);
 typedef long (*okp_target_fn)(long a, long b);
 
 /* The bytes compared to prove a probe's text is restored. */
+/*
+ * The exported function behind strscpy(): strscpy itself in 6.1, a macro
+ * over sized_strscpy() since the two-argument form came (6.8).
+ */
+#ifdef strscpy
+#define OKP_STRSCPY_FUNCTION sized_strscpy
+#else
+#define OKP_STRSCPY_FUNCTION strscpy
+#endif
+
 #define OKP_TEXT_BYTES 4
 
 struct pt_regs;

@@ -226,7 +226,7 @@ static unsigned long okp_random_pointer(struct rnd_state *rnd, void *near)
 	case 2:
 		return (unsigned long)near + value % 64;
 	case 3:
-		return (unsigned long)strscpy + value % 512;
+		return (unsigned long)OKP_STRSCPY_FUNCTION + value % 512;
 	default:
 		return value % PAGE_SIZE;
 	}

@@ -39,6 +39,8 @@ void operator delete[](void *pointer, size_t) noexcept
 	okp_glue_free(pointer);
 }
 
+// The C++ ABI's entry for a call through an unset pure virtual slot.
+extern "C" void __cxa_pure_virtual(void);
 extern "C" void __cxa_pure_virtual(void)
 {
 	okp_glue_fatal("pure virtual function called");

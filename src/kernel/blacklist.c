@@ -18,6 +18,7 @@
 #include <linux/mutex.h>
 
 #include "core/core_api.h"
+#include "compat.h"
 #include "glue.h"
 
 struct okp_section {
@@ -37,12 +38,9 @@ static const struct okp_section okp_refused_sections[] = {
 
 static int okp_blacklist_own_module(void)
 {
-	/* 6.1's struct module; 6.4 replaced core_layout by mem[]. */
-	unsigned long base = (unsigned long)THIS_MODULE->core_layout.base;
+	struct okp_range text = okp_module_text(THIS_MODULE);
 
-	return okp_core_blacklist_add(base,
-				      base + THIS_MODULE->core_layout.size,
-				      "okprobe itself");
+	return okp_core_blacklist_add(text.start, text.end, "okprobe itself");
 }
 
 static int okp_blacklist_section(const struct okp_section *section)

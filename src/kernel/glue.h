@@ -21,7 +21,8 @@ struct okp_kernel_symbols {
 	unsigned long _sinittext;
 	unsigned long _einittext;
 	unsigned long text_mutex;
-	unsigned long module_alloc;
+	unsigned long exec_alloc;	/* module_alloc, or 6.10's execmem_alloc */
+	unsigned long exec_free;	/* vfree, or execmem_free */
 	unsigned long set_memory_x;
 	unsigned long set_memory_nx;
 	unsigned long set_memory_ro;

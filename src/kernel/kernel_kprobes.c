@@ -54,6 +54,7 @@
 #include <linux/sort.h>
 
 #include "core/core_api.h"
+#include "compat.h"
 #include "glue.h"
 
 #ifdef CONFIG_KPROBES
@@ -177,9 +178,6 @@ static bool okp_own_entry(const struct kprobe_blacklist_entry *entry)
  * grows by two entries per function okprobe claims. Asking the list for
  * every registration made registering n probes O(n^2).
  */
-struct okp_range {
-	unsigned long start, end;
-};
 static struct okp_range *okp_core_listed;
 static unsigned long okp_core_listed_count;
 
@@ -407,8 +405,7 @@ bool okp_kernel_kprobes_claimed(unsigned long address)
 
 int okp_kernel_kprobes_init(void)
 {
-	/* 6.1's struct module; 6.4 replaced core_layout by mem[]. */
-	unsigned long base = (unsigned long)THIS_MODULE->core_layout.base;
+	struct okp_range text = okp_module_text(THIS_MODULE);
 	unsigned long table = okp_ksyms_resolve_optional("kprobe_table");
 	unsigned long size = 0, offset = 0;
 	int (*size_offset)(unsigned long address, unsigned long *size,
@@ -429,8 +426,7 @@ int okp_kernel_kprobes_init(void)
 	}
 	mutex_lock(okp_kprobe_mutex);
 	okp_snapshot_core_listed();
-	okp_blacklist_insert(&okp_self_entry, base,
-			     base + THIS_MODULE->core_layout.text_size);
+	okp_blacklist_insert(&okp_self_entry, text.start, text.end);
 	okp_self_listed = true;
 	mutex_unlock(okp_kprobe_mutex);
 	okp_kprobe_table = (void *)table;

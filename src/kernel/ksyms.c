@@ -21,6 +21,7 @@
 #include <linux/string.h>
 
 #include "core/core_api.h"
+#include "compat.h"
 #include "glue.h"
 
 struct okp_kernel_symbols okp_ksyms;
@@ -34,7 +35,8 @@ static struct okp_symbol_request okp_symbol_table[] = {
 	OKP_REQUIRED(_sinittext),
 	OKP_REQUIRED(_einittext),
 	OKP_REQUIRED(text_mutex),
-	OKP_REQUIRED(module_alloc),
+	{ OKP_EXEC_ALLOC, &okp_ksyms.exec_alloc, 1 },
+	{ OKP_EXEC_FREE, &okp_ksyms.exec_free, 1 },
 	OKP_REQUIRED(set_memory_x),
 	OKP_REQUIRED(set_memory_nx),
 	OKP_REQUIRED(set_memory_ro),
@@ -85,7 +87,7 @@ static unsigned long okp_kallsyms_lookup_name_from_kprobe(void)
 
 	if (register_kprobe(&probe))
 		return 0;
-	address = (unsigned long)probe.addr;
+	address = okp_kprobe_symbol_start((unsigned long)probe.addr);
 	unregister_kprobe(&probe);
 	return address;
 #else

@@ -32,6 +32,7 @@
 #include <okprobe.h>
 
 #include "core/core_api.h"
+#include "compat.h"
 #include "glue.h"
 #include "arch_glue.h"
 
@@ -101,18 +102,17 @@ NOKPROBE_SYMBOL(okp_glue_cpu_state);
  */
 void *okp_glue_exec_page_alloc(void)
 {
-	void *(*alloc)(unsigned long size) = (void *)okp_ksyms.module_alloc;
 	int (*set_ro)(unsigned long address, int pages) =
 		(void *)okp_ksyms.set_memory_ro;
 	int (*set_x)(unsigned long address, int pages) =
 		(void *)okp_ksyms.set_memory_x;
-	void *page = alloc(PAGE_SIZE);
+	void *page = okp_exec_alloc(okp_ksyms.exec_alloc, PAGE_SIZE);
 
 	if (!page)
 		return NULL;
 	memset(page, OKP_EXEC_PAGE_FILL, PAGE_SIZE);
 	if (set_ro((unsigned long)page, 1) || set_x((unsigned long)page, 1)) {
-		vfree(page);
+		okp_glue_exec_page_free(page);
 		return NULL;
 	}
 	return page;
@@ -120,8 +120,13 @@ void *okp_glue_exec_page_alloc(void)
 
 void okp_glue_exec_page_free(void *page)
 {
-	/* module_alloc() memory is VM_FLUSH_RESET_PERMS: vfree resets it. */
-	vfree(page);
+	/*
+	 * module_alloc() and execmem_alloc() memory is VM_FLUSH_RESET_PERMS:
+	 * freeing it resets its permissions.
+	 */
+	void (*free)(void *page) = (void *)okp_ksyms.exec_free;
+
+	free(page);
 }
 
 unsigned long okp_glue_lookup_symbol(const char *name)
@@ -525,17 +530,20 @@ void okp_probes_set_enabled(int enabled)
 /* Probes a client left registered when its module went away. */
 static void okp_drop_orphans(struct module *mod)
 {
-	unsigned long start = (unsigned long)mod->core_layout.base;
-	unsigned long end = start + mod->core_layout.size;
+	struct okp_range core[OKP_MODULE_CORE_RANGES];
 	struct okprobe *orphans[16];
 	unsigned long count, i;
+	int range, ranges = okp_module_core(mod, core);
 
-	while ((count = okp_core_probes_within(start, end, orphans,
-					       ARRAY_SIZE(orphans)))) {
-		for (i = 0; i < count; i++)
-			pr_err("module %s unloaded without unregistering its probe at %pS: unregistered it\n",
-			       mod->name, orphans[i]->addr);
-		okp_core_unregister_many(orphans, count);
+	for (range = 0; range < ranges; range++) {
+		while ((count = okp_core_probes_within(core[range].start,
+						       core[range].end, orphans,
+						       ARRAY_SIZE(orphans)))) {
+			for (i = 0; i < count; i++)
+				pr_err("module %s unloaded without unregistering its probe at %pS: unregistered it\n",
+				       mod->name, orphans[i]->addr);
+			okp_core_unregister_many(orphans, count);
+		}
 	}
 }
 
@@ -543,16 +551,16 @@ static int okp_module_notify(struct notifier_block *block,
 			     unsigned long state, void *data)
 {
 	struct module *mod = data;
-	unsigned long core = (unsigned long)mod->core_layout.base;
-	unsigned long init = (unsigned long)mod->init_layout.base;
+	struct okp_range text = okp_module_text(mod);
+	struct okp_range init = okp_module_init_text(mod);
 
 	mutex_lock(&okp_probe_mutex);
 	if (state == MODULE_STATE_LIVE || state == MODULE_STATE_GOING)
 		/* The init text is freed once the module is live. */
-		okp_core_text_gone(init, init + mod->init_layout.text_size);
+		okp_core_text_gone(init.start, init.end);
 	if (state == MODULE_STATE_GOING) {
 		okp_drop_orphans(mod);
-		okp_core_text_gone(core, core + mod->core_layout.text_size);
+		okp_core_text_gone(text.start, text.end);
 	}
 	mutex_unlock(&okp_probe_mutex);
 	return NOTIFY_DONE;

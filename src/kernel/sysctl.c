@@ -8,9 +8,10 @@
 #include <linux/sysctl.h>
 
 #include "core/core_api.h"
+#include "compat.h"
 #include "glue.h"
 
-static int okp_sysctl_optimization(struct ctl_table *table, int write,
+static int okp_sysctl_optimization(OKP_CTL_TABLE *table, int write,
 				   void *buffer, size_t *length, loff_t *position)
 {
 	int value = okp_core_optimization_enabled();
@@ -35,7 +36,7 @@ static struct ctl_table okp_sysctl_table[] = {
 		.extra1 = SYSCTL_ZERO,
 		.extra2 = SYSCTL_ONE,
 	},
-	{ }
+	OKP_CTL_TABLE_END
 };
 
 static struct ctl_table_header *okp_sysctl_header;

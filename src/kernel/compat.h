@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What differs between the kernels okprobe builds for (Debian 12's 6.1,
+ * Debian 13's 6.12), decided at build time from the kernel's own headers:
+ * Kbuild greps them and defines OKP_HAVE_* (no version numbers, which
+ * distribution kernels backport across). Only the glue includes this; the
+ * core never sees a kernel difference.
+ */
+#ifndef OKPROBE_COMPAT_H
+#define OKPROBE_COMPAT_H
+
+#include <linux/module.h>
+
+/* [start, end) of kernel memory. */
+struct okp_range {
+	unsigned long start, end;
+};
+
+/* The most ranges okp_module_core() gives. */
+#define OKP_MODULE_CORE_RANGES 4
+
+#ifdef OKP_HAVE_MODULE_MEMORY
+/* 6.4 split a module's memory into mem[], one allocation per kind. */
+static inline struct okp_range okp_module_memory(const struct module *mod,
+						 enum mod_mem_type type)
+{
+	unsigned long base = (unsigned long)mod->mem[type].base;
+
+	return (struct okp_range){ base, base + mod->mem[type].size };
+}
+
+static inline struct okp_range okp_module_text(const struct module *mod)
+{
+	return okp_module_memory(mod, MOD_TEXT);
+}
+
+static inline struct okp_range okp_module_init_text(const struct module *mod)
+{
+	return okp_module_memory(mod, MOD_INIT_TEXT);
+}
+
+static inline int okp_module_core(const struct module *mod,
+				  struct okp_range *ranges)
+{
+	ranges[0] = okp_module_memory(mod, MOD_TEXT);
+	ranges[1] = okp_module_memory(mod, MOD_DATA);
+	ranges[2] = okp_module_memory(mod, MOD_RODATA);
+	ranges[3] = okp_module_memory(mod, MOD_RO_AFTER_INIT);
+	return 4;
+}
+
+static inline int okp_module_rodata_ranges(const struct module *mod,
+					   struct okp_range *ranges)
+{
+	ranges[0] = okp_module_memory(mod, MOD_RODATA);
+	ranges[1] = okp_module_memory(mod, MOD_INIT_RODATA);
+	return 2;
+}
+#else
+/* 6.1: core and init layouts, each text, then read-only data, then data. */
+static inline struct okp_range okp_layout_part(const struct module_layout *l,
+					       unsigned int from,
+					       unsigned int to)
+{
+	unsigned long base = (unsigned long)l->base;
+
+	return (struct okp_range){ base + from, base + to };
+}
+
+static inline struct okp_range okp_module_text(const struct module *mod)
+{
+	return okp_layout_part(&mod->core_layout, 0, mod->core_layout.text_size);
+}
+
+static inline struct okp_range okp_module_init_text(const struct module *mod)
+{
+	return okp_layout_part(&mod->init_layout, 0, mod->init_layout.text_size);
+}
+
+static inline int okp_module_core(const struct module *mod,
+				  struct okp_range *ranges)
+{
+	ranges[0] = okp_layout_part(&mod->core_layout, 0, mod->core_layout.size);
+	return 1;
+}
+
+static inline int okp_module_rodata_ranges(const struct module *mod,
+					   struct okp_range *ranges)
+{
+	ranges[0] = okp_layout_part(&mod->core_layout,
+				    mod->core_layout.text_size,
+				    mod->core_layout.ro_size);
+	ranges[1] = okp_layout_part(&mod->init_layout,
+				    mod->init_layout.text_size,
+				    mod->init_layout.ro_size);
+	return 2;
+}
+#endif
+
+/*
+ * Executable memory within reach of kernel text: module_alloc() until
+ * 6.10's execmem_alloc(), which kprobes use with EXECMEM_KPROBES. Both are
+ * resolved at load (ksyms.c); okp_exec_alloc() calls the one resolved.
+ */
+#ifdef OKP_HAVE_EXECMEM
+#include <linux/execmem.h>
+#define OKP_EXEC_ALLOC "execmem_alloc"
+#define OKP_EXEC_FREE "execmem_free"
+static inline void *okp_exec_alloc(unsigned long alloc, unsigned long size)
+{
+	void *(*execmem)(enum execmem_type type, size_t size) = (void *)alloc;
+
+	return execmem(EXECMEM_KPROBES, size);
+}
+#else
+#define OKP_EXEC_ALLOC "module_alloc"
+#define OKP_EXEC_FREE "vfree"
+static inline void *okp_exec_alloc(unsigned long alloc, unsigned long size)
+{
+	void *(*module_alloc)(unsigned long size) = (void *)alloc;
+
+	return module_alloc(size);
+}
+#endif
+
+/*
+ * Where a kprobe registered on a symbol shows the symbol to start: with
+ * x86's IBT, kprobes probe sym+4, past the endbr64 (arch_adjust_kprobe_addr).
+ */
+#ifdef CONFIG_X86_KERNEL_IBT
+#include <linux/uaccess.h>
+#include <asm/ibt.h>
+static inline unsigned long okp_kprobe_symbol_start(unsigned long address)
+{
+	u32 insn;
+
+	if (!copy_from_kernel_nofault(&insn, (void *)(address - ENDBR_INSN_SIZE),
+				      sizeof(insn)) && is_endbr(insn))
+		return address - ENDBR_INSN_SIZE;
+	return address;
+}
+#else
+static inline unsigned long okp_kprobe_symbol_start(unsigned long address)
+{
+	return address;
+}
+#endif
+
+/* 6.11 made a sysctl's table const for its handler. */
+#ifdef OKP_HAVE_CONST_CTL_TABLE
+#define OKP_CTL_TABLE const struct ctl_table
+#else
+#define OKP_CTL_TABLE struct ctl_table
+#endif
+
+/* 6.6's register_sysctl() counts entries; 6.1's needs an empty last one. */
+#ifdef OKP_HAVE_REGISTER_SYSCTL_SZ
+#define OKP_CTL_TABLE_END
+#else
+#define OKP_CTL_TABLE_END {}
+#endif
+
+/* x86-64's per-CPU preemption count: in pcpu_hot from 6.2. */
+#ifdef CONFIG_X86_64
+#ifdef OKP_HAVE_PCPU_HOT_PREEMPT_COUNT
+#define OKP_PREEMPT_COUNT pcpu_hot.preempt_count
+#else
+#define OKP_PREEMPT_COUNT __preempt_count
+#endif
+#endif
+
+#endif /* OKPROBE_COMPAT_H */

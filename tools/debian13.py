@@ -1,0 +1,249 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Debian 13 (trixie) stock kernels for the guests, and a trixie build root
+to build okprobe for them, without installing anything of trixie's into
+the (bookworm) host.
+
+- The kernel packages are pinned here, once (TRIXIE_KERNEL). They are
+  downloaded from the host's own Debian mirror (read from its apt sources),
+  each .deb checked against the SHA256 of the suite's Packages index, and
+  unpacked with dpkg-deb -x into the cache, never installed.
+- The index is checked against the suite's signed InRelease (gpgv with
+  Debian's archive keyring). The riscv64 index on this network often fails
+  that check (a mirror in mid-sync: the InRelease names another size); it
+  is then used unverified, and says so, and every .deb is still checked
+  against it.
+- Debian 13's kernels are built with gcc-14 and their kbuild records
+  compiler features bookworm's gcc-12 lacks: okprobe is built in a cached
+  trixie root made by mmdebstrap (gcc-14, g++-14, their riscv64 cross
+  compilers, pahole), with the kernel's headers and kbuild unpacked into it,
+  and run with chroot.
+
+    tools/debian13.py root             # prints the build root
+    tools/debian13.py kernel amd64     # prints the directory of vmlinuz
+"""
+
+import hashlib
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+
+# The one pin: linux-image-$TRIXIE_KERNEL-{amd64,riscv64} and their headers.
+TRIXIE_KERNEL = "6.12.107+deb13"
+SUITE = "trixie"
+CACHE = os.environ.get("OKPROBE_CACHE",
+                       os.path.expanduser("~/.cache/okprobe"))
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+# What the build root holds: the compilers Debian 13's kernels record,
+# kbuild's tools, pahole for module BTF.
+ROOT_PACKAGES = ["gcc-14", "g++-14", "gcc-14-riscv64-linux-gnu",
+                 "g++-14-riscv64-linux-gnu", "binutils-riscv64-linux-gnu",
+                 "make", "bc", "bison", "flex", "libelf-dev", "libssl-dev",
+                 "dwarves", "kmod", "xz-utils", "python3"]
+# dpkg architecture of each guest arch.
+ARCHES = {"x86": "amd64", "riscv": "riscv64"}
+
+
+def say(text):
+    print(f"debian13: {text}", file=sys.stderr, flush=True)
+
+
+def mirror():
+    """The Debian mirror the host's apt uses (deb822 or one-line sources)."""
+    for path in ["/etc/apt/sources.list.d/debian.sources",
+                 "/etc/apt/sources.list"]:
+        if not os.path.exists(path):
+            continue
+        text = open(path).read()
+        for uri in re.findall(r"^URIs:\s*(\S+)", text, re.M) + \
+                re.findall(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)", text, re.M):
+            if not uri.rstrip("/").endswith("-security"):
+                return uri.rstrip("/")
+    sys.exit("debian13: no Debian mirror in the host's apt sources")
+
+
+def download(url, path):
+    with urllib.request.urlopen(url, timeout=300) as response, \
+            open(path + ".tmp", "wb") as out:
+        shutil.copyfileobj(response, out)
+    os.replace(path + ".tmp", path)
+
+
+def sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def signed_hashes(directory):
+    """SHA256 and size of each index file, from the verified InRelease."""
+    path = os.path.join(directory, "InRelease")
+    download(f"{mirror()}/dists/{SUITE}/InRelease", path)
+    done = subprocess.run(["gpgv", "--keyring", KEYRING, path],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"debian13: {SUITE}'s InRelease does not verify:\n"
+                 f"{done.stderr}")
+    text = open(path).read()
+    section = text.split("SHA256:", 1)[1]
+    return {name: (digest, int(size)) for digest, size, name in
+            re.findall(r"^ ([0-9a-f]{64})\s+(\d+)\s+(\S+)$", section, re.M)}
+
+
+def packages_index(arch):
+    """{package: fields} of the suite's main index for arch."""
+    directory = os.path.join(CACHE, "debian13", "index", arch)
+    os.makedirs(directory, exist_ok=True)
+    name = f"main/binary-{arch}/Packages.xz"
+    path = os.path.join(directory, "Packages.xz")
+    download(f"{mirror()}/dists/{SUITE}/{name}", path)
+    expected = signed_hashes(directory).get(name)
+    if expected and expected[0] == sha256(path):
+        say(f"{arch} index verified against {SUITE}'s signed InRelease")
+    else:
+        say(f"{arch} index does not match {SUITE}'s InRelease (a mirror in "
+            f"mid-sync?): used unverified; each .deb is checked against it")
+    index = {}
+    for paragraph in lzma.decompress(open(path, "rb").read()).decode() \
+            .split("\n\n"):
+        fields = dict(re.findall(r"^([\w-]+):\s*(.*)$", paragraph, re.M))
+        if "Package" in fields:
+            index[fields["Package"]] = fields
+    return index
+
+
+def fetch(packages, arch, index=None):
+    """The verified .debs of packages (for arch), in the cache."""
+    directory = os.path.join(CACHE, "debian13", "debs")
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for package in packages:
+        cached = [os.path.join(directory, f) for f in os.listdir(directory)
+                  if f.startswith(f"{package}_") and
+                  f.endswith((f"_{arch}.deb", "_all.deb"))]
+        if cached:
+            paths.append(cached[0])
+            continue
+        index = index or packages_index(arch)
+        if package not in index:
+            sys.exit(f"debian13: {SUITE}'s {arch} index has no {package} "
+                     f"(the pin TRIXIE_KERNEL={TRIXIE_KERNEL} in "
+                     f"tools/debian13.py may have left the suite)")
+        fields = index[package]
+        path = os.path.join(directory, os.path.basename(fields["Filename"]))
+        say(f"downloading {package} {fields['Version']}")
+        download(f"{mirror()}/{fields['Filename']}", path)
+        if sha256(path) != fields["SHA256"]:
+            os.unlink(path)
+            sys.exit(f"debian13: {package}: SHA256 differs from the index")
+        paths.append(path)
+    return paths
+
+
+def headers_packages(arch):
+    return [f"linux-headers-{TRIXIE_KERNEL}-{arch}",
+            f"linux-headers-{TRIXIE_KERNEL}-common"]
+
+
+def kbuild_dir(arch):
+    """Where the kernel's headers are inside the build root."""
+    return f"/usr/src/linux-headers-{TRIXIE_KERNEL}-{arch}"
+
+
+def build_root():
+    """The trixie build root with gcc-14 and both kernels' headers; made
+    once, cached by what it holds."""
+    key = hashlib.sha256(" ".join([SUITE, TRIXIE_KERNEL] + ROOT_PACKAGES)
+                         .encode()).hexdigest()[:16]
+    root = os.path.join(CACHE, "debian13", f"root-{key}")
+    if os.path.exists(os.path.join(root, ".okprobe-done")):
+        return root
+    parent = os.path.dirname(root)
+    os.makedirs(parent, exist_ok=True)
+    for old in os.listdir(parent):
+        if old.startswith("root-"):
+            shutil.rmtree(os.path.join(parent, old), ignore_errors=True)
+    if not shutil.which("mmdebstrap"):
+        subprocess.run(["apt-get", "install", "-y", "-qq",
+                        "--no-install-recommends", "mmdebstrap"],
+                       env=dict(os.environ,
+                                DEBIAN_FRONTEND="noninteractive"),
+                       check=True, stdout=subprocess.DEVNULL)
+    os.makedirs(root)
+    say(f"making the {SUITE} build root (mmdebstrap)")
+    subprocess.run(["mmdebstrap", "--quiet", "--mode=root", "--variant=apt",
+                    "--include=" + ",".join(ROOT_PACKAGES), SUITE,
+                    os.path.join(root, "fs"), mirror()], check=True)
+    # The kernels' headers and the amd64 kbuild tools, unpacked: both
+    # headers packages point their scripts at the same linux-kbuild path,
+    # whose amd64 programs then serve the riscv64 cross build too.
+    debs = fetch(headers_packages("amd64") +
+                 [f"linux-kbuild-{TRIXIE_KERNEL}"], "amd64")
+    debs += fetch([f"linux-headers-{TRIXIE_KERNEL}-riscv64"], "riscv64")
+    for deb in debs:
+        subprocess.run(["dpkg-deb", "-x", deb, os.path.join(root, "fs")],
+                       check=True)
+    open(os.path.join(root, ".okprobe-done"), "w").close()
+    return root
+
+
+def kernel(arch):
+    """The unpacked stock kernel image for arch (amd64 or riscv64): the
+    directory holding vmlinuz (x86) or Image (riscv) and config."""
+    out = os.path.join(CACHE, "debian13", f"kernel-{TRIXIE_KERNEL}-{arch}")
+    if os.path.exists(os.path.join(out, ".okprobe-done")):
+        return out
+    package = f"linux-image-{TRIXIE_KERNEL}-{arch}"
+    if arch == "amd64":
+        package += "-unsigned"
+    (deb,) = fetch([package], arch)
+    shutil.rmtree(out, ignore_errors=True)
+    unpacked = os.path.join(out, "root")
+    os.makedirs(out)
+    subprocess.run(["dpkg-deb", "-x", deb, unpacked], check=True)
+    boot = os.path.join(unpacked, "boot")
+    release = f"{TRIXIE_KERNEL}-{arch}"
+    # riscv64 ships the EFI-stub Image under the name vmlinux.
+    image = "vmlinuz" if arch == "amd64" else "vmlinux"
+    shutil.copy(os.path.join(boot, f"{image}-{release}"),
+                os.path.join(out, "vmlinuz" if arch == "amd64" else "Image"))
+    shutil.copy(os.path.join(boot, f"config-{release}"),
+                os.path.join(out, "config"))
+    shutil.rmtree(unpacked)
+    open(os.path.join(out, ".okprobe-done"), "w").close()
+    return out
+
+
+def build_modules(root, tree, arch):
+    """Builds okprobe and its test modules in tree (inside root) for the
+    stock kernel of arch (amd64 or riscv64), under chroot."""
+    inside = "/" + os.path.relpath(tree, os.path.join(root, "fs"))
+    make = ["make", "-C", kbuild_dir(arch), f"M={inside}",
+            "ARCH=x86" if arch == "amd64" else "ARCH=riscv",
+            # pahole cannot write BTF for C++ (DW_TAG_reference_type): the
+            # core's compile unit is left out of the module's BTF.
+            "MODULE_PAHOLE_FLAGS=--btf_features=distilled_base "
+            "--lang_exclude=c++,c++03,c++11,c++14,rust", "modules"]
+    if arch == "riscv64":
+        make.insert(-1, "CROSS_COMPILE=riscv64-linux-gnu-")
+    return subprocess.run(["chroot", os.path.join(root, "fs")] + make,
+                          text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+
+
+def main():
+    if sys.argv[1:2] == ["root"]:
+        print(build_root())
+    elif sys.argv[1:2] == ["kernel"] and len(sys.argv) == 3:
+        print(kernel(sys.argv[2]))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
