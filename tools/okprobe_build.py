@@ -141,6 +141,7 @@ def prune_stale_kernels(current, variant):
 def build_modules(t):
     """Build okprobe.ko and the test modules in build/TARGET/tree, a copy of
     the source tree, so targets never share objects."""
+    os.makedirs(t.build_dir, exist_ok=True)  # logs, consoles
     tree = os.path.join(t.build_dir, "tree")
     if t.debian13:
         # Inside the trixie root, where its compilers run it under chroot.

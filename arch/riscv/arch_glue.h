@@ -5,6 +5,10 @@
 #ifndef OKPROBE_ARCH_GLUE_H
 #define OKPROBE_ARCH_GLUE_H
 
+#include <linux/linkage.h>
+
+struct pt_regs;
+
 /* Unexported kernel data and functions riscv's glue uses (ksyms.c). */
 struct okp_arch_symbols {
 	unsigned long excp_vect_table;
@@ -15,6 +19,9 @@ extern struct okp_arch_symbols okp_arch_ksyms;
 
 /* Executable pages start as zeros: an illegal instruction if run. */
 #define OKP_EXEC_PAGE_FILL 0
+
+/* Every ebreak trap, from trap_break.S: 1 to return straight to it. */
+asmlinkage int okp_do_trap_break(struct pt_regs *regs);
 
 /* The longest jump label instruction (jump_labels.c's index search). */
 #define OKP_MAX_JUMP_LABEL_SIZE 4
