@@ -99,8 +99,11 @@ static inline int okp_module_rodata_ranges(const struct module *mod,
 
 /*
  * Executable memory within reach of kernel text: module_alloc() until
- * 6.10's execmem_alloc(), which kprobes use with EXECMEM_KPROBES. Both are
- * resolved at load (ksyms.c); okp_exec_alloc() calls the one resolved.
+ * 6.10's execmem_alloc(). Both are resolved at load (ksyms.c);
+ * okp_exec_alloc() calls the one resolved. EXECMEM_MODULE_TEXT, not the
+ * kprobes' EXECMEM_KPROBES: on riscv that one comes read-only and
+ * executable already, and okprobe fills its pages before it seals them
+ * (writing one oopsed on Debian 13's riscv64 kernel).
  */
 #ifdef OKP_HAVE_EXECMEM
 #include <linux/execmem.h>
@@ -110,7 +113,7 @@ static inline void *okp_exec_alloc(unsigned long alloc, unsigned long size)
 {
 	void *(*execmem)(enum execmem_type type, size_t size) = (void *)alloc;
 
-	return execmem(EXECMEM_KPROBES, size);
+	return execmem(EXECMEM_MODULE_TEXT, size);
 }
 #else
 #define OKP_EXEC_ALLOC "module_alloc"

@@ -79,20 +79,32 @@ static const struct okp_symbol_ops okp_kernel_symbol_ops = {
 	.describe = okp_describe_address,
 };
 
+/*
+ * Without KPROBES_ON_FTRACE (riscv) the kernel refuses a kprobe on the
+ * symbol's ftrace call site at +0: the next instruction boundaries are
+ * tried, up to this far in.
+ */
+#define OKP_KPROBE_SEARCH_BYTES 16
+
 static unsigned long okp_kallsyms_lookup_name_from_kprobe(void)
 {
 #ifdef CONFIG_KPROBES
-	struct kprobe probe = { .symbol_name = "kallsyms_lookup_name" };
+	struct kprobe probe;
 	unsigned long address;
+	unsigned int offset;
 
-	if (register_kprobe(&probe))
-		return 0;
-	address = okp_kprobe_symbol_start((unsigned long)probe.addr);
-	unregister_kprobe(&probe);
-	return address;
-#else
-	return 0;
+	for (offset = 0; offset <= OKP_KPROBE_SEARCH_BYTES; offset += 2) {
+		probe = (struct kprobe){ .symbol_name = "kallsyms_lookup_name",
+					 .offset = offset };
+		if (register_kprobe(&probe))
+			continue;
+		address = okp_kprobe_symbol_start((unsigned long)probe.addr -
+						  offset);
+		unregister_kprobe(&probe);
+		return address;
+	}
 #endif
+	return 0;
 }
 
 /* Resolves and validates kallsyms_lookup_name; logs and fails if it can't. */
