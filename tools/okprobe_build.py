@@ -157,14 +157,17 @@ def build_modules(t):
         "copying the tree")
     if t.debian13:
         if t.arch == "x86":
-            zydis = run([os.path.join(TOOLS, "fetch-zydis")],
-                        "fetching Zydis").strip().splitlines()[-1]
-            run([os.path.join(TOOLS, "prepare-zydis"), zydis,
-                 os.path.join(tree, "arch/x86/zydis")], "copying Zydis")
+            # The Makefile's own rule, on the host: the root has no
+            # Debian 12 source packages to fetch Zydis from.
+            run(["make", "-C", tree, "zydis-sources"], "copying Zydis")
         done = debian13.build_modules(debian13.build_root(), tree,
                                       debian13.ARCHES[t.arch])
         if done.returncode != 0:
             raise StepFailed(f"building okprobe.ko for {t.name}", done.stdout)
+        # What the Makefile's modules target checks after kbuild.
+        for check in ["check-module-sections", "check-handler-paths"]:
+            run([os.path.join(tree, "tools", check), t.arch, t.cross],
+                f"{check} for {t.name}", cwd=tree)
         t.modules = [os.path.join(tree, m) for m in MODULES]
         return
     make = ["make", "-C", tree, f"ARCH={t.arch}", f"KDIR={t.kdir}"]
