@@ -69,6 +69,12 @@ Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, 
 	switch (insn.mnemonic) {
 	case ZYDIS_MNEMONIC_INT3:
 		return refused(Refusal::breakpoint, length);
+	// Under IBT an indirect call or jump must land on the endbr itself:
+	// an int3 or a jump over it would fault (#CP) on the next indirect
+	// call. The probe moves past a function's entry pad (probe_rules).
+	case ZYDIS_MNEMONIC_ENDBR64:
+	case ZYDIS_MNEMONIC_ENDBR32:
+		return refused(Refusal::landing_pad, length);
 	case ZYDIS_MNEMONIC_INT:
 	case ZYDIS_MNEMONIC_INT1:
 	case ZYDIS_MNEMONIC_INTO:
@@ -256,6 +262,8 @@ const char *refusal_text(Refusal refusal)
 		return "the instruction has an operand- or address-size prefix okprobe does not emulate";
 	case Refusal::unsupported_relative:
 		return "the instruction is ip-relative in a way okprobe does not handle";
+	case Refusal::landing_pad:
+		return "the instruction is an endbr, where indirect branches land under IBT";
 	}
 	return "unknown refusal";
 }

@@ -34,6 +34,7 @@ enum class Refusal : uint8_t {
 	rip_relative_unreachable, // rebased disp32 out of reach of the slot
 	unsupported_prefix,	  // 16/32-bit operand or address size on a branch
 	unsupported_relative,	  // other ip-relative forms (xbegin)
+	landing_pad,		  // endbr64/endbr32: where indirect branches land under IBT
 };
 
 // Control transfers the handler emulates.

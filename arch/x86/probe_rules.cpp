@@ -34,6 +34,16 @@ InstructionVerdict probe_rules(Boundary boundary, const uint8_t *function, size_
 		verdict.why = "the function does not decode up to the address";
 		return verdict;
 	}
+	// A sealed entry pad: where IBT kernels know no indirect call lands,
+	// apply_seal_endbr() overwrites the endbr64 with this 4-byte nop
+	// (gen_endbr_poison). kprobes' is_endbr() counts it as the pad, so
+	// symbol+0 means the same instruction to both.
+	static constexpr uint8_t sealed_pad[4] = {0x66, 0x0f, 0x1f, 0x00};
+	if (offset == 0 && size >= sizeof(sealed_pad) && function[0] == sealed_pad[0] && function[1] == sealed_pad[1] &&
+	    function[2] == sealed_pad[2] && function[3] == sealed_pad[3]) {
+		verdict.landing_pad = sizeof(sealed_pad);
+		return verdict;
+	}
 	const size_t available = size - offset < max_instruction_length ? size - offset : max_instruction_length;
 	const Analysis analysis =
 		analyze_instruction(function + offset, available, function_address + offset, Thunks{});
@@ -46,6 +56,15 @@ InstructionVerdict probe_rules(Boundary boundary, const uint8_t *function, size_
 		break;
 	case Refusal::breakpoint:
 		verdict.error = error_ebusy; // someone else's int3 (or padding)
+		break;
+	case Refusal::landing_pad:
+		// A function's entry pad: the probe goes on the instruction
+		// after it, as kprobes' arch_adjust_kprobe_addr() does.
+		if (offset == 0) {
+			verdict.landing_pad = analysis.length;
+			return verdict;
+		}
+		verdict.error = error_eperm;
 		break;
 	default:
 		verdict.error = error_eperm;

@@ -276,10 +276,23 @@ static char default_params[64];
 static char sample_params[64];
 /* The start of the probe's description in debugfs list and jumps. */
 static char sample_where[64];
+/* Where okprobe_test_gone.ko's probe on okp_gone_target+0 lands. */
+static char gone_where[64] = "okp_gone_target+0x0/";
 
 static void probe_kernel(void)
 {
 	int offset = kallsyms_address("ftrace_caller") ? FTRACE_SITE_SIZE : 0;
+
+	/*
+	 * IBT kernels (ibt_selftest is built with CONFIG_X86_KERNEL_IBT)
+	 * start every function with a 4-byte endbr64, before the ftrace site.
+	 */
+	if (IS_X86 && kallsyms_address("ibt_selftest")) {
+		offset += 4;
+		/* symbol+0 is past it, for okprobe as for kprobes. */
+		snprintf(gone_where, sizeof(gone_where),
+			 "okp_gone_target+0x4/");
+	}
 
 	kernel_has_kprobes = kallsyms_address("register_kprobe") != 0;
 	if (!kernel_has_kprobes)
@@ -719,22 +732,26 @@ static int test_in_kernel_probes(void)
 	static char results[16384], jumps[8192];
 	/* The module's resident probes that must stay breakpoints, and why. */
 	static const struct {
-		const char *where, *why;
+		const char *symbol;
+		unsigned long offset;
+		const char *why;
 	} refusals[] = {
 #ifdef __x86_64__
-		{ "okp_target_jmp+0x3/", "a branch targets the inside of the jump" },
-		{ "okp_target_extable+0x3/", "the function has an exception-table entry" },
-		{ "okp_target_indirect+0x0/", "the function jumps indirectly" },
-		{ "okp_target_static_jump+0x0/", "a jump label targets the inside of the jump" },
-		{ "okp_target_add+0x0/", "another probe lies inside the jump's region" },
+		{ "okp_target_jmp", 3, "a branch targets the inside of the jump" },
+		{ "okp_target_extable", 3, "the function has an exception-table entry" },
+		{ "okp_target_indirect", 0, "the function jumps indirectly" },
+		{ "okp_target_static_jump", 0, "a jump label targets the inside of the jump" },
+		{ "okp_target_add", 0, "another probe lies inside the jump's region" },
 #else
-		{ "okp_rvj_no_register+0x0/", "no register is dead at the probe" },
+		{ "okp_rvj_no_register", 0, "no register is dead at the probe" },
 #endif
 	};
 	/* Its resident probe: hit 5 times at load, then optimized. */
-	static const char *const resident = IS_X86 ? "okp_target_add+0x3/" : "okp_rvc_stack+0x6/";
-	char list[2048] = "", *line, *name;
-	char params[128] = "";
+	const char *const resident_symbol = IS_X86 ? "okp_target_add" : "okp_rvc_stack";
+	const unsigned long resident_offset = IS_X86 ? 3 : 6;
+	char list[2048] = "", *line, *name, resident[64] = "", where[64];
+	char params[128] = "", pad[32] = "0";
+	unsigned long entry_pad;
 	int ret, number, lines = 0, failed = 0;
 	size_t i;
 
@@ -748,6 +765,12 @@ static int test_in_kernel_probes(void)
 	STEP(load_okprobe(default_params));
 	ret = load_module(SELFTEST_KO, params);
 	if (ret == 0) {
+		/* Offsets count from past the targets' endbr64 under IBT. */
+		read_file("/sys/module/okprobe_selftest/parameters/entry_pad",
+			  pad, sizeof(pad));
+		entry_pad = strtoul(pad, NULL, 0);
+		snprintf(resident, sizeof(resident), "%s+0x%lx/",
+			 resident_symbol, resident_offset + entry_pad);
 		ret = read_file("/sys/kernel/debug/okprobe_selftest/results",
 				results, sizeof(results));
 		if (!ret)
@@ -763,12 +786,15 @@ static int test_in_kernel_probes(void)
 	      strstr(list, "hits=5 missed=0 [OPTIMIZED]"),
 	      "debugfs list shows '%s'", list);
 	for (i = 0; i < ARRAY_SIZE(refusals); i++) {
-		const char *at = strstr(jumps, refusals[i].where);
+		const char *at;
 
-		CHECK(jump_line_has(jumps, refusals[i].where, " breakpoint") &&
-		      jump_line_has(jumps, refusals[i].where, refusals[i].why),
+		snprintf(where, sizeof(where), "%s+0x%lx/", refusals[i].symbol,
+			 refusals[i].offset + entry_pad);
+		at = strstr(jumps, where);
+		CHECK(jump_line_has(jumps, where, " breakpoint") &&
+		      jump_line_has(jumps, where, refusals[i].why),
 		      "jumps: %s is not refused for '%s': %.*s",
-		      refusals[i].where, refusals[i].why,
+		      where, refusals[i].why,
 		      at ? (int)strcspn(at, "\n") : 0, at ? at : "");
 	}
 	for (line = strtok(results, "\n"); line; line = strtok(NULL, "\n")) {
@@ -1066,7 +1092,7 @@ static int enabled_switch_steps(void)
 	after = list_hits(sample_where);
 	CHECK(after == before, "enabled=0 still counted %ld hits",
 	      after - before);
-	CHECK(list_line("okp_gone_target+0x0/", line, sizeof(line)),
+	CHECK(list_line(gone_where, line, sizeof(line)),
 	      "enabled=0 dropped okp_gone_target's probe from the list");
 	CHECK(!write_file(DEBUGFS_DIR "/enabled", "1"), "enabled=1 failed");
 	STEP(expect_text(SAMPLE_TEXT, 1, NULL, 0));
@@ -1167,7 +1193,9 @@ static int blacklist_lists(const char *function)
 
 static int kprobe_events_steps(void)
 {
-	char same[96];
+	/* Whether the kernel has KPROBES_ON_FTRACE. */
+	const int on_ftrace = kallsyms_address("kprobe_ftrace_handler") != 0;
+	char same[96], other[64];
 	int ret;
 
 	snprintf(same, sizeof(same), "p:okptest/same %.*s",
@@ -1180,12 +1208,25 @@ static int kprobe_events_steps(void)
 	ret = write_file(KPROBE_EVENTS, same);
 	CHECK(ret == -EINVAL, "'%s' beside okprobe's probe: %s", same,
 	      ret ? strerror(-ret) : "taken");
-	/* Without an ftrace site the sample probes ksys_read+0 itself. */
+	/*
+	 * Without an ftrace site the sample probes ksys_read+0 itself.
+	 * Without KPROBES_ON_FTRACE (riscv 6.12) the kernel refuses a kprobe
+	 * on an ftrace site itself.
+	 */
 	ret = write_file(KPROBE_EVENTS, "p:okptest/entry ksys_read");
-	CHECK(ret == 0 || !strncmp(sample_where, "ksys_read+0x0/", 14),
-	      "a kprobe on ksys_read's ftrace site: %s", strerror(-ret));
-	ret = write_file(KPROBE_EVENTS, "p:okptest/other vfs_read");
-	CHECK(ret == 0, "a kprobe on vfs_read: %s", strerror(-ret));
+	if (on_ftrace)
+		CHECK(ret == 0 || !strncmp(sample_where, "ksys_read+0x0/", 14),
+		      "a kprobe on ksys_read's ftrace site: %s",
+		      strerror(-ret));
+	else
+		CHECK(ret != 0,
+		      "a kprobe on ksys_read+0 was taken without KPROBES_ON_FTRACE");
+	/* Past its ftrace site where the kernel cannot probe one. */
+	snprintf(other, sizeof(other), "p:okptest/other vfs_read+%d",
+		 kallsyms_address("ftrace_caller") && !on_ftrace ?
+		 FTRACE_SITE_SIZE : 0);
+	ret = write_file(KPROBE_EVENTS, other);
+	CHECK(ret == 0, "'%s': %s", other, strerror(-ret));
 	CHECK(clear_kprobe_events() == 0, "clearing kprobe_events");
 	ret = unload_module("okprobe_sample");
 	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
@@ -1302,7 +1343,7 @@ static int gone_steps(void)
 	CHECK(!write_file(TARGET_PARAMS "call", "10"), "calling the target");
 	CHECK(read_long(GONE_PARAMS "hits") == 10, "%ld hits for 10 calls",
 	      read_long(GONE_PARAMS "hits"));
-	CHECK(list_line("okp_gone_target+0x0/", line, sizeof(line)) &&
+	CHECK(list_line(gone_where, line, sizeof(line)) &&
 	      strstr(line, "[okprobe_test_target]") &&
 	      strstr(line, "hits=10 ") && !strstr(line, "[GONE]"),
 	      "list shows '%s'", line);
@@ -1310,7 +1351,7 @@ static int gone_steps(void)
 	CHECK(!unload_module("okprobe_test_target"), "unloading the target");
 	CHECK(read_long(GONE_PARAMS "flags") == 2, "probe flags %ld, not GONE",
 	      read_long(GONE_PARAMS "flags"));
-	CHECK(list_line("okp_gone_target+0x0/", line, sizeof(line)) &&
+	CHECK(list_line(gone_where, line, sizeof(line)) &&
 	      strstr(line, "[GONE]"), "list shows '%s'", line);
 
 	ret = load_module(TARGET_KO, "");

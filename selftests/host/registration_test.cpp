@@ -23,6 +23,9 @@ constexpr uint64_t traced = core_base;		   // a normal function
 constexpr uint64_t nokprobe = core_base + 0x1000;  // blacklisted
 constexpr uint64_t garbled = core_base + 0x2000;   // does not decode
 constexpr uint64_t kprobed = core_base + 0x2800;   // holds a kernel kprobe
+constexpr uint64_t landing = core_base + 0x2900;   // starts with endbr64
+constexpr uint64_t pad_only = core_base + 0x2a00;  // nothing but endbr64
+constexpr uint64_t sealed = core_base + 0x2b00;	   // starts with a sealed endbr64
 constexpr uint64_t init_text = 0xffffffff83000000; // freed after boot
 
 struct Function {
@@ -31,11 +34,9 @@ struct Function {
 };
 
 struct FakeKernel {
-	std::map<std::string, uint64_t> symbols = {{"traced", traced},
-						   {"nokprobe_fn", nokprobe},
-						   {"garbled", garbled},
-						   {"init_fn", init_text},
-						   {"kprobed", kprobed}};
+	std::map<std::string, uint64_t> symbols = {
+		{"traced", traced},   {"nokprobe_fn", nokprobe}, {"garbled", garbled},	 {"init_fn", init_text},
+		{"kprobed", kprobed}, {"landing", landing},	 {"pad_only", pad_only}, {"sealed", sealed}};
 	std::vector<Function> functions = {
 		{traced,
 		 {
@@ -53,6 +54,17 @@ struct FakeKernel {
 		// The kernel's int3 over push %rbp; mov %rsp,%rbp after it.
 		{kprobed, {0xcc, 0x48, 0x89, 0xe5, 0xc3}},
 		{init_text, {0x55, 0xc3}},
+		// IBT: endbr64, then the ftrace site; another endbr64 inside.
+		{landing,
+		 {
+			 0xf3, 0x0f, 0x1e, 0xfa, //  0 endbr64
+			 0x55,			 //  4 push %rbp
+			 0xf3, 0x0f, 0x1e, 0xfa, //  5 endbr64 (a computed goto's target)
+			 0xc3,			 //  9 ret
+		 }},
+		{pad_only, {0xf3, 0x0f, 0x1e, 0xfa}},
+		// Its pad sealed by the loader: the 4-byte nop kprobes' is_endbr() knows.
+		{sealed, {0x66, 0x0f, 0x1f, 0x00, 0x55, 0xc3}},
 	};
 };
 FakeKernel *fake;
@@ -182,6 +194,8 @@ TEST(Registration, EveryRefusalHasItsErrnoAndReason)
 		{"a kernel kprobe's function", at_symbol("kprobed", 1), EBUSY, "kernel kprobe"},
 		{"a kernel kprobe's address", at_symbol("kprobed", 0), EBUSY, "kernel kprobe"},
 		{"exception-table entry", at_symbol("traced", 6), EPERM, "exception-table entry"},
+		{"an endbr64 inside a function", at_symbol("landing", 5), EPERM, "endbr"},
+		{"a function of nothing but its endbr64", at_symbol("pad_only", 0), EINVAL, "past the end"},
 	};
 	for (const Case &c : cases) {
 		const okp::Result<Registration> r =
@@ -217,6 +231,29 @@ TEST(Registration, AcceptedProbesKnowTheirInstruction)
 	const okp::Result<Registration> ret =
 		okp::check_registration(at_symbol("traced", 19), kernel_text, okp::x86::probe_rules);
 	EXPECT_EQ(ret.error(), 0) << ret.why();
+}
+
+// kprobes' rule on IBT kernels: symbol+0 (or the function's address) is
+// the instruction after the endbr64, which stays as it is.
+TEST(Registration, AFunctionsEntryLandingPadIsSteppedOver)
+{
+	FakeKernel kernel;
+	fake = &kernel;
+	for (const ProbeRequest &request : {at_symbol("landing", 0), at_address(landing)}) {
+		const okp::Result<Registration> entry =
+			okp::check_registration(request, kernel_text, okp::x86::probe_rules);
+		ASSERT_EQ(entry.error(), 0) << entry.why();
+		EXPECT_EQ(entry->address, landing + 4);
+		EXPECT_EQ(entry->length, 1) << "push %rbp";
+	}
+	const okp::Result<Registration> sealed_entry =
+		okp::check_registration(at_symbol("sealed", 0), kernel_text, okp::x86::probe_rules);
+	ASSERT_EQ(sealed_entry.error(), 0) << sealed_entry.why();
+	EXPECT_EQ(sealed_entry->address, sealed + 4);
+	// Inside the pad is inside an instruction, as anywhere else.
+	const okp::Result<Registration> inside =
+		okp::check_registration(at_symbol("landing", 2), kernel_text, okp::x86::probe_rules);
+	EXPECT_EQ(inside.error(), EILSEQ) << inside.why();
 }
 
 int rules_calls = 0;

@@ -194,6 +194,8 @@ TEST(X86Analysis, RefusalsCarryTheirReason)
 		{{0x8e, 0xd0}, Refusal::interrupt_shadow},
 		{{0x66, 0x9c}, Refusal::unsupported_prefix}, // pushfw
 		{{0xc7, 0xf8, 0, 0, 0, 0}, Refusal::unsupported_relative},
+		{{0xf3, 0x0f, 0x1e, 0xfa}, Refusal::landing_pad}, // endbr64
+		{{0xf3, 0x0f, 0x1e, 0xfb}, Refusal::landing_pad}, // endbr32
 		{{0x0f, 0xff}, Refusal::undecodable},
 		{{0xe8, 0x00}, Refusal::undecodable},
 	};

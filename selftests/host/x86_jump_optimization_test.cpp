@@ -108,6 +108,9 @@ TEST(X86JumpOptimization, InstructionsThatCannotRunInADetourAreRefused)
 	// ud2 inside the region
 	const Function with_ud2 = {{0x48, 0x89, 0xf8, 0x0f, 0x0b, 0xc3}};
 	EXPECT_EQ(plan(with_ud2, 0).refusal, OptimizationRefusal::region_not_relocatable);
+	// An endbr64 inside the region: an indirect branch may land there.
+	const Function with_endbr = {{0x48, 0x89, 0xf8, 0xf3, 0x0f, 0x1e, 0xfa, 0xc3}};
+	EXPECT_EQ(plan(with_endbr, 0).refusal, OptimizationRefusal::region_not_relocatable);
 }
 
 TEST(X86JumpOptimization, BranchesAreRelocatedAndAJumpEndsTheCopy)

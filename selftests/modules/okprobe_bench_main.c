@@ -430,6 +430,8 @@ struct okp_bench_site {
 	unsigned long address;
 	u8 original[OKP_BENCH_JUMP_SIZE];	/* the text before any pass */
 	int ret;				/* registration, this pass */
+	/* Where it was probed: past an entry's endbr64 under IBT. */
+	unsigned long probed;
 	bool okprobe_ok;	/* the last okprobe one-by-one pass took it */
 };
 
@@ -585,15 +587,23 @@ static int okp_bench_cover(const char *kind, int count)
 		if (batched)
 			many_ret = okprobe_register_many(batch, batched);
 		ns = ktime_get_ns() - start;
-		for (i = 0; i < count; i++)
-			if (!okp_bench_sites[i].ret && many_ret)
-				okp_bench_sites[i].ret = many_ret;
+		for (i = 0; i < count; i++) {
+			struct okp_bench_site *site = &okp_bench_sites[i];
+
+			if (!site->ret && many_ret)
+				site->ret = many_ret;
+			if (site->ret)
+				continue;
+			site->probed =
+				(unsigned long)okp_bench_site_okprobes[i].addr;
+			moved += site->probed != site->address;
+		}
 		registered = many_ret ? 0 : batched;
 		memset(batch, 0, batched * sizeof(*batch));
 		okp_bench_format_errors(errors, sizeof(errors));
 		snprintf(okp_bench_result, sizeof(okp_bench_result),
-			 "cover %s sites=%d registered=%d ns=%llu moved=0 errors=%s\n",
-			 kind, count, registered, ns, errors);
+			 "cover %s sites=%d registered=%d ns=%llu moved=%d errors=%s\n",
+			 kind, count, registered, ns, moved, errors);
 		return 0;
 	}
 	start = ktime_get_ns();
@@ -618,8 +628,9 @@ static int okp_bench_cover(const char *kind, int count)
 		if (site->ret)
 			continue;
 		registered++;
-		/* kprobes may move a probe, e.g. past an endbr64 under IBT. */
-		moved += (unsigned long)registered_at != site->address;
+		/* Both may move a probe, e.g. past an endbr64 under IBT. */
+		site->probed = (unsigned long)registered_at;
+		moved += site->probed != site->address;
 	}
 	ns = ktime_get_ns() - start;
 	okp_bench_format_errors(errors, sizeof(errors));
@@ -644,6 +655,10 @@ static int okp_bench_cover_state(void)
 		changed += memcmp(now, site->original, sizeof(now)) != 0;
 		if (!okp_bench_covering() || site->ret)
 			continue;
+		if (site->probed != site->address &&
+		    copy_from_kernel_nofault(now, (void *)site->probed,
+					     sizeof(now)))
+			return -EFAULT;
 		jumps += okp_bench_is_jump(now);
 		if (okp_bench_cover_kind == OKP_BENCH_KPROBE) {
 			missed += okp_bench_site_kprobes[i].nmissed;

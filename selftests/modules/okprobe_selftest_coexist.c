@@ -243,11 +243,11 @@ static void okp_run_cell(const struct okp_cell *c, char *why, size_t size)
 	const struct okp_coexist_target *second_target =
 		c->placement == OKP_OTHER_FUNCTION ? c->other : c->target;
 	u8 snapshot[OKP_SNAPSHOT], other_snapshot[OKP_SNAPSHOT];
-	void *first_at = c->target->function + c->target->at;
-	void *second_at = second_target->function +
-			  (c->placement == OKP_IN_REGION ? c->target->inside :
-			   c->placement == OKP_SAME_FUNCTION ? c->target->other :
-			   second_target->at);
+	void *first_at = okp_at(c->target->function, c->target->at);
+	void *second_at = okp_at(second_target->function,
+				 c->placement == OKP_IN_REGION ? c->target->inside :
+				 c->placement == OKP_SAME_FUNCTION ? c->target->other :
+				 second_target->at);
 	struct okp_hammer *hammers = NULL;
 	struct okp_party *parties;
 	struct okp_party *first, *second;
@@ -475,7 +475,7 @@ static bool okp_random_step(struct okp_random_party *p,
 			    const struct okp_cycle_target *t, u32 pick,
 			    char *why, size_t size)
 {
-	void *address = (void *)t->target + t->offset;
+	void *address = okp_at(t->target, t->offset);
 	int ret;
 
 	switch (pick % 7) {
@@ -709,7 +709,7 @@ static bool okp_find_offsets(struct okp_coexist_target *t)
 		if (found == 2 && offset < t->at + 16)
 			continue;
 		memset(probe, 0, sizeof(*probe));
-		probe->addr = t->function + offset;
+		probe->addr = okp_at(t->function, offset);
 		probe->pre_handler = okp_ignore_hit;
 		if (okprobe_register(probe))
 			continue;

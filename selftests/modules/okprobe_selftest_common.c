@@ -252,8 +252,7 @@ bool okp_hammer_steady(const struct okp_cycle_target *targets, size_t count,
 	for (; registered < count; registered++) {
 		struct okprobe *probe = &steady[registered].probe;
 
-		probe->addr = (void *)targets[registered].target +
-			      targets[registered].offset;
+		probe->addr = okp_at(targets[registered].target, targets[registered].offset);
 		probe->pre_handler = okp_count_pre;
 		error = okprobe_register(probe);
 		EXPECT(!error, "register at %pS failed: %d", probe->addr,
@@ -335,7 +334,7 @@ void okp_test_optimization_cycles(const struct okp_cycle_target *targets,
 	long rounds;
 
 	EXPECT(post, "out of memory");
-	post->probe.addr = (void *)targets[0].target + targets[0].offset;
+	post->probe.addr = okp_at(targets[0].target, targets[0].offset);
 	post->probe.pre_handler = okp_count_pre;
 	post->probe.post_handler = okp_count_post;
 	post->probe.flags = OKPROBE_FLAG_DISABLED;
@@ -366,7 +365,7 @@ void okp_test_neighbour_in_region(okp_target_fn target,
 {
 	struct okp_counted_probe *outer = kzalloc(sizeof(*outer), GFP_KERNEL);
 	struct okp_counted_probe *inner = kzalloc(sizeof(*inner), GFP_KERNEL);
-	void *address = (void *)target, *inside = address + inner_offset;
+	void *address = okp_at(target, 0), *inside = okp_at(target, inner_offset);
 	char why[200] = "";
 	bool ok = false;
 	int i;

@@ -67,6 +67,34 @@ void okp_stop_hammers(struct okp_hammer *hammers, long *calls, long *wrong);
 /* Every probe target: long name(long a, long b). */
 typedef long (*okp_target_fn)(long a, long b);
 
+/*
+ * The length of the landing pad a function starts with: IBT kernels put an
+ * endbr64 at every function's entry (SYM_FUNC_START adds it to the
+ * assembly targets too), and okprobe, like kprobes, never probes it. Where
+ * no indirect call can land the loader seals it into a 4-byte nop.
+ */
+static inline unsigned long okp_entry_pad(const void *function)
+{
+#ifdef CONFIG_X86_64
+	static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const u8 sealed[] = { 0x66, 0x0f, 0x1f, 0x00 };
+
+	if (!memcmp(function, endbr64, sizeof(endbr64)) ||
+	    !memcmp(function, sealed, sizeof(sealed)))
+		return sizeof(endbr64);
+#endif
+	return 0;
+}
+
+/*
+ * offset bytes into a function's own code: the test tables count their
+ * offsets from the instruction after the entry pad, on every kernel.
+ */
+static inline void *okp_at(const void *function, unsigned long offset)
+{
+	return (void *)function + okp_entry_pad(function) + offset;
+}
+
 /* The bytes compared to prove a probe's text is restored. */
 /*
  * The exported function behind strscpy(): strscpy itself in 6.1, a macro

@@ -56,7 +56,7 @@ static bool okp_still_counts(okp_target_fn target, unsigned long offset,
 		snprintf(why, size, "out of memory");
 		return false;
 	}
-	probe->addr = (void *)target + offset;
+	probe->addr = okp_at(target, offset);
 	probe->pre_handler = okp_input_pre;
 	atomic_long_set(&okp_input_hits, 0);
 	ret = okprobe_register(probe);
@@ -94,7 +94,7 @@ static void okp_test_null_pointers(okp_target_fn target, unsigned long offset,
 	EXPECT(okprobe_register(NULL) == -EINVAL, "register(NULL)");
 	EXPECT(okprobe_register_many(NULL, 2) == -EINVAL,
 	       "register_many(NULL, 2)");
-	good->addr = (void *)target + offset;
+	good->addr = okp_at(target, offset);
 	good->pre_handler = okp_input_pre;
 	batch[0] = good;
 	ret = okprobe_register_many(batch, 2);
@@ -130,7 +130,7 @@ static void okp_test_unknown_structs(okp_target_fn target,
 	int i, ret;
 
 	EXPECT(real, "out of memory");
-	real->addr = (void *)target + offset;
+	real->addr = okp_at(target, offset);
 	real->pre_handler = okp_input_pre;
 	EXPECT(!okprobe_register(real), "the real probe was refused");
 	*copy = *real;
@@ -331,7 +331,7 @@ void okp_test_handler_calls_its_function(okp_target_fn target,
 	okp_reentered_expect = expect;
 	for (round = 0; round < 2; round++) {
 		memset(probe, 0, sizeof(*probe));
-		probe->addr = (void *)target + offset;
+		probe->addr = okp_at(target, offset);
 		probe->pre_handler = okp_reentering_pre;
 		/* Without a post_handler: the boosted copy; with: trapping. */
 		if (round)

@@ -25,7 +25,7 @@ okp_counted_alloc(const struct okp_cycle_target *target)
 
 	if (!p)
 		return NULL;
-	p->probe.addr = (void *)target->target + target->offset;
+	p->probe.addr = okp_at(target->target, target->offset);
 	p->probe.pre_handler = okp_count_pre;
 	if (copy_from_kernel_nofault(p->original, p->probe.addr,
 				     OKP_TEXT_BYTES)) {
@@ -45,7 +45,7 @@ static void okp_counted_free(struct okp_counted_probe *p)
 
 static void *okp_target_address(const struct okp_cycle_target *target)
 {
-	return (void *)target->target + target->offset;
+	return okp_at(target->target, target->offset);
 }
 
 /* Whether the target returns what it should for (a, b). */
@@ -194,7 +194,7 @@ void okp_test_redirect(const struct okp_cycle_target *target,
 
 	EXPECT(p, "out of memory");
 	p->probe.post_handler = okp_count_post;
-	p->redirect_to = (unsigned long)target->target + return_offset;
+	p->redirect_to = (unsigned long)okp_at(target->target, return_offset);
 	EXPECT(!okprobe_register(&p->probe), "register failed");
 	result = target->target(1, 2);
 	EXPECT(result == 42, "redirected call returned %ld", result);
@@ -501,7 +501,7 @@ void okp_test_optimized_redirect_ignored(const struct okp_cycle_target *target,
 	long result;
 
 	EXPECT(p, "out of memory");
-	p->redirect_to = (unsigned long)target->target + return_offset;
+	p->redirect_to = (unsigned long)okp_at(target->target, return_offset);
 	EXPECT(!okprobe_register(&p->probe), "register failed");
 	EXPECT(okp_wait_optimized(&p->probe, true), "never optimized");
 	result = target->target(1, 2);

@@ -36,16 +36,24 @@ static void okp_serialize(void *unused)
 /* Writes length bytes of this module's text at address, behind okprobe. */
 static int okp_foreign_write(void *address, const void *bytes, size_t length)
 {
-	struct page *page = vmalloc_to_page(address);
-	void *alias;
+	size_t done, chunk;
 
-	if (!page || offset_in_page(address) + length > PAGE_SIZE)
-		return -EINVAL;
-	alias = vmap(&page, 1, VM_MAP, PAGE_KERNEL);
-	if (!alias)
-		return -ENOMEM;
-	memcpy(alias + offset_in_page(address), bytes, length);
-	vunmap(alias);
+	/* Page by page: the bytes may straddle two pages of text. */
+	for (done = 0; done < length; done += chunk) {
+		void *at = address + done;
+		struct page *page = vmalloc_to_page(at);
+		void *alias;
+
+		chunk = min_t(size_t, length - done,
+			      PAGE_SIZE - offset_in_page(at));
+		if (!page)
+			return -EFAULT;
+		alias = vmap(&page, 1, VM_MAP, PAGE_KERNEL);
+		if (!alias)
+			return -ENOMEM;
+		memcpy(alias + offset_in_page(at), bytes + done, chunk);
+		vunmap(alias);
+	}
 #ifdef CONFIG_X86
 	on_each_cpu(okp_serialize, NULL, 1);
 #else
@@ -79,7 +87,7 @@ static bool okp_lost_case(const struct okp_cycle_target *t, bool optimized,
 			  const u8 *original, const u8 *foreign,
 			  char *why, size_t size)
 {
-	void *at = (void *)t->target + t->offset;
+	void *at = okp_at(t->target, t->offset);
 	struct okprobe probe = { .addr = at, .pre_handler = okp_lost_pre };
 	const u8 *written = foreign ? foreign : original;
 	bool ok = false;
@@ -153,7 +161,7 @@ sysctl:
 
 void okp_test_lost_text(const struct okp_cycle_target *t)
 {
-	void *at = (void *)t->target + t->offset;
+	void *at = okp_at(t->target, t->offset);
 	u8 original[OKP_LOST_BYTES], foreign[OKP_LOST_BYTES];
 	struct okprobe again = { .addr = at, .pre_handler = okp_lost_pre };
 	char why[200] = "", detail[160] = "";

@@ -150,7 +150,7 @@ static const struct okp_case okp_cases[] = {
 static void okp_run_case(const struct okp_case *c)
 {
 	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	unsigned long address = (unsigned long)c->target + c->offset;
+	unsigned long address = (unsigned long)okp_at(c->target, c->offset);
 	char why[200] = "";
 	bool ok = false;
 	long result;
@@ -404,7 +404,7 @@ static bool okp_is_window_jump(void *address, unsigned int window)
 static void okp_run_jump_case(const struct okp_jump_case *c)
 {
 	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	void *address = (void *)c->target + c->offset;
+	void *address = okp_at(c->target, c->offset);
 	unsigned int window = c->window ?: 8;
 	u8 original[OKP_WINDOW_MAX], now[OKP_WINDOW_MAX];
 	char why[200] = "";

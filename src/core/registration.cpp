@@ -41,7 +41,7 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 		if (!base)
 			return refuse(error::enoent, "no such kernel symbol");
 	}
-	const uint64_t target = base + request.offset;
+	uint64_t target = base + request.offset;
 	if (target < base)
 		return refuse(error::einval, "the offset wraps around the address space");
 
@@ -71,7 +71,7 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 
 	// Decode from the function's first byte up to the probe (and its
 	// instruction): anything less cannot prove an instruction boundary.
-	const size_t offset = target - function;
+	size_t offset = target - function;
 	if (offset >= max_function_walk)
 		return refuse(error::eilseq, "the function is too large to prove an instruction boundary");
 	const size_t wanted = size < max_function_walk ? size : max_function_walk;
@@ -88,6 +88,16 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 		verdict.length = earlier->length; // the same bytes: the same proof
 	else
 		verdict = rules(bytes.data(), read, offset, function);
+	if (verdict.landing_pad && !verdict.error) {
+		// The entry's landing pad stays: probe what follows it.
+		target += verdict.landing_pad;
+		offset += verdict.landing_pad;
+		if (offset >= read)
+			return refuse(error::einval, "the offset is past the end of the function");
+		if (const char *why = kernel::blacklisted(target))
+			return refuse(error::eperm, why);
+		verdict = rules(bytes.data(), read, offset, function);
+	}
 	if (verdict.error)
 		return refuse(verdict.error, verdict.why);
 	if (kernel::has_exception_entry(target))

@@ -42,6 +42,10 @@ struct InstructionVerdict {
 	int error = 0;	      // 0, EILSEQ or EPERM (or EBUSY for an existing breakpoint)
 	const char *why = ""; // the reason for a nonzero error
 	uint8_t length = 0;   // length of the probed instruction when error == 0
+	// At a function's first byte: the length of its indirect-branch
+	// landing pad (x86 IBT's endbr64), which a probe never replaces; the
+	// probe moves to the instruction after it. length is then unset.
+	uint8_t landing_pad = 0;
 };
 // Decides on the instruction at offset within function (bytes of the whole
 // function from its start, as far as read).
