@@ -6,6 +6,9 @@
 namespace okp::x86 {
 namespace {
 
+// Thunks{}: a jump to the return thunk or a call of an indirect thunk is an
+// edge like any other, so the thunks themselves are reached and refused
+// (the handler returns through them).
 size_t calls_jumps_and_callbacks(const CodeRange &function, uint64_t *targets, size_t capacity)
 {
 	return code_references(function, Thunks{}, references::jumps | references::calls | references::taken_address,
@@ -28,6 +31,15 @@ TrapPath int3_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(con
 		"do_trap",
 		"irqentry_enter_from_user_mode",
 		"irqentry_exit_to_user_mode",
+		// SRSO's alias thunks, reached from the return thunk's
+		// alternatives in vmlinux's bytes (on TCG the loader patches
+		// them out of the running text). They sit at fixed alignments
+		// far from the next symbol, so kallsyms gives them a size up to
+		// _etext, past the walk's limits: not followed, and not refused
+		// by this walk (kprobes' blacklist does not list them either).
+		"srso_alias_untrain_ret",
+		"srso_alias_return_thunk",
+		"srso_alias_safe_ret",
 	};
 	const TrapPathStops extra = {{x86_stops, sizeof(x86_stops) / sizeof(x86_stops[0])},
 				     {x86_skips, sizeof(x86_skips) / sizeof(x86_skips[0])}};

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-// The x86 instruction analysis over every function of Debian's stock 6.1
-// kernel: the vmlinux unpacked from linux-image-6.1.0-*-amd64's vmlinuz, with
-// function starts from the same kernel's /proc/kallsyms (booted nokaslr).
+// The x86 instruction analysis over every function of a Debian stock kernel
+// (6.1 and 6.12 amd64): the vmlinux unpacked from its vmlinuz, with function
+// starts from the same kernel's /proc/kallsyms (booted nokaslr).
 //
 // Needs OKPROBE_X86_VMLINUX and OKPROBE_X86_KALLSYMS (tools/check sets them
 // in its x86 stage); prints a census of what a breakpoint probe would do at
@@ -48,6 +48,14 @@ const Kernel *load_kernel()
 	return &kernel;
 }
 
+// 6.12's __pfx_ symbols name the padding before each function (nops that
+// call-depth tracking may turn into its accounting thunk), not code a
+// probe is meant for: kallsyms lists them, the census leaves them out.
+bool is_padding(const okp::host::KernelSymbol &symbol)
+{
+	return symbol.name.rfind("__pfx_", 0) == 0;
+}
+
 struct Census {
 	long functions = 0, fully_decoded = 0, instructions = 0;
 	long copy = 0, rip_relative = 0, emulated = 0, return_thunk = 0, indirect_thunk = 0;
@@ -81,6 +89,8 @@ Census take_census(const Kernel &kernel)
 		const okp::host::KernelSymbol &symbol = kernel.symbols[i];
 		if (i + 1 < kernel.symbols.size() && kernel.symbols[i + 1].address == symbol.address)
 			continue; // an alias: count the function once
+		if (is_padding(symbol))
+			continue;
 		const uint64_t end = kernel.end_of(i);
 		const uint8_t *bytes = kernel.bytes_at(symbol.address);
 		++census.functions;
@@ -177,6 +187,8 @@ OptimizationCensus take_optimization_census(const Kernel &kernel)
 	for (size_t i = 0; i < kernel.symbols.size(); ++i) {
 		if (i + 1 < kernel.symbols.size() && kernel.symbols[i + 1].address == kernel.symbols[i].address)
 			continue; // an alias
+		if (is_padding(kernel.symbols[i]))
+			continue;
 		const CodeRange function{code[i].bytes, code[i].address, code[i].size};
 		std::vector<CodeRange> pieces;
 		if (auto it = pieces_of.find(kernel.symbols[i].name); it != pieces_of.end())
@@ -240,7 +252,7 @@ TEST(X86KernelBytes, JumpOptimizationOverEveryInstruction)
 	const auto seconds =
 		std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count();
 	const auto percent = [&](long n) { return n * 100.0 / census.instructions; };
-	std::cout << "x86 jump-optimization census of Debian's 6.1 vmlinux (" << seconds << " s):\n"
+	std::cout << "x86 jump-optimization census of the guest kernel's vmlinux (" << seconds << " s):\n"
 		  << "  instructions            " << census.instructions << " (" << kernel->exception_sites.size()
 		  << " __ex_table entries, " << census.functions_with_pieces << " functions with .cold/.part pieces)\n"
 		  << "  optimizable             " << census.optimizable << " (" << percent(census.optimizable)
@@ -266,6 +278,9 @@ TEST(X86KernelBytes, JumpOptimizationOverEveryInstruction)
 		EXPECT_GT(census.refusals.count(refusal) ? census.refusals.at(refusal) : 0, 0)
 			<< optimization_refusal_text(refusal);
 	EXPECT_GT(census.needs_branch_relocation, 0);
+	// The floor: a jump can replace the breakpoint at most instructions
+	// (92 % on 6.1.0-56-amd64).
+	EXPECT_GE(census.optimizable * 100, census.instructions * 85);
 }
 
 TEST(X86KernelBytes, EveryFunctionOfTheDebianKernel)
@@ -275,7 +290,7 @@ TEST(X86KernelBytes, EveryFunctionOfTheDebianKernel)
 		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS not set";
 	const Census census = take_census(*kernel);
 
-	std::cout << "x86 census of Debian's 6.1 vmlinux:\n"
+	std::cout << "x86 census of the guest kernel's vmlinux:\n"
 		  << "  functions            " << census.functions << " (" << census.fully_decoded
 		  << " decoded to their end)\n"
 		  << "  instructions         " << census.instructions << " (and " << census.padding_bytes
@@ -458,7 +473,11 @@ TEST(X86KernelBytes, TheInt3PathReachesTheNotifiersRcuLockAndNotTheScheduler)
 			if (s.address == reached[i].start)
 				names[s.name] = true;
 	reached.clear();
-	ASSERT_EQ(path.why, nullptr) << path.why;
+	std::string at = "?";
+	for (const okp::host::KernelSymbol &s : kernel->symbols)
+		if (s.address <= path.walk.culprit)
+			at = s.name;
+	ASSERT_EQ(path.why, nullptr) << path.why << " at " << at;
 	std::cout << "x86 int3 path: " << names.size() << " functions refused\n";
 	if (std::getenv("OKPROBE_VERBOSE"))
 		for (const auto &[name, _] : names)
