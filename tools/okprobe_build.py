@@ -3,7 +3,8 @@
 kernels, build okprobe for a target in its own copy of the tree, build the
 in-guest test program.
 
-A target is a (arch, kernel) pair: "x86" is Debian's stock 6.1 kernel;
+A target is a (arch, kernel) pair: "x86" is Debian 12's stock 6.1 kernel,
+"x86-rt" its PREEMPT_RT flavour;
 "riscv-preempt", "riscv-ftrace" and "riscv-nokprobes" are the riscv64
 kernels built from Debian's linux-source-6.1 (tools/riscv-kernel*.config);
 "x86-6.12" and "riscv-6.12" are Debian 13's stock kernels, okprobe built
@@ -21,6 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = os.path.join(ROOT, "tools")
 BUILD = os.path.join(ROOT, "build")
 X86_RELEASE = os.environ.get("OKPROBE_X86_KERNEL", "6.1.0-56-amd64")
+# Debian 12's PREEMPT_RT flavour of the same kernel ("x86-rt").
+X86_RT_RELEASE = X86_RELEASE.replace("-amd64", "-rt-amd64")
 RISCV_CROSS = "riscv64-linux-gnu-"
 # What every guest gets (okprobe_bench.ko drives the hits of the test
 # under the function tracer too).
@@ -50,7 +53,7 @@ def run(command, step, cwd=ROOT, env=None):
 
 @dataclasses.dataclass
 class Target:
-    name: str      # x86, riscv-preempt, riscv-ftrace, riscv-nokprobes
+    name: str      # x86, x86-rt, riscv-preempt, ..., x86-6.12, riscv-6.12
     arch: str      # x86 or riscv
     kdir: str = ""
     kernel_image: str = ""
@@ -85,13 +88,14 @@ def prepare_kernel(t):
         t.kdir = os.path.join(debian13.build_root(), "fs",
                               debian13.kbuild_dir(arch).lstrip("/"))
     elif t.arch == "x86":
-        out = run([os.path.join(TOOLS, "fetch-x86-kernel")],
+        release = X86_RT_RELEASE if t.name == "x86-rt" else X86_RELEASE
+        out = run([os.path.join(TOOLS, "fetch-x86-kernel"), release],
                   "fetching the x86 kernel").strip().splitlines()[-1]
         t.kernel_image = os.path.join(out, "vmlinuz")
-        t.kdir = f"/usr/src/linux-headers-{X86_RELEASE}"
+        t.kdir = f"/usr/src/linux-headers-{release}"
         if not os.path.isdir(t.kdir):
             raise StepFailed("x86 headers", f"{t.kdir} is missing "
-                             f"(linux-headers-{X86_RELEASE})")
+                             f"(linux-headers-{release})")
     else:
         variant = t.name.split("-", 1)[1]
         out = run([os.path.join(TOOLS, "build-riscv-kernel"), variant],
@@ -181,7 +185,8 @@ def build_modules(t):
 
 def build_okptest(t):
     """Build the static in-guest test program for the target's arch."""
-    out = os.path.join(BUILD, f"okptest-{t.arch}")
+    # One per target: targets build at the same time.
+    out = os.path.join(BUILD, f"okptest-{t.name}")
     cc = f"{t.cross}gcc" if t.cross else "gcc"
     run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", out,
          os.path.join(ROOT, "selftests/guest/okptest.c")],

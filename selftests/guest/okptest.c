@@ -3128,6 +3128,22 @@ struct suite {
 
 #define SUITE(name, array) { name, array, ARRAY_SIZE(array) }
 
+/*
+ * What depends on the function tracer, for the riscv ftrace kernel: the
+ * rest of the suite runs there as on riscv-preempt (the same 6.1 source)
+ * and riscv-6.12 (a stock kernel with ftrace), so make check runs only
+ * these on it.
+ */
+static const struct test ftrace_suite[] = {
+	TEST(test_load, "okprobe.ko loads and finds the core exception table"),
+	TEST(test_unload, "unload leaves nothing behind"),
+	TEST(test_syscall_probe_under_load, "a probe on ksys_read past its ftrace site counts every read of two concurrent processes"),
+	TEST(test_unload_while_optimized, "the client unloads while its optimized probe is hit on every CPU"),
+	TEST(test_enable_disable_switches, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint"),
+	TEST(test_kprobe_events, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round"),
+	TEST(test_traced_okprobe, "okprobe under the function tracer: kprobe_events refused on all its text, 10^6 hits exact, console clean"),
+};
+
 /* One test, for working on it: okptest=storm. */
 static const struct test storm_suite[] = {
 	TEST(test_storm, "a storm of probes over syscall-path kernel functions under load"),
@@ -3139,6 +3155,7 @@ static const struct suite suites[] = {
 	SUITE("bench", bench_suite),
 	SUITE("kallsyms", kallsyms_suite),
 	SUITE("storm", storm_suite),
+	SUITE("ftrace", ftrace_suite),
 	SUITE("selftest-fail", selftest_fail_suite),
 	SUITE("selftest-warn", selftest_warn_suite),
 	SUITE("selftest-hang", selftest_hang_suite),
