@@ -91,11 +91,13 @@ install: modules
 # sources copied in (DKMS builds where Debian's source package may not be
 # reachable), the version filled in.
 dkms-source: $(if $(filter x86,$(ARCH)),zydis-sources)
-	rm -rf $(DKMS_SOURCE)
-	mkdir -p $(DKMS_SOURCE)
+	rm -rf '$(DKMS_SOURCE)'
+	mkdir -p '$(DKMS_SOURCE)'
 	cp -r Kbuild Makefile include src arch samples selftests tools \
-		$(DKMS_SOURCE)/
-	sed 's/@VERSION@/$(OKPROBE_VERSION)/' dkms.conf > $(DKMS_SOURCE)/dkms.conf
+		'$(DKMS_SOURCE)/'
+	find '$(DKMS_SOURCE)' \( -name '*.o' -o -name '*.ko' -o -name '*.cmd' \
+		-o -name '*.mod*' -o -name '.*.d' \) -delete
+	sed 's/@VERSION@/$(OKPROBE_VERSION)/' dkms.conf > '$(DKMS_SOURCE)/dkms.conf'
 
 dkms-install: dkms-source
 	dkms add okprobe/$(OKPROBE_VERSION)

@@ -467,7 +467,16 @@ asmlinkage int notrace okp_do_trap_break(struct pt_regs *regs)
 
 	if (!taken) {
 		okp_original_break_handler(regs);
-		return 0;
+		/*
+		 * The kernel's own kprobes return into their single-step slot
+		 * with interrupts off too (kprobes_save_local_irqflag). riscv
+		 * 6.1's exit would preempt there, and a task run meanwhile
+		 * that hits the same kprobe finds this CPU mid-step: "Failed
+		 * to recover from reentered kprobes", BUG (seen once with a
+		 * kernel kprobe on strscpy under full preemption). Back into
+		 * a kernel context with interrupts off: the same way as ours.
+		 */
+		return !user_mode(regs) && !(regs->status & SR_SPIE);
 	}
 	okp_code_fence();
 	/*

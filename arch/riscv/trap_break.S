@@ -4,7 +4,8 @@
  * from the trap entry by "jr" with a0 = sp = the trap's pt_regs and
  * ra = ret_from_exception, interrupts off.
  *
- * When okprobe's breakpoint returns into a context with interrupts off (a
+ * When a breakpoint, okprobe's or one the kernel handled (a kernel kprobe
+ * stepping its slot), returns into a kernel context with interrupts off (a
  * trapping out-of-line copy, or code that had them off: okp_do_trap_break()
  * returns 1), this returns straight there instead of through
  * ret_from_exception. riscv 6.1's exit would otherwise preempt (resume_kernel

@@ -211,6 +211,10 @@ OptimizationPlan plan_jump_optimization(const CodeRange &function, const Functio
 			return refused(OptimizationRefusal::function_undecodable, at);
 		if (offset + a.length > function.size)
 			return refused(OptimizationRefusal::region_past_function, at);
+		// An indirect branch may land on an endbr64, even one after the
+		// region's last copied instruction: the jump must not cover it.
+		if (a.refusal == Refusal::landing_pad)
+			return refused(OptimizationRefusal::region_not_relocatable, at);
 		if (copying) {
 			if (!relocatable_in_detour(a))
 				return refused(OptimizationRefusal::region_not_relocatable, at);

@@ -69,8 +69,34 @@ unsigned long okp_arch_jump_label_size(unsigned long code)
 }
 
 /* x86 refuses no range of its own beyond the kernel's sections. */
+/*
+ * The return thunks: under RETHUNK every return of the kernel, the int3
+ * handler's included, may run one of them, whichever the CPU's mitigation
+ * picked at boot. The trap-path walk cannot take SRSO's alias thunks
+ * (kallsyms sizes them up to _etext), so they are refused here by name,
+ * each with the bytes a thunk can span.
+ */
+static const char *const okp_return_thunks[] = {
+	"__x86_return_thunk", "its_return_thunk", "call_depth_return_thunk",
+	"retbleed_return_thunk", "retbleed_untrain_ret", "srso_return_thunk",
+	"srso_safe_ret", "srso_untrain_ret", "srso_alias_return_thunk",
+	"srso_alias_safe_ret", "srso_alias_untrain_ret", "entry_untrain_ret",
+};
+#define OKP_RETURN_THUNK_BYTES 64
+
 int okp_arch_blacklist(void)
 {
+	unsigned long address;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(okp_return_thunks); i++) {
+		address = okp_ksyms_resolve_optional(okp_return_thunks[i]);
+		if (address &&
+		    okp_core_blacklist_add(address,
+					   address + OKP_RETURN_THUNK_BYTES,
+					   "a return thunk"))
+			return -ENOMEM;
+	}
 	return 0;
 }
 

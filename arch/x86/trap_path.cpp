@@ -35,8 +35,8 @@ TrapPath int3_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(con
 		// alternatives in vmlinux's bytes (on TCG the loader patches
 		// them out of the running text). They sit at fixed alignments
 		// far from the next symbol, so kallsyms gives them a size up to
-		// _etext, past the walk's limits: not followed, and not refused
-		// by this walk (kprobes' blacklist does not list them either).
+		// _etext, past the walk's limits: not followed here; the glue
+		// refuses every return thunk by name (okp_arch_blacklist).
 		"srso_alias_untrain_ret",
 		"srso_alias_return_thunk",
 		"srso_alias_safe_ret",

@@ -278,6 +278,8 @@ static char sample_params[64];
 static char sample_where[64];
 /* Where okprobe_test_gone.ko's probe on okp_gone_target+0 lands. */
 static char gone_where[64] = "okp_gone_target+0x0/";
+/* The endbr64 IBT kernels start functions with: where +0 probes land. */
+static int entry_pad;
 
 static void probe_kernel(void)
 {
@@ -288,7 +290,8 @@ static void probe_kernel(void)
 	 * start every function with a 4-byte endbr64, before the ftrace site.
 	 */
 	if (IS_X86 && kallsyms_address("ibt_selftest")) {
-		offset += 4;
+		entry_pad = 4;
+		offset += entry_pad;
 		/* symbol+0 is past it, for okprobe as for kprobes. */
 		snprintf(gone_where, sizeof(gone_where),
 			 "okp_gone_target+0x4/");
@@ -1634,13 +1637,15 @@ static int bench_is_kernel(const struct bench_row *row)
 /*
  * Where the probe of row is listed: kprobes/list ("name+0x0 ") or
  * okprobe/jumps ("name+0x0/size"); "name+0x0" tells the targets apart.
+ * Both put a +0 probe past an IBT kernel's endbr64 (+0x4).
  */
 static void bench_listed_line(const struct bench_row *row, char *line,
 			      size_t size)
 {
 	char needle[96];
 
-	snprintf(needle, sizeof(needle), "%s+0x0", row->target->name);
+	snprintf(needle, sizeof(needle), "%s+0x%x", row->target->name,
+		 entry_pad);
 	bench_file_line(bench_is_kernel(row) ? KPROBES_LIST :
 			DEBUGFS_DIR "/jumps", needle, line, size);
 }

@@ -111,6 +111,9 @@ TEST(X86JumpOptimization, InstructionsThatCannotRunInADetourAreRefused)
 	// An endbr64 inside the region: an indirect branch may land there.
 	const Function with_endbr = {{0x48, 0x89, 0xf8, 0xf3, 0x0f, 0x1e, 0xfa, 0xc3}};
 	EXPECT_EQ(plan(with_endbr, 0).refusal, OptimizationRefusal::region_not_relocatable);
+	// Also past a ret that ends the copy: ret, then endbr64 inside the 5 bytes.
+	const Function ret_then_endbr = {{0x48, 0x89, 0xf8, 0xc3, 0xf3, 0x0f, 0x1e, 0xfa, 0xc3}};
+	EXPECT_EQ(plan(ret_then_endbr, 0).refusal, OptimizationRefusal::region_not_relocatable);
 }
 
 TEST(X86JumpOptimization, BranchesAreRelocatedAndAJumpEndsTheCopy)

@@ -83,11 +83,19 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 		return refuse(error::einval, "the function's text cannot be read");
 	const uint64_t digest = text_digest(bytes.data(), read);
 	InstructionVerdict verdict;
-	if (earlier && earlier->address == target && earlier->function == function && earlier->function_size == size &&
-	    earlier->text_digest == digest)
-		verdict.length = earlier->length; // the same bytes: the same proof
-	else
+	const uint64_t requested = target;
+	if (earlier && earlier->requested == target && earlier->function == function &&
+	    earlier->function_size == size && earlier->text_digest == digest) {
+		// The same bytes: the same proof, landing pad included.
+		target = earlier->address;
+		offset = target - function;
+		verdict.length = earlier->length;
+		if (target != requested)
+			if (const char *why = kernel::blacklisted(target))
+				return refuse(error::eperm, why);
+	} else {
 		verdict = rules(bytes.data(), read, offset, function);
+	}
 	if (verdict.landing_pad && !verdict.error) {
 		// The entry's landing pad stays: probe what follows it.
 		target += verdict.landing_pad;
@@ -107,6 +115,7 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 
 	Registration registration;
 	registration.address = target;
+	registration.requested = requested;
 	registration.function = function;
 	registration.function_size = size;
 	registration.length = verdict.length;

@@ -54,7 +54,8 @@ using InstructionRules = InstructionVerdict (*)(const uint8_t *function, size_t 
 
 // An accepted registration.
 struct Registration {
-	uint64_t address = 0; // the probed instruction
+	uint64_t address = 0;	// the probed instruction
+	uint64_t requested = 0; // what was asked for (before a landing pad)
 	uint64_t function = 0, function_size = 0;
 	uint8_t length = 0;
 	// A digest of the function's bytes the boundary walk proved on.
