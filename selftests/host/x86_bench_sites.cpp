@@ -14,7 +14,8 @@
 //
 // Skipped, because no probe can go there at all: entry text (kprobes and
 // okprobe both refuse it by section), init and exit text (freed after boot),
-// int3 padding. Also skipped: functions whose every name is shared with
+// int3 padding, and 6.12's __pfx_ symbols (the nops before each function,
+// not a function). Also skipped: functions whose every name is shared with
 // another symbol, since "symbol offset" must name one place. Nothing is
 // filtered by either mechanism's own rules: that would bias the comparison.
 #include "bench_sample.hpp"
@@ -72,7 +73,8 @@ Walk walk_core_text(const KernelImage &kernel)
 			++last;
 		const size_t next = last + 1;
 		const uint64_t start = kernel.symbols[first].address, end = kernel.end_of(first);
-		if (kernel.section_of(start)->name != ".text" || start == end) {
+		if (kernel.section_of(start)->name != ".text" || start == end ||
+		    kernel.symbols[first].name.rfind("__pfx_", 0) == 0) {
 			first = next;
 			continue;
 		}

@@ -254,7 +254,8 @@ static int okp_bench_optimized(void)
 {
 	switch (okp_bench_armed) {
 	case OKP_BENCH_KPROBE:
-		return okp_bench_jump_at(okp_bench_targets[okp_bench_armed_target].address);
+		/* Where kprobes put it: past an IBT kernel's endbr64. */
+		return okp_bench_jump_at(okp_bench_kprobe.addr);
 	case OKP_BENCH_OKPROBE_POST:
 	case OKP_BENCH_OKPROBE_PRE:
 		return !!(READ_ONCE(okp_bench_okprobe.flags) &
