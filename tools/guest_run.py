@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Boot a test guest (x86-64 or riscv64) under QEMU, run okptest, judge it.
 
-The guest's /init is selftests/guest/okptest (static), which loads the
+The guest's /init is selftests/okptest.c (static), which loads the
 modules, runs one suite and prints TAP on the serial console. This side
 builds the initramfs, runs QEMU with a timeout, parses the TAP and scans the
 whole console for kernel problems: an Oops, BUG, WARNING, lockdep report,
@@ -45,8 +45,15 @@ KERNEL_PROBLEMS = [
     r"\blockdep\b.*(turning off|disabled)",
 ]
 KERNEL_PROBLEM_RE = re.compile("|".join(f"(?:{p})" for p in KERNEL_PROBLEMS))
-TAP_RESULT_RE = re.compile(r"^(not )?ok (\d+) (.*?)(?: # (SKIP|TODO)\b\s*(.*))?$")
-TAP_PLAN_RE = re.compile(r"^1\.\.(\d+)$")
+# KTAP as kselftest_harness.h prints it: "ok 3 okprobe.unload", and for a
+# skip "ok 4 # SKIP reason" (the name is on the harness's "#  RUN" line).
+TAP_RESULT_RE = re.compile(
+    r"^(not )?ok (\d+)(?: (.*?))?(?:\s*# (SKIP|TODO)\b\s*(.*))?$")
+TAP_PLAN_RE = re.compile(r"^1\.\.(\d+)\b")
+HARNESS_RUN_RE = re.compile(r"^#\s+RUN\s+(\S+) \.\.\.$")
+HARNESS_END_RE = re.compile(r"^#\s+(OK|FAIL)\s+\S+$")
+# A test's own sub-results (a KTAP subtest) are indented.
+SUBTEST_INDENT = "    "
 
 
 @dataclasses.dataclass
@@ -55,6 +62,8 @@ class TestResult:
     passed: bool
     detail: str = ""
     skipped: bool = False
+    # A guest test's own sub-results (a KTAP subtest), named after it.
+    subtests: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -82,9 +91,11 @@ def _cpio_entry(name, mode, data=b"", rdev=(0, 0), ino=0):
     return out
 
 
-def build_initramfs(path, init, modules, busybox=None, extra_files=()):
+def build_initramfs(path, init, modules, busybox=None, extra_files=(),
+                    trees=()):
     """Write a newc cpio with /init, the modules under /lib/okprobe, the
-    console device node, and (x86) busybox. No root or cpio tool needed."""
+    console device node, (x86) busybox, and each directory of trees (a
+    "make install" root) as it is. No root or cpio tool needed."""
     entries = []
 
     def directory(name):
@@ -107,6 +118,17 @@ def build_initramfs(path, init, modules, busybox=None, extra_files=()):
         entries.append(("bin/sh", stat.S_IFLNK | 0o777, b"busybox", (0, 0)))
     for name, source, mode in extra_files:
         regular(name, source, mode)
+    for tree in trees:
+        for where, dirs, files in os.walk(tree):
+            relative = os.path.relpath(where, tree)
+            if relative != ".":
+                if relative not in ("lib", "bin", "sbin", "tmp"):
+                    directory(relative)
+            dirs.sort()
+            for name in sorted(files):
+                source = os.path.join(where, name)
+                regular(os.path.normpath(os.path.join(relative, name)),
+                        source, os.stat(source).st_mode & 0o777)
 
     blob = b"".join(_cpio_entry(n, m, d, r, i + 1)
                     for i, (n, m, d, r) in enumerate(entries))
@@ -216,20 +238,43 @@ def started_init(lines):
 # ---- Judging ---------------------------------------------------------------
 
 def parse_tap(console):
-    """Return (planned count or None, {number: TestResult}, bailed out)."""
+    """Return (planned count or None, {number: TestResult}, bailed out).
+
+    A top-level result also carries its subtests' results (.subtests),
+    named after it."""
     planned, results, bailed = None, {}, False
-    diagnostics = []
-    for line in console.splitlines():
-        line = line.strip()
+    diagnostics, subtests, sub_diagnostics = [], [], []
+    running = None
+    for raw in console.splitlines():
+        raw = raw.rstrip("\r")
+        line = raw.strip()
+        if raw.startswith(SUBTEST_INDENT):
+            if m := TAP_RESULT_RE.match(line):
+                subtests.append(TestResult(
+                    m.group(3) or f"subtest {m.group(2)}", not m.group(1),
+                    m.group(5) or "; ".join(sub_diagnostics),
+                    m.group(4) == "SKIP"))
+                sub_diagnostics = []
+            elif line.startswith("# "):
+                sub_diagnostics.append(line[2:])
+            continue
         if m := TAP_PLAN_RE.match(line):
             planned = int(m.group(1))
+        elif m := HARNESS_RUN_RE.match(line):
+            running, diagnostics, subtests = m.group(1), [], []
+        elif HARNESS_END_RE.match(line):
+            pass
         elif m := TAP_RESULT_RE.match(line):
             number = int(m.group(2))
             skipped = m.group(4) == "SKIP"
+            name = m.group(3) or running or f"test {number}"
             detail = m.group(5) or "; ".join(diagnostics)
-            results[number] = TestResult(m.group(3), not m.group(1), detail,
-                                         skipped)
-            diagnostics = []
+            result = TestResult(name, not m.group(1), detail, skipped)
+            result.subtests = [TestResult(f"{name}: {t.name}", t.passed,
+                                          t.detail, t.skipped)
+                               for t in subtests]
+            results[number] = result
+            diagnostics, subtests, running = [], [], None
         elif line.startswith("# "):
             diagnostics.append(line[2:])
         elif line.startswith("Bail out!"):
@@ -250,11 +295,20 @@ def judge(console, timed_out, label):
     if planned is None:
         results.append(TestResult(f"{label}: TAP plan", False,
                                   "the guest printed no TAP plan"))
+    elif planned == 0:
+        # okptest skips a whole run it cannot start ("1..0 # SKIP why").
+        why = next((line.partition("# SKIP")[2].strip()
+                    for line in console.splitlines()
+                    if line.startswith("1..0")), "")
+        results.append(TestResult(f"{label}: TAP plan", False,
+                                  f"the guest ran no test: {why}"))
     for number in range(1, (planned or 0) + 1):
         if number in tap:
             r = tap[number]
             results.append(TestResult(f"{label}: {r.name}", r.passed,
                                       r.detail, r.skipped))
+            results += [TestResult(f"{label}: {t.name}", t.passed, t.detail,
+                                   t.skipped) for t in r.subtests]
         else:
             results.append(TestResult(f"{label}: test {number}", False,
                                       "did not run"))
@@ -275,11 +329,11 @@ def judge(console, timed_out, label):
 
 def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
         extra_files=(), timeout=600, log_path=None, echo=False, label=None,
-        kernel_args=""):
+        kernel_args="", trees=()):
     label = label or f"{arch}/{suite}"
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, "initramfs.cpio")
-        build_initramfs(initrd, init, modules, busybox, extra_files)
+        build_initramfs(initrd, init, modules, busybox, extra_files, trees)
         for attempt in range(EARLY_BOOT_RETRIES + 1):
             console, seconds, timed_out = boot(arch, kernel, initrd, suite,
                                                timeout, log_path, echo,

@@ -106,29 +106,36 @@ def prepare_kernel(t):
         prune_stale_kernels(out, variant)
 
 
-def x86_kernel_symbols(t):
-    """Text symbols of the x86 guest kernel at their link addresses, dumped
-    once from a guest booted with nokaslr (Debian's vmlinuz has no symbol
-    table and ships a stub System.map). Cached beside the kernel; returns
-    the file's path."""
-    path = os.path.join(os.path.dirname(t.kernel_image),
-                        "kallsyms-nokaslr.txt")
-    if os.path.exists(path):
+def kernel_symbols(t):
+    """The guest kernel's text symbols and section bounds at their link
+    addresses, dumped once from a guest booted with nokaslr (Debian's amd64
+    vmlinuz has no symbol table and ships a stub System.map; its riscv64
+    package has no vmlinux and no System.map), and its ftrace sites beside
+    them (ftrace-sites-nokaslr.txt). Cached beside the kernel image;
+    returns the symbols file's path."""
+    directory = os.path.dirname(t.kernel_image)
+    path = os.path.join(directory, "kallsyms-nokaslr.txt")
+    sites = os.path.join(directory, "ftrace-sites-nokaslr.txt")
+    if os.path.exists(path) and os.path.exists(sites):
         return path
     import guest_run
     run = guest_run.run(t.arch, t.kernel_image, t.okptest, [], "kallsyms",
-                        timeout=600, kernel_args="nokaslr",
+                        timeout=900, kernel_args="nokaslr",
                         log_path=os.path.join(t.build_dir,
                                               "console-kallsyms.log"))
-    lines = [line[len("# kallsyms "):] for line in run.console.splitlines()
-             if line.startswith("# kallsyms ")]
-    if run.failed or len(lines) < 1000:
-        raise StepFailed("dumping the x86 kernel's symbols",
+    lines = run.console.splitlines()
+    symbols = [line[len("# kallsyms "):] for line in lines
+               if line.startswith("# kallsyms ")]
+    ftrace = [line[len("# ftrace "):] for line in lines
+              if line.startswith("# ftrace ")]
+    if run.failed or len(symbols) < 1000:
+        raise StepFailed(f"dumping the {t.name} kernel's symbols",
                          "\n".join(f"{r.name}: {r.detail[:200]}"
-                                   for r in run.failed))
-    with open(path + ".tmp", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(path + ".tmp", path)
+                                    for r in run.failed))
+    for name, content in ((sites, ftrace), (path, symbols)):
+        with open(name + ".tmp", "w") as f:
+            f.write("\n".join(content) + "\n")
+        os.replace(name + ".tmp", name)
     return path
 
 
@@ -188,8 +195,12 @@ def build_okptest(t):
     # One per target: targets build at the same time.
     out = os.path.join(BUILD, f"okptest-{t.name}")
     cc = f"{t.cross}gcc" if t.cross else "gcc"
-    run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", out,
-         os.path.join(ROOT, "selftests/guest/okptest.c")],
+    kselftest = run([os.path.join(TOOLS, "fetch-kselftest")],
+                    "extracting the kselftest harness").strip()
+    # The harness's header is not -Wextra clean: a system header here.
+    run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+         "-isystem", kselftest, "-o", out,
+         os.path.join(ROOT, "selftests/okptest.c")],
         f"building okptest for {t.arch}")
     t.okptest = out
 

@@ -100,26 +100,12 @@ struct Kernel {
 	uint64_t lowest_module_address() const { return ((end + 4095) & ~4095ull) - (1ull << 31); }
 };
 
-// Loads vmlinux and System.map; false when either is unreadable.
-inline bool load_kernel(const std::string &vmlinux, const std::string &system_map, Kernel &kernel)
+// Reads "ADDRESS TYPE NAME" lines (System.map, or /proc/kallsyms as
+// okptest's kallsyms suite dumps it): every name into by_name, the text
+// symbols inside executable sections into functions.
+inline void read_symbols(const std::string &path, Kernel &kernel)
 {
-	std::ifstream file(vmlinux, std::ios::binary);
-	kernel.image.assign(std::istreambuf_iterator<char>(file), {});
-	if (kernel.image.size() < sizeof(Elf64_Ehdr) || memcmp(kernel.image.data(), ELFMAG, SELFMAG) != 0)
-		return false;
-	Elf64_Ehdr header;
-	memcpy(&header, kernel.image.data(), sizeof(header));
-	if (header.e_machine != EM_RISCV)
-		return false;
-	std::vector<Elf64_Shdr> headers(header.e_shnum);
-	memcpy(headers.data(), kernel.image.data() + header.e_shoff, header.e_shnum * sizeof(Elf64_Shdr));
-	const char *names = reinterpret_cast<const char *>(kernel.image.data() + headers[header.e_shstrndx].sh_offset);
-	for (const Elf64_Shdr &s : headers)
-		if (s.sh_type == SHT_PROGBITS && (s.sh_flags & SHF_ALLOC))
-			kernel.sections.push_back({names + s.sh_name, s.sh_addr, s.sh_size, s.sh_offset,
-						   (s.sh_flags & SHF_EXECINSTR) != 0});
-
-	std::ifstream lines(system_map);
+	std::ifstream lines(path);
 	std::string line;
 	while (std::getline(lines, line)) {
 		std::istringstream fields(line);
@@ -134,6 +120,11 @@ inline bool load_kernel(const std::string &vmlinux, const std::string &system_ma
 	}
 	std::stable_sort(kernel.functions.begin(), kernel.functions.end(),
 			 [](const Symbol &a, const Symbol &b) { return a.address < b.address; });
+}
+
+// The kernel's tables, found through its symbols; sorted.
+inline void read_tables(Kernel &kernel)
+{
 	kernel.end = kernel.symbol("_end");
 	kernel.rodata_start = kernel.symbol("__start_rodata");
 	kernel.rodata_end = kernel.symbol("__end_rodata");
@@ -141,21 +132,18 @@ inline bool load_kernel(const std::string &vmlinux, const std::string &system_ma
 	kernel.ro_after_init_end = kernel.symbol("__end_ro_after_init");
 
 	// __ex_table: {int insn, fixup; short type, data}, relative to each field.
-	for (const Section &s : kernel.sections) {
-		if (s.name != "__ex_table")
-			continue;
-		for (uint64_t at = s.address; at + 12 <= s.address + s.size; at += 12)
-			kernel.exception_edges.push_back({at + kernel.read<int32_t>(at),
-							  at + 4 + kernel.read<int32_t>(at + 4),
-							  ExtraEdge::Kind::exception_fixup});
-	}
+	const uint64_t ex_start = kernel.symbol("__start___ex_table"), ex_stop = kernel.symbol("__stop___ex_table");
+	for (uint64_t at = ex_start; ex_start && at + 12 <= ex_stop; at += 12)
+		kernel.exception_edges.push_back({at + kernel.read<int32_t>(at), at + 4 + kernel.read<int32_t>(at + 4),
+						  ExtraEdge::Kind::exception_fixup});
 	// __jump_table: {s32 code, s32 target; long key}, relative.
 	const uint64_t jump_start = kernel.symbol("__start___jump_table"),
 		       jump_stop = kernel.symbol("__stop___jump_table");
 	for (uint64_t at = jump_start; jump_start && at + 16 <= jump_stop; at += 16)
 		kernel.jump_label_edges.push_back({at + kernel.read<int32_t>(at), at + 4 + kernel.read<int32_t>(at + 4),
 						   ExtraEdge::Kind::jump_label});
-	// __mcount_loc: absolute addresses of the patchable function entries.
+	// __mcount_loc: absolute addresses of the patchable function entries
+	// (a raw image's may be unrelocated: its caller reads them instead).
 	const uint64_t mcount_start = kernel.symbol("__start_mcount_loc"),
 		       mcount_stop = kernel.symbol("__stop_mcount_loc");
 	for (uint64_t at = mcount_start; mcount_start && at + 8 <= mcount_stop; at += 8)
@@ -164,6 +152,73 @@ inline bool load_kernel(const std::string &vmlinux, const std::string &system_ma
 	std::sort(kernel.exception_edges.begin(), kernel.exception_edges.end(), by_from);
 	std::sort(kernel.jump_label_edges.begin(), kernel.jump_label_edges.end(), by_from);
 	std::sort(kernel.ftrace_sites.begin(), kernel.ftrace_sites.end());
+}
+
+// A stock kernel's raw Image (Debian's riscv64 package ships no vmlinux
+// or System.map): its bytes from _start on, the symbols okptest's kallsyms
+// suite dumped from a guest booted with nokaslr (text symbols and section
+// bounds, at link addresses), and the ftrace sites it dumped beside them
+// (ftrace-sites-nokaslr.txt: the image's __mcount_loc holds addresses
+// the boot relocates). Text is [_start, _etext) and [_sinittext,
+// _einittext), as the ELF's executable sections would be.
+inline bool load_raw_kernel(std::vector<uint8_t> &&bytes, const std::string &symbols, Kernel &kernel)
+{
+	Kernel names;
+	names.sections.push_back({"all", 0, ~0ull, 1, true});
+	read_symbols(symbols, names);
+	const uint64_t start = names.symbol("_start"), etext = names.symbol("_etext");
+	if (!start || etext <= start)
+		return false;
+	// Offsets start past one page of zeros: an offset of 0 means "no
+	// bytes" to section_of.
+	constexpr uint64_t front = 4096;
+	const std::vector<uint8_t> raw = std::move(bytes); // may be kernel.image
+	kernel.image.assign(front, 0);
+	kernel.image.insert(kernel.image.end(), raw.begin(), raw.end());
+	const uint64_t size = raw.size();
+	const auto add = [&](const char *name, uint64_t from, uint64_t to, bool executable) {
+		if (from >= start && to > from && to - start <= size)
+			kernel.sections.push_back({name, from, to - from, front + (from - start), executable});
+	};
+	add(".text", start, etext, true);
+	add(".init.text", names.symbol("_sinittext"), names.symbol("_einittext"), true);
+	add("image", start, start + size, false);
+	read_symbols(symbols, kernel);
+	read_tables(kernel);
+	const std::string directory = symbols.substr(0, symbols.rfind('/') + 1);
+	std::ifstream sites(directory + "ftrace-sites-nokaslr.txt");
+	std::string site;
+	kernel.ftrace_sites.clear();
+	while (sites >> site)
+		kernel.ftrace_sites.push_back(std::stoull(site, nullptr, 16));
+	std::sort(kernel.ftrace_sites.begin(), kernel.ftrace_sites.end());
+	return !kernel.functions.empty();
+}
+
+// Loads vmlinux and System.map, or a raw Image and the symbols dumped from
+// its guest (load_raw_kernel); false when either is unreadable.
+inline bool load_kernel(const std::string &vmlinux, const std::string &system_map, Kernel &kernel)
+{
+	std::ifstream file(vmlinux, std::ios::binary);
+	kernel.image.assign(std::istreambuf_iterator<char>(file), {});
+	if (kernel.image.size() >= SELFMAG && memcmp(kernel.image.data(), ELFMAG, SELFMAG) != 0)
+		return load_raw_kernel(std::move(kernel.image), system_map, kernel);
+	if (kernel.image.size() < sizeof(Elf64_Ehdr))
+		return false;
+	Elf64_Ehdr header;
+	memcpy(&header, kernel.image.data(), sizeof(header));
+	if (header.e_machine != EM_RISCV)
+		return false;
+	std::vector<Elf64_Shdr> headers(header.e_shnum);
+	memcpy(headers.data(), kernel.image.data() + header.e_shoff, header.e_shnum * sizeof(Elf64_Shdr));
+	const char *names = reinterpret_cast<const char *>(kernel.image.data() + headers[header.e_shstrndx].sh_offset);
+	for (const Elf64_Shdr &s : headers)
+		if (s.sh_type == SHT_PROGBITS && (s.sh_flags & SHF_ALLOC))
+			kernel.sections.push_back({names + s.sh_name, s.sh_addr, s.sh_size, s.sh_offset,
+						   (s.sh_flags & SHF_EXECINSTR) != 0});
+
+	read_symbols(system_map, kernel);
+	read_tables(kernel);
 	return !kernel.functions.empty();
 }
 

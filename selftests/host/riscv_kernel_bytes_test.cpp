@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-// The riscv64 analysis over every function of a riscv test kernel (vmlinux
-// with symbols, and its System.map): decodes each function to its end and
-// prints a census of breakpoint probes and jump optimization.
+// The riscv64 analysis over every function of a riscv kernel (an own-built
+// vmlinux with symbols and its System.map, or a stock kernel's raw Image
+// and the symbols dumped from its guest): decodes each function to its end
+// and prints a census of breakpoint probes and jump optimization.
 //
 // Needs OKPROBE_RISCV_VMLINUX (and OKPROBE_RISCV_SYSTEM_MAP, default: the
-// System.map next to it), e.g. a directory of ~/.cache/okprobe/riscv-kernel.
+// System.map next to it), e.g. a directory of ~/.cache/okprobe/riscv-kernel,
+// or the Image of ~/.cache/okprobe/debian13/kernel-*-riscv64 and its
+// kallsyms-nokaslr.txt.
 #include "riscv_code.hpp"
 #include "riscv_kernel.hpp"
 #include "riscv/trap_window.hpp"

@@ -3,7 +3,7 @@
 // from linux-image-6.1.0-*-amd64's vmlinuz (sections, no symbol table) and
 // the text symbols of the same kernel's /proc/kallsyms, dumped from a guest
 // booted nokaslr so that they are link addresses (tools/okprobe_build.py's
-// x86_kernel_symbols).
+// kernel_symbols).
 //
 // Shared by the kernel-bytes tests and the benchmark's site sampler.
 #pragma once

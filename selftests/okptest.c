@@ -1,19 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * okptest: okprobe's in-guest test runner, PID 1 of the test initramfs.
+ * okptest: the userspace side of okprobe's selftests, on the kernel's
+ * kselftest harness (kselftest_harness.h, from Debian's linux-source; see
+ * tools/fetch-kselftest). Each suite is a harness fixture; each test runs
+ * in its own child with a timeout and reports KTAP.
  *
- * It mounts what the tests need, runs the test suite named by the kernel
- * command line parameter okptest=SUITE, prints kselftest-style TAP on the
- * console, and powers the guest off. The host side (tools/guest-run) parses
- * the TAP and also fails the run on any kernel warning in the console.
+ * Two ways to run:
+ *  - as PID 1 of a test guest's initramfs: it mounts what the tests need,
+ *    runs the suite named by the kernel command line parameter
+ *    okptest=SUITE with the modules under /lib/okprobe, and powers the
+ *    guest off. The host side (tools/guest_run.py) parses the KTAP and
+ *    also fails the run on any kernel warning in the console.
+ *    okptest=machine runs the okprobe suite the second way, as a child,
+ *    against modules installed by "make install".
+ *  - on a real machine, as root ("sudo make -C selftests run_tests"):
+ *    against the okprobe.ko "make install" put under
+ *    /lib/modules/$(uname -r)/extra (or $OKPROBE_MODULES), on the running
+ *    kernel; it never reboots, mounts only what is not mounted, touches
+ *    only its own kprobe events, and ends with a check of the kernel log.
  *
- * Statically linked for each architecture; no shell is needed (the riscv64
- * guest has none).
+ * Statically linked for each guest architecture; no shell is needed (the
+ * riscv64 guest has none).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,21 +37,77 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
-#define ARRAY_SIZE(array) (sizeof(array) / sizeof((array)[0]))
+#include "kselftest_harness.h"
 
-#define MODULE_DIR "/lib/okprobe"
-#define OKPROBE_KO MODULE_DIR "/okprobe.ko"
-#define SAMPLE_KO MODULE_DIR "/okprobe_sample.ko"
-#define WARN_KO MODULE_DIR "/okprobe_test_warn.ko"
-#define SELFTEST_KO MODULE_DIR "/okprobe_selftest.ko"
-#define TARGET_KO MODULE_DIR "/okprobe_test_target.ko"
-#define GONE_KO MODULE_DIR "/okprobe_test_gone.ko"
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(array) (sizeof(array) / sizeof((array)[0]))
+#endif
+
+/*
+ * Where the modules are: a test guest's initramfs has them flat under
+ * /lib/okprobe; "make install" puts them under
+ * /lib/modules/KREL/extra/{,samples/,selftests/modules/}. Found by name
+ * under the root at start-up.
+ */
+static char module_root[PATH_MAX / 2] = "/lib/okprobe";
+static struct {
+	const char *name;
+	char path[PATH_MAX];
+} module_files[] = {
+	{ .name = "okprobe.ko" },	      { .name = "okprobe_sample.ko" },
+	{ .name = "okprobe_test_warn.ko" },   { .name = "okprobe_selftest.ko" },
+	{ .name = "okprobe_test_target.ko" }, { .name = "okprobe_test_gone.ko" },
+	{ .name = "okprobe_bench.ko" },
+};
+
+static const char *module_path(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(module_files); i++)
+		if (!strcmp(module_files[i].name, name))
+			break;
+	if (i == ARRAY_SIZE(module_files))
+		abort(); /* a name missing from the table above */
+	if (!module_files[i].path[0])
+		snprintf(module_files[i].path, sizeof(module_files[i].path),
+			 "%s/%s", module_root, name);
+	return module_files[i].path;
+}
+
+static int note_module_file(const char *path, const struct stat *st,
+			    int type, struct FTW *ftw)
+{
+	size_t i;
+
+	(void)st;
+	if (type != FTW_F)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(module_files); i++)
+		if (!strcmp(path + ftw->base, module_files[i].name))
+			snprintf(module_files[i].path,
+				 sizeof(module_files[i].path), "%s", path);
+	return 0;
+}
+
+static void find_modules(void)
+{
+	nftw(module_root, note_module_file, 16, FTW_PHYS);
+}
+
+#define OKPROBE_KO module_path("okprobe.ko")
+#define SAMPLE_KO module_path("okprobe_sample.ko")
+#define WARN_KO module_path("okprobe_test_warn.ko")
+#define SELFTEST_KO module_path("okprobe_selftest.ko")
+#define TARGET_KO module_path("okprobe_test_target.ko")
+#define GONE_KO module_path("okprobe_test_gone.ko")
 #define SYSCTL_OPTIMIZATION "/proc/sys/debug/kprobes_optimization"
 #define DEBUGFS_DIR "/sys/kernel/debug/okprobe"
 #ifdef __x86_64__
@@ -45,6 +115,9 @@
 #else
 #define IS_X86 0
 #endif
+
+/* Running as a guest's PID 1 (else on a machine, as a user would). */
+static int guest_init;
 
 /* ---- Output -------------------------------------------------------------- */
 
@@ -80,26 +153,29 @@ static int fail(const char *format, ...)
 	return 1;
 }
 
-#define SKIP 2
+#define RESULT_SKIP 2
 static int skip(const char *reason)
 {
 	snprintf(why, sizeof(why), "%s", reason);
-	return SKIP;
+	return RESULT_SKIP;
 }
 
-/* TAP numbering: tests may report sub-results, so the plan comes last. */
-static int tap_number;
-
-static void report(int result, const char *name, const char *detail)
+/*
+ * A test's own sub-results (the in-kernel suite's), printed as a KTAP
+ * subtest: indented, with their own numbering and plan, before the
+ * harness's line for the test itself.
+ */
+static void report_subtests(const int *failed, const char *const *names,
+			    const char *const *details, int count)
 {
-	tap_number++;
-	if (result == SKIP) {
-		say("ok %d %s # SKIP %s", tap_number, name, detail);
-	} else if (result == 0) {
-		say("ok %d %s", tap_number, name);
-	} else {
-		say("# %s", detail);
-		say("not ok %d %s", tap_number, name);
+	int i;
+
+	say("    KTAP version 1");
+	say("    1..%d", count);
+	for (i = 0; i < count; i++) {
+		if (failed[i] && details[i][0])
+			say("    # %s", details[i]);
+		say("    %sok %d %s", failed[i] ? "not " : "", i + 1, names[i]);
 	}
 }
 
@@ -156,6 +232,15 @@ static int write_file(const char *path, const char *text)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+#define TRACING "/sys/kernel/tracing"
+
+/* tracefs at its place, unless it is there (a machine's usually is). */
+static void mount_tracefs_if_needed(void)
+{
+	if (!exists(TRACING "/README"))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
 }
 
 /* ---- Kernel log ---------------------------------------------------------- */
@@ -680,12 +765,18 @@ static int test_loader_script(void)
 	pid_t child;
 	int status;
 
+	/* In the tree, tools/okprobe-load (selftests/Makefile says where). */
+	const char *loader = getenv("OKPROBE_LOAD");
+
+	if (!loader)
+		loader = "/sbin/okprobe-load";
 	if (!exists("/bin/sh"))
 		return skip("no shell in this guest");
+	if (!exists(loader))
+		return skip("no okprobe-load: set OKPROBE_LOAD to tools/okprobe-load");
 	child = fork();
 	if (child == 0) {
-		execl("/bin/sh", "sh", "/sbin/okprobe-load", OKPROBE_KO,
-		      (char *)NULL);
+		execl("/bin/sh", "sh", loader, OKPROBE_KO, (char *)NULL);
 		_exit(127);
 	}
 	CHECK(child > 0 && waitpid(child, &status, 0) == child,
@@ -754,6 +845,9 @@ static int test_in_kernel_probes(void)
 	const unsigned long resident_offset = IS_X86 ? 3 : 6;
 	char list[2048] = "", *line, *name, resident[64] = "", where[64];
 	char params[128] = "", pad[32] = "0";
+	enum { MAX_SUBTESTS = 256 };
+	static const char *sub_names[MAX_SUBTESTS], *sub_details[MAX_SUBTESTS];
+	static int sub_failed[MAX_SUBTESTS];
 	unsigned long entry_pad;
 	int ret, number, lines = 0, failed = 0;
 	size_t i;
@@ -800,7 +894,8 @@ static int test_in_kernel_probes(void)
 		      where, refusals[i].why,
 		      at ? (int)strcspn(at, "\n") : 0, at ? at : "");
 	}
-	for (line = strtok(results, "\n"); line; line = strtok(NULL, "\n")) {
+	for (line = strtok(results, "\n"); line && lines < MAX_SUBTESTS;
+	     line = strtok(NULL, "\n")) {
 		int bad = strncmp(line, "ok ", 3) != 0;
 		char *detail = strstr(line, " # ");
 
@@ -809,10 +904,13 @@ static int test_in_kernel_probes(void)
 		name = strchr(line + (bad ? 7 : 3), ' ');
 		if (detail)
 			*detail = '\0';
-		report(bad, name ? name + 1 : line, detail ? detail + 3 : "");
+		sub_failed[lines] = bad;
+		sub_names[lines] = name ? name + 1 : line;
+		sub_details[lines] = detail ? detail + 3 : "";
 		lines++;
 		failed += bad;
 	}
+	report_subtests(sub_failed, sub_names, sub_details, lines);
 	CHECK(lines > 10, "only %d in-kernel results", lines);
 	CHECK(!failed, "%d in-kernel tests failed", failed);
 	return 0;
@@ -1173,15 +1271,28 @@ static int test_enable_disable_switches(void)
 #define KPROBE_EVENTS "/sys/kernel/tracing/kprobe_events"
 #define KPROBES_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
 
-/* Removes every kprobe_events probe (opening with O_TRUNC, as "> file"). */
-static int clear_kprobe_events(void)
+/*
+ * Removes okptest's own kprobe events (group okptest), leaving any others
+ * a machine has; 0 or -errno.
+ */
+static int clear_okptest_events(void)
 {
-	int fd = open(KPROBE_EVENTS, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	static char events[1 << 16];
+	char remove[128], *line;
+	int ret = read_file(KPROBE_EVENTS, events, sizeof(events));
 
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 0;
+	for (line = strtok(ret ? NULL : events, "\n"); line;
+	     line = strtok(NULL, "\n")) {
+		char *name = strstr(line, ":okptest/");
+
+		if (!name)
+			continue;
+		snprintf(remove, sizeof(remove), "-:okptest/%.*s",
+			 (int)strcspn(name + 9, " "), name + 9);
+		if (write_file(KPROBE_EVENTS, remove))
+			ret = -EBUSY;
+	}
+	return ret;
 }
 
 static int blacklist_lists(const char *function)
@@ -1230,7 +1341,7 @@ static int kprobe_events_steps(void)
 		 FTRACE_SITE_SIZE : 0);
 	ret = write_file(KPROBE_EVENTS, other);
 	CHECK(ret == 0, "'%s': %s", other, strerror(-ret));
-	CHECK(clear_kprobe_events() == 0, "clearing kprobe_events");
+	CHECK(clear_okptest_events() == 0, "clearing kprobe_events");
 	ret = unload_module("okprobe_sample");
 	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
 	CHECK(!blacklist_lists("ksys_read"),
@@ -1242,7 +1353,7 @@ static int kprobe_events_steps(void)
 		unload_module("okprobe_sample");
 	CHECK(ret == -EBUSY, "the sample client beside the event: %s",
 	      ret ? strerror(-ret) : "loaded");
-	CHECK(clear_kprobe_events() == 0, "clearing kprobe_events");
+	CHECK(clear_okptest_events() == 0, "clearing kprobe_events");
 	ret = load_module(SAMPLE_KO, sample_params);
 	CHECK(ret == 0, "the sample client after the event: %s",
 	      strerror(-ret));
@@ -1255,13 +1366,12 @@ static int test_kprobe_events(void)
 {
 	int ret;
 
-	if (!exists("/sys/kernel/tracing/README"))
-		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	mount_tracefs_if_needed();
 	if (!exists(KPROBE_EVENTS))
 		return skip("the kernel has no kprobe_events");
 	ret = kprobe_events_steps();
 	if (ret) {
-		clear_kprobe_events();
+		clear_okptest_events();
 		unload_module("okprobe_sample");
 		unload_module("okprobe");
 	}
@@ -1378,7 +1488,7 @@ static int gone_test_steps(void)
 
 static int test_module_gone(void)
 {
-	static const struct test_module modules[] = {
+	const struct test_module modules[] = {
 		{ TARGET_KO, "", "okprobe_test_target" },
 	};
 
@@ -1403,7 +1513,7 @@ static int show(const char *path)
 	return 0;
 }
 
-static int demo_load(void)
+static int demo_step_load(void)
 {
 	STEP(load_okprobe(default_params));
 	say("# $ insmod okprobe_sample.ko %s", sample_params);
@@ -1411,7 +1521,7 @@ static int demo_load(void)
 	       fail("the sample client did not load");
 }
 
-static int demo_show(void)
+static int demo_step_show(void)
 {
 	char line[512] = "";
 
@@ -1441,7 +1551,7 @@ static int demo_show(void)
 	return 0;
 }
 
-static int demo_unload(void)
+static int demo_step_unload(void)
 {
 	CHECK(unload_module("okprobe_sample") == 0, "unloading the sample");
 	return unload_okprobe();
@@ -1458,8 +1568,9 @@ static int demo_unload(void)
  * ("# coverage: " lines; x86 only so far). Fails only when the run is
  * broken (a module does not load, a hit count is wrong), never on speed.
  */
-#define BENCH_KO MODULE_DIR "/okprobe_bench.ko"
-#define BENCH_SITES MODULE_DIR "/bench-sites.txt"
+#define BENCH_KO module_path("okprobe_bench.ko")
+/* Only test guests have it (tools/bench puts it there). */
+#define BENCH_SITES "/lib/okprobe/bench-sites.txt"
 #define BENCH_CONTROL "/sys/kernel/debug/okprobe_bench/control"
 #define KPROBES_LIST "/sys/kernel/debug/kprobes/list"
 #define KERNEL_OPTIMIZATION "/proc/sys/debug/kprobes-optimization"
@@ -2604,7 +2715,6 @@ static int bench_coverage(void)
  * 10^6 hits (half through the jump, half through the breakpoint with a
  * post_handler) count exactly and leave the console clean.
  */
-#define TRACING "/sys/kernel/tracing"
 #define TRACED_HITS 500000
 
 /* kprobe_events lines taken on okprobe's text symbols, of *offered. */
@@ -2631,7 +2741,7 @@ static int kprobe_events_on_okprobe(int *offered, char *first, size_t size)
 			snprintf(first, size, "%s", name);
 	}
 	fclose(symbols);
-	clear_kprobe_events();
+	clear_okptest_events();
 	return taken;
 }
 
@@ -2694,8 +2804,7 @@ static int test_traced_okprobe(void)
 	char tracers[512] = "";
 	int ret;
 
-	if (!exists(TRACING "/README"))
-		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	mount_tracefs_if_needed();
 	read_file(TRACING "/available_tracers", tracers, sizeof(tracers));
 	if (!strstr(tracers, "function"))
 		return skip("the kernel has no function tracer");
@@ -2703,6 +2812,10 @@ static int test_traced_okprobe(void)
 		return skip("the kernel has no kprobe_events");
 	if (!exists(BENCH_KO))
 		return skip("no okprobe_bench.ko for this architecture");
+	/* On a machine, the function tracer may be someone else's. */
+	read_file(TRACING "/current_tracer", tracers, sizeof(tracers));
+	if (!guest_init && strcmp(tracers, "nop\n"))
+		return skip("the function tracer is in use (current_tracer is not nop)");
 	ret = traced_steps();
 	if (ret) {
 		write_file(TRACING "/current_tracer", "nop");
@@ -3007,24 +3120,48 @@ static int bench_unload(void)
 /* ---- Kernel facts for host-side analysis --------------------------------- */
 
 /*
- * Prints every text symbol of /proc/kallsyms as "# kallsyms ADDRESS TYPE
- * NAME [MODULE]" lines. Booted with nokaslr, the addresses match the
- * kernel image's link addresses, so host tools can find functions in the
- * vmlinux extracted from Debian's vmlinuz (which carries no symbol table).
+ * The section bounds host tools need beside the functions, to find a
+ * stock kernel's tables in its raw image (riscv: no ELF, no System.map).
+ * Only kernels with KALLSYMS_ALL list the data ones.
+ */
+static const char *const section_bounds[] = {
+	"_start", "_end", "__start_rodata", "__end_rodata",
+	"__start_ro_after_init", "__end_ro_after_init", "__start___ex_table",
+	"__stop___ex_table", "__start___jump_table", "__stop___jump_table",
+	"_sinittext", "_einittext", "_stext", "_etext",
+};
+
+static int is_section_bound(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(section_bounds); i++)
+		if (!strcmp(name, section_bounds[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * Prints every text symbol of /proc/kallsyms, and the section bounds
+ * above, as "# kallsyms ADDRESS TYPE NAME [MODULE]" lines; then each
+ * ftrace site the kernel lists (6.6 and later) as "# ftrace ADDRESS".
+ * Booted with nokaslr, the addresses match the kernel image's link
+ * addresses, so host tools can find functions in the image extracted from
+ * Debian's package (which carries no symbol table).
  */
 static int dump_kallsyms(void)
 {
-	FILE *kallsyms = fopen("/proc/kallsyms", "re");
-	char line[512], out[600];
+	FILE *kallsyms = fopen("/proc/kallsyms", "re"), *sites;
+	char line[512], out[600], name[256];
 	size_t length;
-	long count = 0;
+	long count = 0, ftrace = 0;
 
 	CHECK(kallsyms, "cannot open /proc/kallsyms");
 	while (fgets(line, sizeof(line), kallsyms)) {
 		char type;
 
-		if (sscanf(line, "%*s %c", &type) != 1 ||
-		    (type != 't' && type != 'T'))
+		if (sscanf(line, "%*s %c %255s", &type, name) != 2 ||
+		    (type != 't' && type != 'T' && !is_section_bound(name)))
 			continue;
 		length = snprintf(out, sizeof(out), "# kallsyms %s", line);
 		if (write(1, out, length) < 0)
@@ -3033,6 +3170,22 @@ static int dump_kallsyms(void)
 	}
 	fclose(kallsyms);
 	CHECK(count > 1000, "only %ld text symbols", count);
+	mount_tracefs_if_needed();
+	sites = fopen(TRACING "/available_filter_functions_addrs", "re");
+	while (sites && fgets(line, sizeof(line), sites)) {
+		char *end;
+		unsigned long address = strtoul(line, &end, 16);
+
+		if (end == line)
+			continue;
+		length = snprintf(out, sizeof(out), "# ftrace %lx\n", address);
+		if (write(1, out, length) < 0)
+			break;
+		ftrace++;
+	}
+	if (sites)
+		fclose(sites);
+	say("# %ld symbols, %ld ftrace sites", count, ftrace);
 	return 0;
 }
 
@@ -3060,78 +3213,196 @@ static int test_deliberate_hang(void)
 	return 0;
 }
 
-/* ---- Suites -------------------------------------------------------------- */
+/* ---- The kernel log -------------------------------------------------------- */
 
-struct test {
-	const char *name;
-	int (*run)(void);
+/* Where the kernel log stood when okptest started. */
+static int kmsg_at_start = -1;
+
+/*
+ * What in a kernel message means the kernel is unwell: the patterns
+ * tools/guest_run.py fails a guest's console on.
+ */
+static const char *const kernel_problems[] = {
+	"Oops",
+	"BUG:",
+	"kernel BUG",
+	"WARNING:",
+	"Kernel panic",
+	"Unable to handle kernel",
+	"general protection fault",
+	"possible circular locking",
+	"possible recursive locking",
+	"inconsistent lock state",
+	"suspicious RCU usage",
+	"blocked for more than",
+	"rcu_sched self-detected stall",
+	"rcu_preempt self-detected stall",
+	"detected stalls on CPUs",
+	"soft lockup",
+	"hard LOCKUP",
+	"Call Trace:",
+	"Call trace:",
+	"turning off the locking correctness validator",
 };
 
-#define TEST(function, description) { description, function }
+static int test_kernel_log_clean(void)
+{
+	char record[2048], *message;
+	int problems = 0;
+	ssize_t got;
+	size_t i;
 
-static const struct test okprobe_suite[] = {
-	TEST(test_load, "okprobe.ko loads and finds the core exception table"),
-	TEST(test_sysctl_default, "sysctl kprobes_optimization defaults to 1"),
-	TEST(test_sysctl_write, "sysctl kprobes_optimization takes 0 and 1"),
-	TEST(test_sysctl_rejects, "sysctl kprobes_optimization rejects other values with EINVAL"),
-	TEST(test_debugfs_list, "debugfs list exists and is empty"),
-	TEST(test_debugfs_enabled, "debugfs enabled reads and takes 0/1"),
-	TEST(test_debugfs_blacklist, "debugfs blacklist covers okprobe, noinstr text, NOKPROBE symbols (and riscv entry code)"),
-	TEST(test_sample_client, "sample client loads on okprobe and pins it"),
-	TEST(test_unload, "unload leaves nothing behind"),
-	TEST(test_load_unload_cycles, "20 load/unload cycles without a leak"),
-	TEST(test_loader_parameter, "loads with kallsyms_lookup_name from /proc/kallsyms"),
-	TEST(test_wrong_kallsyms_address, "a wrong kallsyms_lookup_name address fails the load, naming it"),
-	TEST(test_missing_symbol, "a missing kernel symbol fails the load, naming it"),
-	TEST(test_no_kprobes_needs_parameter, "without CONFIG_KPROBES a load without kallsyms_lookup_name= fails, naming it"),
-	TEST(test_loader_script, "tools/okprobe-load loads okprobe"),
-	TEST(test_in_kernel_probes, "in-kernel probe tests (okprobe_selftest.ko)"),
-	TEST(test_syscall_probe_under_load, "a probe on ksys_read counts every read of two concurrent processes"),
-	TEST(test_unload_while_optimized, "the client unloads while its optimized probe is hit on every CPU"),
-	TEST(test_enable_disable_switches, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint"),
-	TEST(test_kprobe_events, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round"),
-	TEST(test_storm, "a storm of probes over syscall-path kernel functions under load: documented refusals, optimized, toggled, text restored"),
-	TEST(test_traced_okprobe, "okprobe under the function tracer: kprobe_events refused on all its text, 10^6 hits exact, console clean"),
-	TEST(test_riscv_liveness, "riscv: a probe optimizes under the psABI and, with psabi_liveness=0, stays a breakpoint and says why"),
-	TEST(test_module_gone, "a probe on module text turns [GONE] on unload; freed init text is refused"),
-};
+	if (kmsg_at_start < 0)
+		return skip("/dev/kmsg cannot be read");
+	for (;;) {
+		got = read(kmsg_at_start, record, sizeof(record) - 1);
+		if (got < 0 && errno == EPIPE)
+			continue; /* overwritten records: keep reading */
+		if (got <= 0)
+			break;
+		record[got] = '\0';
+		message = strchr(record, ';');
+		message = message ? message + 1 : record;
+		message[strcspn(message, "\n")] = '\0';
+		for (i = 0; i < ARRAY_SIZE(kernel_problems); i++)
+			if (strstr(message, kernel_problems[i]))
+				break;
+		if (i < ARRAY_SIZE(kernel_problems) && !problems++)
+			snprintf(why, sizeof(why), "the kernel logged: %.400s",
+				 message);
+	}
+	return problems ? 1 : 0;
+}
 
-static const struct test demo_suite[] = {
-	TEST(demo_load, "load okprobe.ko and the sample client"),
-	TEST(demo_show, "show the debugfs files; the probe goes [OPTIMIZED] and back with the sysctl"),
-	TEST(demo_unload, "unload both; nothing is left behind"),
-};
+/* ---- Suites: kselftest harness fixtures ------------------------------------ */
 
-static const struct test bench_suite[] = {
-	TEST(bench_load, "load okprobe.ko and okprobe_bench.ko"),
-	TEST(bench_measure, "measure every configuration; hit counts match calls"),
-	TEST(bench_coverage, "register a sample of kernel instructions with kprobes, then okprobe; count, time, unregister"),
-	TEST(bench_unload, "unload both"),
-};
+/*
+ * Runs one of okptest's test functions as a harness test: its failure
+ * reason becomes the test's diagnostic, a skip the harness's SKIP.
+ */
+static void run_test(struct __test_metadata *_metadata, int (*test)(void),
+		     const char *description)
+{
+	int result;
 
-static const struct test kallsyms_suite[] = {
-	TEST(dump_kallsyms, "print the kernel's text symbols"),
-};
+	say("# %s", description);
+	why[0] = '\0';
+	result = test();
+	for (char *c = why; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	if (result == RESULT_SKIP)
+		SKIP(return, "%s", why);
+	if (result) {
+		say("# %s", why);
+		_metadata->passed = 0;
+	}
+}
 
-static const struct test selftest_fail_suite[] = {
-	TEST(test_deliberate_failure, "harness self-test: a deliberately failing test"),
-};
+/*
+ * A suite is a fixture without data. Tests of a fixture run in the order
+ * written, each in its own process with a timeout; the harness kills a
+ * test that outlives it and goes on with the next. The timeouts are for
+ * QEMU without KVM, where the slow tests take minutes.
+ */
+#define SUITE(suite)                                                           \
+	FIXTURE(suite)                                                         \
+	{                                                                      \
+		int unused;                                                    \
+	};                                                                     \
+	FIXTURE_SETUP(suite)                                                   \
+	{                                                                      \
+	}                                                                      \
+	FIXTURE_TEARDOWN(suite)                                                \
+	{                                                                      \
+	}
 
-static const struct test selftest_warn_suite[] = {
-	TEST(test_deliberate_warning, "harness self-test: a module that WARNs"),
-};
+#define OKPTEST(suite, name, function, seconds, description)                  \
+	TEST_F_TIMEOUT(suite, name, seconds)                                   \
+	{                                                                      \
+		run_test(_metadata, function, description);                    \
+	}
 
-static const struct test selftest_hang_suite[] = {
-	TEST(test_deliberate_hang, "harness self-test: a guest that hangs"),
-};
+/* Most tests take seconds; the long ones (TCG, riscv) a few minutes. */
+#define SHORT 300
+#define LONG 1200
 
-struct suite {
-	const char *name;
-	const struct test *tests;
-	size_t count;
-};
+SUITE(okprobe)
+OKPTEST(okprobe, load, test_load, SHORT, "okprobe.ko loads and finds the core exception table")
+OKPTEST(okprobe, sysctl_default, test_sysctl_default, SHORT, "sysctl kprobes_optimization defaults to 1")
+OKPTEST(okprobe, sysctl_write, test_sysctl_write, SHORT, "sysctl kprobes_optimization takes 0 and 1")
+OKPTEST(okprobe, sysctl_rejects, test_sysctl_rejects, SHORT, "sysctl kprobes_optimization rejects other values with EINVAL")
+OKPTEST(okprobe, debugfs_list, test_debugfs_list, SHORT, "debugfs list exists and is empty")
+OKPTEST(okprobe, debugfs_enabled, test_debugfs_enabled, SHORT, "debugfs enabled reads and takes 0/1")
+OKPTEST(okprobe, debugfs_blacklist, test_debugfs_blacklist, SHORT, "debugfs blacklist covers okprobe, noinstr text, NOKPROBE symbols (and riscv entry code)")
+OKPTEST(okprobe, sample_client, test_sample_client, SHORT, "sample client loads on okprobe and pins it")
+OKPTEST(okprobe, unload, test_unload, SHORT, "unload leaves nothing behind")
+OKPTEST(okprobe, load_unload_cycles, test_load_unload_cycles, SHORT, "20 load/unload cycles without a leak")
+OKPTEST(okprobe, loader_parameter, test_loader_parameter, SHORT, "loads with kallsyms_lookup_name from /proc/kallsyms")
+OKPTEST(okprobe, wrong_kallsyms_address, test_wrong_kallsyms_address, SHORT, "a wrong kallsyms_lookup_name address fails the load, naming it")
+OKPTEST(okprobe, missing_symbol, test_missing_symbol, SHORT, "a missing kernel symbol fails the load, naming it")
+OKPTEST(okprobe, no_kprobes_needs_parameter, test_no_kprobes_needs_parameter, SHORT, "without CONFIG_KPROBES a load without kallsyms_lookup_name= fails, naming it")
+OKPTEST(okprobe, loader_script, test_loader_script, SHORT, "tools/okprobe-load loads okprobe")
+OKPTEST(okprobe, in_kernel_probes, test_in_kernel_probes, LONG, "in-kernel probe tests (okprobe_selftest.ko)")
+OKPTEST(okprobe, syscall_probe_under_load, test_syscall_probe_under_load, SHORT, "a probe on ksys_read counts every read of two concurrent processes")
+OKPTEST(okprobe, unload_while_optimized, test_unload_while_optimized, SHORT, "the client unloads while its optimized probe is hit on every CPU")
+OKPTEST(okprobe, enable_disable_switches, test_enable_disable_switches, SHORT, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint")
+OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
+OKPTEST(okprobe, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load: documented refusals, optimized, toggled, text restored")
+OKPTEST(okprobe, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the function tracer: kprobe_events refused on all its text, 10^6 hits exact, console clean")
+OKPTEST(okprobe, riscv_liveness, test_riscv_liveness, SHORT, "riscv: a probe optimizes under the psABI and, with psabi_liveness=0, stays a breakpoint and says why")
+OKPTEST(okprobe, module_gone, test_module_gone, SHORT, "a probe on module text turns [GONE] on unload; freed init text is refused")
+OKPTEST(okprobe, kernel_log_clean, test_kernel_log_clean, SHORT, "nothing in the kernel log since okptest began matches a kernel problem (an oops, a warning, lockdep, RCU stalls)")
 
-#define SUITE(name, array) { name, array, ARRAY_SIZE(array) }
+SUITE(demo)
+OKPTEST(demo, load, demo_step_load, SHORT, "load okprobe.ko and the sample client")
+OKPTEST(demo, show, demo_step_show, SHORT, "show the debugfs files; the probe goes [OPTIMIZED] and back with the sysctl")
+OKPTEST(demo, unload, demo_step_unload, SHORT, "unload both; nothing is left behind")
+
+/*
+ * The benchmark's steps share what they measured, so they run in one
+ * test (each in its own process, they could not).
+ */
+static int bench_run(void)
+{
+	static const char *const names[] = {
+		"load okprobe.ko and okprobe_bench.ko",
+		"measure every configuration; hit counts match calls",
+		"register a sample of kernel instructions with kprobes, then okprobe; count, time, unregister",
+		"unload both",
+	};
+	int (*const steps[])(void) = { bench_load, bench_measure,
+				       bench_coverage, bench_unload };
+	static char details[ARRAY_SIZE(steps)][sizeof(why)];
+	const char *detail_of[ARRAY_SIZE(steps)];
+	int failed[ARRAY_SIZE(steps)] = { 0 }, first = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		why[0] = '\0';
+		/* Nothing to measure without the modules; unload regardless. */
+		if (i == 0 || i == ARRAY_SIZE(steps) - 1 || !failed[0])
+			failed[i] = steps[i]() == 1;
+		snprintf(details[i], sizeof(details[i]), "%s", why);
+		detail_of[i] = details[i];
+		if (failed[i] && !first)
+			first = i + 1;
+	}
+	report_subtests(failed, names, detail_of, ARRAY_SIZE(steps));
+	if (first)
+		snprintf(why, sizeof(why), "%s", details[first - 1]);
+	return first ? 1 : 0;
+}
+
+SUITE(bench)
+OKPTEST(bench, bench, bench_run, 3 * LONG, "the benchmark: per-hit cost and coverage, okprobe against kprobes")
+
+SUITE(kallsyms)
+OKPTEST(kallsyms, dump_kallsyms, dump_kallsyms, SHORT, "print the kernel's text symbols")
+
+/* One test, for working on it: okptest=storm. */
+SUITE(storm)
+OKPTEST(storm, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load")
 
 /*
  * What depends on the function tracer, for the riscv ftrace kernel: the
@@ -3139,48 +3410,81 @@ struct suite {
  * and riscv-6.12 (a stock kernel with ftrace), so make check runs only
  * these on it.
  */
-static const struct test ftrace_suite[] = {
-	TEST(test_load, "okprobe.ko loads and finds the core exception table"),
-	TEST(test_unload, "unload leaves nothing behind"),
-	TEST(test_syscall_probe_under_load, "a probe on ksys_read past its ftrace site counts every read of two concurrent processes"),
-	TEST(test_unload_while_optimized, "the client unloads while its optimized probe is hit on every CPU"),
-	TEST(test_enable_disable_switches, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint"),
-	TEST(test_kprobe_events, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round"),
-	TEST(test_traced_okprobe, "okprobe under the function tracer: kprobe_events refused on all its text, 10^6 hits exact, console clean"),
-};
+SUITE(ftrace)
+OKPTEST(ftrace, load, test_load, SHORT, "okprobe.ko loads and finds the core exception table")
+OKPTEST(ftrace, unload, test_unload, SHORT, "unload leaves nothing behind")
+OKPTEST(ftrace, syscall_probe_under_load, test_syscall_probe_under_load, SHORT, "a probe on ksys_read past its ftrace site counts every read of two concurrent processes")
+OKPTEST(ftrace, unload_while_optimized, test_unload_while_optimized, SHORT, "the client unloads while its optimized probe is hit on every CPU")
+OKPTEST(ftrace, enable_disable_switches, test_enable_disable_switches, SHORT, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint")
+OKPTEST(ftrace, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
+OKPTEST(ftrace, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the function tracer: kprobe_events refused on all its text, 10^6 hits exact, console clean")
+OKPTEST(ftrace, kernel_log_clean, test_kernel_log_clean, SHORT, "nothing in the kernel log since okptest began matches a kernel problem (an oops, a warning, lockdep, RCU stalls)")
 
-/* One test, for working on it: okptest=storm. */
-static const struct test storm_suite[] = {
-	TEST(test_storm, "a storm of probes over syscall-path kernel functions under load"),
-};
+/* Harness self-tests: make check expects these runs to FAIL. */
+SUITE(selftest_fail)
+OKPTEST(selftest_fail, deliberate_failure, test_deliberate_failure, SHORT, "harness self-test: a deliberately failing test")
+SUITE(selftest_warn)
+OKPTEST(selftest_warn, deliberate_warning, test_deliberate_warning, SHORT, "harness self-test: a module that WARNs")
+/* Outlives the host's guest timeout: the guest must be seen to hang. */
+SUITE(selftest_hang)
+OKPTEST(selftest_hang, deliberate_hang, test_deliberate_hang, 3600, "harness self-test: a guest that hangs")
 
-static const struct suite suites[] = {
-	SUITE("okprobe", okprobe_suite),
-	SUITE("demo", demo_suite),
-	SUITE("bench", bench_suite),
-	SUITE("kallsyms", kallsyms_suite),
-	SUITE("storm", storm_suite),
-	SUITE("ftrace", ftrace_suite),
-	SUITE("selftest-fail", selftest_fail_suite),
-	SUITE("selftest-warn", selftest_warn_suite),
-	SUITE("selftest-hang", selftest_hang_suite),
-};
+/* ---- Running ------------------------------------------------------------- */
 
-static void run_suite(const struct suite *suite)
+/*
+ * Keeps only the named fixture in the harness's list: the harness runs
+ * every registered test, and 6.1's has no option to pick a fixture.
+ * Suite names on the command line use '-', fixture names '_'.
+ */
+static int select_suite(const char *wanted)
 {
-	size_t i;
-	int result;
+	struct __fixture_metadata *f;
+	char name[64];
 
-	say("TAP version 13");
-	for (i = 0; i < suite->count; i++) {
-		why[0] = '\0';
-		result = suite->tests[i].run();
-		for (char *c = why; *c; c++)
-			if (*c == '\n')
-				*c = ' ';
-		report(result, suite->tests[i].name, why);
+	snprintf(name, sizeof(name), "%s", wanted);
+	for (char *c = name; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	for (f = __fixture_list; f; f = f->next)
+		if (!strcmp(f->name, name)) {
+			f->next = NULL;
+			f->prev = f;
+			__fixture_list = f;
+			return 0;
+		}
+	return -1;
+}
+
+/*
+ * Runs one suite under the harness; does not return. argv is main's, given
+ * without its arguments (newer harnesses parse options from it).
+ */
+static void run_suite(const char *wanted, char **argv)
+{
+	if (select_suite(wanted)) {
+		say("TAP version 13");
+		say("Bail out! no test suite '%s'", wanted);
+		exit(KSFT_FAIL);
 	}
-	say("1..%d", tap_number);
+	find_modules();
+	probe_kernel();
+	kmsg_at_start = kmsg_mark();
+	exit(test_harness_run(1, argv));
+}
+
+static int is_mounted(const char *where)
+{
+	char mounts[16384], needle[128];
+
+	snprintf(needle, sizeof(needle), " %s ", where);
+	return read_file("/proc/mounts", mounts, sizeof(mounts)) == 0 &&
+	       strstr(mounts, needle);
+}
+
+static void mount_if_needed(const char *type, const char *where)
+{
+	if (!is_mounted(where))
+		mount(type, where, type, 0, NULL);
 }
 
 static void mount_filesystems(void)
@@ -3211,26 +3515,93 @@ static void install_busybox(void)
 		waitpid(child, NULL, 0);
 }
 
-int main(void)
+/*
+ * KTAP for a run that cannot start on this machine: kselftest's "skip"
+ * exit status, and the reason.
+ */
+static int machine_skip(const char *format, ...)
+{
+	char reason[512];
+	va_list args;
+
+	va_start(args, format);
+	vsnprintf(reason, sizeof(reason), format, args);
+	va_end(args);
+	say("TAP version 13");
+	say("1..0 # SKIP %s", reason);
+	return KSFT_SKIP;
+}
+
+/*
+ * On a machine: the installed modules, the running kernel, nothing of
+ * the machine's changed beyond what the tests themselves undo.
+ */
+static int machine_main(int argc, char **argv)
+{
+	const char *modules = getenv("OKPROBE_MODULES");
+	struct utsname kernel;
+
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+		fprintf(stderr, "usage: %s [SUITE]  (as root; default okprobe)\n",
+			argv[0]);
+		return 2;
+	}
+	if (geteuid() != 0)
+		return machine_skip("okptest loads kernel modules: run it as root");
+	uname(&kernel);
+	if (modules)
+		snprintf(module_root, sizeof(module_root), "%s", modules);
+	else
+		snprintf(module_root, sizeof(module_root),
+			 "/lib/modules/%s/extra", kernel.release);
+	find_modules();
+	if (!exists(OKPROBE_KO))
+		return machine_skip("no okprobe.ko under %s: run make install first (or set OKPROBE_MODULES)",
+				    module_root);
+	if (module_loaded("okprobe"))
+		return machine_skip("okprobe is loaded: the suite loads and unloads it itself; unload it and its clients first");
+	mount_if_needed("debugfs", "/sys/kernel/debug");
+	mount_tracefs_if_needed();
+	run_suite(argc == 2 ? argv[1] : "okprobe", argv);
+	return KSFT_FAIL; /* not reached */
+}
+
+/*
+ * PID 1 of a test guest: the suite runs in a child (the harness exits when
+ * done, and PID 1 must not), then the guest powers off.
+ */
+static int guest_main(char **argv)
 {
 	const char *wanted = getenv("okptest");
-	size_t i;
+	pid_t child;
 
+	guest_init = 1;
 	mount_filesystems();
 	install_busybox();
 	setenv("PATH", "/bin:/sbin", 1);
 	if (!wanted)
 		wanted = "okprobe";
-	probe_kernel();
-	for (i = 0; i < ARRAY_SIZE(suites); i++)
-		if (!strcmp(suites[i].name, wanted))
-			break;
-	if (i == ARRAY_SIZE(suites))
-		say("Bail out! no test suite '%s'", wanted);
-	else
-		run_suite(&suites[i]);
+	child = fork();
+	if (child == 0) {
+		/* The okprobe suite as on a machine, from the installed tree. */
+		if (!strcmp(wanted, "machine"))
+			execl("/init", "okptest", (char *)NULL);
+		else
+			run_suite(wanted, argv);
+		_exit(127);
+	}
+	if (child > 0)
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
 	say("# okptest: done");
 	sync();
 	reboot(RB_POWER_OFF);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (getpid() == 1)
+		return guest_main(argv);
+	return machine_main(argc, argv);
 }
