@@ -972,6 +972,11 @@ extern "C" const char *okp_glue_kernel_blacklisted(unsigned long)
 	return nullptr;
 }
 
+extern "C" const char *okp_glue_padding_symbol(unsigned long)
+{
+	return nullptr;
+}
+
 extern "C" const char *okp_glue_foreign_probe(unsigned long, unsigned long)
 {
 	return nullptr;

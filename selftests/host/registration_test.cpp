@@ -26,6 +26,7 @@ constexpr uint64_t kprobed = core_base + 0x2800;   // holds a kernel kprobe
 constexpr uint64_t landing = core_base + 0x2900;   // starts with endbr64
 constexpr uint64_t pad_only = core_base + 0x2a00;  // nothing but endbr64
 constexpr uint64_t sealed = core_base + 0x2b00;	   // starts with a sealed endbr64
+constexpr uint64_t padding = core_base + 0x2bf0;   // __pfx_ before a function
 constexpr uint64_t init_text = 0xffffffff83000000; // freed after boot
 
 struct Function {
@@ -36,7 +37,8 @@ struct Function {
 struct FakeKernel {
 	std::map<std::string, uint64_t> symbols = {
 		{"traced", traced},   {"nokprobe_fn", nokprobe}, {"garbled", garbled},	 {"init_fn", init_text},
-		{"kprobed", kprobed}, {"landing", landing},	 {"pad_only", pad_only}, {"sealed", sealed}};
+		{"kprobed", kprobed}, {"landing", landing},	 {"pad_only", pad_only}, {"sealed", sealed},
+		{"__pfx_after_sealed", padding}};
 	std::vector<Function> functions = {
 		{traced,
 		 {
@@ -65,6 +67,8 @@ struct FakeKernel {
 		{pad_only, {0xf3, 0x0f, 0x1e, 0xfa}},
 		// Its pad sealed by the loader: the 4-byte nop kprobes' is_endbr() knows.
 		{sealed, {0x66, 0x0f, 0x1f, 0x00, 0x55, 0xc3}},
+		// x86's call padding: 16 nops before a function.
+		{padding, std::vector<uint8_t>(16, 0x90)},
 	};
 };
 FakeKernel *fake;
@@ -108,6 +112,11 @@ extern "C" okp_text_kind okp_glue_text_kind(unsigned long address)
 extern "C" const char *okp_glue_kernel_blacklisted(unsigned long address)
 {
 	return address >= nokprobe && address < nokprobe + 2 ? "NOKPROBE_SYMBOL(nokprobe_fn)" : nullptr;
+}
+
+extern "C" const char *okp_glue_padding_symbol(unsigned long address)
+{
+	return address >= padding && address < padding + 16 ? "padding (a __pfx_ symbol)" : nullptr;
 }
 
 extern "C" const char *okp_glue_reserved(unsigned long address, unsigned long length)
@@ -196,6 +205,8 @@ TEST(Registration, EveryRefusalHasItsErrnoAndReason)
 		{"exception-table entry", at_symbol("traced", 6), EPERM, "exception-table entry"},
 		{"an endbr64 inside a function", at_symbol("landing", 5), EPERM, "endbr"},
 		{"a function of nothing but its endbr64", at_symbol("pad_only", 0), EINVAL, "past the end"},
+		{"a function's padding", at_symbol("__pfx_after_sealed", 0), EINVAL, "padding"},
+		{"inside a function's padding", at_address(padding + 7), EINVAL, "padding"},
 	};
 	for (const Case &c : cases) {
 		const okp::Result<Registration> r =

@@ -11,6 +11,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/err.h>
+#include <linux/kprobes.h>
 #include <linux/kernel.h>
 #include <linux/prandom.h>
 #include <linux/slab.h>
@@ -405,9 +406,50 @@ out:
 		   why);
 }
 
+/*
+ * x86's call padding (6.2 and later) puts a __pfx_ symbol of nops before
+ * each function: not code, and rewritten by call depth accounting and
+ * FineIBT. okprobe refuses it with EINVAL, as kprobes does; where there is
+ * none, the symbol is unknown to both.
+ */
+static void okp_test_padding_symbol(void)
+{
+	static const char name[] = "__pfx_strscpy";
+	struct okprobe *probe = kzalloc(sizeof(*probe), GFP_KERNEL);
+	char why[160] = "";
+	bool ok = false;
+	int ret;
+
+	EXPECT(probe, "out of memory");
+	probe->symbol_name = name;
+	probe->pre_handler = okp_input_pre;
+	ret = okprobe_register(probe);
+	if (!ret)
+		okprobe_unregister(probe);
+	EXPECT(ret == -EINVAL || ret == -ENOENT, "okprobe on %s: %d", name,
+	       ret);
+#if IS_ENABLED(CONFIG_KPROBES)
+	{
+		struct kprobe kp = { .symbol_name = name };
+		int kernel_ret = register_kprobe(&kp);
+
+		if (!kernel_ret)
+			unregister_kprobe(&kp);
+		EXPECT(ret == kernel_ret, "%s: okprobe %d, kprobes %d", name,
+		       ret, kernel_ret);
+	}
+#endif
+	ok = true;
+out:
+	okp_report(ok, "a function's padding (__pfx_) is refused with EINVAL, as kprobes refuse it",
+		   why);
+	kfree(probe);
+}
+
 void okp_test_bad_input(okp_target_fn target, unsigned long offset,
 			long (*expect)(long a, long b))
 {
+	okp_test_padding_symbol();
 	okp_test_null_pointers(target, offset, expect);
 	okp_test_unknown_structs(target, offset, expect);
 	okp_test_bad_symbol_names(target, offset, expect);

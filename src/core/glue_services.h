@@ -67,6 +67,12 @@ const char *okp_glue_foreign_probe(unsigned long start, unsigned long size);
  * entries on it left out), or 0.
  */
 const char *okp_glue_kernel_blacklisted(unsigned long address);
+/*
+ * Why address is padding before a function rather than code of one: a
+ * __pfx_ or __cfi_ symbol (x86's call padding, 6.2 and later), as kprobes
+ * refuse them; or 0.
+ */
+const char *okp_glue_padding_symbol(unsigned long address);
 unsigned long okp_glue_read_text(unsigned long address, void *buffer,
 				 unsigned long size);
 

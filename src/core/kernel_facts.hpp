@@ -54,6 +54,13 @@ inline const char *blacklisted(uint64_t address)
 	return why ? why : okp_glue_kernel_blacklisted(address);
 }
 
+// Why address is a function's padding (a __pfx_ or __cfi_ symbol) rather
+// than its code, or nullptr.
+inline const char *padding(uint64_t address)
+{
+	return okp_glue_padding_symbol(address);
+}
+
 // Why [address, address + length) is reserved by another patching
 // mechanism (ftrace, jump label, static call, alternative), or nullptr.
 inline const char *reserved(uint64_t address, size_t length)

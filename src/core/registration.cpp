@@ -64,6 +64,10 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 	case TextKind::module:
 		break;
 	}
+	// Nops the kernel may rewrite (call depth accounting, FineIBT), not
+	// a function's code: kprobes refuse them with EINVAL too.
+	if (const char *why = kernel::padding(target))
+		return refuse(error::einval, why);
 	if (const char *why = kernel::blacklisted(target))
 		return refuse(error::eperm, why);
 	if (const char *why = text.changed_by_others(function, size))

@@ -24,6 +24,8 @@
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -193,6 +195,22 @@ int okp_glue_function_of(unsigned long address, unsigned long *start,
 		return 0;
 	*start = address - offset;
 	return 1;
+}
+
+const char *okp_glue_padding_symbol(unsigned long address)
+{
+	static const char *const why =
+		"the address is padding before a function (a __pfx_ or __cfi_ symbol), not its code";
+	char *name = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+	bool padding;
+
+	if (!name)
+		return NULL;
+	sprint_symbol_no_offset(name, address);
+	padding = str_has_prefix(name, "__pfx_") ||
+		  str_has_prefix(name, "__cfi_");
+	kfree(name);
+	return padding ? why : NULL;
 }
 
 enum okp_text_kind okp_glue_text_kind(unsigned long address)
