@@ -3186,6 +3186,29 @@ static int dump_kallsyms(void)
 	if (sites)
 		fclose(sites);
 	say("# %ld symbols, %ld ftrace sites", count, ftrace);
+	/* What the boot patched text for (x86: retbleed=stuff is call depth
+	 * tracking). */
+	if (read_file("/sys/devices/system/cpu/vulnerabilities/retbleed", line,
+		      sizeof(line)) == 0)
+		say("# retbleed: %.*s", (int)strcspn(line, "\n"), line);
+	return 0;
+}
+
+/*
+ * With okptest_hold=SECONDS on the kernel command line: says so, then
+ * keeps the kernel idle that long, for the host to read the running
+ * kernel's text through QEMU's monitor (the bytes boot-time patching left:
+ * alternatives, jump labels, static calls, ftrace's nops).
+ */
+static int hold_for_text_dump(void)
+{
+	const char *hold = getenv("okptest_hold");
+
+	if (!hold)
+		return skip("no okptest_hold= on the kernel command line");
+	sync();
+	say("# okptest: the kernel's text may be read now");
+	sleep(atoi(hold));
 	return 0;
 }
 
@@ -3399,6 +3422,7 @@ OKPTEST(bench, bench, bench_run, 3 * LONG, "the benchmark: per-hit cost and cove
 
 SUITE(kallsyms)
 OKPTEST(kallsyms, dump_kallsyms, dump_kallsyms, SHORT, "print the kernel's text symbols")
+OKPTEST(kallsyms, hold_for_text_dump, hold_for_text_dump, SHORT, "keep the kernel idle while the host reads its text")
 
 /* One test, for working on it: okptest=storm. */
 SUITE(storm)

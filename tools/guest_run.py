@@ -19,6 +19,7 @@ import dataclasses
 import os
 import re
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -146,10 +147,10 @@ def build_initramfs(path, init, modules, busybox=None, extra_files=(),
 # a stale int3 forever. The kernel's own register_kprobe/unregister_kprobe
 # hang the same way there (checked with the concurrency test's pattern);
 # with thread=single neither does. Documentation/testing.md has the details.
-def qemu_command(arch, kernel, initrd, append, smp=2, memory="1G"):
+def qemu_command(arch, kernel, initrd, append, smp=2, memory="1G", cpu="max"):
     if arch == "x86":
         return ["qemu-system-x86_64", "-machine", "q35",
-                "-accel", "tcg,thread=single", "-cpu", "max",
+                "-accel", "tcg,thread=single", "-cpu", cpu,
                 "-smp", str(smp), "-m", memory, "-nodefaults",
                 "-display", "none", "-serial", "stdio", "-no-reboot",
                 "-kernel", kernel, "-initrd", initrd, "-append", append]
@@ -170,19 +171,49 @@ INIT_DEADLINE = 60
 EARLY_BOOT_RETRIES = 3
 
 
+class Monitor:
+    """QEMU's human monitor on a unix socket: one command at a time."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def command(self, text, timeout=60):
+        """Run one monitor command; return what it printed."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(self.path)
+            reply = b""
+            while not reply.endswith(b"(qemu) "):
+                reply += s.recv(4096)
+            s.sendall(text.encode() + b"\n")
+            reply = b""
+            while not reply.endswith(b"(qemu) "):
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+        return reply.decode("utf-8", "replace")
+
+
 def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
-         kernel_args=""):
+         kernel_args="", on_line=None, cpu="max"):
     """Run the guest; return (console text, seconds, timed_out). A guest
-    that has not started init by INIT_DEADLINE counts as timed out."""
+    that has not started init by INIT_DEADLINE counts as timed out.
+    on_line(line, console, monitor), if given, sees each console line as
+    it comes, with QEMU's monitor (tools/okprobe_build.py reads the
+    running kernel's text through it)."""
     append = f"console=ttyS0 panic=-1 okptest={suite} {kernel_args}".strip()
     if arch == "riscv":
         append += " earlycon"
-    command = qemu_command(arch, kernel, initrd, append)
+    command = qemu_command(arch, kernel, initrd, append, cpu=cpu)
     # For a hung guest: "info registers -a" on this socket shows where
     # every CPU is (Documentation/testing.md).
-    if os.environ.get("OKPROBE_QEMU_MONITOR"):
-        command += ["-monitor",
-                    f"unix:{os.environ['OKPROBE_QEMU_MONITOR']},server,nowait"]
+    monitor_path = os.environ.get("OKPROBE_QEMU_MONITOR")
+    if on_line and not monitor_path:
+        monitor_path = os.path.join(os.path.dirname(initrd), "monitor.sock")
+    if monitor_path:
+        command += ["-monitor", f"unix:{monitor_path},server,nowait"]
+    monitor = Monitor(monitor_path) if monitor_path else None
     start = time.monotonic()
     console = []
     timed_out = False
@@ -209,6 +240,8 @@ def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
                         log.flush()
                     if echo:
                         print(line, flush=True)
+                    if on_line:
+                        on_line(line, console, monitor)
                 continue
             if chunk == b"" or qemu.poll() is not None:
                 if qemu.poll() is not None:
@@ -329,7 +362,7 @@ def judge(console, timed_out, label):
 
 def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
         extra_files=(), timeout=600, log_path=None, echo=False, label=None,
-        kernel_args="", trees=()):
+        kernel_args="", trees=(), on_line=None, cpu="max"):
     label = label or f"{arch}/{suite}"
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, "initramfs.cpio")
@@ -337,7 +370,7 @@ def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
         for attempt in range(EARLY_BOOT_RETRIES + 1):
             console, seconds, timed_out = boot(arch, kernel, initrd, suite,
                                                timeout, log_path, echo,
-                                               kernel_args)
+                                               kernel_args, on_line, cpu)
             # Only a hang before init is retried: nothing of okprobe's
             # (nor any test) has run yet. Every retry is reported.
             if not timed_out or started_init(console.splitlines()) or \

@@ -73,6 +73,19 @@ class Target:
         """Debian 13's stock kernel, built for in the trixie root."""
         return self.name.endswith("-6.12")
 
+    # Debian 13's amd64 kernel has call depth tracking
+    # (MITIGATION_CALL_DEPTH_TRACKING): retbleed=stuff turns it on where
+    # the CPU is one retbleed affects. QEMU's TCG "max" CPU is not; its
+    # Skylake-Client is ("Mitigation: Stuffing"), so the x86-6.12 suite
+    # and census run with the boot's call and return rewriting live.
+    @property
+    def guest_cpu(self):
+        return "Skylake-Client" if self.name == "x86-6.12" else "max"
+
+    @property
+    def guest_args(self):
+        return "retbleed=stuff" if self.name == "x86-6.12" else ""
+
 
 def target(name):
     return Target(name, "riscv" if name.startswith("riscv") else "x86")
@@ -106,32 +119,68 @@ def prepare_kernel(t):
         prune_stale_kernels(out, variant)
 
 
+# x86-64's kernel image is mapped at __START_KERNEL_map + its physical
+# address; booted with nokaslr, at the physical address it was linked for.
+X86_START_KERNEL_MAP = 0xffffffff80000000
+
+
 def kernel_symbols(t):
     """The guest kernel's text symbols and section bounds at their link
     addresses, dumped once from a guest booted with nokaslr (Debian's amd64
     vmlinuz has no symbol table and ships a stub System.map; its riscv64
     package has no vmlinux and no System.map), and its ftrace sites beside
-    them (ftrace-sites-nokaslr.txt). Cached beside the kernel image;
-    returns the symbols file's path."""
+    them (ftrace-sites-nokaslr.txt). On x86, also the running kernel's
+    [_stext, _etext) as boot-time patching left it (runtime-text.bin), read
+    through QEMU's monitor while the guest holds still. Cached beside the
+    kernel image; returns the symbols file's path."""
     directory = os.path.dirname(t.kernel_image)
     path = os.path.join(directory, "kallsyms-nokaslr.txt")
     sites = os.path.join(directory, "ftrace-sites-nokaslr.txt")
-    if os.path.exists(path) and os.path.exists(sites):
+    text = os.path.join(directory, "runtime-text.bin")
+    wanted = [path, sites] + ([text] if t.arch == "x86" else [])
+    if all(os.path.exists(p) for p in wanted):
         return path
     import guest_run
+    dumped = []
+
+    def read_text(line, console, monitor):
+        if not line.startswith("# okptest: the kernel's text may be read") \
+                or t.arch != "x86":
+            return
+        bounds = {}
+        for seen in console:
+            fields = seen.split()
+            if seen.startswith("# kallsyms ") and len(fields) >= 5 and \
+                    fields[4] in ("_stext", "_etext"):
+                bounds[fields[4]] = int(fields[2], 16)
+        start, end = bounds.get("_stext"), bounds.get("_etext")
+        if not start or not end or end <= start:
+            return
+        # The file name quoted: HMP reads "SIZE /path" as a division.
+        reply = monitor.command(f"pmemsave {start - X86_START_KERNEL_MAP:#x} "
+                                f'{end - start:#x} "{text}.tmp"')
+        if os.path.exists(text + ".tmp") and \
+                os.path.getsize(text + ".tmp") == end - start:
+            dumped.append(reply)
+
     run = guest_run.run(t.arch, t.kernel_image, t.okptest, [], "kallsyms",
-                        timeout=900, kernel_args="nokaslr",
+                        timeout=900, cpu=t.guest_cpu,
+                        kernel_args=f"nokaslr okptest_hold=5 {t.guest_args}",
                         log_path=os.path.join(t.build_dir,
-                                              "console-kallsyms.log"))
+                                              "console-kallsyms.log"),
+                        on_line=read_text)
     lines = run.console.splitlines()
     symbols = [line[len("# kallsyms "):] for line in lines
                if line.startswith("# kallsyms ")]
     ftrace = [line[len("# ftrace "):] for line in lines
               if line.startswith("# ftrace ")]
-    if run.failed or len(symbols) < 1000:
-        raise StepFailed(f"dumping the {t.name} kernel's symbols",
+    if run.failed or len(symbols) < 1000 or (t.arch == "x86" and not dumped):
+        raise StepFailed(f"dumping the {t.name} kernel's symbols and text",
                          "\n".join(f"{r.name}: {r.detail[:200]}"
-                                    for r in run.failed))
+                                    for r in run.failed) or
+                         "QEMU's monitor did not save the kernel's text")
+    if dumped:
+        os.replace(text + ".tmp", text)
     for name, content in ((sites, ftrace), (path, symbols)):
         with open(name + ".tmp", "w") as f:
             f.write("\n".join(content) + "\n")

@@ -410,14 +410,18 @@ size_t code_references(const CodeRange &function, const Thunks &thunks, unsigned
 		       size_t capacity)
 {
 	ExternalReferences found{function, targets, capacity};
-	for (size_t offset = 0; offset < function.size;) {
+	size_t offset = 0, last = 0;
+	bool transfers = false;
+	while (offset < function.size) {
 		const size_t left = function.size - offset;
 		const Analysis a = analyze_instruction(function.bytes + offset,
 						       left < max_instruction_length ? left : max_instruction_length,
 						       function.address + offset, thunks);
 		if (a.length == 0 || a.refusal == Refusal::undecodable)
 			break;
+		last = offset;
 		offset += a.length;
+		transfers |= a.transfer != Transfer::none || a.refusal == Refusal::breakpoint;
 		const bool wanted =
 			a.relative_branch
 				? (a.transfer == Transfer::jump && (kinds & references::jumps)) ||
@@ -426,6 +430,12 @@ size_t code_references(const CodeRange &function, const Thunks &thunks, unsigned
 		if (wanted)
 			found.add(a.target);
 	}
+	// Padding: straight-line code (nops, or call depth accounting) that
+	// runs into what follows. A function's own alignment nops after its
+	// last return are not: the function transfers control before them.
+	if ((kinds & references::falls_through) && !transfers && offset == function.size && function.size &&
+	    falls_through(function.bytes + last, unsigned(offset - last)))
+		found.add(function.address + function.size);
 	return found.count;
 }
 

@@ -8,10 +8,14 @@ namespace {
 
 // Thunks{}: a jump to the return thunk or a call of an indirect thunk is an
 // edge like any other, so the thunks themselves are reached and refused
-// (the handler returns through them).
+// (the handler returns through them). Under call depth tracking the boot
+// aims every call at the callee's padding (its accounting thunk), which
+// falls through into the callee: followed.
 size_t calls_jumps_and_callbacks(const CodeRange &function, uint64_t *targets, size_t capacity)
 {
-	return code_references(function, Thunks{}, references::jumps | references::calls | references::taken_address,
+	return code_references(function, Thunks{},
+			       references::jumps | references::calls | references::taken_address |
+				       references::falls_through,
 			       targets, capacity);
 }
 

@@ -31,6 +31,24 @@ uint64_t KernelImage::end_of(size_t index) const
 	return end;
 }
 
+long overlay_runtime_text(const char *path, KernelImage &kernel)
+{
+	std::ifstream file(path, std::ios::binary);
+	const std::vector<uint8_t> text{std::istreambuf_iterator<char>(file), {}};
+	const auto start = kernel.by_name.find("_stext"), end = kernel.by_name.find("_etext");
+	if (start == kernel.by_name.end() || end == kernel.by_name.end() || text.size() != end->second - start->second)
+		return -1;
+	const KernelSection *section = kernel.section_of(start->second);
+	if (!section || end->second > section->address + section->size)
+		return -1;
+	uint8_t *bytes = kernel.image.data() + section->offset + (start->second - section->address);
+	long changed = 0;
+	for (size_t i = 0; i < text.size(); ++i)
+		changed += bytes[i] != text[i];
+	std::copy(text.begin(), text.end(), bytes);
+	return changed;
+}
+
 const uint8_t *KernelImage::bytes_at(uint64_t address) const
 {
 	const KernelSection *section = section_of(address);

@@ -44,4 +44,11 @@ struct KernelImage {
 // Reads vmlinux and the kallsyms dump; false when either is unusable.
 bool load_kernel_image(const char *vmlinux_path, const char *kallsyms_path, KernelImage &kernel);
 
+// Puts the running kernel's text in place of the image's: the bytes of
+// [_stext, _etext) a guest's QEMU saved (kernel_symbols in
+// tools/okprobe_build.py), after alternatives, jump labels, static calls
+// and ftrace patched them at boot. Returns how many bytes differ from the
+// image's, or -1 when the file does not fit the text.
+long overlay_runtime_text(const char *path, KernelImage &kernel);
+
 } // namespace okp::host

@@ -37,6 +37,11 @@ namespace references {
 constexpr unsigned jumps = 1;	      // unconditional and conditional jumps (tail calls, .cold pieces)
 constexpr unsigned calls = 2;	      // direct calls
 constexpr unsigned taken_address = 4; // code addresses the code computes (callbacks)
+// The code right after a function that is all straight-line code falling
+// through its end: what padding before a function runs into (x86's
+// __pfx_ nops, or call depth tracking's accounting, which the boot aims
+// calls at).
+constexpr unsigned falls_through = 8;
 } // namespace references
 
 // What each arch's code_references fills: the distinct addresses outside
