@@ -316,6 +316,61 @@ Instruction decode_compressed(uint32_t c)
 	}
 }
 
+// Zba/Zbb/Zbc/Zbs register-register forms in OP (0x33) and OP-32 (0x3b),
+// and Zicond's czero: known encodings only (funct7, funct3; rs2 fixed for
+// zext.h).
+Operation bitmanip_register_operation(unsigned opcode, unsigned funct7, unsigned funct3, unsigned rs2)
+{
+	if (opcode == 0x33) {
+		switch (funct7) {
+		case 0x05: // clmul, clmulr, clmulh; min, minu, max, maxu
+			return funct3 != 0 ? Operation::bitmanip : Operation::illegal;
+		case 0x07: // czero.eqz, czero.nez
+			return funct3 == 5 || funct3 == 7 ? Operation::czero : Operation::illegal;
+		case 0x10: // sh1add, sh2add, sh3add
+			return funct3 == 2 || funct3 == 4 || funct3 == 6 ? Operation::bitmanip : Operation::illegal;
+		case 0x14: // bset
+		case 0x34: // binv
+			return funct3 == 1 ? Operation::bitmanip : Operation::illegal;
+		case 0x20: // xnor, orn, andn
+			return funct3 == 4 || funct3 == 6 || funct3 == 7 ? Operation::bitmanip : Operation::illegal;
+		case 0x24: // bclr, bext
+		case 0x30: // rol, ror
+			return funct3 == 1 || funct3 == 5 ? Operation::bitmanip : Operation::illegal;
+		default:
+			return Operation::illegal;
+		}
+	}
+	switch (funct7) { // OP-32
+	case 0x04:	  // add.uw; zext.h
+		return funct3 == 0 || (funct3 == 4 && rs2 == 0) ? Operation::bitmanip : Operation::illegal;
+	case 0x10: // sh1add.uw, sh2add.uw, sh3add.uw
+		return funct3 == 2 || funct3 == 4 || funct3 == 6 ? Operation::bitmanip : Operation::illegal;
+	case 0x30: // rolw, rorw
+		return funct3 == 1 || funct3 == 5 ? Operation::bitmanip : Operation::illegal;
+	default:
+		return Operation::illegal;
+	}
+}
+
+// Zbb/Zbs immediate forms in OP-IMM (0x13) and OP-IMM-32 (0x1b) whose
+// funct3 is a shift's: funct6 (RV64's 6-bit shift amount) and the whole
+// funct12 for the unary ones.
+bool is_bitmanip_immediate(unsigned opcode, unsigned funct3, unsigned funct12)
+{
+	const unsigned funct6 = funct12 >> 6, funct7 = funct12 >> 5;
+	if (opcode == 0x13) {
+		if (funct3 == 1) // clz, ctz, cpop, sext.b, sext.h; bclri, bseti, binvi
+			return (funct12 >= 0x600 && funct12 <= 0x602) || funct12 == 0x604 || funct12 == 0x605 ||
+			       funct6 == 0x12 || funct6 == 0x0a || funct6 == 0x1a;
+		// funct3 5: rori, bexti, orc.b, rev8
+		return funct6 == 0x18 || funct6 == 0x12 || funct12 == 0x287 || funct12 == 0x6b8;
+	}
+	if (funct3 == 1) // clzw, ctzw, cpopw; slli.uw
+		return (funct12 >= 0x600 && funct12 <= 0x602) || funct6 == 0x02;
+	return funct7 == 0x30; // roriw
+}
+
 Instruction decode_standard(uint32_t i)
 {
 	Builder b(i, 4);
@@ -332,7 +387,9 @@ Instruction decode_standard(uint32_t i)
 			return illegal(i);
 		return b.is(ops[funct3], InstructionClass::load).rd(rd).rs1(rs1).immediate(i_immediate).done();
 	}
-	case 0x07: // LOAD-FP: flw, fld (the destination is an fp register)
+	case 0x07:				// LOAD-FP: flw, fld (the destination is an fp register)
+		if (funct3 == 0 || funct3 >= 5) // V: unit-stride, strided (rs2), indexed
+			return b.is(Operation::vector_load, InstructionClass::load).rs1(rs1).rs2(rs2).done();
 		if (funct3 != 2 && funct3 != 3)
 			return illegal(i);
 		return b.is(funct3 == 2 ? Operation::flw : Operation::fld, InstructionClass::load)
@@ -344,6 +401,9 @@ Instruction decode_standard(uint32_t i)
 			return b.is(Operation::fence, InstructionClass::plain).done();
 		if (funct3 == 1)
 			return b.is(Operation::fence_i, InstructionClass::fence_i).done();
+		// cbo.inval, cbo.clean, cbo.flush, cbo.zero: a block at rs1
+		if (funct3 == 2 && rd == 0 && (bits(i, 31, 20) <= 2 || bits(i, 31, 20) == 4))
+			return b.is(Operation::cbo, InstructionClass::store).rs1(rs1).done();
 		return illegal(i);
 	case 0x13: { // OP-IMM
 		const unsigned funct6 = bits(i, 31, 26);
@@ -353,7 +413,9 @@ Instruction decode_standard(uint32_t i)
 			op = Operation::addi;
 			break;
 		case 1:
-			op = funct6 == 0 ? Operation::slli : Operation::illegal;
+			op = funct6 == 0					      ? Operation::slli
+			     : is_bitmanip_immediate(opcode, funct3, bits(i, 31, 20)) ? Operation::bitmanip
+										      : Operation::illegal;
 			break;
 		case 2:
 			op = Operation::slti;
@@ -365,7 +427,10 @@ Instruction decode_standard(uint32_t i)
 			op = Operation::xori;
 			break;
 		case 5:
-			op = funct6 == 0 ? Operation::srli : funct6 == 0x10 ? Operation::srai : Operation::illegal;
+			op = funct6 == 0					      ? Operation::srli
+			     : funct6 == 0x10					      ? Operation::srai
+			     : is_bitmanip_immediate(opcode, funct3, bits(i, 31, 20)) ? Operation::bitmanip
+										      : Operation::illegal;
 			break;
 		case 6:
 			op = Operation::ori;
@@ -398,6 +463,8 @@ Instruction decode_standard(uint32_t i)
 			op = Operation::srliw;
 		else if (funct3 == 5 && funct7 == 0x20)
 			op = Operation::sraiw;
+		else if ((funct3 == 1 || funct3 == 5) && is_bitmanip_immediate(opcode, funct3, bits(i, 31, 20)))
+			op = Operation::bitmanip;
 		if (op == Operation::illegal)
 			return illegal(i);
 		return b.is(op, InstructionClass::plain)
@@ -412,7 +479,9 @@ Instruction decode_standard(uint32_t i)
 			return illegal(i);
 		return b.is(ops[funct3], InstructionClass::store).rs1(rs1).rs2(rs2).immediate(s_immediate).done();
 	}
-	case 0x27: // STORE-FP: the source is an fp register
+	case 0x27:				// STORE-FP: the source is an fp register
+		if (funct3 == 0 || funct3 >= 5) // V: unit-stride, strided (rs2), indexed
+			return b.is(Operation::vector_store, InstructionClass::store).rs1(rs1).rs2(rs2).done();
 		if (funct3 != 2 && funct3 != 3)
 			return illegal(i);
 		return b.is(funct3 == 2 ? Operation::fsw : Operation::fsd, InstructionClass::store)
@@ -483,6 +552,8 @@ Instruction decode_standard(uint32_t i)
 			op = Operation::sub;
 		else if (funct7 == 0x20 && funct3 == 5)
 			op = Operation::sra;
+		else
+			op = bitmanip_register_operation(opcode, funct7, funct3, rs2);
 		if (op == Operation::illegal)
 			return illegal(i);
 		return b.is(op, InstructionClass::plain).rd(rd).rs1(rs1).rs2(rs2).done();
@@ -509,6 +580,8 @@ Instruction decode_standard(uint32_t i)
 							    Operation::illegal, Operation::divw,    Operation::divuw,
 							    Operation::remw,	Operation::remuw};
 			op = ops[funct3];
+		} else {
+			op = bitmanip_register_operation(opcode, funct7, funct3, rs2);
 		}
 		if (op == Operation::illegal)
 			return illegal(i);
@@ -545,6 +618,23 @@ Instruction decode_standard(uint32_t i)
 			return illegal(i);
 		}
 	}
+	case 0x57: // OP-V
+		if (funct3 == 7) {
+			// vsetvli (rs1: the length), vsetivli (its field is an
+			// immediate), vsetvl (rs1, rs2): rd gets the length.
+			b.is(Operation::vsetvl, InstructionClass::plain).rd(rd);
+			if (bits(i, 31, 30) != 3)
+				b.rs1(rs1);
+			if (bits(i, 31, 25) == 0x40)
+				b.rs2(rs2);
+			else if (bits(i, 31, 31) && bits(i, 31, 30) != 3)
+				return illegal(i);
+			return b.done();
+		}
+		// Vector arithmetic: .vx/.vf forms read a scalar at rs1; a few
+		// (vmv.x.s, vcpop.m, vfirst.m) write a scalar rd, left out: a
+		// register thought live when it is not only costs a jump.
+		return b.is(Operation::vector, InstructionClass::plain).rs1(rs1).rs2(rs2).done();
 	case 0x63: { // BRANCH
 		static constexpr Operation ops[] = {Operation::beq,	Operation::bne, Operation::illegal,
 						    Operation::illegal, Operation::blt, Operation::bge,
@@ -594,6 +684,9 @@ Instruction decode_standard(uint32_t i)
 				return b.is(Operation::mret, InstructionClass::system).done();
 			case 0x10500073:
 				return b.is(Operation::wfi, InstructionClass::system).done();
+			case 0x00d00073: // wrs.nto
+			case 0x01d00073: // wrs.sto
+				return b.is(Operation::wrs, InstructionClass::system).done();
 			default:
 				if (funct7 == 0x09 && rd == 0)
 					return b.is(Operation::sfence_vma, InstructionClass::system)

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 // RV64GC instruction decoding for okprobe's riscv64 backend: every RV64I, M,
 // A, Zicsr, Zifencei and C (RVC) instruction, the F/D loads and stores and
-// enough of the F/D arithmetic to know its length and integer registers.
+// enough of the F/D arithmetic to know its length and integer registers;
+// and what Debian's stock kernels add where the CPU has it (alternatives,
+// kernel-mode vector): Zba, Zbb, Zbc, Zbs, Zicond, Zicbom/Zicboz, Zawrs and
+// V, by class and integer registers (a vector operation's register fields
+// count as integer reads whichever file they name: more reads only make
+// the liveness more careful).
 //
 // For each instruction: its length (2 or 4 bytes), the integer registers it
 // reads and writes (x0 never counts as written), its class and, for
@@ -94,7 +99,9 @@ enum class InstructionClass : uint8_t {
 	X(c_subw, "c.subw") X(c_addw, "c.addw") X(c_j, "c.j") X(c_beqz, "c.beqz") X(c_bnez, "c.bnez") \
 	X(c_slli, "c.slli") X(c_fldsp, "c.fldsp") X(c_lwsp, "c.lwsp") X(c_ldsp, "c.ldsp") X(c_jr, "c.jr") \
 	X(c_mv, "c.mv") X(c_ebreak, "c.ebreak") X(c_jalr, "c.jalr") X(c_add, "c.add") X(c_fsdsp, "c.fsdsp") \
-	X(c_swsp, "c.swsp") X(c_sdsp, "c.sdsp")
+	X(c_swsp, "c.swsp") X(c_sdsp, "c.sdsp") \
+	X(bitmanip, "zb*") X(czero, "czero") X(cbo, "cbo") X(wrs, "wrs") X(vsetvl, "vsetvl") \
+	X(vector, "vector") X(vector_load, "vector-load") X(vector_store, "vector-store")
 // clang-format on
 
 enum class Operation : uint8_t {

@@ -41,6 +41,7 @@
 #include "kernel/glue.h"
 #include "arch_glue.h"
 #include "kernel/compat.h"
+#include "mmu_off_functions.h"
 
 /* The core works on pt_regs as okp::riscv::Registers: same layout. */
 static_assert(sizeof(struct pt_regs) == 36 * 8);
@@ -568,7 +569,9 @@ static const char *const okp_riscv_trampolines[] = {
 	"return_to_handler", "_mcount", "ftrace_graph_caller",
 };
 
-static int okp_blacklist_function(const char *name)
+static const char *const okp_riscv_mmu_off[] = { OKP_RISCV_MMU_OFF_FUNCTIONS };
+
+static int okp_blacklist_function(const char *name, const char *why)
 {
 	unsigned long start = okp_ksyms_resolve_optional(name);
 	unsigned long function, size;
@@ -576,8 +579,7 @@ static int okp_blacklist_function(const char *name)
 	if (!start || !okp_glue_function_of(start, &function, &size) ||
 	    function != start)
 		return 0;
-	return okp_core_blacklist_add(start, start + size,
-				      "riscv ftrace trampoline");
+	return okp_core_blacklist_add(start, start + size, why);
 }
 
 int okp_arch_blacklist(void)
@@ -595,7 +597,12 @@ int okp_arch_blacklist(void)
 	if (okp_core_blacklist_add(entry, start + size, "riscv entry code"))
 		return -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(okp_riscv_trampolines); i++)
-		if (okp_blacklist_function(okp_riscv_trampolines[i]))
+		if (okp_blacklist_function(okp_riscv_trampolines[i],
+					   "riscv ftrace trampoline"))
+			return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(okp_riscv_mmu_off); i++)
+		if (okp_blacklist_function(okp_riscv_mmu_off[i],
+					   "riscv code that runs with the MMU off"))
 			return -ENOMEM;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "riscv/detour.hpp"
+#include "riscv/mmu_off_functions.h"
 #include "riscv/function_analysis.hpp"
 #include "riscv/instruction_decoder.hpp"
 #include "riscv/jump_optimization.hpp"
@@ -345,8 +346,11 @@ inline uint64_t call_target(const FunctionAnalysis &analysis, size_t n)
 inline Census take_census(const Kernel &kernel)
 {
 	Census census;
-	// It never returns: what follows its call is someone else's code.
-	const uint64_t stack_check_failure = kernel.symbol("__stack_chk_fail");
+	// They never return: what follows their calls is someone else's code.
+	const uint64_t stack_check_failure = kernel.symbol("__stack_chk_fail"),
+		       fortify_panic = kernel.symbol("__fortify_panic");
+	// Hand-written resume code okprobe refuses (mmu_off_functions.h).
+	const std::vector<std::string> refused = {OKP_RISCV_MMU_OFF_FUNCTIONS};
 	const uint64_t detour = kernel.lowest_module_address();
 	std::vector<uint64_t> jump_label_sites;
 	for (const ExtraEdge &e : kernel.jump_label_edges)
@@ -388,7 +392,10 @@ inline Census take_census(const Kernel &kernel)
 			census.jump_tables_found += analysis.jump_table_entries(n, &entries) != nullptr;
 		}
 		for (size_t n : calls_followed_by_temporary_read(analysis)) {
-			if (call_target(analysis, n) == stack_check_failure) {
+			if (std::find(refused.begin(), refused.end(), symbol.name) != refused.end())
+				continue;
+			if (const uint64_t target = call_target(analysis, n);
+			    target && (target == stack_check_failure || target == fortify_panic)) {
 				++census.noreturn_calls_followed_by_temporary_read;
 				continue;
 			}
@@ -501,7 +508,8 @@ inline std::string format_census(const Census &c, const std::string &title)
 	    << "  instruction sites       " << c.instructions << " (and " << c.padding_bytes << " bytes of padding)\n";
 	out << "  calls through ra        " << c.calls
 	    << " (followed by a read of a temporary they did not write: " << c.calls_followed_by_temporary_read
-	    << ", and " << c.noreturn_calls_followed_by_temporary_read << " calls of __stack_chk_fail)\n";
+	    << ", and " << c.noreturn_calls_followed_by_temporary_read
+	    << " calls of __stack_chk_fail or __fortify_panic)\n";
 	out << "  classes:";
 	for (const auto &[name, count] : c.classes)
 		out << " " << name << " " << count << ";";
@@ -530,7 +538,8 @@ inline std::string format_census(const Census &c, const std::string &title)
 		    << " %)\n";
 	for (size_t i = 0; i < c.temporary_read_after.size() && i < 5; ++i)
 		out << "  temporary read after the call at " << c.temporary_read_after[i] << "\n";
-	for (size_t i = 0; i < c.undecodable_at.size() && i < 10; ++i)
+	for (size_t i = 0;
+	     i < c.undecodable_at.size() && i < (std::getenv("OKPROBE_VERBOSE") ? c.undecodable_at.size() : 10); ++i)
 		out << "  undecodable at " << c.undecodable_at[i] << "\n";
 	return out.str();
 }
