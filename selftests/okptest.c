@@ -194,6 +194,17 @@ static void report_subtests(const int *failed, const char *const *names,
 			return step_result;                                    \
 	} while (0)
 
+/* Whether name is one of list's count names. */
+static int in_list(const char *name, const char *const *list, size_t count)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		if (!strcmp(name, list[i]))
+			return 1;
+	return 0;
+}
+
 /* ---- Files --------------------------------------------------------------- */
 
 static int exists(const char *path)
@@ -255,27 +266,39 @@ static int kmsg_mark(void)
 	return fd;
 }
 
+/*
+ * The message of the next record after mark's position (in record, its
+ * newline kept), or NULL when there is none.
+ */
+static char *kmsg_next(int mark, char *record, size_t size)
+{
+	ssize_t got;
+	char *message;
+
+	for (;;) {
+		got = read(mark, record, size - 1);
+		if (got < 0 && errno == EPIPE)
+			continue; /* overwritten records: keep reading */
+		if (got <= 0)
+			return NULL;
+		record[got] = '\0';
+		/* "prio,seq,time,flags;message\n": keep the message. */
+		message = strchr(record, ';');
+		return message ? message + 1 : record;
+	}
+}
+
 /* Collects the messages of records written after mark. Consumes mark. */
 static void kmsg_collect(int mark, char *text, size_t size)
 {
 	char record[2048];
 	size_t used = 0;
-	ssize_t got;
 	char *message;
 
 	text[0] = '\0';
 	if (mark < 0)
 		return;
-	for (;;) {
-		got = read(mark, record, sizeof(record) - 1);
-		if (got < 0 && errno == EPIPE)
-			continue; /* overwritten records: keep reading */
-		if (got <= 0)
-			break;
-		record[got] = '\0';
-		/* "prio,seq,time,flags;message\n": keep the message. */
-		message = strchr(record, ';');
-		message = message ? message + 1 : record;
+	while ((message = kmsg_next(mark, record, sizeof(record)))) {
 		used += snprintf(text + used, size - used, "%s", message);
 		if (used >= size - 1)
 			break;
@@ -2893,12 +2916,7 @@ static const char *const storm_hot[] = {
 
 static int storm_is_hot(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(storm_hot); i++)
-		if (!strcmp(name, storm_hot[i]))
-			return 1;
-	return 0;
+	return in_list(name, storm_hot, ARRAY_SIZE(storm_hot));
 }
 
 struct storm_symbol {
@@ -3133,12 +3151,7 @@ static const char *const section_bounds[] = {
 
 static int is_section_bound(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(section_bounds); i++)
-		if (!strcmp(name, section_bounds[i]))
-			return 1;
-	return 0;
+	return in_list(name, section_bounds, ARRAY_SIZE(section_bounds));
 }
 
 /*
@@ -3186,8 +3199,7 @@ static int dump_kallsyms(void)
 	if (sites)
 		fclose(sites);
 	say("# %ld symbols, %ld ftrace sites", count, ftrace);
-	/* What the boot patched text for (x86: retbleed=stuff is call depth
-	 * tracking). */
+	/* What the boot patched text for (x86: stuffing is call depth tracking). */
 	if (read_file("/sys/devices/system/cpu/vulnerabilities/retbleed", line,
 		      sizeof(line)) == 0)
 		say("# retbleed: %.*s", (int)strcspn(line, "\n"), line);
@@ -3272,20 +3284,11 @@ static int test_kernel_log_clean(void)
 {
 	char record[2048], *message;
 	int problems = 0;
-	ssize_t got;
 	size_t i;
 
 	if (kmsg_at_start < 0)
 		return skip("/dev/kmsg cannot be read");
-	for (;;) {
-		got = read(kmsg_at_start, record, sizeof(record) - 1);
-		if (got < 0 && errno == EPIPE)
-			continue; /* overwritten records: keep reading */
-		if (got <= 0)
-			break;
-		record[got] = '\0';
-		message = strchr(record, ';');
-		message = message ? message + 1 : record;
+	while ((message = kmsg_next(kmsg_at_start, record, sizeof(record)))) {
 		message[strcspn(message, "\n")] = '\0';
 		for (i = 0; i < ARRAY_SIZE(kernel_problems); i++)
 			if (strstr(message, kernel_problems[i]))
@@ -3429,20 +3432,16 @@ SUITE(storm)
 OKPTEST(storm, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load")
 
 /*
- * What depends on the function tracer, for the riscv ftrace kernel: the
- * rest of the suite runs there as on riscv-preempt (the same 6.1 source)
- * and riscv-6.12 (a stock kernel with ftrace), so make check runs only
- * these on it.
+ * The ftrace suite: the okprobe suite's tests that depend on the function
+ * tracer, for the riscv ftrace kernel. The rest of the suite runs there as
+ * on riscv-preempt (the same 6.1 source) and riscv-6.12 (a stock kernel
+ * with ftrace), so make check runs only these on it.
  */
-SUITE(ftrace)
-OKPTEST(ftrace, load, test_load, SHORT, "okprobe.ko loads and finds the core exception table")
-OKPTEST(ftrace, unload, test_unload, SHORT, "unload leaves nothing behind")
-OKPTEST(ftrace, syscall_probe_under_load, test_syscall_probe_under_load, SHORT, "a probe on ksys_read past its ftrace site counts every read of two concurrent processes")
-OKPTEST(ftrace, unload_while_optimized, test_unload_while_optimized, SHORT, "the client unloads while its optimized probe is hit on every CPU")
-OKPTEST(ftrace, enable_disable_switches, test_enable_disable_switches, SHORT, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint")
-OKPTEST(ftrace, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
-OKPTEST(ftrace, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the function tracer: kprobe_events refused on all its text, 10^6 hits exact, console clean")
-OKPTEST(ftrace, kernel_log_clean, test_kernel_log_clean, SHORT, "nothing in the kernel log since okptest began matches a kernel problem (an oops, a warning, lockdep, RCU stalls)")
+static const char *const ftrace_tests[] = {
+	"load", "unload", "syscall_probe_under_load", "unload_while_optimized",
+	"enable_disable_switches", "kprobe_events", "traced_okprobe",
+	"kernel_log_clean",
+};
 
 /* Harness self-tests: make check expects these runs to FAIL. */
 SUITE(selftest_fail)
@@ -3455,17 +3454,43 @@ OKPTEST(selftest_hang, deliberate_hang, test_deliberate_hang, 3600, "harness sel
 
 /* ---- Running ------------------------------------------------------------- */
 
+/* Keeps only the tests of fixture f that names lists, in their order. */
+static void keep_tests(struct __fixture_metadata *f, const char *const *names,
+		       size_t count)
+{
+	struct __test_metadata *t, *next, *kept = NULL;
+
+	for (t = f->tests; t; t = next) {
+		next = t->next;
+		if (!in_list(t->name, names, count))
+			continue;
+		/* The harness's list: head->prev is the tail. */
+		t->next = NULL;
+		if (!kept) {
+			kept = t;
+			t->prev = t;
+		} else {
+			kept->prev->next = t;
+			t->prev = kept->prev;
+			kept->prev = t;
+		}
+	}
+	f->tests = kept;
+}
+
 /*
  * Keeps only the named fixture in the harness's list: the harness runs
  * every registered test, and 6.1's has no option to pick a fixture.
- * Suite names on the command line use '-', fixture names '_'.
+ * Suite names on the command line use '-', fixture names '_'; "ftrace" is
+ * the okprobe fixture's ftrace_tests.
  */
 static int select_suite(const char *wanted)
 {
+	const int ftrace = !strcmp(wanted, "ftrace");
 	struct __fixture_metadata *f;
 	char name[64];
 
-	snprintf(name, sizeof(name), "%s", wanted);
+	snprintf(name, sizeof(name), "%s", ftrace ? "okprobe" : wanted);
 	for (char *c = name; *c; c++)
 		if (*c == '-')
 			*c = '_';
@@ -3474,6 +3499,9 @@ static int select_suite(const char *wanted)
 			f->next = NULL;
 			f->prev = f;
 			__fixture_list = f;
+			if (ftrace)
+				keep_tests(f, ftrace_tests,
+					   ARRAY_SIZE(ftrace_tests));
 			return 0;
 		}
 	return -1;

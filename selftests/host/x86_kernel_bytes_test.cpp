@@ -48,6 +48,27 @@ const Kernel *load_kernel()
 	return &kernel;
 }
 
+// The same kernel with the running text laid over vmlinux's
+// (OKPROBE_X86_RUNTIME_TEXT); nullptr when either is missing. changed:
+// how many bytes the boot patched, -1 when the file does not fit.
+const Kernel *load_running_kernel(long *changed)
+{
+	static Kernel running;
+	static long patched = -1;
+	static bool loaded = false;
+	const Kernel *kernel = load_kernel();
+	const char *runtime = std::getenv("OKPROBE_X86_RUNTIME_TEXT");
+	if (!kernel || !runtime)
+		return nullptr;
+	if (!loaded) {
+		loaded = true;
+		running = *kernel;
+		patched = okp::host::overlay_runtime_text(runtime, running);
+	}
+	*changed = patched;
+	return &running;
+}
+
 // 6.12's __pfx_ symbols name the padding before each function (nops that
 // call-depth tracking may turn into its accounting thunk), not code a
 // probe is meant for: kallsyms lists them, the census leaves them out.
@@ -300,16 +321,14 @@ TEST(X86KernelBytes, JumpOptimizationOverEveryInstruction)
 // through what it made, and the floor hold there too.
 TEST(X86KernelBytes, JumpOptimizationOverTheRuntimeText)
 {
-	const Kernel *kernel = load_kernel();
-	const char *runtime = std::getenv("OKPROBE_X86_RUNTIME_TEXT");
-	if (!kernel || !runtime)
+	long changed = -1;
+	const Kernel *running = load_running_kernel(&changed);
+	if (!running)
 		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS / OKPROBE_X86_RUNTIME_TEXT not set";
-	static Kernel running = *kernel;
-	const long changed = okp::host::overlay_runtime_text(runtime, running);
-	ASSERT_GE(changed, 0) << runtime << " is not the size of [_stext, _etext)";
-	const uint64_t size = kernel->by_name.at("_etext") - kernel->by_name.at("_stext");
-	const OptimizationCensus census = take_optimization_census(running);
-	const Census breakpoints = take_census(running);
+	ASSERT_GE(changed, 0) << "the running text is not the size of [_stext, _etext)";
+	const uint64_t size = running->by_name.at("_etext") - running->by_name.at("_stext");
+	const OptimizationCensus census = take_optimization_census(*running);
+	const Census breakpoints = take_census(*running);
 	const auto percent = [&](long n) { return n * 100.0 / census.instructions; };
 	std::cout << "x86 census of the running kernel's text (" << changed << " of " << size
 		  << " bytes patched at boot):\n"
@@ -555,11 +574,10 @@ TEST(X86KernelBytes, TheInt3PathReachesTheNotifiersRcuLockAndNotTheScheduler)
 // (retbleed=stuff) aims every call at the callee's padding.
 TEST(X86KernelBytes, TheInt3PathInTheRuntimeTextReachesWhatTheImageDoes)
 {
-	const Kernel *kernel = load_kernel();
-	const char *runtime = std::getenv("OKPROBE_X86_RUNTIME_TEXT");
-	if (!kernel || !runtime)
+	long changed = -1;
+	const Kernel *running = load_running_kernel(&changed);
+	if (!running)
 		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS / OKPROBE_X86_RUNTIME_TEXT not set";
-	static Kernel running = *kernel;
-	ASSERT_GE(okp::host::overlay_runtime_text(runtime, running), 0);
-	expect_int3_path(&running, "running text");
+	ASSERT_GE(changed, 0);
+	expect_int3_path(running, "running text");
 }
