@@ -36,9 +36,9 @@ struct Function {
 
 struct FakeKernel {
 	std::map<std::string, uint64_t> symbols = {
-		{"traced", traced},   {"nokprobe_fn", nokprobe}, {"garbled", garbled},	 {"init_fn", init_text},
-		{"kprobed", kprobed}, {"landing", landing},	 {"pad_only", pad_only}, {"sealed", sealed},
-		{"__pfx_after_sealed", padding}};
+		{"traced", traced},	{"nokprobe_fn", nokprobe}, {"garbled", garbled},
+		{"init_fn", init_text}, {"kprobed", kprobed},	   {"landing", landing},
+		{"pad_only", pad_only}, {"sealed", sealed},	   {"__pfx_after_sealed", padding}};
 	std::vector<Function> functions = {
 		{traced,
 		 {
