@@ -97,10 +97,12 @@ def build_initramfs(path, init, modules, busybox=None, extra_files=(),
     """Write a newc cpio with /init, the modules under /lib/okprobe, the
     console device node, (x86) busybox, and each directory of trees (a
     "make install" root) as it is. No root or cpio tool needed."""
-    entries = []
+    entries, directories = [], set()
 
     def directory(name):
-        entries.append((name, stat.S_IFDIR | 0o755, b"", (0, 0)))
+        if name not in directories:
+            directories.add(name)
+            entries.append((name, stat.S_IFDIR | 0o755, b"", (0, 0)))
 
     def regular(name, source, mode=0o644):
         with open(source, "rb") as f:
@@ -123,8 +125,7 @@ def build_initramfs(path, init, modules, busybox=None, extra_files=(),
         for where, dirs, files in os.walk(tree):
             relative = os.path.relpath(where, tree)
             if relative != ".":
-                if relative not in ("lib", "bin", "sbin", "tmp"):
-                    directory(relative)
+                directory(relative)
             dirs.sort()
             for name in sorted(files):
                 source = os.path.join(where, name)
@@ -182,17 +183,21 @@ class Monitor:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)
             s.connect(self.path)
-            reply = b""
-            while not reply.endswith(b"(qemu) "):
-                reply += s.recv(4096)
+            self._until_prompt(s)  # the greeting
             s.sendall(text.encode() + b"\n")
-            reply = b""
-            while not reply.endswith(b"(qemu) "):
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                reply += chunk
-        return reply.decode("utf-8", "replace")
+            return self._until_prompt(s).decode("utf-8", "replace")
+
+    @staticmethod
+    def _until_prompt(s):
+        """What the monitor prints up to its next prompt (or until it
+        closes the connection)."""
+        reply = b""
+        while not reply.endswith(b"(qemu) "):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+        return reply
 
 
 def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
