@@ -374,6 +374,10 @@ void FunctionAnalysis::clear()
 	problem_ = FunctionProblem::none;
 	problem_address_ = 0;
 	sweeps_ = 0;
+	kept_call_ = -1;
+	if (strict_)
+		psabi_ = true; // what the caller asked for
+	strict_ = false;
 }
 
 Instruction FunctionAnalysis::instruction(size_t index) const
@@ -1092,7 +1096,73 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 		}
 	}
 	mark_lr_sc_sequences();
+	if (psabi_) {
+		if (!find_temporary_kept_across_call()) {
+			clear();
+			problem_ = FunctionProblem::out_of_memory;
+			return false;
+		}
+		if (kept_call_ >= 0) {
+			psabi_ = false;
+			strict_ = true;
+		}
+	}
 	solve(edges, edge_count);
+	return true;
+}
+
+// Liveness of what the bytes themselves read (no psABI at calls' returns,
+// returns and tail calls, and nothing where control leaves the bytes or
+// is unknown), then the calls whose return reaches a read of a temporary.
+// An ebreak ends a path: BUG()'s never returns, and unrelated code
+// follows it. False only when out of memory.
+bool FunctionAnalysis::find_temporary_kept_across_call()
+{
+	kept_call_ = -1;
+	RegisterSet *reads = new RegisterSet[count_ + 1];
+	if (!reads)
+		return false;
+	for (size_t i = 0; i <= count_; ++i)
+		reads[i] = 0;
+	const auto at = [&](uint64_t address) {
+		const long index = index_of(address);
+		return index < 0 ? RegisterSet(0) : reads[index];
+	};
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t i = count_; i-- > 0;) {
+			const Instruction insn = instruction(i);
+			const uint64_t address = address_of(i);
+			RegisterSet out = reads[i + 1];
+			if (insn.operation == Operation::ebreak || insn.operation == Operation::c_ebreak) {
+				out = 0;
+			} else if (insn.kind == InstructionClass::direct_jump && insn.rd == reg::zero) {
+				out = at(address + insn.immediate);
+			} else if (insn.kind == InstructionClass::conditional_branch) {
+				out |= at(address + insn.immediate);
+			} else if (insn.kind == InstructionClass::indirect_jump && insn.rd == reg::zero) {
+				out = 0;
+				if (flags_[i] & flag_far_jump)
+					out = at(far_jump_target(i));
+				size_t entries = 0;
+				const uint32_t *table = jump_table_entries(i, &entries);
+				for (size_t e = 0; table && e < entries; ++e)
+					out |= reads[table[e]];
+			}
+			const RegisterSet in = is_call(insn) ? (out & ~caller_saved_registers) | insn.reads
+							     : insn.reads | (out & ~insn.writes);
+			if (in != reads[i]) {
+				reads[i] = in;
+				changed = true;
+			}
+		}
+	}
+	for (size_t i = 0; i + 1 < count_ && kept_call_ < 0; ++i) {
+		const Instruction insn = instruction(i);
+		if (is_call(insn) && insn.rd == reg::ra && (reads[i + 1] & temporary_registers))
+			kept_call_ = long(i);
+	}
+	delete[] reads;
 	return true;
 }
 

@@ -35,7 +35,14 @@
 // clobber them; GCC's riscv port does not do it (it does not claim
 // TARGET_CALL_FUSAGE_CONTAINS_NON_CALLEE_CLOBBERS), and the kernel-bytes
 // test checks that no call of the test kernels that returns is followed
-// by a read of a temporary it did not write.) The risk is hand-written
+// by a read of a temporary it did not write.) That is not taken on trust
+// for the function at hand either: when a path from a call's return reads
+// a temporary (t0-t6) that nothing on it wrote, the caller relies on the
+// callee to keep it, and the function is analysed strictly instead (calls
+// and returns read every register; temporary_kept_across_call() says
+// which call). The same holds after a call that never returns (BUG(),
+// __stack_chk_fail) when unrelated code follows it: strict, needlessly,
+// but soundly. The risk is hand-written
 // assembly with its own conventions. Assembly that links or returns
 // through another register than ra (ftrace_caller's t0), jumps through a
 // register, branches to another symbol or runs into the next one reads
@@ -151,6 +158,11 @@ public:
 	// callees and callers). Set before build().
 	void set_psabi(bool psabi) { psabi_ = psabi; }
 	bool psabi() const { return psabi_; }
+	// The first call (its instruction index) after which the function
+	// reads a temporary nothing wrote since, against the psABI, or -1.
+	// When there is one, build() solved the liveness strictly although
+	// psabi() was asked for.
+	long temporary_kept_across_call() const { return kept_call_; }
 
 	const CodeRange &function() const { return function_; }
 	FunctionProblem problem() const { return problem_; }
@@ -233,6 +245,7 @@ private:
 	uint64_t far_jump_target(size_t index) const;
 	void mark_lr_sc_sequences();
 	void solve(const ExtraEdge *edges, size_t edge_count);
+	bool find_temporary_kept_across_call();
 	RegisterSet live_out(size_t index, const Instruction &insn, const ExtraEdge *edges, size_t edge_count) const;
 
 	CodeRange function_;
@@ -257,7 +270,8 @@ private:
 	uint64_t *targets_ = nullptr; // sorted
 	size_t target_count_ = 0, target_capacity_ = 0;
 	unsigned sweeps_ = 0;
-	bool psabi_ = true;
+	long kept_call_ = -1;
+	bool psabi_ = true, strict_ = false; // strict_: psabi_ was asked for, but broken
 };
 
 // The distinct addresses outside function that its code refers to, of the

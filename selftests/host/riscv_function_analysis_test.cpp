@@ -92,6 +92,38 @@ TEST(RiscvLiveness, StrictLivenessTrustsNoCallOrReturn)
 	EXPECT_EQ(f.analysis.live_at(base), all_registers & ~register_bit(a0));
 }
 
+TEST(RiscvLiveness, ACallerKeepingATemporaryAcrossACallIsAnalysedStrictly)
+{
+	// 0: c.li t0, 1; 2: jal ra, +0x1000; 6: c.beqz a0, +4; 8: c.mv a0, t0;
+	// a: c.jr ra: on one path the caller reads t0 after the call, as if
+	// the callee kept it (interprocedural register allocation).
+	Built f({c(0x4285), i(0x000010ef), c(0xc111), c(0x8516), c(0x8082)});
+	EXPECT_EQ(f.analysis.temporary_kept_across_call(), 1);
+	EXPECT_FALSE(f.analysis.psabi());
+	// Strict: t0 is live at the call, so no detour may use it there.
+	EXPECT_TRUE(live(f.analysis, 2, t0));
+	EXPECT_EQ(f.analysis.live_at(base + 2), all_registers);
+
+	// The same object built again over psABI code answers by the psABI:
+	// 0: c.li t0, 1; 2: jal ra, +0x1000; 6: c.li t0, 2; 8: c.mv a0, t0;
+	// a: c.jr ra
+	const std::vector<uint8_t> written = assemble({c(0x4285), i(0x000010ef), c(0x4289), c(0x8516), c(0x8082)});
+	ASSERT_TRUE(f.analysis.build({written.data(), base, written.size()}, nullptr, 0, nullptr, 0));
+	EXPECT_EQ(f.analysis.temporary_kept_across_call(), -1);
+	EXPECT_TRUE(f.analysis.psabi());
+	EXPECT_FALSE(live(f.analysis, 2, t0));
+}
+
+TEST(RiscvLiveness, ATemporaryReadOnlyPastAnEbreakKeepsThePsAbi)
+{
+	// 0: jal ra, +0x1000; 4: c.ebreak (BUG(): never returns); 6: c.mv a0, t0;
+	// 8: c.jr ra. Nothing reaches 6 but the ebreak's fall-through.
+	Built f({i(0x000010ef), c(0x9002), c(0x8516), c(0x8082)});
+	EXPECT_EQ(f.analysis.temporary_kept_across_call(), -1);
+	EXPECT_TRUE(f.analysis.psabi());
+	EXPECT_FALSE(live(f.analysis, 0, t0));
+}
+
 TEST(RiscvLiveness, TheAbiSetsAreWhatThePsAbiSays)
 {
 	// Callee-saved: sp, s0-s11 (and gp, tp, never allocated); a return

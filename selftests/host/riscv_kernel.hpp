@@ -238,6 +238,10 @@ struct Census {
 	// register allocation would do).
 	long calls = 0, calls_followed_by_temporary_read = 0;
 	long noreturn_calls_followed_by_temporary_read = 0; // unrelated code follows them
+	// Functions the analysis solved strictly because a call's return
+	// reads a temporary (FunctionAnalysis::temporary_kept_across_call),
+	// and those where the check above found a call the analysis missed.
+	long strict_functions = 0, strict_missed = 0;
 	std::vector<std::string> temporary_read_after;
 	std::map<std::string, long> operations;
 	std::map<std::string, long> classes;
@@ -391,7 +395,10 @@ inline Census take_census(const Kernel &kernel)
 			size_t entries = 0;
 			census.jump_tables_found += analysis.jump_table_entries(n, &entries) != nullptr;
 		}
-		for (size_t n : calls_followed_by_temporary_read(analysis)) {
+		const std::vector<size_t> kept = calls_followed_by_temporary_read(analysis);
+		census.strict_functions += analysis.temporary_kept_across_call() >= 0;
+		census.strict_missed += !kept.empty() && analysis.temporary_kept_across_call() < 0;
+		for (size_t n : kept) {
 			if (std::find(refused.begin(), refused.end(), symbol.name) != refused.end())
 				continue;
 			if (const uint64_t target = call_target(analysis, n);
@@ -510,6 +517,9 @@ inline std::string format_census(const Census &c, const std::string &title)
 	    << " (followed by a read of a temporary they did not write: " << c.calls_followed_by_temporary_read
 	    << ", and " << c.noreturn_calls_followed_by_temporary_read
 	    << " calls of __stack_chk_fail or __fortify_panic)\n";
+	out << "  analysed strictly       " << c.strict_functions
+	    << " functions (a call's return reads a temporary; the check above found " << c.strict_missed
+	    << " it did not)\n";
 	out << "  classes:";
 	for (const auto &[name, count] : c.classes)
 		out << " " << name << " " << count << ";";

@@ -88,6 +88,10 @@ TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
 	// allocation), except around calls that never return.
 	EXPECT_GT(census.calls, 30000);
 	EXPECT_EQ(census.calls_followed_by_temporary_read, 0) << census.temporary_read_after.front();
+	// okprobe's own check sees every function the check above does, and
+	// makes few strict (those around calls that never return).
+	EXPECT_EQ(census.strict_missed, 0);
+	EXPECT_LE(census.strict_functions * 1000, census.functions);
 	// Nearly everything takes a breakpoint; BUG()/WARN() ebreaks do not.
 	EXPECT_GT(census.probeable * 100, census.instructions * 95);
 	EXPECT_GT(census.breakpoint_refusals.at("an ebreak: someone else's breakpoint or a bug/warning trap"), 1000);
