@@ -22,7 +22,9 @@
 #
 # Big downloads and builds are cached in $(OKPROBE_CACHE), outside the tree.
 
-ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/riscv64/riscv/')
+ARCH ?= $(shell uname -m)
+# As kbuild's SRCARCH names it (DKMS may pass uname's x86_64).
+override ARCH := $(subst x86_64,x86,$(subst riscv64,riscv,$(ARCH)))
 ifeq ($(ARCH),riscv)
 ifneq ($(shell uname -m),riscv64)
 CROSS_COMPILE ?= riscv64-linux-gnu-
@@ -32,8 +34,21 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 OKPROBE_CACHE ?= $(HOME)/.cache/okprobe
 export OKPROBE_CACHE
 
+# pahole cannot write BTF for C++ (it stops at DW_TAG_reference_type).
+# Where KDIR's kernel makes module BTF (Debian 13's headers ship the
+# vmlinux it needs) with a pahole that can leave languages out, the C++
+# core's compile unit is left out of the module's BTF; kbuild's own module
+# flag (distilled_base, pahole 1.26 and later) is kept. Makefile.modfinal
+# reads no Kbuild file, so this is kbuild's command line.
+okprobe-kconfig = $(shell sed -n 's/^$(1)="\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' $(KDIR)/include/config/auto.conf 2>/dev/null)
+ifeq ($(call okprobe-kconfig,CONFIG_DEBUG_INFO_BTF_MODULES)$(call okprobe-kconfig,CONFIG_PAHOLE_HAS_LANG_EXCLUDE),yy)
+OKPROBE_PAHOLE_FLAGS := $(if $(shell [ "$(call okprobe-kconfig,CONFIG_PAHOLE_VERSION)" -ge 126 ] 2>/dev/null && echo y),--btf_features=distilled_base) \
+	--lang_exclude=c++,c++03,c++11,c++14,rust
+endif
+
 KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=$(ARCH) \
-	CROSS_COMPILE=$(CROSS_COMPILE)
+	CROSS_COMPILE=$(CROSS_COMPILE) \
+	$(if $(OKPROBE_PAHOLE_FLAGS),MODULE_PAHOLE_FLAGS="$(strip $(OKPROBE_PAHOLE_FLAGS))")
 
 .PHONY: all modules clean demo check bench host-test format zydis-sources \
 	install dkms-source dkms-install
@@ -56,10 +71,14 @@ modules: $(if $(filter x86,$(ARCH)),zydis-sources)
 	tools/check-module-sections $(ARCH) $(CROSS_COMPILE)
 	tools/check-handler-paths $(ARCH) $(CROSS_COMPILE)
 
-# Zydis comes from Debian's source package, never from the repository.
+# Zydis comes from Debian's source package, never from the repository. A
+# DKMS source (make dkms-source) carries its copy, marked .okprobe-bundled:
+# DKMS builds where Debian's source packages may not be reachable.
 ZYDIS_DIR ?= $(shell tools/fetch-zydis)
 zydis-sources:
+ifeq ($(wildcard arch/x86/zydis/.okprobe-bundled),)
 	@tools/prepare-zydis "$(ZYDIS_DIR)" arch/x86/zydis
+endif
 
 demo:
 	tools/setup-host
@@ -80,8 +99,17 @@ host-test:
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
+# Debian's headers do not ship the kernel's signing key: kbuild would try
+# to sign each module with it anyway (CONFIG_MODULE_SIG_ALL) and print an
+# error for each. Where the key is missing, modules are installed unsigned,
+# as kbuild does for external modules after that error; DKMS signs with
+# the machine's own key (MOK) instead.
+okprobe-sig-key = $(call okprobe-kconfig,CONFIG_MODULE_SIG_KEY)
+okprobe-unsigned = $(if $(filter y,$(call okprobe-kconfig,CONFIG_MODULE_SIG_ALL)),$(if \
+	$(wildcard $(if $(filter /%,$(okprobe-sig-key)),,$(KDIR)/)$(okprobe-sig-key)),,CONFIG_MODULE_SIG_ALL=))
+
 install: modules
-	$(KBUILD_MAKE) INSTALL_MOD_DIR=extra modules_install
+	$(KBUILD_MAKE) INSTALL_MOD_DIR=extra $(okprobe-unsigned) modules_install
 	install -D -m 644 include/okprobe.h \
 		$(INSTALL_MOD_PATH)$(OKPROBE_DEV_DIR)/include/okprobe.h
 	install -D -m 644 Module.symvers \
@@ -98,6 +126,8 @@ dkms-source: $(if $(filter x86,$(ARCH)),zydis-sources)
 	find '$(DKMS_SOURCE)' \( -name '*.o' -o -name '*.ko' -o -name '*.cmd' \
 		-o -name '*.mod*' -o -name '.*.d' \) -delete
 	sed 's/@VERSION@/$(OKPROBE_VERSION)/' dkms.conf > '$(DKMS_SOURCE)/dkms.conf'
+	[ ! -d '$(DKMS_SOURCE)/arch/x86/zydis' ] || \
+		touch '$(DKMS_SOURCE)/arch/x86/zydis/.okprobe-bundled'
 
 dkms-install: dkms-source
 	dkms add okprobe/$(OKPROBE_VERSION)

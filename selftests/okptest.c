@@ -82,6 +82,28 @@ static const char *module_path(const char *name)
 	return module_files[i].path;
 }
 
+/*
+ * kbuild's modules_install compresses what it installs where the kernel
+ * says so (Debian 13: CONFIG_MODULE_COMPRESS_XZ, okprobe.ko.xz).
+ */
+static const char *const module_compressions[] = { ".xz", ".zst", ".gz" };
+
+/* file is name, or name as modules_install compressed it. */
+static int module_file_named(const char *file, const char *name)
+{
+	size_t length = strlen(name);
+	size_t i;
+
+	if (strncmp(file, name, length))
+		return 0;
+	if (!file[length])
+		return 1;
+	for (i = 0; i < ARRAY_SIZE(module_compressions); i++)
+		if (!strcmp(file + length, module_compressions[i]))
+			return 1;
+	return 0;
+}
+
 static int note_module_file(const char *path, const struct stat *st,
 			    int type, struct FTW *ftw)
 {
@@ -91,7 +113,7 @@ static int note_module_file(const char *path, const struct stat *st,
 	if (type != FTW_F)
 		return 0;
 	for (i = 0; i < ARRAY_SIZE(module_files); i++)
-		if (!strcmp(path + ftw->base, module_files[i].name))
+		if (module_file_named(path + ftw->base, module_files[i].name))
 			snprintf(module_files[i].path,
 				 sizeof(module_files[i].path), "%s", path);
 	return 0;
@@ -317,15 +339,29 @@ static int kmsg_contains(int mark, const char *needle)
 
 /* ---- Modules ------------------------------------------------------------- */
 
-/* Loads a module file with parameters; 0 or -errno. */
+#ifndef MODULE_INIT_COMPRESSED_FILE
+#define MODULE_INIT_COMPRESSED_FILE 4 /* Linux 6.4's <linux/module.h> */
+#endif
+
+/*
+ * Loads a module file with parameters; 0 or -errno. A compressed one is
+ * the kernel's to decompress (CONFIG_MODULE_DECOMPRESS), as kmod's insmod
+ * lets it.
+ */
 static int load_module(const char *path, const char *params)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *dot = strrchr(path, '.');
+	int flags = 0;
 	int ret = 0;
+	size_t i;
 
 	if (fd < 0)
 		return -errno;
-	if (syscall(SYS_finit_module, fd, params, 0) != 0)
+	for (i = 0; dot && i < ARRAY_SIZE(module_compressions); i++)
+		if (!strcmp(dot, module_compressions[i]))
+			flags = MODULE_INIT_COMPRESSED_FILE;
+	if (syscall(SYS_finit_module, fd, params, flags) != 0)
 		ret = -errno;
 	close(fd);
 	return ret;

@@ -39,11 +39,13 @@ CACHE = os.environ.get("OKPROBE_CACHE",
                        os.path.expanduser("~/.cache/okprobe"))
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 # What the build root holds: the compilers Debian 13's kernels record,
-# kbuild's tools, pahole for module BTF.
+# kbuild's tools, pahole for module BTF; dkms and openssl (its signing
+# key) for "make install"/DKMS as a Debian 13 machine runs them.
 ROOT_PACKAGES = ["gcc-14", "g++-14", "gcc-14-riscv64-linux-gnu",
                  "g++-14-riscv64-linux-gnu", "binutils-riscv64-linux-gnu",
                  "make", "bc", "bison", "flex", "libelf-dev", "libssl-dev",
-                 "dwarves", "kmod", "xz-utils", "python3"]
+                 "dwarves", "kmod", "xz-utils", "python3", "dkms",
+                 "openssl"]
 # dpkg architecture of each guest arch.
 ARCHES = {"x86": "amd64", "riscv": "riscv64"}
 
@@ -255,21 +257,43 @@ def _kernel(arch):
     return out
 
 
-def build_modules(root, tree, arch):
-    """Builds okprobe and its test modules in tree (inside root) for the
-    stock kernel of arch (amd64 or riscv64), under chroot."""
-    inside = "/" + os.path.relpath(tree, os.path.join(root, "fs"))
-    make = ["make", "-C", kbuild_dir(arch), f"M={inside}",
-            "ARCH=x86" if arch == "amd64" else "ARCH=riscv",
-            # pahole cannot write BTF for C++ (DW_TAG_reference_type): the
-            # core's compile unit is left out of the module's BTF.
-            "MODULE_PAHOLE_FLAGS=--btf_features=distilled_base "
-            "--lang_exclude=c++,c++03,c++11,c++14,rust", "modules"]
+def chroot(root, command, **kwargs):
+    """command run inside the build root, with /proc mounted for it (DKMS
+    and kmod read it) in a mount namespace of its own, so nothing stays
+    mounted."""
+    fs = os.path.join(root, "fs")
+    script = 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"'
+    return subprocess.run(["unshare", "--mount", "--propagation", "private",
+                           "sh", "-c", script, fs] + command, **kwargs)
+
+
+def inside(root, path):
+    """path (under the root's fs) as the chroot sees it."""
+    return "/" + os.path.relpath(path, os.path.join(root, "fs"))
+
+
+def make_variables(arch, zydis_dir=""):
+    """What okprobe's Makefile needs to build for the stock kernel of arch
+    (amd64 or riscv64) inside the root; the Makefile itself decides the
+    rest from the kernel's config, as on a Debian 13 machine."""
+    variables = [f"KDIR={kbuild_dir(arch)}",
+                 "ARCH=x86" if arch == "amd64" else "ARCH=riscv"]
     if arch == "riscv64":
-        make.insert(-1, "CROSS_COMPILE=riscv64-linux-gnu-")
-    return subprocess.run(["chroot", os.path.join(root, "fs")] + make,
-                          text=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT)
+        variables.append("CROSS_COMPILE=riscv64-linux-gnu-")
+    if zydis_dir:
+        # Copied in on the host (the root has no Debian 12 source
+        # packages): the Makefile sees the copy is current.
+        variables.append(f"ZYDIS_DIR={zydis_dir}")
+    return variables
+
+
+def build_modules(root, tree, arch, zydis_dir=""):
+    """Builds okprobe and its test modules in tree (inside root) for the
+    stock kernel of arch (amd64 or riscv64) with the Makefile's "modules"
+    target (kbuild, then the checks of okprobe.ko), under chroot."""
+    return chroot(root, ["make", "-C", inside(root, tree)] +
+                  make_variables(arch, zydis_dir) + ["modules"],
+                  text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 def main():

@@ -69,6 +69,25 @@ class Target:
         return os.path.join(BUILD, self.name)
 
     @property
+    def tree(self):
+        """The copy of the source tree the target builds in, so targets
+        never share objects (inside the trixie root for Debian 13's
+        targets, where its compilers run it under chroot)."""
+        if self.debian13:
+            return os.path.join(debian13.build_root(), "fs", "build",
+                                self.name)
+        return os.path.join(self.build_dir, "tree")
+
+    @property
+    def install_dir(self):
+        """Where tools/check-install installs: beside the tree (inside
+        the trixie root for Debian 13's targets, which install there)."""
+        if self.debian13:
+            return os.path.join(debian13.build_root(), "fs", "build",
+                                f"{self.name}-install")
+        return os.path.join(self.build_dir, "install")
+
+    @property
     def debian13(self):
         """Debian 13's stock kernel, built for in the trixie root."""
         return self.name.endswith("-6.12")
@@ -207,10 +226,7 @@ def build_modules(t):
     """Build okprobe.ko and the test modules in build/TARGET/tree, a copy of
     the source tree, so targets never share objects."""
     os.makedirs(t.build_dir, exist_ok=True)  # logs, consoles
-    tree = os.path.join(t.build_dir, "tree")
-    if t.debian13:
-        # Inside the trixie root, where its compilers run it under chroot.
-        tree = os.path.join(debian13.build_root(), "fs", "build", t.name)
+    tree = t.tree
     os.makedirs(tree, exist_ok=True)
     # What .gitignore ignores (build products, the Zydis copy) is neither
     # copied nor deleted, so the copy builds incrementally. Files are
@@ -221,18 +237,18 @@ def build_modules(t):
          "--filter=:- .gitignore", f"{ROOT}/", f"{tree}/"],
         "copying the tree")
     if t.debian13:
+        zydis_dir = ""
         if t.arch == "x86":
             # The Makefile's own rule, on the host: the root has no
             # Debian 12 source packages to fetch Zydis from.
-            run(["make", "-C", tree, "zydis-sources"], "copying Zydis")
+            zydis_dir = run([os.path.join(TOOLS, "fetch-zydis")],
+                            "fetching Zydis").strip().splitlines()[-1]
+            run(["make", "-C", tree, f"ZYDIS_DIR={zydis_dir}",
+                 "zydis-sources"], "copying Zydis")
         done = debian13.build_modules(debian13.build_root(), tree,
-                                      debian13.ARCHES[t.arch])
+                                      debian13.ARCHES[t.arch], zydis_dir)
         if done.returncode != 0:
             raise StepFailed(f"building okprobe.ko for {t.name}", done.stdout)
-        # What the Makefile's modules target checks after kbuild.
-        for check in ["check-module-sections", "check-handler-paths"]:
-            run([os.path.join(tree, "tools", check), t.arch, t.cross],
-                f"{check} for {t.name}", cwd=tree)
         t.modules = [os.path.join(tree, m) for m in MODULES]
         return
     make = ["make", "-C", tree, f"ARCH={t.arch}", f"KDIR={t.kdir}"]
