@@ -39,6 +39,16 @@ struct pt_regs;
  * optimized (OKPROBE_FLAG_OPTIMIZED) a changed regs->ip (riscv: epc or sp)
  * is ignored and the instruction runs, as for the kernel's optimized
  * kprobes; changes to the other registers are kept.
+ *
+ * At a function's entry (symbol+0, or its ftrace call site) on a kernel
+ * whose ftrace saves registers, ftrace calls the handlers instead of a
+ * breakpoint (OKPROBE_FLAG_FTRACE, as kprobes on ftrace): regs are what
+ * ftrace saved at the call site, with regs->ip the site + 1 (x86) or the
+ * site (riscv), the arguments as the function received them. A pre_handler
+ * that sets regs->ip and returns nonzero makes the function resume there
+ * (e.g. at its caller, to override it); with zero, the post_handler sees
+ * regs->ip just past the call site. Elsewhere an entry probe goes to the
+ * first instruction past the call site (okprobe.addr says where).
  */
 typedef int (*okprobe_pre_handler_t)(struct okprobe *probe,
 				     struct pt_regs *regs);
@@ -60,6 +70,8 @@ typedef void (*okprobe_post_handler_t)(struct okprobe *probe,
  * okprobe leaves that text alone for good and runs none of its handlers.
  */
 #define OKPROBE_FLAG_LOST	0x8
+/* ftrace calls its handlers at the function's entry (no breakpoint) */
+#define OKPROBE_FLAG_FTRACE	0x10
 
 struct okprobe {
 	/* Where: symbol_name + offset, or addr (not both). */
@@ -105,7 +117,9 @@ void okprobe_unregister_many(struct okprobe **probes, int count);
 /*
  * Stop / resume running a registered probe's handlers. The breakpoint is
  * removed once no probe at its address is enabled. 0, or -EINVAL when the
- * probe is not registered (or, to enable, is gone). May sleep.
+ * probe is not registered (or, to enable, is gone), or (to enable an entry
+ * probe) ftrace's errno when it refuses the function: the probe then stays
+ * disabled. May sleep.
  */
 int okprobe_disable(struct okprobe *probe);
 int okprobe_enable(struct okprobe *probe);

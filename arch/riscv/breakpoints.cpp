@@ -205,4 +205,14 @@ OKP_HANDLER_PATH void present_optimized_hit(const Site &site, Registers &regs)
 	regs.epc = site.address; // as at the ebreak
 }
 
+OKP_HANDLER_PATH uint64_t program_counter(const Registers &regs)
+{
+	return regs.epc;
+}
+
+OKP_HANDLER_PATH void present_hit_at(Registers &regs, uint64_t address)
+{
+	regs.epc = address; // as at an ebreak
+}
+
 } // namespace okp::arch

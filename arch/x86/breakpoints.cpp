@@ -217,4 +217,14 @@ OKP_HANDLER_PATH void present_optimized_hit(const Site &site, Registers &regs)
 	regs.orig_ax = ~0ull;
 }
 
+OKP_HANDLER_PATH uint64_t program_counter(const Registers &regs)
+{
+	return regs.ip;
+}
+
+OKP_HANDLER_PATH void present_hit_at(Registers &regs, uint64_t address)
+{
+	regs.ip = address + 1; // as after an int3
+}
+
 } // namespace okp::arch

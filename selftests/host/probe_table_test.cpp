@@ -38,6 +38,12 @@ struct FakeKernel {
 	std::set<uint64_t> unboostable;		      // sites whose copy cannot jump back
 	int emulations = 0;
 	okp_cpu_state cpu; // the hit path's per-CPU state
+	// ftrace: a one-byte call site at this address (0: none), what arming
+	// it returns, and the sites each of okprobe's two ftrace_ops filters
+	// ([0] the plain one, [1] the one that may change the ip).
+	uint64_t ftrace_site = 0;
+	int ftrace_arm_error = 0;
+	std::map<uint64_t, int> ftrace_armed[2];
 } kernel;
 
 constexpr uint64_t fake_copy_distance = 0x20;
@@ -99,11 +105,18 @@ protected:
 		kernel.unboostable.clear();
 		kernel.emulations = 0;
 		kernel.cpu = okp_cpu_state{};
+		kernel.ftrace_site = 0;
+		kernel.ftrace_arm_error = 0;
+		kernel.ftrace_armed[0].clear();
+		kernel.ftrace_armed[1].clear();
 		okp_core_set_optimization(1);
 	}
 	void TearDown() override
 	{
 		table.clear();
+		for (const auto &ops : kernel.ftrace_armed)
+			for (const auto &[address, armed] : ops)
+				EXPECT_EQ(armed, 0) << "an ftrace call site stays armed";
 		EXPECT_EQ(kernel.pins, 0) << "okprobe.ko stays pinned";
 		EXPECT_EQ(kernel.created, kernel.retired) << "a site leaked";
 		EXPECT_EQ(kernel.detours_created, kernel.detours_freed) << "a detour leaked";
@@ -919,6 +932,16 @@ void present_optimized_hit(const Site &site, Registers &regs)
 	regs.pc = site.address;
 }
 
+uint64_t program_counter(const Registers &regs)
+{
+	return regs.pc;
+}
+
+void present_hit_at(Registers &regs, uint64_t address)
+{
+	regs.pc = address;
+}
+
 } // namespace okp::arch
 
 constinit okp::ProbeTable okp::registered_probes;
@@ -990,6 +1013,35 @@ extern "C" const char *okp_glue_reserved(unsigned long, unsigned long)
 extern "C" int okp_glue_has_exception_entry(unsigned long)
 {
 	return 0;
+}
+
+extern "C" unsigned long okp_glue_ftrace_site(unsigned long address, unsigned long *length)
+{
+	*length = 0;
+	if (!kernel.ftrace_site || address != kernel.ftrace_site)
+		return 0;
+	*length = 1;
+	return address;
+}
+
+extern "C" int okp_glue_ftrace_supported(void)
+{
+	return 1;
+}
+
+extern "C" int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
+{
+	if (kernel.ftrace_arm_error)
+		return kernel.ftrace_arm_error;
+	EXPECT_EQ(kernel.ftrace_armed[0][address] + kernel.ftrace_armed[1][address], 0) << "armed twice";
+	++kernel.ftrace_armed[ipmodify ? 1 : 0][address];
+	return 0;
+}
+
+extern "C" void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
+{
+	EXPECT_EQ(kernel.ftrace_armed[ipmodify ? 1 : 0][address], 1) << "disarmed through the other ops";
+	--kernel.ftrace_armed[ipmodify ? 1 : 0][address];
 }
 
 // A clock that moves 100 ns each time it is read.
@@ -1371,4 +1423,153 @@ TEST_F(HitPathTest, AHitRacingWithDisarmingEverythingRunsNoHandler)
 	EXPECT_EQ(regs.pc, fake_slot_of(text_start + 5)) << "the instruction runs from its copy";
 	okp_core_optimized_hit(site, &regs, &kernel.cpu);
 	EXPECT_EQ(hit_log.pre, 0);
+}
+
+// ---- A function's entry through ftrace ---------------------------------------
+
+TEST_F(ProbeTableTest, AnEntryProbeGoesThroughFtraceAndWritesNoText)
+{
+	kernel.ftrace_site = text_start;
+	okprobe &probe = probe_at(0);
+	ASSERT_EQ(add(probe), 0);
+	EXPECT_EQ(probe.addr, reinterpret_cast<void *>(text_start));
+	EXPECT_TRUE(probe.flags & OKPROBE_FLAG_FTRACE);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1) << "armed through the ops that keep the ip";
+	EXPECT_EQ(kernel.text_writes + kernel.text_batches, 0);
+	EXPECT_EQ(text_at(text_start), original_byte);
+	EXPECT_EQ(kernel.claims[text_start], 0) << "okprobe writes no byte of the function: nothing claimed";
+	int lines = 0;
+	table.for_each_line([&](const okp::ListLine &line) {
+		++lines;
+		EXPECT_TRUE(line.ftrace);
+		EXPECT_FALSE(line.optimized);
+	});
+	EXPECT_EQ(lines, 1);
+	run_optimizer();
+	EXPECT_EQ(jump_state(0), okp::JumpState::breakpoint);
+	EXPECT_NE(why_not(0).find("ftrace"), std::string::npos) << why_not(0);
+	bool jumps_say_ftrace = false;
+	table.for_each_jump([&](const okp::JumpLine &line) { jumps_say_ftrace = line.ftrace && !line.lost; });
+	EXPECT_TRUE(jumps_say_ftrace);
+
+	ASSERT_EQ(table.set_probe_enabled(&probe, false), 0);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 0);
+	ASSERT_EQ(table.set_probe_enabled(&probe, true), 0);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1);
+	table.set_all_enabled(false);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 0);
+	table.set_all_enabled(true);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1);
+
+	reset_counters();
+	okprobe *one[] = {&probe};
+	table.unregister_probes(one, 1);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 0);
+	EXPECT_GE(kernel.rcu, 1) << "a grace period before the site is freed";
+	EXPECT_FALSE(probe.flags & OKPROBE_FLAG_FTRACE) << "registrable again";
+	probe.addr = nullptr; // an output of the registration
+	EXPECT_EQ(add(probe), 0);
+}
+
+TEST_F(ProbeTableTest, APostHandlerMovesAnEntrySiteToTheOpsThatMayChangeTheIp)
+{
+	kernel.ftrace_site = text_start;
+	okprobe &plain = probe_at(0);
+	ASSERT_EQ(add(plain), 0);
+	okprobe &with_post = probe_at(0);
+	with_post.post_handler = post_handler;
+	ASSERT_EQ(add(with_post), 0);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 0);
+	EXPECT_EQ(kernel.ftrace_armed[1][text_start], 1);
+	okprobe *one[] = {&with_post};
+	table.unregister_probes(one, 1);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1) << "back to the ops that leave the ip to others";
+	EXPECT_EQ(kernel.ftrace_armed[1][text_start], 0);
+}
+
+TEST_F(ProbeTableTest, FtraceRefusingTheEntryRefusesTheRegistrationWithItsErrno)
+{
+	kernel.ftrace_site = text_start;
+	kernel.ftrace_arm_error = -16; // EBUSY: livepatch owns the function's ip
+	okprobe &probe = probe_at(0);
+	EXPECT_EQ(add(probe), -16);
+	EXPECT_EQ(probe.okp_site, nullptr);
+	EXPECT_EQ(table.site_of(&probe), nullptr);
+	EXPECT_EQ(table.lookup(text_start), nullptr);
+	int lines = 0;
+	table.for_each_line([&](const okp::ListLine &) { ++lines; });
+	EXPECT_EQ(lines, 0);
+	// Registered disabled, nothing is asked of ftrace until it is enabled.
+	kernel.ftrace_arm_error = 0;
+	okprobe &disabled = probe_at(0);
+	disabled.flags = OKPROBE_FLAG_DISABLED;
+	ASSERT_EQ(add(disabled), 0);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 0);
+	// Enabling it asks ftrace: refused, it stays disabled and says so.
+	kernel.ftrace_arm_error = -16;
+	EXPECT_EQ(table.set_probe_enabled(&disabled, true), -16);
+	EXPECT_TRUE(disabled.flags & OKPROBE_FLAG_DISABLED);
+	kernel.ftrace_arm_error = 0;
+	EXPECT_EQ(table.set_probe_enabled(&disabled, true), 0);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1);
+}
+
+TEST_F(HitPathTest, AnFtraceHitShowsTheBreakpointsPcAndGivesFtraceItsOwnBack)
+{
+	kernel.ftrace_site = text_start;
+	ASSERT_EQ(add(logged_probe(0, true)), 0);
+	okp::arch::Registers regs = {text_start + 0x40, 1}; // ftrace's saved pc
+	okp_core_ftrace_hit(text_start, &regs, &kernel.cpu);
+	EXPECT_EQ(hit_log.pre, 1);
+	EXPECT_EQ(hit_log.pre_pc, text_start) << "as a breakpoint at the call site";
+	EXPECT_EQ(hit_log.post, 1);
+	EXPECT_EQ(hit_log.post_pc, text_start + 1) << "past the call site";
+	EXPECT_EQ(regs.pc, text_start + 0x40) << "ftrace resumes where it would have";
+	EXPECT_EQ(kernel.cpu.active_site, nullptr);
+}
+
+namespace {
+
+// Makes the function return at once: the pc moves to its "caller".
+int overriding_pre_handler(okprobe *, pt_regs *regs)
+{
+	++hit_log.pre;
+	registers_of(regs).pc = 0xcafe;
+	return 1;
+}
+
+} // namespace
+
+TEST_F(HitPathTest, AnFtracePreHandlerThatMovesThePcDecidesWhereTheFunctionResumes)
+{
+	kernel.ftrace_site = text_start;
+	okprobe &probe = logged_probe(0, true);
+	probe.pre_handler = overriding_pre_handler;
+	ASSERT_EQ(add(probe), 0);
+	okp::arch::Registers regs = {text_start + 0x40, 1};
+	okp_core_ftrace_hit(text_start, &regs, &kernel.cpu);
+	EXPECT_EQ(hit_log.pre, 1);
+	EXPECT_EQ(hit_log.post, 0) << "the probed call is skipped, and its post_handler";
+	EXPECT_EQ(regs.pc, 0xcafeu);
+}
+
+TEST_F(HitPathTest, AnFtraceHitItCannotHandleIsCountedAsMissed)
+{
+	kernel.ftrace_site = text_start;
+	okprobe &probe = logged_probe(0, false);
+	ASSERT_EQ(add(probe), 0);
+	// ftrace's recursion lock, or RCU not watching: no registers given.
+	okp_core_ftrace_hit(text_start, nullptr, &kernel.cpu);
+	EXPECT_EQ(probe.nmissed, 1u);
+	// Inside another hit's handlers on this CPU.
+	okp::arch::Registers regs = {text_start + 0x40, 1};
+	kernel.cpu.active_site = &regs; // any site
+	okp_core_ftrace_hit(text_start, &regs, &kernel.cpu);
+	kernel.cpu.active_site = nullptr;
+	EXPECT_EQ(probe.nmissed, 2u);
+	EXPECT_EQ(hit_log.pre, 0);
+	// An address okprobe has no site at (disarmed under the call).
+	okp_core_ftrace_hit(text_start + 3, &regs, &kernel.cpu);
+	EXPECT_EQ(hit_log.pre, 0);
+	EXPECT_EQ(regs.pc, text_start + 0x40);
 }

@@ -19,15 +19,16 @@ using okp::ProbeRequest;
 using okp::Registration;
 
 constexpr uint64_t core_base = 0xffffffff81000000;
-constexpr uint64_t traced = core_base;		   // a normal function
-constexpr uint64_t nokprobe = core_base + 0x1000;  // blacklisted
-constexpr uint64_t garbled = core_base + 0x2000;   // does not decode
-constexpr uint64_t kprobed = core_base + 0x2800;   // holds a kernel kprobe
-constexpr uint64_t landing = core_base + 0x2900;   // starts with endbr64
-constexpr uint64_t pad_only = core_base + 0x2a00;  // nothing but endbr64
-constexpr uint64_t sealed = core_base + 0x2b00;	   // starts with a sealed endbr64
-constexpr uint64_t padding = core_base + 0x2bf0;   // __pfx_ before a function
-constexpr uint64_t init_text = 0xffffffff83000000; // freed after boot
+constexpr uint64_t traced = core_base;		    // a normal function
+constexpr uint64_t nokprobe = core_base + 0x1000;   // blacklisted
+constexpr uint64_t garbled = core_base + 0x2000;    // does not decode
+constexpr uint64_t kprobed = core_base + 0x2800;    // holds a kernel kprobe
+constexpr uint64_t landing = core_base + 0x2900;    // starts with endbr64
+constexpr uint64_t pad_only = core_base + 0x2a00;   // nothing but endbr64
+constexpr uint64_t sealed = core_base + 0x2b00;	    // starts with a sealed endbr64
+constexpr uint64_t padding = core_base + 0x2bf0;    // __pfx_ before a function
+constexpr uint64_t ibt_traced = core_base + 0x2c00; // endbr64, then its ftrace call site
+constexpr uint64_t init_text = 0xffffffff83000000;  // freed after boot
 
 struct Function {
 	uint64_t start;
@@ -36,9 +37,13 @@ struct Function {
 
 struct FakeKernel {
 	std::map<std::string, uint64_t> symbols = {
-		{"traced", traced},	{"nokprobe_fn", nokprobe}, {"garbled", garbled},
-		{"init_fn", init_text}, {"kprobed", kprobed},	   {"landing", landing},
-		{"pad_only", pad_only}, {"sealed", sealed},	   {"__pfx_after_sealed", padding}};
+		{"traced", traced},	   {"nokprobe_fn", nokprobe}, {"garbled", garbled},
+		{"init_fn", init_text},	   {"kprobed", kprobed},      {"landing", landing},
+		{"pad_only", pad_only},	   {"sealed", sealed},	      {"__pfx_after_sealed", padding},
+		{"ibt_traced", ibt_traced}};
+	// Whether ftrace saves registers (entry probes go through it) or not
+	// (they go past the call site).
+	bool ftrace_saves_registers = true;
 	std::vector<Function> functions = {
 		{traced,
 		 {
@@ -69,6 +74,13 @@ struct FakeKernel {
 		{sealed, {0x66, 0x0f, 0x1f, 0x00, 0x55, 0xc3}},
 		// x86's call padding: 16 nops before a function.
 		{padding, std::vector<uint8_t>(16, 0x90)},
+		{ibt_traced,
+		 {
+			 0xf3, 0x0f, 0x1e, 0xfa, //  0 endbr64
+			 0xe8, 0, 0, 0, 0,	 //  4 call __fentry__ (ftrace site)
+			 0x55,			 //  9 push %rbp
+			 0xc3,			 // 10 ret
+		 }},
 	};
 };
 FakeKernel *fake;
@@ -122,6 +134,24 @@ extern "C" const char *okp_glue_padding_symbol(unsigned long address)
 extern "C" const char *okp_glue_reserved(unsigned long address, unsigned long length)
 {
 	return address < traced + 5 && address + length > traced ? "an ftrace call site" : nullptr;
+}
+
+// As ftrace_location(): a call site for any of its bytes, and for its
+// function's first byte.
+extern "C" unsigned long okp_glue_ftrace_site(unsigned long address, unsigned long *length)
+{
+	*length = 5;
+	if (address >= traced && address < traced + 5)
+		return traced;
+	if (address == ibt_traced || (address >= ibt_traced + 4 && address < ibt_traced + 9))
+		return ibt_traced + 4;
+	*length = 0;
+	return 0;
+}
+
+extern "C" int okp_glue_ftrace_supported(void)
+{
+	return fake->ftrace_saves_registers;
 }
 
 extern "C" int okp_glue_has_exception_entry(unsigned long address)
@@ -199,7 +229,7 @@ TEST(Registration, EveryRefusalHasItsErrnoAndReason)
 		{"undecodable before the address", at_symbol("garbled", 3), EILSEQ, "does not decode"},
 		{"ud2", at_symbol("traced", 9), EPERM, "ud2"},
 		{"someone else's int3", at_symbol("traced", 11), EBUSY, "int3"},
-		{"ftrace call site", at_symbol("traced", 0), EBUSY, "ftrace"},
+		{"inside the ftrace call site", at_symbol("traced", 2), EILSEQ, "inside an instruction"},
 		{"a kernel kprobe's function", at_symbol("kprobed", 1), EBUSY, "kernel kprobe"},
 		{"a kernel kprobe's address", at_symbol("kprobed", 0), EBUSY, "kernel kprobe"},
 		{"exception-table entry", at_symbol("traced", 6), EPERM, "exception-table entry"},
@@ -265,6 +295,63 @@ TEST(Registration, AFunctionsEntryLandingPadIsSteppedOver)
 	const okp::Result<Registration> inside =
 		okp::check_registration(at_symbol("landing", 2), kernel_text, okp::x86::probe_rules);
 	EXPECT_EQ(inside.error(), EILSEQ) << inside.why();
+}
+
+// kprobes on ftrace: a function's first byte and its ftrace call site are
+// the entry ftrace calls the handlers at; where ftrace saves no registers
+// the probe goes to the first instruction past the site.
+TEST(Registration, AFunctionsEntryGoesThroughFtraceOrPastItsCallSite)
+{
+	FakeKernel kernel;
+	fake = &kernel;
+	const ProbeRequest entries[] = {at_symbol("traced", 0), at_address(traced)};
+	for (const ProbeRequest &request : entries) {
+		const okp::Result<Registration> entry =
+			okp::check_registration(request, kernel_text, okp::x86::probe_rules);
+		ASSERT_EQ(entry.error(), 0) << entry.why();
+		EXPECT_TRUE(entry->via_ftrace);
+		EXPECT_EQ(entry->address, traced);
+		EXPECT_EQ(entry->length, 5);
+		EXPECT_EQ(entry->function, traced);
+	}
+	// Past an IBT landing pad, as ftrace_location() maps sym+0; the call
+	// site itself too.
+	for (const ProbeRequest &request : {at_symbol("ibt_traced", 0), at_symbol("ibt_traced", 4)}) {
+		const okp::Result<Registration> entry =
+			okp::check_registration(request, kernel_text, okp::x86::probe_rules);
+		ASSERT_EQ(entry.error(), 0) << entry.why();
+		EXPECT_TRUE(entry->via_ftrace);
+		EXPECT_EQ(entry->address, ibt_traced + 4);
+	}
+	// Any other byte of the call site is inside an instruction.
+	EXPECT_EQ(okp::check_registration(at_symbol("ibt_traced", 6), kernel_text, okp::x86::probe_rules).error(),
+		  EILSEQ);
+
+	kernel.ftrace_saves_registers = false;
+	for (const ProbeRequest &request : entries) {
+		const okp::Result<Registration> past =
+			okp::check_registration(request, kernel_text, okp::x86::probe_rules);
+		ASSERT_EQ(past.error(), 0) << past.why();
+		EXPECT_FALSE(past->via_ftrace);
+		EXPECT_TRUE(past->past_ftrace);
+		EXPECT_EQ(past->address, traced + 5) << "push %rbp, the first instruction after the call site";
+		EXPECT_EQ(past->length, 1);
+		EXPECT_EQ(past->requested, traced);
+		// A recheck with the proof in hand lands at the same place.
+		const okp::Result<Registration> again =
+			okp::check_registration(request, kernel_text, okp::x86::probe_rules, &past.value());
+		ASSERT_EQ(again.error(), 0) << again.why();
+		EXPECT_EQ(again->address, traced + 5);
+	}
+	const okp::Result<Registration> ibt =
+		okp::check_registration(at_symbol("ibt_traced", 0), kernel_text, okp::x86::probe_rules);
+	ASSERT_EQ(ibt.error(), 0) << ibt.why();
+	EXPECT_EQ(ibt->address, ibt_traced + 9);
+	// A probe asked for past the site is an ordinary one.
+	const okp::Result<Registration> push =
+		okp::check_registration(at_symbol("traced", 5), kernel_text, okp::x86::probe_rules);
+	ASSERT_EQ(push.error(), 0) << push.why();
+	EXPECT_FALSE(push->via_ftrace || push->past_ftrace);
 }
 
 int rules_calls = 0;

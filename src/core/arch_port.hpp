@@ -104,6 +104,10 @@ void restore_interrupts(Registers &regs, unsigned long saved);
 bool breakpoint_in_text(uint64_t address);
 // An optimized hit: regs as a breakpoint hit at the site presents them.
 void present_optimized_hit(const Site &site, Registers &regs);
+// The pc in regs, and regs' pc set as a breakpoint hit at address shows
+// it (x86: address + 1; riscv: address): what ftrace entry presents.
+uint64_t program_counter(const Registers &regs);
+void present_hit_at(Registers &regs, uint64_t address);
 
 } // namespace arch
 } // namespace okp

@@ -143,6 +143,8 @@ struct okp_list_line {
 	unsigned long missed;
 	unsigned int flags;		/* OKPROBE_FLAG_* */
 	int optimized;			/* a jump replaces the breakpoint */
+	/* asked for the entry, probed past the function's ftrace call site */
+	int past_ftrace;
 };
 void okp_core_list(void (*emit)(const struct okp_list_line *line,
 				void *context),
@@ -152,7 +154,8 @@ void okp_core_list(void (*emit)(const struct okp_list_line *line,
 struct okp_jump_line {
 	unsigned long address;
 	const char *description;
-	const char *state;		/* "optimized", "waiting", "breakpoint", "lost" */
+	/* "optimized", "waiting", "breakpoint", "lost", "ftrace" */
+	const char *state;
 	const char *why;		/* why not optimized, or NULL */
 	unsigned int region_length;	/* bytes the jump replaces (0: none) */
 	unsigned int detour_size;	/* bytes of detour code (0: none) */
@@ -191,6 +194,15 @@ void okp_core_optimized_hit(void *site, void *regs,
  * when it was not. NMI-like context: no locks, no allocation.
  */
 int okp_core_breakpoint(void *regs);
+
+/*
+ * okprobe's ftrace_ops callback at the call site address (preemption off,
+ * ftrace's recursion lock held): regs as ftrace saved them, or NULL when
+ * the handlers cannot run (ftrace recursion, RCU not watching): the hit
+ * is then counted as missed.
+ */
+void okp_core_ftrace_hit(unsigned long address, void *regs,
+			 struct okp_cpu_state *cpu);
 
 /* Per-CPU handler state, owned by the glue (DEFINE_PER_CPU). */
 struct okp_cpu_state {

@@ -75,6 +75,30 @@ const char *okp_glue_kernel_blacklisted(unsigned long address);
 const char *okp_glue_padding_symbol(unsigned long address);
 unsigned long okp_glue_read_text(unsigned long address, void *buffer,
 				 unsigned long size);
+/*
+ * Function entry through ftrace (src/kernel/ftrace_entry.c), kprobes on
+ * ftrace's way: the ftrace call site address is or leads to (ftrace maps
+ * a function's first byte to its site, past an IBT landing pad) and its
+ * length, or 0.
+ */
+unsigned long okp_glue_ftrace_site(unsigned long address,
+				   unsigned long *length);
+/*
+ * Whether this kernel's ftrace saves the registers a probe's handlers see
+ * (CONFIG_DYNAMIC_FTRACE_WITH_REGS): okprobe then enters the function
+ * through ftrace; else an entry probe goes past the call site.
+ */
+int okp_glue_ftrace_supported(void);
+/*
+ * Calls okp_core_ftrace_hit() at the call site address from now on /
+ * no longer, through okprobe's ftrace_ops that may change the ip
+ * (ipmodify: FTRACE_OPS_FL_IPMODIFY, as kprobes uses for a probe with a
+ * post_handler) or the one that does not. Arm: 0 or a negative errno
+ * (-EBUSY: another ftrace user that changes the ip owns the function).
+ * May sleep.
+ */
+int okp_glue_ftrace_arm(unsigned long address, int ipmodify);
+void okp_glue_ftrace_disarm(unsigned long address, int ipmodify);
 
 /*
  * A page of executable memory within rel32 reach of kernel text, filled

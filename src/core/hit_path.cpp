@@ -174,3 +174,33 @@ extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_optimized_hit(void *r
 	ProbeTable::run_optimized_hit(site, as_pt_regs(regs));
 	cpu->active_site = nullptr;
 }
+
+// ftrace at a function's entry (okprobe's ftrace_ops, preemption off): as
+// kprobes on ftrace, the handlers see regs as a breakpoint hit at the call
+// site shows them; a pre_handler that returns nonzero has set where the
+// function resumes, otherwise the post_handlers see the pc past the call
+// site and ftrace gets its own pc back.
+extern "C" OKP_HANDLER_PATH void okp_core_ftrace_hit(unsigned long address, void *raw_regs, okp_cpu_state *cpu)
+{
+	Site *site = registered_probes.lookup(address);
+	if (!site || !site->via_ftrace)
+		return; // disarmed under this call
+	if (!raw_regs || cpu->active_site) {
+		ProbeTable::count_missed(*site);
+		return;
+	}
+	if (!registered_probes.all_enabled())
+		return;
+	arch::Registers &regs = *static_cast<arch::Registers *>(raw_regs);
+	cpu->active_site = site;
+	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(*cpu);
+	ProbeTable::start_hit(*site, probes);
+	const uint64_t resume = arch::program_counter(regs);
+	arch::present_hit_at(regs, address);
+	if (!ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
+		arch::continue_at(regs, address + site->ftrace_length);
+		ProbeTable::run_post_handlers(probes, as_pt_regs(regs));
+		arch::continue_at(regs, resume);
+	}
+	cpu->active_site = nullptr;
+}

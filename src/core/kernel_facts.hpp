@@ -68,6 +68,23 @@ inline const char *reserved(uint64_t address, size_t length)
 	return okp_glue_reserved(address, length);
 }
 
+// The ftrace call site address is, or leads to (a function's first byte),
+// and its length; false when there is none.
+inline bool ftrace_site(uint64_t address, uint64_t *site, uint64_t *length)
+{
+	unsigned long n = 0;
+	*site = okp_glue_ftrace_site(address, &n);
+	*length = n;
+	return *site != 0;
+}
+
+// Whether probes at an ftrace call site go through ftrace (the kernel's
+// ftrace saves registers) rather than past the site.
+inline bool ftrace_entry_supported()
+{
+	return okp_glue_ftrace_supported() != 0;
+}
+
 // True when the instruction at address has an exception-table entry: a
 // fault in its out-of-line copy would find no fixup (x86 page faults do
 // not pass through die notifiers, so a module cannot redirect them as

@@ -290,6 +290,14 @@ void ProbeTable::retire_detour(Site &site)
 // else there is someone else's change: the site is lost, nothing written.
 void ProbeTable::arm(Site &site)
 {
+	if (site.via_ftrace) {
+		const bool ipmodify = wants_ipmodify(site);
+		const int result = okp_glue_ftrace_arm(site.address, ipmodify);
+		site.ftrace_error = -result;
+		if (!result)
+			site.ftrace_ipmodify = ipmodify;
+		return;
+	}
 	size_t length = 0;
 	const uint8_t *breakpoint = arch::breakpoint_bytes(site, &length);
 	if (!text_holds(site.address, site.original, arch::instruction_length(site))) {
@@ -340,6 +348,10 @@ void ProbeTable::write_pending_arms()
 
 void ProbeTable::disarm(Site &site)
 {
+	if (site.via_ftrace) {
+		okp_glue_ftrace_disarm(site.address, site.ftrace_ipmodify);
+		return;
+	}
 	write_pending_arms(); // the breakpoint to take out may still be pending
 	size_t length = 0;
 	const uint8_t *breakpoint = arch::breakpoint_bytes(site, &length);
@@ -351,8 +363,64 @@ void ProbeTable::disarm(Site &site)
 	site.patched_bytes = 0;
 }
 
+bool ProbeTable::wants_ipmodify(const Site &site)
+{
+	for (const okprobe *probe : site.attached_probes())
+		if (probe && probe->post_handler)
+			return true;
+	return false;
+}
+
+namespace {
+
+const char *ftrace_refusal(int error)
+{
+	switch (error) {
+	case error::ebusy:
+		return "ftrace refused the function's entry: another ftrace user that changes the ip (livepatch, a BPF "
+		       "trampoline) owns it";
+	case error::enomem:
+		return "out of memory (ftrace)";
+	default:
+		return "ftrace refused the function's entry";
+	}
+}
+
+} // namespace
+
+void ProbeTable::update_ftrace_site(Site &site)
+{
+	if (!should_be_armed(site)) {
+		if (site.armed)
+			disarm(site);
+		site.armed = false;
+		site.unoptimized_why = site.gone ? "its text is gone" : "disabled";
+		return;
+	}
+	// A post_handler came or went: ftrace_ops are chosen per call site,
+	// so the site leaves one and enters the other (calls in between run
+	// no handler).
+	if (site.armed && site.ftrace_ipmodify != wants_ipmodify(site)) {
+		disarm(site);
+		site.armed = false;
+	}
+	if (!site.armed) {
+		arm(site);
+		if (site.ftrace_error) {
+			site.unoptimized_why = ftrace_refusal(site.ftrace_error);
+			return;
+		}
+		site.armed = true;
+	}
+	site.unoptimized_why = site.jump_refusal;
+}
+
 void ProbeTable::update_site(Site &site, bool defer_detour)
 {
+	if (site.via_ftrace) {
+		update_ftrace_site(site);
+		return;
+	}
 	if (site.is_lost()) {
 		settle_lost(site);
 		return;
@@ -601,6 +669,29 @@ Result<Site *> ProbeTable::create_site(const Registration &checked)
 	return site;
 }
 
+Result<Site *> ProbeTable::create_ftrace_site(const Registration &checked)
+{
+	Owned<Site> owned = Owned<Site>::make();
+	if (!owned)
+		return out_of_memory;
+	Site *site = owned.get();
+	site->address = checked.address;
+	site->via_ftrace = true;
+	site->ftrace_length = checked.length;
+	okp_glue_describe(checked.address, site->description, sizeof(site->description));
+	site->jump_refusal = "entered through ftrace: no jump to make";
+	site->unoptimized_why = site->jump_refusal;
+	if (!append(site))
+		return out_of_memory;
+	if (!sites_.insert(checked.address, site, retire_storage, nullptr)) {
+		unlink(site);
+		return out_of_memory;
+	}
+	site->function = checked.function;
+	owned.release(); // the table's, until free_site
+	return site;
+}
+
 uint64_t ProbeTable::post_trap_of(const Site &site)
 {
 	// The copy's trailing breakpoint follows the copied instruction.
@@ -620,6 +711,10 @@ void ProbeTable::abandon_new_site(Site *site)
 
 void ProbeTable::free_site(Site *site)
 {
+	if (site->via_ftrace) {
+		delete site;
+		return;
+	}
 	if (arch::trapping_copy(*site))
 		post_traps_.remove(post_trap_of(*site));
 	arch::release_site(*site);
@@ -707,7 +802,14 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 
 	Site *site = sites_.lookup(checked.address);
 	const bool new_site = !site;
-	if (new_site) {
+	if (new_site && checked.via_ftrace) {
+		// ftrace enters the function: okprobe writes none of its bytes,
+		// so nothing is claimed from the kernel's kprobes.
+		const Result<Site *> created = create_ftrace_site(checked);
+		if (!created)
+			return created.refusal();
+		site = created.value();
+	} else if (new_site) {
 		// Another party's bytes in the function would desynchronize our
 		// proofs and the kernel's: a function holds kernel kprobes or
 		// okprobe's sites, never both. The claim shuts the kernel's
@@ -759,16 +861,27 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 	// An optimized hit runs no post_handler: the jump goes first.
 	if (probe->post_handler && !(probe->flags & OKPROBE_FLAG_DISABLED))
 		leave_jump(*site);
+	site->past_ftrace = site->past_ftrace || checked.past_ftrace;
 	// Everything the handler reads is filled before the probe is
 	// published to it.
 	probe->addr = reinterpret_cast<void *>(checked.address);
 	probe->nmissed = 0;
 	probe->okp_site = site;
+	if (site->via_ftrace)
+		set_flag(probe, OKPROBE_FLAG_FTRACE, true);
 	site->hits[index].store(0, Order::relaxed);
 	if (index + 1 > site->used_slots())
 		site->probe_slots.store(static_cast<uint8_t>(index + 1), Order::release);
 	site->probes[index].store(probe, Order::release);
 	update_site(*site);
+	if (site->via_ftrace && !site->armed && should_be_armed(*site)) {
+		// ftrace would not call okprobe there: no probe, and the
+		// reason.
+		const int refused = site->ftrace_error ? site->ftrace_error : error::ebusy;
+		okprobe *one[] = {probe};
+		unregister_probes(one, 1);
+		return refuse(refused, ftrace_refusal(refused));
+	}
 	show_optimized(*site);
 	if (new_site)
 		update_sites_before(site->address);
@@ -801,6 +914,7 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		by_probe_.remove(reinterpret_cast<uint64_t>(probe));
 		probe->okp_site = nullptr;
 		set_flag(probe, OKPROBE_FLAG_OPTIMIZED, false);
+		set_flag(probe, OKPROBE_FLAG_FTRACE, false);
 		if (!site->touched) {
 			site->touched = true;
 			site->work_next = touched;
@@ -825,7 +939,9 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 			if (site->used_slots())
 				continue;
 			leave_jump(*site);
-			if (site->armed && !site->is_lost())
+			if (site->armed && site->via_ftrace)
+				disarm(*site);
+			else if (site->armed && !site->is_lost())
 				breakpoints.add(*site);
 		}
 	}
@@ -905,6 +1021,12 @@ int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 		leave_jump(*site); // before the post_handler can be asked for
 	set_flag(probe, OKPROBE_FLAG_DISABLED, !enabled);
 	update_site(*site);
+	if (site->via_ftrace && !site->armed && should_be_armed(*site)) {
+		// ftrace refused the entry: the probe stays disabled.
+		set_flag(probe, OKPROBE_FLAG_DISABLED, true);
+		update_site(*site);
+		return -(site->ftrace_error ? site->ftrace_error : error::ebusy);
+	}
 	return 0;
 }
 

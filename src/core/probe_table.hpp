@@ -130,6 +130,20 @@ struct Site {
 	bool lost_reported = false;
 	bool lost_pinned = false;
 
+	// A function's entry that ftrace calls the handlers at
+	// (Registration::via_ftrace): okprobe writes no text there and the
+	// site has no arch part and no jump; armed means okprobe's ftrace_ops
+	// call okp_core_ftrace_hit() for address (through the ops that may
+	// change the ip when ftrace_ipmodify). Set before the site is
+	// published; the handler reads it.
+	bool via_ftrace = false;
+	bool ftrace_ipmodify = false;
+	uint8_t ftrace_length = 0; // the call site's bytes
+	int ftrace_error = 0;	   // the errno of the last refused arm, or 0
+	// A probe asked for the function's entry went past its ftrace call
+	// site to here (Registration::past_ftrace): listed as such.
+	bool past_ftrace = false;
+
 	// The architecture's part: its instruction, copies and jump plan.
 	arch::SiteData arch;
 
@@ -198,6 +212,8 @@ struct ListLine {
 	unsigned long hits, missed;
 	unsigned int flags; // OKPROBE_FLAG_*
 	bool optimized;
+	bool ftrace;	  // ftrace calls its handlers at the function's entry
+	bool past_ftrace; // asked for the entry, probed past its ftrace site
 };
 
 // One line of debugfs okprobe/jumps: a site and its jump state.
@@ -206,6 +222,7 @@ struct JumpLine {
 	const char *description;
 	JumpState state;
 	bool lost;	 // okprobe lost the text (why says how)
+	bool ftrace;	 // a function's entry ftrace calls the handlers at
 	const char *why; // why not optimized (nullptr when optimized)
 	unsigned int region_length, detour_size;
 };
@@ -352,6 +369,13 @@ private:
 	// (released when it is retired or gone); on failure the caller gives
 	// it back.
 	Result<Site *> create_site(const Registration &checked);
+	// A site ftrace enters (checked.via_ftrace): nothing of the arch's,
+	// no claim (okprobe writes no byte of the function).
+	Result<Site *> create_ftrace_site(const Registration &checked);
+	// An ftrace site's arming: through the ops that may change the ip
+	// when one of its probes has a post_handler (as kprobes on ftrace).
+	static bool wants_ipmodify(const Site &site);
+	void update_ftrace_site(Site &site);
 	static void release_function(Site &site);
 	// After the grace periods: the site out of the post-trap table, its
 	// arch part released, freed.
@@ -435,6 +459,8 @@ template <typename Visit> void ProbeTable::for_each_line(Visit visit) const
 			line.missed = AtomicRef(probe->nmissed).load(Order::relaxed);
 			line.flags = AtomicRef(probe->flags).load(Order::relaxed);
 			line.optimized = site->jump == JumpState::optimized && !site->is_lost();
+			line.ftrace = site->via_ftrace;
+			line.past_ftrace = site->past_ftrace;
 			visit(line);
 		}
 	}
@@ -450,6 +476,7 @@ template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
 		const char *lost = site->lost.load(Order::relaxed);
 		const Detour *detour = site->current_detour();
 		line.lost = lost != nullptr;
+		line.ftrace = site->via_ftrace;
 		line.why = lost ? lost : site->unoptimized_why;
 		line.region_length = site->jump_refusal ? 0 : site->jump_region_length;
 		line.detour_size = detour ? detour->size : 0;

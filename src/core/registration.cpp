@@ -70,6 +70,34 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 		return refuse(error::einval, why);
 	if (const char *why = kernel::blacklisted(target))
 		return refuse(error::eperm, why);
+
+	// The function's entry, where ftrace has its call site: ftrace calls
+	// the handlers (kprobes on ftrace), or the probe goes past the site.
+	const uint64_t requested = target;
+	uint64_t ftrace_site = 0, ftrace_length = 0;
+	bool past_ftrace = false;
+	if (kernel::ftrace_site(target, &ftrace_site, &ftrace_length) &&
+	    (ftrace_site == target || target == function) && ftrace_site - function < size) {
+		if (ftrace_site != target)
+			if (const char *why = kernel::blacklisted(ftrace_site))
+				return refuse(error::eperm, why);
+		if (kernel::ftrace_entry_supported()) {
+			Registration registration;
+			registration.address = ftrace_site;
+			registration.requested = requested;
+			registration.function = function;
+			registration.function_size = size;
+			registration.length = static_cast<uint8_t>(ftrace_length);
+			registration.via_ftrace = true;
+			return registration;
+		}
+		target = ftrace_site + ftrace_length;
+		past_ftrace = true;
+		if (target - function >= size)
+			return refuse(error::einval, "the function ends at its ftrace call site");
+		if (const char *why = kernel::blacklisted(target))
+			return refuse(error::eperm, why);
+	}
 	if (const char *why = text.changed_by_others(function, size))
 		return refuse(error::ebusy, why);
 
@@ -87,8 +115,7 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 		return refuse(error::einval, "the function's text cannot be read");
 	const uint64_t digest = text_digest(bytes.data(), read);
 	InstructionVerdict verdict;
-	const uint64_t requested = target;
-	if (earlier && earlier->requested == target && earlier->function == function &&
+	if (earlier && earlier->requested == requested && earlier->function == function &&
 	    earlier->function_size == size && earlier->text_digest == digest) {
 		// The same bytes: the same proof, landing pad included.
 		target = earlier->address;
@@ -124,6 +151,7 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 	registration.function_size = size;
 	registration.length = verdict.length;
 	registration.text_digest = digest;
+	registration.past_ftrace = past_ftrace;
 	return registration;
 }
 

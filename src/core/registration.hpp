@@ -16,8 +16,12 @@
 //           boot, an instruction that cannot be probed (ud2, int, ...), an
 //           instruction with an exception-table entry
 //   EBUSY   the address belongs to another patching mechanism: someone
-//           else's int3, an ftrace call site, a jump label, static call or
-//           alternative; or the function holds a kernel kprobe
+//           else's int3, a jump label, static call or alternative; or
+//           the function holds a kernel kprobe
+// A function's first byte and its ftrace call site are its entry: ftrace
+// calls the handlers there (via_ftrace) where it saves registers, else the
+// probe goes to the first instruction past the site (past_ftrace). Any
+// other byte of the site is inside an instruction (EILSEQ).
 #pragma once
 
 #include "core/original_text.hpp"
@@ -60,6 +64,11 @@ struct Registration {
 	uint8_t length = 0;
 	// A digest of the function's bytes the boundary walk proved on.
 	uint64_t text_digest = 0;
+	// The function's entry: ftrace calls the handlers at its call site
+	// (address; length is the site's), or the probe went past the site
+	// on a kernel whose ftrace saves no registers.
+	bool via_ftrace = false;
+	bool past_ftrace = false;
 };
 
 // The largest function okprobe walks to prove an instruction boundary.

@@ -480,9 +480,11 @@ static void okp_show_line(const struct okp_list_line *line, void *context)
 {
 	struct seq_file *m = context;
 
-	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s\n",
+	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s%s%s\n",
 		   line->address, line->description, line->hits, line->missed,
 		   line->optimized ? " [OPTIMIZED]" : "",
+		   line->flags & OKPROBE_FLAG_FTRACE ? " [FTRACE]" : "",
+		   line->past_ftrace ? " [AFTER FTRACE]" : "",
 		   line->flags & OKPROBE_FLAG_DISABLED ? " [DISABLED]" : "",
 		   line->flags & OKPROBE_FLAG_GONE ? " [GONE]" : "",
 		   line->flags & OKPROBE_FLAG_LOST ? " [LOST]" : "");

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A function's entry through ftrace, as kprobes on ftrace do it
+ * (kernel/kprobes.c, arch/x86/kernel/kprobes/ftrace.c): at a function's
+ * ftrace call site okprobe writes no byte; one of two ftrace_ops, filtered
+ * to the call sites of its armed entry probes, calls the core instead of a
+ * breakpoint. The ops with FTRACE_OPS_FL_IPMODIFY serve sites with a
+ * post_handler (as kprobe_ipmodify_ops), the other the rest, so that an
+ * entry probe without one leaves the function to livepatch or a BPF
+ * trampoline that modifies the ip.
+ *
+ * Each ops is registered with ftrace while at least one call site is in
+ * its filter. Everything here runs under okprobe's probe mutex (the
+ * writer); ftrace takes its own locks inside: the order is okprobe's probe
+ * mutex, then ftrace's (Documentation/design.md).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ftrace.h>
+#include <linux/kprobes.h>
+#include <linux/rcupdate.h>
+
+#include "core/core_api.h"
+#include "glue.h"
+
+unsigned long okp_glue_ftrace_site(unsigned long address,
+				   unsigned long *length)
+{
+#ifdef CONFIG_DYNAMIC_FTRACE
+	unsigned long (*ftrace_location)(unsigned long ip) =
+		(void *)okp_ksyms.ftrace_location;
+
+	*length = 0;
+	if (!ftrace_location)
+		return 0;
+	address = ftrace_location(address);
+	if (address)
+		*length = MCOUNT_INSN_SIZE;
+	return address;
+#else
+	*length = 0;
+	return 0;
+#endif
+}
+
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
+
+/*
+ * ftrace calls this at an armed call site with preemption off once the
+ * recursion lock is taken. regs are ftrace's full save; the core runs the
+ * handlers only where RCU watches (its tables live by RCU grace periods),
+ * and counts the rest as missed.
+ */
+static void notrace okp_ftrace_handler(unsigned long ip,
+				       unsigned long parent_ip,
+				       struct ftrace_ops *ops,
+				       struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit < 0)
+		return;
+	if (!rcu_is_watching())
+		regs = NULL;
+	okp_core_ftrace_hit(ip, regs, okp_glue_cpu_state());
+	ftrace_test_recursion_unlock(bit);
+}
+NOKPROBE_SYMBOL(okp_ftrace_handler);
+
+static struct ftrace_ops okp_ftrace_ops = {
+	.func = okp_ftrace_handler,
+	.flags = FTRACE_OPS_FL_SAVE_REGS,
+};
+
+static struct ftrace_ops okp_ftrace_ipmodify_ops = {
+	.func = okp_ftrace_handler,
+	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+};
+
+/* How many call sites each ops filters (the writer's). */
+static unsigned int okp_ftrace_sites, okp_ftrace_ipmodify_sites;
+
+int okp_glue_ftrace_supported(void)
+{
+	return 1;
+}
+
+int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
+{
+	struct ftrace_ops *ops = ipmodify ? &okp_ftrace_ipmodify_ops :
+					    &okp_ftrace_ops;
+	unsigned int *sites = ipmodify ? &okp_ftrace_ipmodify_sites :
+					 &okp_ftrace_sites;
+	int ret;
+
+	ret = ftrace_set_filter_ip(ops, address, 0, 0);
+	if (ret)
+		return ret;
+	if (*sites == 0) {
+		ret = register_ftrace_function(ops);
+		if (ret) {
+			ftrace_set_filter_ip(ops, address, 1, 0);
+			return ret;
+		}
+	}
+	(*sites)++;
+	return 0;
+}
+
+void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
+{
+	struct ftrace_ops *ops = ipmodify ? &okp_ftrace_ipmodify_ops :
+					    &okp_ftrace_ops;
+	unsigned int *sites = ipmodify ? &okp_ftrace_ipmodify_sites :
+					 &okp_ftrace_sites;
+	int ret;
+
+	/*
+	 * The last site unregisters the ops first, as kprobes does: an ops
+	 * must not be left registered with an empty filter, which ftrace
+	 * reads as "trace every function".
+	 */
+	if (WARN_ON_ONCE(*sites == 0))
+		return;
+	if (*sites == 1) {
+		ret = unregister_ftrace_function(ops);
+		if (ret)
+			pr_err("unregister_ftrace_function: %d\n", ret);
+	}
+	(*sites)--;
+	/* A module's going call site is already out of ftrace's records. */
+	ret = ftrace_set_filter_ip(ops, address, 1, 0);
+	if (ret && ret != -ENOENT && ret != -EINVAL)
+		pr_err("ftrace_set_filter_ip(%pS, remove): %d\n",
+		       (void *)address, ret);
+}
+
+#else /* !CONFIG_DYNAMIC_FTRACE_WITH_REGS */
+
+/* ftrace saves no registers here: entry probes go past the call site. */
+int okp_glue_ftrace_supported(void)
+{
+	return 0;
+}
+
+int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
+{
+	return -EOPNOTSUPP;
+}
+
+void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
+{
+}
+
+#endif /* CONFIG_DYNAMIC_FTRACE_WITH_REGS */
