@@ -880,6 +880,66 @@ static int wait_for_jump(const char *where, char *jumps, size_t size)
 	return -ETIMEDOUT;
 }
 
+/*
+ * Reports okprobe_selftest.ko's TAP results (debugfs okprobe_selftest/
+ * results, changed in place) as KTAP subtests: how many, and *failed.
+ */
+static int report_in_kernel_results(char *results, int *failed)
+{
+	enum { MAX_SUBTESTS = 256 };
+	static const char *sub_names[MAX_SUBTESTS], *sub_details[MAX_SUBTESTS];
+	static int sub_failed[MAX_SUBTESTS];
+	int lines = 0, number;
+	char *line, *name;
+
+	*failed = 0;
+	for (line = strtok(results, "\n"); line && lines < MAX_SUBTESTS;
+	     line = strtok(NULL, "\n")) {
+		int bad = strncmp(line, "ok ", 3) != 0;
+		char *detail = strstr(line, " # ");
+
+		if (sscanf(line + (bad ? 7 : 3), "%d", &number) != 1)
+			continue;
+		name = strchr(line + (bad ? 7 : 3), ' ');
+		if (detail)
+			*detail = '\0';
+		sub_failed[lines] = bad;
+		sub_names[lines] = name ? name + 1 : line;
+		sub_details[lines] = detail ? detail + 3 : "";
+		lines++;
+		*failed += bad;
+	}
+	report_subtests(sub_failed, sub_names, sub_details, lines);
+	return lines;
+}
+
+/*
+ * okprobe_selftest.ko's entry probe tests alone (entry_only=1): what the
+ * ftrace suite runs, where the whole in-kernel suite does not.
+ */
+static int test_entry_in_kernel(void)
+{
+	static char results[4096];
+	int ret, lines, failed;
+
+	if (!exists(SELFTEST_KO))
+		return skip("no okprobe_selftest.ko for this architecture");
+	STEP(load_okprobe(default_params));
+	ret = load_module(SELFTEST_KO, "entry_only=1");
+	if (ret == 0) {
+		ret = read_file("/sys/kernel/debug/okprobe_selftest/results",
+				results, sizeof(results));
+		unload_module("okprobe_selftest");
+	}
+	STEP(unload_okprobe());
+	CHECK(ret == 0, "okprobe_selftest.ko entry_only=1: %s",
+	      strerror(-ret));
+	lines = report_in_kernel_results(results, &failed);
+	CHECK(lines >= 3, "only %d entry probe results", lines);
+	CHECK(!failed, "%d entry probe tests failed", failed);
+	return 0;
+}
+
 static int test_in_kernel_probes(void)
 {
 	static char results[16384], jumps[8192];
@@ -902,13 +962,10 @@ static int test_in_kernel_probes(void)
 	/* Its resident probe: hit 5 times at load, then optimized. */
 	const char *const resident_symbol = IS_X86 ? "okp_target_add" : "okp_rvc_stack";
 	const unsigned long resident_offset = IS_X86 ? 3 : 6;
-	char list[2048] = "", *line, *name, resident[64] = "", where[64];
+	char list[2048] = "", resident[64] = "", where[64];
 	char params[128] = "", pad[32] = "0";
-	enum { MAX_SUBTESTS = 256 };
-	static const char *sub_names[MAX_SUBTESTS], *sub_details[MAX_SUBTESTS];
-	static int sub_failed[MAX_SUBTESTS];
 	unsigned long entry_pad;
-	int ret, number, lines = 0, failed = 0;
+	int ret, lines, failed;
 	size_t i;
 
 	if (!exists(SELFTEST_KO))
@@ -918,6 +975,10 @@ static int test_in_kernel_probes(void)
 			 "core_static_call_sites=0x%lx core_static_call_sites_end=0x%lx",
 			 kallsyms_address("__start_static_call_sites"),
 			 kallsyms_address("__stop_static_call_sites"));
+	/* A target whose suite repeats another's runs its long tests shorter. */
+	if (getenv("okptest_selftest_scale"))
+		snprintf(params + strlen(params), sizeof(params) - strlen(params),
+			 " scale=%d", atoi(getenv("okptest_selftest_scale")));
 	STEP(load_okprobe(default_params));
 	ret = load_module(SELFTEST_KO, params);
 	if (ret == 0) {
@@ -953,23 +1014,7 @@ static int test_in_kernel_probes(void)
 		      where, refusals[i].why,
 		      at ? (int)strcspn(at, "\n") : 0, at ? at : "");
 	}
-	for (line = strtok(results, "\n"); line && lines < MAX_SUBTESTS;
-	     line = strtok(NULL, "\n")) {
-		int bad = strncmp(line, "ok ", 3) != 0;
-		char *detail = strstr(line, " # ");
-
-		if (sscanf(line + (bad ? 7 : 3), "%d", &number) != 1)
-			continue;
-		name = strchr(line + (bad ? 7 : 3), ' ');
-		if (detail)
-			*detail = '\0';
-		sub_failed[lines] = bad;
-		sub_names[lines] = name ? name + 1 : line;
-		sub_details[lines] = detail ? detail + 3 : "";
-		lines++;
-		failed += bad;
-	}
-	report_subtests(sub_failed, sub_names, sub_details, lines);
+	lines = report_in_kernel_results(results, &failed);
 	CHECK(lines > 10, "only %d in-kernel results", lines);
 	CHECK(!failed, "%d in-kernel tests failed", failed);
 	return 0;
@@ -2768,6 +2813,112 @@ static int bench_coverage(void)
 }
 
 /*
+ * An entry probe as a client of <linux/kprobes.h> writes it: the sample
+ * client with symbol=ksys_read and no offset. Where ftrace saves registers
+ * it is an ftrace probe ([FTRACE]); on a kernel whose ftrace does not
+ * (riscv 6.12) it sits at the first instruction past the call site
+ * ([AFTER FTRACE]); without ftrace at ksys_read+0 itself. It counts every
+ * read; okprobe writes no byte there, so ksys_read stays out of the
+ * kernel's kprobe blacklist and a kprobe_events probe at +0 (kprobes on
+ * ftrace) counts the same reads beside it.
+ */
+#define ENTRY_READS 1000
+
+/*
+ * The hits column of kprobe_profile for event (GROUP/NAME; the file names
+ * it by NAME alone), or -1.
+ */
+static long kprobe_profile_hits(const char *event)
+{
+	static char profile[1 << 14];
+	const char *slash = strchr(event, '/');
+	char *line;
+	long hits = -1;
+
+	if (read_file("/sys/kernel/tracing/kprobe_profile", profile,
+		      sizeof(profile)))
+		return -1;
+	for (line = strtok(profile, "\n"); line; line = strtok(NULL, "\n")) {
+		char name[128];
+		long count;
+
+		if (sscanf(line, "%127s %ld", name, &count) == 2 &&
+		    (!strcmp(name, event) ||
+		     (slash && !strcmp(name, slash + 1))))
+			hits = count;
+	}
+	return hits;
+}
+
+static int entry_probe_steps(void)
+{
+	const int has_ftrace = kallsyms_address("ftrace_caller") != 0;
+	const int on_ftrace = kallsyms_address("kprobe_ftrace_handler") != 0;
+	const int via_ftrace = kallsyms_address("ftrace_regs_caller") != 0;
+	long before, after, event;
+	char line[512];
+	int ret;
+
+	STEP(load_okprobe(default_params));
+	ret = load_module(SAMPLE_KO, "symbol=ksys_read");
+	CHECK(ret == 0, "the sample client at ksys_read+0: %s", strerror(-ret));
+	CHECK(list_line("ksys_read+", line, sizeof(line)),
+	      "no ksys_read line in okprobe/list");
+	if (via_ftrace)
+		CHECK(strstr(line, " [FTRACE]"), "not through ftrace: %s", line);
+	else if (has_ftrace)
+		CHECK(strstr(line, " [AFTER FTRACE]"),
+		      "not past the ftrace call site: %s", line);
+	else
+		CHECK(!strstr(line, "FTRACE]"), "ftrace without ftrace: %s",
+		      line);
+	CHECK(!via_ftrace || !blacklist_lists("ksys_read"),
+	      "an ftrace entry probe put ksys_read in the kprobe blacklist");
+	before = list_hits("ksys_read+");
+	read_proc_repeatedly(ENTRY_READS);
+	after = list_hits("ksys_read+");
+	CHECK(after - before >= ENTRY_READS, "%ld hits for %d reads",
+	      after - before, ENTRY_READS);
+	/* The kernel's own probe at +0, at the same time, where both can. */
+	if (via_ftrace && on_ftrace && exists(KPROBE_EVENTS)) {
+		ret = write_file(KPROBE_EVENTS, "p:okptest/entry ksys_read");
+		CHECK(ret == 0, "'p:okptest/entry ksys_read' beside okprobe: %s",
+		      strerror(-ret));
+		ret = write_file("/sys/kernel/tracing/events/okptest/entry/enable",
+				 "1");
+		CHECK(ret == 0, "enabling okptest/entry: %s", strerror(-ret));
+		before = list_hits("ksys_read+");
+		event = kprobe_profile_hits("okptest/entry");
+		read_proc_repeatedly(ENTRY_READS);
+		after = list_hits("ksys_read+");
+		event = kprobe_profile_hits("okptest/entry") - event;
+		write_file("/sys/kernel/tracing/events/okptest/entry/enable",
+			   "0");
+		CHECK(clear_okptest_events() == 0, "clearing kprobe_events");
+		CHECK(after - before >= ENTRY_READS && event >= ENTRY_READS,
+		      "okprobe %ld and the kprobe event %ld hits for %d reads",
+		      after - before, event, ENTRY_READS);
+	}
+	ret = unload_module("okprobe_sample");
+	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
+	return unload_okprobe();
+}
+
+static int test_entry_probe(void)
+{
+	int ret;
+
+	mount_tracefs_if_needed();
+	ret = entry_probe_steps();
+	if (ret) {
+		clear_okptest_events();
+		unload_module("okprobe_sample");
+		unload_module("okprobe");
+	}
+	return ret;
+}
+
+/*
  * okprobe traced and probed itself, as an operator might try it: every
  * text symbol of okprobe.ko offered to kprobe_events is refused (its text
  * is in the kernel's kprobe blacklist), and with the function tracer on,
@@ -2780,29 +2931,54 @@ static int bench_coverage(void)
 #define TRACED_TRAP_HITS 100000
 
 /* kprobe_events lines taken on okprobe's text symbols, of *offered. */
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Each function name once: a kprobe_events line names a symbol, and the
+ * kernel resolves a name to one address. The assembler's local labels
+ * (.L*, and riscv's $x mapping symbols), which riscv's okprobe.ko keeps in
+ * its symbol table by the tens of thousands, are not functions: a line
+ * each took the riscv-6.12 guest almost five minutes.
+ */
 static int kprobe_events_on_okprobe(int *offered, char *first, size_t size)
 {
+	enum { MAX_NAMES = 1 << 16 };
+	static char *names[MAX_NAMES];
 	FILE *symbols = fopen("/proc/kallsyms", "r");
 	char line[512], name[256], module[64], event[320], type;
 	unsigned long address;
-	int taken = 0;
+	int taken = 0, count = 0, i;
 
 	*offered = 0;
 	first[0] = '\0';
 	if (!symbols)
 		return -1;
-	while (fgets(line, sizeof(line), symbols)) {
+	while (fgets(line, sizeof(line), symbols) && count < MAX_NAMES) {
 		if (sscanf(line, "%lx %c %255s [%63[^]]]", &address, &type,
 			   name, module) != 4 ||
-		    strcmp(module, "okprobe") || (type != 't' && type != 'T'))
+		    strcmp(module, "okprobe") || (type != 't' && type != 'T') ||
+		    !strncmp(name, ".L", 2) || name[0] == '$')
 			continue;
-		snprintf(event, sizeof(event), "p:okptest/self%d %s", *offered,
-			 name);
-		(*offered)++;
-		if (write_file(KPROBE_EVENTS, event) == 0 && !taken++)
-			snprintf(first, size, "%s", name);
+		names[count] = strdup(name);
+		if (names[count])
+			count++;
 	}
 	fclose(symbols);
+	qsort(names, count, sizeof(names[0]), compare_names);
+	for (i = 0; i < count; i++) {
+		if (i && !strcmp(names[i], names[i - 1]))
+			continue;
+		snprintf(event, sizeof(event), "p:okptest/self%d %s", *offered,
+			 names[i]);
+		(*offered)++;
+		if (write_file(KPROBE_EVENTS, event) == 0 && !taken++)
+			snprintf(first, size, "%s", names[i]);
+	}
+	for (i = 0; i < count; i++)
+		free(names[i]);
 	clear_okptest_events();
 	return taken;
 }
@@ -2816,6 +2992,7 @@ static int traced_hits(const char *config, int want_jump)
 	int tries;
 
 	snprintf(command, sizeof(command), "arm %s", config);
+	started = now_ms();
 	CHECK(bench_command(command, reply, sizeof(reply)) == 0,
 	      "%s: %s", command, reply);
 	for (tries = 0; want_jump && tries < 600; tries++) {
@@ -2824,6 +3001,8 @@ static int traced_hits(const char *config, int want_jump)
 			break;
 		usleep(100 * 1000);
 	}
+	say("# %s: armed%s in %lld ms", config,
+	    want_jump ? " and optimized" : "", now_ms() - started);
 	CHECK(!want_jump || strstr(reply, "optimized=1"),
 	      "%s never optimized under the function tracer: %s", config,
 	      reply);
@@ -2847,20 +3026,28 @@ static int traced_steps(void)
 {
 	char first[256];
 	int offered, taken, ret;
+	long long started;
 
 	STEP(load_okprobe(default_params));
+	started = now_ms();
 	taken = kprobe_events_on_okprobe(&offered, first, sizeof(first));
+	say("# kprobe_events refused %d of okprobe's %d text symbols in %lld ms",
+	    offered - taken, offered, now_ms() - started);
 	CHECK(offered > 50 && taken == 0,
 	      "kprobe_events took %d of okprobe's %d text symbols (first %s)",
 	      taken, offered, first);
 	ret = load_module(BENCH_KO, "");
 	CHECK(ret == 0, "loading okprobe_bench.ko: %s", strerror(-ret));
+	started = now_ms();
 	CHECK(write_file(TRACING "/current_tracer", "function") == 0,
 	      "the function tracer does not start");
+	say("# the function tracer started in %lld ms", now_ms() - started);
 	STEP(traced_hits("okprobe-pre", 1));
 	STEP(traced_hits("okprobe-post", 0));
+	started = now_ms();
 	CHECK(write_file(TRACING "/current_tracer", "nop") == 0,
 	      "the function tracer does not stop");
+	say("# the function tracer stopped in %lld ms", now_ms() - started);
 	ret = unload_module("okprobe_bench");
 	CHECK(ret == 0, "unloading okprobe_bench: %s", strerror(-ret));
 	return unload_okprobe();
@@ -3427,6 +3614,8 @@ OKPTEST(okprobe, in_kernel_probes, test_in_kernel_probes, LONG, "in-kernel probe
 OKPTEST(okprobe, syscall_probe_under_load, test_syscall_probe_under_load, SHORT, "a probe on ksys_read counts every read of two concurrent processes")
 OKPTEST(okprobe, unload_while_optimized, test_unload_while_optimized, SHORT, "the client unloads while its optimized probe is hit on every CPU")
 OKPTEST(okprobe, enable_disable_switches, test_enable_disable_switches, SHORT, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint")
+OKPTEST(okprobe, entry_in_kernel, test_entry_in_kernel, SHORT, "in-kernel entry probe tests alone (okprobe_selftest.ko entry_only=1)")
+OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0")
 OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
 OKPTEST(okprobe, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load: documented refusals, optimized, toggled, text restored")
 OKPTEST(okprobe, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the function tracer: kprobe_events refused on all its text, 6 * 10^5 hits exact, console clean")
@@ -3493,7 +3682,9 @@ OKPTEST(storm, storm, test_storm, LONG, "a storm of probes over syscall-path ker
  */
 static const char *const ftrace_tests[] = {
 	"load", "unload", "syscall_probe_under_load", "unload_while_optimized",
-	"enable_disable_switches", "kprobe_events", "traced_okprobe",
+	"enable_disable_switches", "entry_in_kernel", "entry_probe",
+	"kprobe_events",
+	"traced_okprobe",
 	"kernel_log_clean",
 };
 

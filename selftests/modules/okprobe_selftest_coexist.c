@@ -694,14 +694,15 @@ static int okp_ignore_hit(struct okprobe *op, struct pt_regs *regs)
 }
 
 /*
- * The instruction boundaries okprobe accepts in a kernel function: the
- * first (past its ftrace call site), the next, and one at least 16 bytes
+ * The instruction boundaries okprobe patches in a kernel function: the
+ * first past its ftrace call site, the next, and one at least 16 bytes
  * further (outside any jump region). False if the function has too few.
  */
 static bool okp_find_offsets(struct okp_coexist_target *t)
 {
 	struct okprobe *probe = kzalloc(sizeof(*probe), GFP_KERNEL);
 	unsigned long offset, found = 0;
+	bool entry;
 
 	if (!probe)
 		return false;
@@ -713,7 +714,15 @@ static bool okp_find_offsets(struct okp_coexist_target *t)
 		probe->pre_handler = okp_ignore_hit;
 		if (okprobe_register(probe))
 			continue;
+		/*
+		 * The entry: through ftrace, or moved past its call site. The
+		 * matrix is about instructions okprobe patches.
+		 */
+		entry = (probe->flags & OKPROBE_FLAG_FTRACE) ||
+			probe->addr != okp_at(t->function, offset);
 		okprobe_unregister(probe);
+		if (entry)
+			continue;
 		if (found == 0)
 			t->at = offset;
 		else if (found == 1)

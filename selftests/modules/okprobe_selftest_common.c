@@ -11,6 +11,8 @@
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/kthread.h>
+#include <linux/moduleparam.h>
+#include <linux/ktime.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -28,8 +30,33 @@ static size_t okp_results_used;
 static int okp_test_number;
 static struct dentry *okp_selftest_dir;
 
+bool okp_entry_only;
+module_param_named(entry_only, okp_entry_only, bool, 0444);
+MODULE_PARM_DESC(entry_only, "Run the entry probe tests alone");
+
+static uint scale = 100;
+module_param(scale, uint, 0444);
+MODULE_PARM_DESC(scale, "Percent of the long tests' counts to run (1-100)");
+
+long okp_scaled(long count)
+{
+	return max(1L, count * clamp(scale, 1U, 100U) / 100);
+}
+
+/* When the last result was reported (or the results began). */
+static u64 okp_report_ns;
+
 void okp_report(bool ok, const char *name, const char *why)
 {
+	u64 now = ktime_get_ns();
+
+	/*
+	 * Where make check's time goes, on the console beside the TAP (the
+	 * number only: a name may hold words the console check looks for).
+	 */
+	pr_info("test %d took %llu ms\n", okp_test_number + 1,
+		(now - okp_report_ns) / NSEC_PER_MSEC);
+	okp_report_ns = now;
 	okp_results_used += scnprintf(okp_results + okp_results_used,
 				      OKP_RESULTS_SIZE - okp_results_used,
 				      "%sok %d %s%s%s\n", ok ? "" : "not ",
@@ -46,6 +73,7 @@ DEFINE_SHOW_ATTRIBUTE(okp_results);
 
 int okp_results_init(void)
 {
+	okp_report_ns = ktime_get_ns();
 	okp_results = kzalloc(OKP_RESULTS_SIZE, GFP_KERNEL);
 	return okp_results ? 0 : -ENOMEM;
 }

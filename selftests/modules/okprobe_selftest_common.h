@@ -15,6 +15,14 @@
 
 #include <okprobe.h>
 
+/*
+ * The percentage of the long tests' counts (hammered hits, churn rounds,
+ * random coexistence steps) to run: the module parameter scale (100). A
+ * target whose suite repeats another's on the same source runs fewer
+ * (testing.md, "what is not run twice").
+ */
+long okp_scaled(long count);
+
 /* Appends one TAP line: "ok N name" or "not ok N name # why". */
 void okp_report(bool ok, const char *name, const char *why);
 
@@ -184,6 +192,12 @@ void okp_test_neighbour_in_region(okp_target_fn target,
 				  unsigned long inner_offset,
 				  long (*expect)(long a, long b),
 				  bool (*is_breakpoint)(void *address));
+
+/* ---- A function's entry (okprobe_selftest_entry.c) ------------------------ */
+
+void okp_test_entry_probes(void);
+/* entry_only=1: the module runs okp_test_entry_probes() alone. */
+extern bool okp_entry_only;
 
 /* ---- Next to the kernel's kprobes (okprobe_selftest_coexist.c) ---------- */
 

@@ -184,7 +184,10 @@ static const struct okp_case okp_cases[] = {
 	  1 + 0x1234 + 2, true },
 };
 
-/* Also the test of "ftrace call site": a C function starts with one. */
+/*
+ * Also the test of "inside an ftrace call site": a C function starts with
+ * one (its entry itself is okprobe_selftest_entry.c's).
+ */
 static noinline void okp_test_fixed_results(void)
 {
 	char why[160] = "";
@@ -316,8 +319,8 @@ static void okp_test_x86_bad_registrations(void)
 		{ "inside an instruction", "okp_target_add", NULL, pad + 1,
 		  true, -EILSEQ },
 		{ "not text", NULL, &okp_target_data, 0, true, -EINVAL },
-		{ "ftrace call site", "okp_test_fixed_results", NULL, 0, true,
-		  -EBUSY },
+		{ "inside an ftrace call site", "okp_test_fixed_results", NULL,
+		  pad + 2, true, -EILSEQ },
 		{ "exception-table entry", "okp_target_extable", NULL, 0, true,
 		  -EPERM },
 		{ "ud2 (BUG site)", "okp_target_refused", NULL, pad + 5, true,
@@ -682,11 +685,17 @@ static struct okprobe okp_resident_refused[] = {
 static int __init okp_selftest_init(void)
 {
 	int ret = okp_results_init();
+	char name[160];
 	int i;
 
 	if (ret)
 		return ret;
 	entry_pad = okp_entry_pad(okp_target_add);
+	if (okp_entry_only) {
+		okp_test_entry_probes();
+		okp_results_publish();
+		return 0;
+	}
 	okp_test_fixed_results();
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
@@ -732,23 +741,27 @@ static int __init okp_selftest_init(void)
 	okp_test_register_many(okp_lifecycle_targets,
 			       okp_at(okp_target_add, 1));
 	okp_test_concurrency(&okp_cycle_targets[0], 1, okp_target_add,
-			     OKP_HAMMER_HITS, OKP_CHURN_ROUNDS);
+			     okp_scaled(OKP_HAMMER_HITS),
+			     okp_scaled(OKP_CHURN_ROUNDS));
 	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
 		okp_run_jump_case(&okp_jump_cases[i]);
 	okp_test_neighbour_in_region(okp_target_add, 3, okp_expect_add,
 				     okp_is_int3);
 	/* add %rsi, %rax runs: 42 + 2. */
 	okp_test_optimized_redirect_ignored(&okp_cycle_targets[0], 6, 44);
+	snprintf(name, sizeof(name),
+		 "%ld hits of %zu optimized targets on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)",
+		 okp_scaled(OKP_HAMMER_HITS), ARRAY_SIZE(okp_cycle_targets));
 	okp_test_optimization_cycles(okp_cycle_targets,
 				     ARRAY_SIZE(okp_cycle_targets),
-				     OKP_HAMMER_HITS,
-				     "10^6 hits of 11 optimized targets on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)");
+				     okp_scaled(OKP_HAMMER_HITS), name);
 	okp_test_kernel_kprobes(&okp_coexist_target, &okp_coexist_other);
 	okp_test_kernel_kprobes_on_kernel_functions();
 	okp_test_kernel_kprobe_in_piece(okp_target_split, okp_target_split_cold, okp_expect_split);
 	okp_test_lost_text(&okp_cycle_targets[0]);
 	okp_test_random_coexistence(okp_cycle_targets,
-				    ARRAY_SIZE(okp_cycle_targets), 2000);
+				    ARRAY_SIZE(okp_cycle_targets),
+				    okp_scaled(2000));
 
 	okp_resident.probe.addr = okp_at(okp_target_add, 3);
 	okp_resident.probe.pre_handler = okp_record_pre;
@@ -768,6 +781,10 @@ static void __exit okp_selftest_exit(void)
 {
 	int i;
 
+	if (okp_entry_only) {
+		okp_results_exit();
+		return;
+	}
 	for (i = 0; i < ARRAY_SIZE(okp_resident_refused); i++)
 		okprobe_unregister(&okp_resident_refused[i]);
 	if (okp_resident.probe.okp_site)

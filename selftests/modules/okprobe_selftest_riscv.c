@@ -633,10 +633,16 @@ static const struct okp_coexist_target okp_coexist_other = {
 static int __init okp_selftest_init(void)
 {
 	int ret = okp_results_init();
+	char name[160];
 	int i;
 
 	if (ret)
 		return ret;
+	if (okp_entry_only) {
+		okp_test_entry_probes();
+		okp_results_publish();
+		return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
 	okp_test_breakpoint_bytes();
@@ -681,8 +687,9 @@ static int __init okp_selftest_init(void)
 	okp_write_sysctl("0");
 	okp_test_concurrency(okp_concurrency_targets,
 			     ARRAY_SIZE(okp_concurrency_targets),
-			     (void *)okp_rvc_stack + 4, OKP_HAMMER_CALLS,
-			     OKP_CHURN_ROUNDS);
+			     (void *)okp_rvc_stack + 4,
+			     okp_scaled(OKP_HAMMER_CALLS),
+			     okp_scaled(OKP_CHURN_ROUNDS));
 	okp_write_sysctl("1");
 	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
 		okp_run_jump_case(&okp_jump_cases[i]);
@@ -692,16 +699,19 @@ static int __init okp_selftest_init(void)
 	/* The window (add, addi) runs: 42 + 2 + 1. */
 	okp_test_optimized_redirect_ignored(&okp_cycle_targets[0], 12, 45);
 	okp_test_landings_at_one_offset();
+	snprintf(name, sizeof(name),
+		 "%ld hits of %zu optimized targets on every hart across optimize/unoptimize cycles (sysctl, enable/disable)",
+		 okp_scaled(OKP_CYCLE_HITS), ARRAY_SIZE(okp_cycle_targets));
 	okp_test_optimization_cycles(okp_cycle_targets,
 				     ARRAY_SIZE(okp_cycle_targets),
-				     OKP_CYCLE_HITS,
-				     "5*10^5 hits of 14 optimized targets on every hart across optimize/unoptimize cycles (sysctl, enable/disable)");
+				     okp_scaled(OKP_CYCLE_HITS), name);
 	okp_test_kernel_kprobes(&okp_coexist_target, &okp_coexist_other);
 	okp_test_kernel_kprobes_on_kernel_functions();
 	okp_test_kernel_kprobe_in_piece(okp_rv_split, okp_rv_split_cold, okp_expect_split);
 	okp_test_lost_text(&okp_cycle_targets[0]);
 	okp_test_random_coexistence(okp_cycle_targets,
-				    ARRAY_SIZE(okp_cycle_targets), 2000);
+				    ARRAY_SIZE(okp_cycle_targets),
+				    okp_scaled(2000));
 
 	okp_resident.probe.addr = (void *)okp_rvc_stack + 6;
 	okp_resident.probe.pre_handler = okp_record_pre;
@@ -717,6 +727,10 @@ static int __init okp_selftest_init(void)
 
 static void __exit okp_selftest_exit(void)
 {
+	if (okp_entry_only) {
+		okp_results_exit();
+		return;
+	}
 	okprobe_unregister(&okp_resident.probe);
 	okprobe_unregister(&okp_resident_refused.probe);
 	okp_results_exit();

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A function's entry, symbol+0, on every kernel: through ftrace where it
+ * saves registers (OKPROBE_FLAG_FTRACE, as kprobes on ftrace), else at the
+ * first instruction past the ftrace call site, else (no ftrace) at the
+ * first instruction. The handlers see the arguments the function got; a
+ * pre_handler can make the function return at once; the kernel's own
+ * kprobe at +0 of the same function counts the same calls, alone and,
+ * where both go through ftrace, at once.
+ *
+ * Targets: okp_entry_target, C in this module (so ftrace has a call site
+ * at its entry wherever the kernel has ftrace), and kstrtoull, a kernel
+ * function others call too, whose hits are counted only for the string
+ * the test passes. Whether a kernel function is traced is the kernel's
+ * build's choice (lib/string.c is not, on Debian's kernels): the kernel
+ * function's entry is checked against what okprobe says it found.
+ */
+#include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/ptrace.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "okprobe_selftest.h"
+#include "okprobe_selftest_common.h"
+
+#define OKP_ENTRY_CALLS 1000
+
+/* Not static and called through a pointer: no clone takes its calls. */
+noinline long okp_entry_target(long a, long b);
+noinline long okp_entry_target(long a, long b)
+{
+	return a * 3 + b;
+}
+
+static long okp_entry_call(long a, long b)
+{
+	long (*target)(long a, long b) = okp_entry_target;
+
+	OPTIMIZER_HIDE_VAR(target);
+	return target(a, b);
+}
+
+#ifdef CONFIG_X86_64
+/* Where an overriding pre_handler sends the function: straight back. */
+static noinline notrace void okp_entry_just_return(void)
+{
+}
+#endif
+
+/* The first byte of the function's own code (past an IBT landing pad). */
+static unsigned long okp_entry_code(void *function)
+{
+	return (unsigned long)function + okp_entry_pad(function);
+}
+
+/*
+ * Where okprobe must put a probe asked for function+0, and whether through
+ * ftrace: what this kernel's configuration says of a traced function.
+ */
+static unsigned long okp_entry_expected(void *function, bool *via_ftrace)
+{
+	*via_ftrace = false;
+#ifdef CONFIG_DYNAMIC_FTRACE
+	if (IS_ENABLED(CONFIG_DYNAMIC_FTRACE_WITH_REGS)) {
+		*via_ftrace = true;
+		return okp_entry_code(function);
+	}
+	return okp_entry_code(function) + MCOUNT_INSN_SIZE;
+#else
+	return okp_entry_code(function);
+#endif
+}
+
+struct okp_entry_probe {
+	struct okprobe probe;
+	atomic_long_t hits, post_hits, arg_sum;
+	/* Counted only when the first argument is this (0: always). */
+	unsigned long only_arg0;
+	unsigned long pre_ip, post_ip;	/* the last hit's */
+	bool override;			/* make the function return 42 */
+};
+
+static int okp_entry_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	struct okp_entry_probe *p =
+		container_of(probe, struct okp_entry_probe, probe);
+
+	if (p->only_arg0 && regs_get_kernel_argument(regs, 0) != p->only_arg0)
+		return 0;
+	atomic_long_inc(&p->hits);
+	atomic_long_add(regs_get_kernel_argument(regs, 0) +
+			regs_get_kernel_argument(regs, 1), &p->arg_sum);
+	p->pre_ip = instruction_pointer(regs);
+	if (!p->override)
+		return 0;
+	regs_set_return_value(regs, 42);
+#ifdef CONFIG_X86_64
+	instruction_pointer_set(regs, (unsigned long)okp_entry_just_return);
+#else
+	instruction_pointer_set(regs, regs->ra);
+#endif
+	return 1;
+}
+
+static void okp_entry_post(struct okprobe *probe, struct pt_regs *regs,
+			   unsigned long flags)
+{
+	struct okp_entry_probe *p =
+		container_of(probe, struct okp_entry_probe, probe);
+
+	if (p->only_arg0 && regs_get_kernel_argument(regs, 0) != p->only_arg0)
+		return;
+	atomic_long_inc(&p->post_hits);
+	p->post_ip = instruction_pointer(regs);
+}
+
+/* The pc a hit at address shows the handlers (include/okprobe.h). */
+static unsigned long okp_entry_hit_pc(unsigned long address)
+{
+	return IS_ENABLED(CONFIG_X86_64) ? address + 1 : address;
+}
+
+/* okp_entry_target(i, 7) for i < calls: the arguments' sum. */
+static long okp_entry_calls(int calls, long *wrong)
+{
+	long sum = 0;
+	int i;
+
+	*wrong = 0;
+	for (i = 0; i < calls; i++) {
+		sum += i + 7;
+		if (okp_entry_call(i, 7) != i * 3 + 7)
+			(*wrong)++;
+	}
+	return sum;
+}
+
+static void okp_test_entry_target(bool post)
+{
+	struct okp_entry_probe *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	unsigned long expected;
+	bool via_ftrace;
+	char why[160] = "";
+	char name[128];
+	long sum, wrong;
+	int ret;
+
+	expected = okp_entry_expected(okp_entry_target, &via_ftrace);
+	snprintf(name, sizeof(name),
+		 "entry probe at okp_entry_target+0%s: %s, %d calls counted with their arguments",
+		 post ? " with a post_handler" : "",
+		 via_ftrace ? "through ftrace" :
+		 IS_ENABLED(CONFIG_DYNAMIC_FTRACE) ? "past the ftrace call site" :
+		 "at the first instruction", OKP_ENTRY_CALLS);
+	EXPECT(p, "out of memory");
+	p->probe.addr = okp_entry_target;
+	p->probe.pre_handler = okp_entry_pre;
+	if (post)
+		p->probe.post_handler = okp_entry_post;
+	ret = okprobe_register(&p->probe);
+	EXPECT(!ret, "okprobe_register: %d", ret);
+	EXPECT((unsigned long)p->probe.addr == expected,
+	       "probed %pS, not %pS", p->probe.addr, (void *)expected);
+	EXPECT(!!(p->probe.flags & OKPROBE_FLAG_FTRACE) == via_ftrace,
+	       "flags %#x", p->probe.flags);
+	sum = okp_entry_calls(OKP_ENTRY_CALLS, &wrong);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	EXPECT(atomic_long_read(&p->hits) == OKP_ENTRY_CALLS,
+	       "%ld hits", atomic_long_read(&p->hits));
+	EXPECT(atomic_long_read(&p->arg_sum) == sum,
+	       "arguments add up to %ld, not %ld",
+	       atomic_long_read(&p->arg_sum), sum);
+	EXPECT(p->pre_ip == okp_entry_hit_pc(expected),
+	       "pre_handler saw ip %pS", (void *)p->pre_ip);
+	EXPECT(!p->probe.nmissed, "%lu missed", p->probe.nmissed);
+	if (post) {
+		EXPECT(atomic_long_read(&p->post_hits) == OKP_ENTRY_CALLS,
+		       "%ld post_handler runs",
+		       atomic_long_read(&p->post_hits));
+#ifdef CONFIG_DYNAMIC_FTRACE
+		EXPECT(!via_ftrace || p->post_ip == expected + MCOUNT_INSN_SIZE,
+		       "post_handler saw ip %pS", (void *)p->post_ip);
+#endif
+	}
+out:
+	if (p && p->probe.okp_site)
+		okprobe_unregister(&p->probe);
+	okp_report(!why[0], name, why);
+	kfree(p);
+}
+
+/*
+ * A pre_handler that sets the return value and the pc to the caller's
+ * return path: the function returns 42 without running (what
+ * fault-injection does with kprobes). The post_handler keeps the probe a
+ * breakpoint where it is not entered through ftrace: an optimized probe
+ * ignores a changed pc.
+ */
+static void okp_test_entry_override(void)
+{
+	struct okp_entry_probe *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	char why[160] = "";
+	int ret, i;
+
+	EXPECT(p, "out of memory");
+	p->probe.addr = okp_entry_target;
+	p->probe.pre_handler = okp_entry_pre;
+	p->probe.post_handler = okp_entry_post;
+	p->override = true;
+	ret = okprobe_register(&p->probe);
+	EXPECT(!ret, "okprobe_register: %d", ret);
+	for (i = 0; i < 100; i++)
+		EXPECT(okp_entry_call(i, 7) == 42,
+		       "call %d returned %ld", i, okp_entry_call(i, 7));
+	EXPECT(atomic_long_read(&p->hits) >= 100, "%ld hits",
+	       atomic_long_read(&p->hits));
+	EXPECT(!atomic_long_read(&p->post_hits),
+	       "the post_handler ran for a skipped function");
+	okprobe_unregister(&p->probe);
+	EXPECT(okp_entry_call(5, 7) == 22, "still overridden after unregister");
+out:
+	if (p && p->probe.okp_site)
+		okprobe_unregister(&p->probe);
+	okp_report(!why[0], "entry probe's pre_handler returns the function early (override)", why);
+	kfree(p);
+}
+
+#ifdef CONFIG_KPROBES
+struct okp_entry_kprobe {
+	struct kprobe kp;
+	atomic_long_t hits, arg_sum;
+	unsigned long only_arg0;
+};
+
+static int okp_entry_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct okp_entry_kprobe *k =
+		container_of(kp, struct okp_entry_kprobe, kp);
+
+	if (k->only_arg0 && regs_get_kernel_argument(regs, 0) != k->only_arg0)
+		return 0;
+	atomic_long_inc(&k->hits);
+	atomic_long_add(regs_get_kernel_argument(regs, 0) +
+			regs_get_kernel_argument(regs, 1), &k->arg_sum);
+	return 0;
+}
+
+/* kstrtoull(text, 10, &value) for i < calls: what the probes add up. */
+static long okp_entry_kstrtoull_calls(char *text, int calls)
+{
+	unsigned long long value;
+	long sum = 0;
+	int i;
+
+	for (i = 0; i < calls; i++) {
+		sum += (long)text + 10;
+		if (kstrtoull(text, 10, &value) || value != 12345)
+			sum = -1;
+	}
+	return sum;
+}
+
+/*
+ * Two phases of the same calls, then both at once: the kernel's kprobe at
+ * +0 (through ftrace where the kernel has kprobes on ftrace; on riscv 6.12,
+ * which has not, the kernel refuses +0 with EINVAL, and its kprobe goes
+ * where okprobe went) and okprobe's entry probe count the same calls and
+ * see the same arguments.
+ */
+static void okp_test_entry_against_kprobe(void *function, const char *what,
+					  bool filtered)
+{
+	struct okp_entry_probe *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	struct okp_entry_kprobe *k = kzalloc(sizeof(*k), GFP_KERNEL);
+	char *buffer = kstrdup("12345", GFP_KERNEL);
+	bool via_ftrace, together, kprobed = false;
+	unsigned long expected;
+	char why[200] = "";
+	char name[160];
+	long sum, wrong = 0;
+	int ret;
+
+	expected = okp_entry_expected(function, &via_ftrace);
+	snprintf(name, sizeof(name),
+		 "entry probe at %s+0 and the kernel's kprobe count the same %d calls and arguments",
+		 what, OKP_ENTRY_CALLS);
+	EXPECT(p && k && buffer, "out of memory");
+	if (filtered)
+		p->only_arg0 = k->only_arg0 = (unsigned long)buffer;
+
+	/* Phase 1: okprobe alone. */
+	p->probe.addr = function;
+	p->probe.pre_handler = okp_entry_pre;
+	ret = okprobe_register(&p->probe);
+	EXPECT(!ret, "okprobe_register: %d", ret);
+	/* A kernel function's build may leave ftrace out of it. */
+	if (filtered && !(p->probe.flags & OKPROBE_FLAG_FTRACE) &&
+	    (unsigned long)p->probe.addr == okp_entry_code(function)) {
+		expected = okp_entry_code(function);
+		via_ftrace = false;
+	}
+	EXPECT((unsigned long)p->probe.addr == expected,
+	       "okprobe probed %pS, not %pS", p->probe.addr,
+	       (void *)expected);
+	EXPECT(!!(p->probe.flags & OKPROBE_FLAG_FTRACE) == via_ftrace,
+	       "flags %#x", p->probe.flags);
+	sum = filtered ? okp_entry_kstrtoull_calls(buffer, OKP_ENTRY_CALLS) :
+			 okp_entry_calls(OKP_ENTRY_CALLS, &wrong);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	EXPECT(atomic_long_read(&p->hits) == OKP_ENTRY_CALLS &&
+	       atomic_long_read(&p->arg_sum) == sum,
+	       "okprobe alone: %ld hits, arguments %ld (not %ld)",
+	       atomic_long_read(&p->hits), atomic_long_read(&p->arg_sum), sum);
+	okprobe_unregister(&p->probe);
+
+	/* Phase 2: the kernel's kprobe alone, at +0. */
+	k->kp.addr = function;
+	k->kp.pre_handler = okp_entry_kprobe_pre;
+	ret = register_kprobe(&k->kp);
+	together = !ret && via_ftrace;
+	if (ret == -EINVAL && expected != okp_entry_code(function)) {
+		/* No kprobes on ftrace: where okprobe went. */
+		memset(&k->kp, 0, sizeof(k->kp));
+		k->kp.addr = (void *)expected;
+		k->kp.pre_handler = okp_entry_kprobe_pre;
+		ret = register_kprobe(&k->kp);
+	}
+	EXPECT(!ret, "register_kprobe: %d", ret);
+	kprobed = true;
+	sum = filtered ? okp_entry_kstrtoull_calls(buffer, OKP_ENTRY_CALLS) :
+			 okp_entry_calls(OKP_ENTRY_CALLS, &wrong);
+	EXPECT(atomic_long_read(&k->hits) == OKP_ENTRY_CALLS &&
+	       atomic_long_read(&k->arg_sum) == sum,
+	       "kprobe alone: %ld hits, arguments %ld (not %ld)",
+	       atomic_long_read(&k->hits), atomic_long_read(&k->arg_sum), sum);
+
+	/*
+	 * Phase 3, where both go through ftrace: okprobe writes no byte
+	 * there, so neither refuses the other.
+	 */
+	if (together) {
+		atomic_long_set(&k->hits, 0);
+		atomic_long_set(&k->arg_sum, 0);
+		memset(&p->probe, 0, sizeof(p->probe));
+		atomic_long_set(&p->hits, 0);
+		atomic_long_set(&p->arg_sum, 0);
+		p->probe.addr = function;
+		p->probe.pre_handler = okp_entry_pre;
+		ret = okprobe_register(&p->probe);
+		EXPECT(!ret, "okprobe_register beside the kprobe: %d", ret);
+		sum = filtered ?
+			okp_entry_kstrtoull_calls(buffer, OKP_ENTRY_CALLS) :
+			okp_entry_calls(OKP_ENTRY_CALLS, &wrong);
+		EXPECT(atomic_long_read(&p->hits) == OKP_ENTRY_CALLS &&
+		       atomic_long_read(&k->hits) == OKP_ENTRY_CALLS &&
+		       atomic_long_read(&p->arg_sum) == sum &&
+		       atomic_long_read(&k->arg_sum) == sum,
+		       "together: okprobe %ld hits, kprobe %ld", atomic_long_read(&p->hits),
+		       atomic_long_read(&k->hits));
+	}
+out:
+	if (p && p->probe.okp_site)
+		okprobe_unregister(&p->probe);
+	if (kprobed)
+		unregister_kprobe(&k->kp);
+	okp_report(!why[0], name, why);
+	kfree(buffer);
+	kfree(k);
+	kfree(p);
+}
+#endif
+
+void okp_test_entry_probes(void)
+{
+	okp_test_entry_target(false);
+	okp_test_entry_target(true);
+	okp_test_entry_override();
+#ifdef CONFIG_KPROBES
+	okp_test_entry_against_kprobe(okp_entry_target, "okp_entry_target", false);
+	okp_test_entry_against_kprobe(kstrtoull, "kstrtoull", true);
+#endif
+}
