@@ -44,6 +44,7 @@ struct FakeKernel {
 	uint64_t ftrace_site = 0;
 	int ftrace_arm_error = 0;
 	std::map<uint64_t, int> ftrace_armed[2];
+	std::map<uint64_t, int> entries_unarmed; // reported: probes that do not run
 } kernel;
 
 constexpr uint64_t fake_copy_distance = 0x20;
@@ -109,6 +110,7 @@ protected:
 		kernel.ftrace_arm_error = 0;
 		kernel.ftrace_armed[0].clear();
 		kernel.ftrace_armed[1].clear();
+		kernel.entries_unarmed.clear();
 		okp_core_set_optimization(1);
 	}
 	void TearDown() override
@@ -352,6 +354,7 @@ TEST_F(ProbeTableTest, AFunctionHoldingAKernelKprobeIsRefusedAndNothingIsCreated
 	kernel.kernel_kprobe_in_function = true;
 	okprobe &probe = probe_at(6);
 	EXPECT_EQ(add(probe), -16);
+	EXPECT_TRUE(kernel.entries_unarmed.empty()) << "the registration says why itself";
 	EXPECT_EQ(probe.okp_site, nullptr);
 	EXPECT_EQ(kernel.created, 0);
 	EXPECT_EQ(text_at(text_start + 6), original_byte);
@@ -1038,6 +1041,11 @@ extern "C" int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
 	return 0;
 }
 
+extern "C" void okp_glue_entry_unarmed(unsigned long address, const char *, const char *)
+{
+	++kernel.entries_unarmed[address];
+}
+
 extern "C" void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
 {
 	EXPECT_EQ(kernel.ftrace_armed[ipmodify ? 1 : 0][address], 1) << "disarmed through the other ops";
@@ -1493,6 +1501,7 @@ TEST_F(ProbeTableTest, FtraceRefusingTheEntryRefusesTheRegistrationWithItsErrno)
 	kernel.ftrace_arm_error = -16; // EBUSY: livepatch owns the function's ip
 	okprobe &probe = probe_at(0);
 	EXPECT_EQ(add(probe), -16);
+	EXPECT_TRUE(kernel.entries_unarmed.empty()) << "the registration says why itself";
 	EXPECT_EQ(probe.okp_site, nullptr);
 	EXPECT_EQ(table.site_of(&probe), nullptr);
 	EXPECT_EQ(table.lookup(text_start), nullptr);
@@ -1512,6 +1521,45 @@ TEST_F(ProbeTableTest, FtraceRefusingTheEntryRefusesTheRegistrationWithItsErrno)
 	kernel.ftrace_arm_error = 0;
 	EXPECT_EQ(table.set_probe_enabled(&disabled, true), 0);
 	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1);
+}
+
+TEST_F(ProbeTableTest, ADisabledPostHandlerLeavesTheEntryInItsOpsAndARefusedReArmIsReported)
+{
+	kernel.ftrace_site = text_start;
+	okprobe &plain = probe_at(0);
+	ASSERT_EQ(add(plain), 0);
+	okprobe &post = probe_at(0);
+	post.post_handler = post_handler;
+	post.flags = OKPROBE_FLAG_DISABLED;
+	ASSERT_EQ(add(post), 0);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1) << "a disabled post_handler asks nothing of ftrace";
+	ASSERT_EQ(table.set_probe_enabled(&post, true), 0);
+	EXPECT_EQ(kernel.ftrace_armed[1][text_start], 1);
+	ASSERT_EQ(table.set_probe_enabled(&post, false), 0);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1);
+	EXPECT_TRUE(kernel.entries_unarmed.empty()) << "nothing refused yet";
+	// Everything off, and ftrace refuses the entry when it comes back:
+	// the probes stay registered, and that they do not run is said once.
+	table.set_all_enabled(false);
+	kernel.ftrace_arm_error = -16;
+	table.set_all_enabled(true);
+	EXPECT_EQ(kernel.entries_unarmed[text_start], 1);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 0);
+	kernel.ftrace_arm_error = 0;
+	table.set_all_enabled(false);
+	table.set_all_enabled(true);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1);
+}
+
+TEST_F(HitPathTest, ABreakpointAtAnFtraceSiteIsSomeoneElses)
+{
+	kernel.ftrace_site = text_start;
+	ASSERT_EQ(add(logged_probe(0, false)), 0);
+	text_at(text_start) = breakpoint; // kgdb's, say
+	okp::arch::Registers regs;
+	EXPECT_EQ(trap_at(text_start, regs), 0) << "not okprobe's to handle";
+	EXPECT_EQ(hit_log.pre, 0);
+	text_at(text_start) = original_byte;
 }
 
 TEST_F(HitPathTest, AnFtraceHitShowsTheBreakpointsPcAndGivesFtraceItsOwnBack)
@@ -1558,7 +1606,7 @@ TEST_F(HitPathTest, AnFtraceHitItCannotHandleIsCountedAsMissed)
 	kernel.ftrace_site = text_start;
 	okprobe &probe = logged_probe(0, false);
 	ASSERT_EQ(add(probe), 0);
-	// ftrace's recursion lock, or RCU not watching: no registers given.
+	// No registers (an ftrace without them): counted, no handler.
 	okp_core_ftrace_hit(text_start, nullptr, &kernel.cpu);
 	EXPECT_EQ(probe.nmissed, 1u);
 	// Inside another hit's handlers on this CPU.

@@ -18,6 +18,8 @@
 #include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
 #include <linux/slab.h>
@@ -83,16 +85,28 @@ struct okp_entry_probe {
 	bool override;			/* make the function return 42 */
 };
 
+/*
+ * Counts a hit and adds up its first two arguments, unless the first is
+ * not only_arg0 (when that is set): false then.
+ */
+static bool okp_entry_count(struct pt_regs *regs, unsigned long only_arg0,
+			    atomic_long_t *hits, atomic_long_t *arg_sum)
+{
+	if (only_arg0 && regs_get_kernel_argument(regs, 0) != only_arg0)
+		return false;
+	atomic_long_inc(hits);
+	atomic_long_add(regs_get_kernel_argument(regs, 0) +
+			regs_get_kernel_argument(regs, 1), arg_sum);
+	return true;
+}
+
 static int okp_entry_pre(struct okprobe *probe, struct pt_regs *regs)
 {
 	struct okp_entry_probe *p =
 		container_of(probe, struct okp_entry_probe, probe);
 
-	if (p->only_arg0 && regs_get_kernel_argument(regs, 0) != p->only_arg0)
+	if (!okp_entry_count(regs, p->only_arg0, &p->hits, &p->arg_sum))
 		return 0;
-	atomic_long_inc(&p->hits);
-	atomic_long_add(regs_get_kernel_argument(regs, 0) +
-			regs_get_kernel_argument(regs, 1), &p->arg_sum);
 	p->pre_ip = instruction_pointer(regs);
 	if (!p->override)
 		return 0;
@@ -199,16 +213,21 @@ out:
  * breakpoint where it is not entered through ftrace: an optimized probe
  * ignores a changed pc.
  */
-static void okp_test_entry_override(void)
+static void okp_test_entry_override(bool post)
 {
 	struct okp_entry_probe *p = kzalloc(sizeof(*p), GFP_KERNEL);
 	char why[160] = "";
+	char name[128];
 	int ret, i;
 
+	snprintf(name, sizeof(name),
+		 "entry probe's pre_handler returns the function early (override%s)",
+		 post ? ", with a post_handler" : ", pre_handler alone");
 	EXPECT(p, "out of memory");
 	p->probe.addr = okp_entry_target;
 	p->probe.pre_handler = okp_entry_pre;
-	p->probe.post_handler = okp_entry_post;
+	if (post)
+		p->probe.post_handler = okp_entry_post;
 	p->override = true;
 	ret = okprobe_register(&p->probe);
 	EXPECT(!ret, "okprobe_register: %d", ret);
@@ -224,7 +243,7 @@ static void okp_test_entry_override(void)
 out:
 	if (p && p->probe.okp_site)
 		okprobe_unregister(&p->probe);
-	okp_report(!why[0], "entry probe's pre_handler returns the function early (override)", why);
+	okp_report(!why[0], name, why);
 	kfree(p);
 }
 
@@ -240,12 +259,13 @@ static int okp_entry_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct okp_entry_kprobe *k =
 		container_of(kp, struct okp_entry_kprobe, kp);
 
-	if (k->only_arg0 && regs_get_kernel_argument(regs, 0) != k->only_arg0)
-		return 0;
-	atomic_long_inc(&k->hits);
-	atomic_long_add(regs_get_kernel_argument(regs, 0) +
-			regs_get_kernel_argument(regs, 1), &k->arg_sum);
+	okp_entry_count(regs, k->only_arg0, &k->hits, &k->arg_sum);
 	return 0;
+}
+
+static void okp_entry_kprobe_post(struct kprobe *kp, struct pt_regs *regs,
+				  unsigned long flags)
+{
 }
 
 /* kstrtoull(text, 10, &value) for i < calls: what the probes add up. */
@@ -330,6 +350,14 @@ static void okp_test_entry_against_kprobe(void *function, const char *what,
 	}
 	EXPECT(!ret, "register_kprobe: %d", ret);
 	kprobed = true;
+	/* The kernel's own answer: at +0 it uses ftrace exactly when okprobe
+	 * does (on kernels with kprobes on ftrace).
+	 */
+	EXPECT(!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) ||
+	       !!(k->kp.flags & KPROBE_FLAG_FTRACE) == via_ftrace,
+	       "the kernel's kprobe %s ftrace, okprobe %s",
+	       k->kp.flags & KPROBE_FLAG_FTRACE ? "uses" : "does not use",
+	       via_ftrace ? "does" : "does not");
 	sum = filtered ? okp_entry_kstrtoull_calls(buffer, OKP_ENTRY_CALLS) :
 			 okp_entry_calls(OKP_ENTRY_CALLS, &wrong);
 	EXPECT(atomic_long_read(&k->hits) == OKP_ENTRY_CALLS &&
@@ -371,15 +399,147 @@ out:
 	kfree(k);
 	kfree(p);
 }
+
+/*
+ * ftrace lets one user change a function's ip: the kernel's kprobe with a
+ * post_handler at +0 holds kprobe_ipmodify_ops there, so okprobe's entry
+ * probe with a post_handler is refused (EBUSY, ftrace's word), one without
+ * one joins through the ops that leave the ip alone, and counts.
+ */
+static void okp_test_entry_ipmodify_owner(void)
+{
+	struct okp_entry_probe *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	struct okp_entry_kprobe *k = kzalloc(sizeof(*k), GFP_KERNEL);
+	bool kprobed = false;
+	char why[160] = "";
+	long wrong;
+	int ret;
+
+	EXPECT(p && k, "out of memory");
+	k->kp.addr = (void *)okp_entry_target;
+	k->kp.pre_handler = okp_entry_kprobe_pre;
+	k->kp.post_handler = okp_entry_kprobe_post;
+	ret = register_kprobe(&k->kp);
+	EXPECT(!ret, "register_kprobe with a post_handler: %d", ret);
+	kprobed = true;
+	EXPECT(k->kp.flags & KPROBE_FLAG_FTRACE, "the kernel's kprobe is not on ftrace");
+	p->probe.addr = okp_entry_target;
+	p->probe.pre_handler = okp_entry_pre;
+	p->probe.post_handler = okp_entry_post;
+	ret = okprobe_register(&p->probe);
+	EXPECT(ret == -EBUSY, "okprobe with a post_handler beside it: %d", ret);
+	memset(&p->probe, 0, sizeof(p->probe));
+	p->probe.addr = okp_entry_target;
+	p->probe.pre_handler = okp_entry_pre;
+	ret = okprobe_register(&p->probe);
+	EXPECT(!ret, "okprobe without a post_handler beside it: %d", ret);
+	okp_entry_calls(OKP_ENTRY_CALLS, &wrong);
+	EXPECT(!wrong && atomic_long_read(&p->hits) == OKP_ENTRY_CALLS &&
+	       atomic_long_read(&k->hits) == OKP_ENTRY_CALLS,
+	       "okprobe %ld hits, kprobe %ld, %ld wrong results",
+	       atomic_long_read(&p->hits), atomic_long_read(&k->hits), wrong);
+out:
+	if (p && p->probe.okp_site)
+		okprobe_unregister(&p->probe);
+	if (kprobed)
+		unregister_kprobe(&k->kp);
+	okp_report(!why[0], "an entry's ip owned by the kernel's kprobe (post_handler): okprobe's post_handler probe refused with EBUSY, one without joins and counts",
+		   why);
+	kfree(k);
+	kfree(p);
+}
 #endif
+
+/*
+ * Two entries in one ftrace_ops while every CPU calls both: taking one out
+ * (its call site leaves the filter; the ops stays) stops its count and
+ * leaves the other counting every call.
+ */
+noinline long okp_entry_target2(long a, long b);
+noinline long okp_entry_target2(long a, long b)
+{
+	return a * 5 + b;
+}
+
+static long okp_entry_round(long a)
+{
+	long (*first)(long a, long b) = okp_entry_target;
+	long (*second)(long a, long b) = okp_entry_target2;
+
+	OPTIMIZER_HIDE_VAR(first);
+	OPTIMIZER_HIDE_VAR(second);
+	return (first(a, 1) != a * 3 + 1) + (second(a, 1) != a * 5 + 1);
+}
+
+static void okp_test_entry_two_sites(void)
+{
+	struct okp_entry_probe *p = kcalloc(2, sizeof(*p), GFP_KERNEL);
+	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
+					     GFP_KERNEL);
+	long calls = 0, wrong = 0, wrong_after = 0, after, before;
+	unsigned long deadline = jiffies + 60 * HZ;
+	unsigned int started = 0;
+	char why[160] = "";
+	int ret, i;
+
+	EXPECT(p && hammers, "out of memory");
+	p[0].probe.addr = okp_entry_target;
+	p[1].probe.addr = okp_entry_target2;
+	for (i = 0; i < 2; i++) {
+		p[i].probe.pre_handler = okp_entry_pre;
+		ret = okprobe_register(&p[i].probe);
+		EXPECT(!ret, "okprobe_register %d: %d", i, ret);
+	}
+	started = okp_start_round_hammers(hammers, okp_entry_round);
+	EXPECT(started == num_online_cpus(), "started %u threads", started);
+	while (okp_hammer_calls(hammers) < 20000 && time_before(jiffies, deadline))
+		msleep(20);
+	okprobe_unregister(&p[0].probe);
+	before = atomic_long_read(&p[1].hits);
+	while (atomic_long_read(&p[1].hits) < before + 20000 &&
+	       time_before(jiffies, deadline))
+		msleep(20);
+	okp_stop_hammers(hammers, &calls, &wrong);
+	started = 0;
+	EXPECT(time_before(jiffies, deadline), "the calls did not come in 60 s");
+	after = atomic_long_read(&p[0].hits);
+	okp_entry_calls(10, &wrong_after);
+	EXPECT(atomic_long_read(&p[0].hits) == after,
+	       "the unregistered entry still counts");
+	EXPECT(!wrong && !wrong_after, "%ld wrong results",
+	       wrong + wrong_after);
+	/* Every call of the second function: the rounds, then those ten. */
+	EXPECT(atomic_long_read(&p[1].hits) == calls,
+	       "the remaining entry counted %ld of %ld calls",
+	       atomic_long_read(&p[1].hits), calls);
+	EXPECT(!p[1].probe.nmissed, "%lu missed", p[1].probe.nmissed);
+out:
+	if (started)
+		okp_stop_hammers(hammers, &calls, &wrong);
+	for (i = 0; p && i < 2; i++)
+		if (p[i].probe.okp_site)
+			okprobe_unregister(&p[i].probe);
+	okp_report(!why[0], "two entry probes while every CPU calls both: one unregistered stops, the other counts every call",
+		   why);
+	kfree(hammers);
+	kfree(p);
+}
 
 void okp_test_entry_probes(void)
 {
+	bool via_ftrace;
+
+	okp_entry_expected(okp_entry_target, &via_ftrace);
 	okp_test_entry_target(false);
 	okp_test_entry_target(true);
-	okp_test_entry_override();
+	okp_test_entry_override(true);
+	if (via_ftrace)
+		okp_test_entry_override(false);
+	okp_test_entry_two_sites();
 #ifdef CONFIG_KPROBES
 	okp_test_entry_against_kprobe(okp_entry_target, "okp_entry_target", false);
 	okp_test_entry_against_kprobe(kstrtoull, "kstrtoull", true);
+	if (via_ftrace && IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
+		okp_test_entry_ipmodify_owner();
 #endif
 }

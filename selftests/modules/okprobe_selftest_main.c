@@ -320,7 +320,7 @@ static void okp_test_x86_bad_registrations(void)
 		  true, -EILSEQ },
 		{ "not text", NULL, &okp_target_data, 0, true, -EINVAL },
 		{ "inside an ftrace call site", "okp_test_fixed_results", NULL,
-		  pad + 2, true, -EILSEQ },
+		  okp_entry_pad(okp_test_fixed_results) + 2, true, -EILSEQ },
 		{ "exception-table entry", "okp_target_extable", NULL, 0, true,
 		  -EPERM },
 		{ "ud2 (BUG site)", "okp_target_refused", NULL, pad + 5, true,

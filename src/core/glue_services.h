@@ -99,6 +99,9 @@ int okp_glue_ftrace_supported(void);
  */
 int okp_glue_ftrace_arm(unsigned long address, int ipmodify);
 void okp_glue_ftrace_disarm(unsigned long address, int ipmodify);
+/* An entry ftrace refused: its probes do not run until it is armed. */
+void okp_glue_entry_unarmed(unsigned long address, const char *description,
+			    const char *why);
 
 /*
  * A page of executable memory within rel32 reach of kernel text, filled

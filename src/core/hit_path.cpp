@@ -137,7 +137,9 @@ extern "C" OKP_HANDLER_PATH int okp_core_breakpoint(void *raw_regs)
 	arch::Registers &regs = *static_cast<arch::Registers *>(raw_regs);
 	const uint64_t address = arch::trapped_address(regs);
 	okp_cpu_state &cpu = *okp_glue_cpu_state();
-	if (Site *site = registered_probes.lookup(address))
+	// An ftrace site has no breakpoint of okprobe's: an int3 or ebreak
+	// there is someone else's (kgdb's, say).
+	if (Site *site = registered_probes.lookup(address); site && !site->via_ftrace)
 		return breakpoint_hit(*site, regs, cpu);
 	if (Site *site = registered_probes.post_trap_site(address))
 		return post_trap_hit(*site, regs, cpu);
@@ -186,6 +188,7 @@ extern "C" OKP_HANDLER_PATH void okp_core_ftrace_hit(unsigned long address, void
 	if (!site || !site->via_ftrace)
 		return; // disarmed under this call
 	if (!raw_regs || cpu->active_site) {
+		// Inside another hit's handlers on this CPU (or no registers).
 		ProbeTable::count_missed(*site);
 		return;
 	}

@@ -366,7 +366,7 @@ void ProbeTable::disarm(Site &site)
 bool ProbeTable::wants_ipmodify(const Site &site)
 {
 	for (const okprobe *probe : site.attached_probes())
-		if (probe && probe->post_handler)
+		if (probe && probe->post_handler && !(probe->flags & OKPROBE_FLAG_DISABLED))
 			return true;
 	return false;
 }
@@ -388,7 +388,7 @@ const char *ftrace_refusal(int error)
 
 } // namespace
 
-void ProbeTable::update_ftrace_site(Site &site)
+void ProbeTable::update_ftrace_site(Site &site, bool report_refusal)
 {
 	if (!should_be_armed(site)) {
 		if (site.armed)
@@ -408,6 +408,10 @@ void ProbeTable::update_ftrace_site(Site &site)
 		arm(site);
 		if (site.ftrace_error) {
 			site.unoptimized_why = ftrace_refusal(site.ftrace_error);
+			// Registration and enable refuse their probe and say
+			// why; anything else leaves probes that do not run.
+			if (report_refusal)
+				okp_glue_entry_unarmed(site.address, site.description, site.unoptimized_why);
 			return;
 		}
 		site.armed = true;
@@ -873,7 +877,10 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 	if (index + 1 > site->used_slots())
 		site->probe_slots.store(static_cast<uint8_t>(index + 1), Order::release);
 	site->probes[index].store(probe, Order::release);
-	update_site(*site);
+	if (site->via_ftrace)
+		update_ftrace_site(*site, false);
+	else
+		update_site(*site);
 	if (site->via_ftrace && !site->armed && should_be_armed(*site)) {
 		// ftrace would not call okprobe there: no probe, and the
 		// reason.
@@ -1020,11 +1027,14 @@ int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 	if (enabled && probe->post_handler)
 		leave_jump(*site); // before the post_handler can be asked for
 	set_flag(probe, OKPROBE_FLAG_DISABLED, !enabled);
-	update_site(*site);
+	if (site->via_ftrace)
+		update_ftrace_site(*site, false);
+	else
+		update_site(*site);
 	if (site->via_ftrace && !site->armed && should_be_armed(*site)) {
 		// ftrace refused the entry: the probe stays disabled.
 		set_flag(probe, OKPROBE_FLAG_DISABLED, true);
-		update_site(*site);
+		update_ftrace_site(*site);
 		return -(site->ftrace_error ? site->ftrace_error : error::ebusy);
 	}
 	return 0;

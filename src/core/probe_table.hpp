@@ -375,7 +375,9 @@ private:
 	// An ftrace site's arming: through the ops that may change the ip
 	// when one of its probes has a post_handler (as kprobes on ftrace).
 	static bool wants_ipmodify(const Site &site);
-	void update_ftrace_site(Site &site);
+	// report_refusal: a refused arm is logged (the caller that refuses a
+	// registration or an enable says why itself).
+	void update_ftrace_site(Site &site, bool report_refusal = true);
 	static void release_function(Site &site);
 	// After the grace periods: the site out of the post-trap table, its
 	// arch part released, freed.

@@ -46,10 +46,12 @@ unsigned long okp_glue_ftrace_site(unsigned long address,
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
 
 /*
- * ftrace calls this at an armed call site with preemption off once the
- * recursion lock is taken. regs are ftrace's full save; the core runs the
- * handlers only where RCU watches (its tables live by RCU grace periods),
- * and counts the rest as missed.
+ * ftrace calls this at an armed call site; with the recursion lock taken,
+ * preemption is off. regs are ftrace's full save. okprobe's sites and
+ * probes live by RCU grace periods, which do not wait for a CPU where RCU
+ * is not watching (idle code ftrace may trace): there nothing of okprobe's
+ * is touched, not even a probe's nmissed (as with ftrace recursion, the
+ * call simply runs without handlers, as under kprobes on ftrace).
  */
 static void notrace okp_ftrace_handler(unsigned long ip,
 				       unsigned long parent_ip,
@@ -61,9 +63,8 @@ static void notrace okp_ftrace_handler(unsigned long ip,
 
 	if (bit < 0)
 		return;
-	if (!rcu_is_watching())
-		regs = NULL;
-	okp_core_ftrace_hit(ip, regs, okp_glue_cpu_state());
+	if (rcu_is_watching())
+		okp_core_ftrace_hit(ip, regs, okp_glue_cpu_state());
 	ftrace_test_recursion_unlock(bit);
 }
 NOKPROBE_SYMBOL(okp_ftrace_handler);
@@ -86,12 +87,17 @@ int okp_glue_ftrace_supported(void)
 	return 1;
 }
 
+/* The ops a call site goes through, and its count of sites. */
+static struct ftrace_ops *okp_ftrace_ops_of(int ipmodify, unsigned int **sites)
+{
+	*sites = ipmodify ? &okp_ftrace_ipmodify_sites : &okp_ftrace_sites;
+	return ipmodify ? &okp_ftrace_ipmodify_ops : &okp_ftrace_ops;
+}
+
 int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
 {
-	struct ftrace_ops *ops = ipmodify ? &okp_ftrace_ipmodify_ops :
-					    &okp_ftrace_ops;
-	unsigned int *sites = ipmodify ? &okp_ftrace_ipmodify_sites :
-					 &okp_ftrace_sites;
+	unsigned int *sites;
+	struct ftrace_ops *ops = okp_ftrace_ops_of(ipmodify, &sites);
 	int ret;
 
 	ret = ftrace_set_filter_ip(ops, address, 0, 0);
@@ -110,28 +116,35 @@ int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
 
 void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
 {
-	struct ftrace_ops *ops = ipmodify ? &okp_ftrace_ipmodify_ops :
-					    &okp_ftrace_ops;
-	unsigned int *sites = ipmodify ? &okp_ftrace_ipmodify_sites :
-					 &okp_ftrace_sites;
+	unsigned int *sites;
+	struct ftrace_ops *ops = okp_ftrace_ops_of(ipmodify, &sites);
 	int ret;
 
 	/*
 	 * The last site unregisters the ops first, as kprobes does: an ops
 	 * must not be left registered with an empty filter, which ftrace
-	 * reads as "trace every function".
+	 * reads as "trace every function". If ftrace cannot (it was killed),
+	 * its call sites may still lead into okprobe: the ops keeps its
+	 * filter, and okprobe.ko stays loaded.
 	 */
 	if (WARN_ON_ONCE(*sites == 0))
 		return;
 	if (*sites == 1) {
 		ret = unregister_ftrace_function(ops);
-		if (ret)
-			pr_err("unregister_ftrace_function: %d\n", ret);
+		if (ret) {
+			__module_get(THIS_MODULE);
+			pr_err("cannot leave %pS: unregister_ftrace_function: %d; okprobe stays loaded\n",
+			       (void *)address, ret);
+			return;
+		}
 	}
 	(*sites)--;
-	/* A module's going call site is already out of ftrace's records. */
+	/*
+	 * The call site is still in ftrace's records: a module's going text
+	 * is disarmed from its GOING notifier, before ftrace drops them.
+	 */
 	ret = ftrace_set_filter_ip(ops, address, 1, 0);
-	if (ret && ret != -ENOENT && ret != -EINVAL)
+	if (ret)
 		pr_err("ftrace_set_filter_ip(%pS, remove): %d\n",
 		       (void *)address, ret);
 }

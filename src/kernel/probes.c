@@ -219,12 +219,19 @@ enum okp_text_kind okp_glue_text_kind(unsigned long address)
 		(void *)okp_ksyms.core_kernel_text;
 	struct module *(*module_text)(unsigned long address) =
 		(void *)okp_ksyms.__module_text_address;
+	struct module *module;
 	bool in_module;
 
 	if (core_text(address))
 		return OKP_TEXT_CORE;
+	/*
+	 * A module going away is not text to probe (kprobes' try_module_get()
+	 * refuses it too): okprobe's GOING notifier, which takes the probe
+	 * mutex the caller holds, has run or will find nothing.
+	 */
 	preempt_disable();
-	in_module = module_text(address);
+	module = module_text(address);
+	in_module = module && module->state != MODULE_STATE_GOING;
 	preempt_enable();
 	if (in_module)
 		return OKP_TEXT_MODULE;
@@ -262,6 +269,13 @@ void okp_glue_text_lost(unsigned long address, const char *description,
 	__module_get(THIS_MODULE);
 	pr_err("lost %s (0x%lx): %s; okprobe leaves the text as it is and stays loaded\n",
 	       description, address, why);
+}
+
+void okp_glue_entry_unarmed(unsigned long address, const char *description,
+			    const char *why)
+{
+	pr_warn("%s (0x%lx): %s; its probes do not run until it is enabled again\n",
+		description, address, why);
 }
 
 void okp_glue_lost_text_released(unsigned long address,
