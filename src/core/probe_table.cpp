@@ -419,6 +419,18 @@ void ProbeTable::update_ftrace_site(Site &site, bool report_refusal)
 	site.unoptimized_why = site.jump_refusal;
 }
 
+int ProbeTable::update_site_refusing(Site &site)
+{
+	if (!site.via_ftrace) {
+		update_site(site);
+		return 0;
+	}
+	update_ftrace_site(site, false);
+	if (site.armed || !should_be_armed(site))
+		return 0;
+	return site.ftrace_error ? site.ftrace_error : error::ebusy;
+}
+
 void ProbeTable::update_site(Site &site, bool defer_detour)
 {
 	if (site.via_ftrace) {
@@ -877,14 +889,9 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 	if (index + 1 > site->used_slots())
 		site->probe_slots.store(static_cast<uint8_t>(index + 1), Order::release);
 	site->probes[index].store(probe, Order::release);
-	if (site->via_ftrace)
-		update_ftrace_site(*site, false);
-	else
-		update_site(*site);
-	if (site->via_ftrace && !site->armed && should_be_armed(*site)) {
+	if (const int refused = update_site_refusing(*site)) {
 		// ftrace would not call okprobe there: no probe, and the
 		// reason.
-		const int refused = site->ftrace_error ? site->ftrace_error : error::ebusy;
 		okprobe *one[] = {probe};
 		unregister_probes(one, 1);
 		return refuse(refused, ftrace_refusal(refused));
@@ -1027,15 +1034,11 @@ int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 	if (enabled && probe->post_handler)
 		leave_jump(*site); // before the post_handler can be asked for
 	set_flag(probe, OKPROBE_FLAG_DISABLED, !enabled);
-	if (site->via_ftrace)
-		update_ftrace_site(*site, false);
-	else
-		update_site(*site);
-	if (site->via_ftrace && !site->armed && should_be_armed(*site)) {
+	if (const int refused = update_site_refusing(*site)) {
 		// ftrace refused the entry: the probe stays disabled.
 		set_flag(probe, OKPROBE_FLAG_DISABLED, true);
 		update_ftrace_site(*site);
-		return -(site->ftrace_error ? site->ftrace_error : error::ebusy);
+		return -refused;
 	}
 	return 0;
 }

@@ -378,6 +378,9 @@ private:
 	// report_refusal: a refused arm is logged (the caller that refuses a
 	// registration or an enable says why itself).
 	void update_ftrace_site(Site &site, bool report_refusal = true);
+	// update_site for a registration or an enable, which refuse their
+	// probe when ftrace refuses its entry: that errno, or 0.
+	int update_site_refusing(Site &site);
 	static void release_function(Site &site);
 	// After the grace periods: the site out of the post-trap table, its
 	// arch part released, freed.
