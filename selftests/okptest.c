@@ -2850,13 +2850,16 @@ static long kprobe_profile_hits(const char *event)
 	return hits;
 }
 
+/* Whether entry_probe_steps() left the function tracer on (a failure). */
+static int entry_tracer_started;
+
 static int entry_probe_steps(void)
 {
 	const int has_ftrace = kallsyms_address("ftrace_caller") != 0;
 	const int on_ftrace = kallsyms_address("kprobe_ftrace_handler") != 0;
 	const int via_ftrace = kallsyms_address("ftrace_regs_caller") != 0;
+	char line[512], tracers[512], current[64] = "";
 	long before, after, event;
-	char line[512];
 	int ret;
 
 	STEP(load_okprobe(default_params));
@@ -2899,6 +2902,24 @@ static int entry_probe_steps(void)
 		      "okprobe %ld and the kprobe event %ld hits for %d reads",
 		      after - before, event, ENTRY_READS);
 	}
+	/* The function tracer on every function, ksys_read's call site too. */
+	tracers[0] = '\0';
+	read_file(TRACING "/available_tracers", tracers, sizeof(tracers));
+	read_file(TRACING "/current_tracer", current, sizeof(current));
+	if (strstr(tracers, "function") && (guest_init || !strcmp(current, "nop\n"))) {
+		entry_tracer_started = 1;
+		CHECK(write_file(TRACING "/current_tracer", "function") == 0,
+		      "the function tracer does not start");
+		before = list_hits("ksys_read+");
+		read_proc_repeatedly(ENTRY_READS);
+		after = list_hits("ksys_read+");
+		CHECK(write_file(TRACING "/current_tracer", "nop") == 0,
+		      "the function tracer does not stop");
+		entry_tracer_started = 0;
+		CHECK(after - before >= ENTRY_READS,
+		      "%ld hits for %d reads under the function tracer",
+		      after - before, ENTRY_READS);
+	}
 	ret = unload_module("okprobe_sample");
 	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
 	return unload_okprobe();
@@ -2911,6 +2932,8 @@ static int test_entry_probe(void)
 	mount_tracefs_if_needed();
 	ret = entry_probe_steps();
 	if (ret) {
+		if (entry_tracer_started)
+			write_file(TRACING "/current_tracer", "nop");
 		clear_okptest_events();
 		unload_module("okprobe_sample");
 		unload_module("okprobe");
@@ -3615,7 +3638,7 @@ OKPTEST(okprobe, syscall_probe_under_load, test_syscall_probe_under_load, SHORT,
 OKPTEST(okprobe, unload_while_optimized, test_unload_while_optimized, SHORT, "the client unloads while its optimized probe is hit on every CPU")
 OKPTEST(okprobe, enable_disable_switches, test_enable_disable_switches, SHORT, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint")
 OKPTEST(okprobe, entry_in_kernel, test_entry_in_kernel, SHORT, "in-kernel entry probe tests alone (okprobe_selftest.ko entry_only=1)")
-OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0")
+OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0 and under the function tracer")
 OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
 OKPTEST(okprobe, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load: documented refusals, optimized, toggled, text restored")
 OKPTEST(okprobe, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the function tracer: kprobe_events refused on all its text, 6 * 10^5 hits exact, console clean")
