@@ -1466,6 +1466,14 @@ static int kprobe_events_steps(void)
 	return unload_okprobe();
 }
 
+/* After a failed step: okptest's events, the sample client and okprobe go. */
+static void undo_sample_and_events(void)
+{
+	clear_okptest_events();
+	unload_module("okprobe_sample");
+	unload_module("okprobe");
+}
+
 static int test_kprobe_events(void)
 {
 	int ret;
@@ -1474,11 +1482,8 @@ static int test_kprobe_events(void)
 	if (!exists(KPROBE_EVENTS))
 		return skip("the kernel has no kprobe_events");
 	ret = kprobe_events_steps();
-	if (ret) {
-		clear_okptest_events();
-		unload_module("okprobe_sample");
-		unload_module("okprobe");
-	}
+	if (ret)
+		undo_sample_and_events();
 	return ret;
 }
 
@@ -2934,9 +2939,7 @@ static int test_entry_probe(void)
 	if (ret) {
 		if (entry_tracer_started)
 			write_file(TRACING "/current_tracer", "nop");
-		clear_okptest_events();
-		unload_module("okprobe_sample");
-		unload_module("okprobe");
+		undo_sample_and_events();
 	}
 	return ret;
 }

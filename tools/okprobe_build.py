@@ -59,6 +59,7 @@ class Target:
     kernel_image: str = ""
     modules: list = dataclasses.field(default_factory=list)
     okptest: str = ""
+    zydis_dir: str = ""  # Debian 13's x86 build: the Zydis copied in
 
     @property
     def cross(self):
@@ -241,16 +242,15 @@ def build_modules(t):
          "--filter=:- .gitignore", f"{ROOT}/", f"{tree}/"],
         "copying the tree")
     if t.debian13:
-        zydis_dir = ""
         if t.arch == "x86":
             # The Makefile's own rule, on the host: the root has no
             # Debian 12 source packages to fetch Zydis from.
-            zydis_dir = run([os.path.join(TOOLS, "fetch-zydis")],
-                            "fetching Zydis").strip().splitlines()[-1]
-            run(["make", "-C", tree, f"ZYDIS_DIR={zydis_dir}",
+            t.zydis_dir = run([os.path.join(TOOLS, "fetch-zydis")],
+                              "fetching Zydis").strip().splitlines()[-1]
+            run(["make", "-C", tree, f"ZYDIS_DIR={t.zydis_dir}",
                  "zydis-sources"], "copying Zydis")
         done = debian13.build_modules(debian13.build_root(), tree,
-                                      debian13.ARCHES[t.arch], zydis_dir)
+                                      debian13.ARCHES[t.arch], t.zydis_dir)
         if done.returncode != 0:
             raise StepFailed(f"building okprobe.ko for {t.name}", done.stdout)
         t.modules = [os.path.join(tree, m) for m in MODULES]

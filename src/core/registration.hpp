@@ -21,7 +21,8 @@
 // A function's first byte and its ftrace call site are its entry: ftrace
 // calls the handlers there (via_ftrace) where it saves registers, else the
 // probe goes to the first instruction past the site (past_ftrace). Any
-// other byte of the site is inside an instruction (EILSEQ).
+// other byte of the site is inside an instruction (EILSEQ), or, where the
+// site is several instructions (riscv), reserved by ftrace (EBUSY).
 #pragma once
 
 #include "core/original_text.hpp"
