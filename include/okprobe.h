@@ -20,7 +20,7 @@ extern "C" {
  * okprobe_api_version() of the loaded module and refuses to run on a
  * mismatch rather than misinterpreting structures.
  */
-#define OKPROBE_API_VERSION 4
+#define OKPROBE_API_VERSION 5
 
 /* Returns the OKPROBE_API_VERSION okprobe.ko was built with. */
 int okprobe_api_version(void);
@@ -123,6 +123,85 @@ void okprobe_unregister_many(struct okprobe **probes, int count);
  */
 int okprobe_disable(struct okprobe *probe);
 int okprobe_enable(struct okprobe *probe);
+
+/*
+ * Return probes, shaped like kretprobes (Documentation/api.md). An
+ * okretprobe's kp says where the function is (symbol_name with offset 0,
+ * or addr at its first byte); okprobe sets kp.pre_handler itself, and kp
+ * reports flags and the entry address as for any probe. At every call of
+ * the function (through ftrace or an optimized jump at its entry, never a
+ * breakpoint at its return) okprobe takes an instance, calls entry_handler
+ * with the entry's registers, and replaces the return address (the kernel's
+ * rethook), so that handler runs when the function returns, with the
+ * return value in regs_return_value(regs) and instruction_pointer(regs) the
+ * caller's return address.
+ */
+struct okretprobe;
+
+struct okretprobe_instance {
+	struct okretprobe *rp;
+	/*
+	 * Where the function returns to, in its caller (past a tail call:
+	 * the first caller's): 0 in entry_handler, set for handler.
+	 */
+	unsigned long ret_addr;
+	/* data_size bytes, the same for entry_handler and handler. */
+	char data[];
+};
+
+/*
+ * Both run with preemption off (entry_handler as a pre_handler does;
+ * handler in the kernel's return trampoline), and must not sleep. An
+ * entry_handler that returns nonzero drops the instance: no handler runs
+ * for that call. handler's return value is ignored.
+ */
+typedef int (*okretprobe_handler_t)(struct okretprobe_instance *instance,
+				    struct pt_regs *regs);
+
+struct okretprobe {
+	struct okprobe kp;
+	okretprobe_handler_t handler;
+	okretprobe_handler_t entry_handler;
+	/*
+	 * Instances to start with (0: okprobe chooses). Not a limit: the pool
+	 * grows while the function is used, up to 65536 instances.
+	 */
+	int maxactive;
+	/* Bytes of okretprobe_instance.data, at most 4096. */
+	unsigned long data_size;
+	/*
+	 * Calls that got no instance (no memory, or the limit reached), plus
+	 * returns whose handler did not run because another okprobe handler
+	 * was running on the CPU.
+	 */
+	unsigned long nmissed;
+	/* okprobe's own: zero before registering, do not touch. */
+	void *okp_private;
+};
+
+/*
+ * Registers a return probe. May sleep. 0, or a negative errno as for
+ * okprobe_register(), plus EINVAL when kp is not a function's entry and
+ * EOPNOTSUPP on a kernel without rethook (CONFIG_RETHOOK); logs one line
+ * saying why.
+ */
+int okretprobe_register(struct okretprobe *rp);
+/*
+ * Unregisters: no handler of rp runs once it returns, and rp may be freed.
+ * Calls still inside the function return to their callers without
+ * handlers. May sleep.
+ */
+void okretprobe_unregister(struct okretprobe *rp);
+/* All or nothing, as okprobe_register_many(). */
+int okretprobe_register_many(struct okretprobe **rps, int count);
+/* The grace periods of one unregistration for the whole batch. */
+void okretprobe_unregister_many(struct okretprobe **rps, int count);
+/*
+ * No new instances while disabled; calls already inside the function
+ * still run handler when they return. As okprobe_disable/enable.
+ */
+int okretprobe_disable(struct okretprobe *rp);
+int okretprobe_enable(struct okretprobe *rp);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,11 @@
  *
  *   insmod okprobe_sample.ko symbol=ksys_read offset=5
  *
+ * With return=1 it puts a return probe (okretprobe) on the function
+ * instead: /sys/module/okprobe_sample/parameters/returns counts its
+ * returns and return_sum adds up their return values; with pid=N only
+ * the calls of process N are counted (its entry_handler drops the others).
+ *
  * Without symbol= it only checks that it was built for the loaded okprobe's
  * API version. The count is in debugfs okprobe/list while it is loaded and
  * in the log when it unloads. Writing 1 to
@@ -18,6 +23,8 @@
 #include <linux/atomic.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
@@ -31,7 +38,17 @@ static ulong offset;
 module_param(offset, ulong, 0444);
 MODULE_PARM_DESC(offset, "Offset of the probed instruction in the function");
 
+static bool return_probe;
+module_param_named(return, return_probe, bool, 0444);
+MODULE_PARM_DESC(return, "Probe the function's returns (okretprobe)");
+
+static int pid;
+module_param(pid, int, 0444);
+MODULE_PARM_DESC(pid, "With return=1: count only this process's calls");
+
 static atomic_long_t okprobe_sample_hits = ATOMIC_LONG_INIT(0);
+static atomic_long_t okprobe_sample_returns = ATOMIC_LONG_INIT(0);
+static atomic_long_t okprobe_sample_return_sum = ATOMIC_LONG_INIT(0);
 
 static int okprobe_sample_pre(struct okprobe *probe, struct pt_regs *regs)
 {
@@ -43,6 +60,82 @@ static struct okprobe okprobe_sample_probe = {
 	.pre_handler = okprobe_sample_pre,
 };
 
+static int okprobe_sample_entry(struct okretprobe_instance *instance,
+				struct pt_regs *regs)
+{
+	if (pid && task_tgid_nr(current) != pid)
+		return 1;
+	atomic_long_inc(&okprobe_sample_hits);
+	return 0;
+}
+
+static int okprobe_sample_return(struct okretprobe_instance *instance,
+				 struct pt_regs *regs)
+{
+	atomic_long_inc(&okprobe_sample_returns);
+	atomic_long_add(regs_return_value(regs), &okprobe_sample_return_sum);
+	return 0;
+}
+
+static struct okretprobe okprobe_sample_return_probe = {
+	.entry_handler = okprobe_sample_entry,
+	.handler = okprobe_sample_return,
+};
+
+/* The probe whose address, flags and switch the parameters show. */
+static struct okprobe *okprobe_sample_active(void)
+{
+	return return_probe ? &okprobe_sample_return_probe.kp :
+			      &okprobe_sample_probe;
+}
+
+static int okprobe_sample_get_counter(char *buffer,
+				      const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%ld\n", atomic_long_read(kp->arg));
+}
+
+static const struct kernel_param_ops okprobe_sample_counter_ops = {
+	.get = okprobe_sample_get_counter,
+};
+module_param_cb(returns, &okprobe_sample_counter_ops,
+		&okprobe_sample_returns, 0444);
+MODULE_PARM_DESC(returns, "With return=1: returns counted");
+module_param_cb(return_sum, &okprobe_sample_counter_ops,
+		&okprobe_sample_return_sum, 0444);
+MODULE_PARM_DESC(return_sum, "With return=1: the sum of their return values");
+module_param_cb(entries, &okprobe_sample_counter_ops, &okprobe_sample_hits,
+		0444);
+MODULE_PARM_DESC(entries, "Hits (with return=1: calls given an instance)");
+
+static int okprobe_sample_get_missed(char *buffer,
+				     const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%lu\n",
+			  READ_ONCE(okprobe_sample_return_probe.nmissed));
+}
+
+static const struct kernel_param_ops okprobe_sample_missed_ops = {
+	.get = okprobe_sample_get_missed,
+};
+module_param_cb(missed, &okprobe_sample_missed_ops, NULL, 0444);
+MODULE_PARM_DESC(missed, "With return=1: the return probe's nmissed");
+
+/* Reading it from userspace is a read() itself: on ksys_read, one more. */
+static int okprobe_sample_get_pending(char *buffer,
+				      const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%ld\n",
+			  atomic_long_read(&okprobe_sample_hits) -
+			  atomic_long_read(&okprobe_sample_returns));
+}
+
+static const struct kernel_param_ops okprobe_sample_pending_ops = {
+	.get = okprobe_sample_get_pending,
+};
+module_param_cb(pending, &okprobe_sample_pending_ops, NULL, 0444);
+MODULE_PARM_DESC(pending, "With return=1: calls inside the function now");
+
 static int okprobe_sample_set_disabled(const char *value,
 				       const struct kernel_param *kp)
 {
@@ -52,6 +145,10 @@ static int okprobe_sample_set_disabled(const char *value,
 	ret = kstrtobool(value, &disable);
 	if (ret)
 		return ret;
+	if (return_probe)
+		return disable ?
+			okretprobe_disable(&okprobe_sample_return_probe) :
+			okretprobe_enable(&okprobe_sample_return_probe);
 	if (disable)
 		return okprobe_disable(&okprobe_sample_probe);
 	return okprobe_enable(&okprobe_sample_probe);
@@ -61,7 +158,7 @@ static int okprobe_sample_get_disabled(char *buffer,
 				       const struct kernel_param *kp)
 {
 	return sysfs_emit(buffer, "%d\n",
-			  !!(READ_ONCE(okprobe_sample_probe.flags) &
+			  !!(READ_ONCE(okprobe_sample_active()->flags) &
 			     OKPROBE_FLAG_DISABLED));
 }
 
@@ -79,9 +176,11 @@ static int okprobe_sample_get_text(char *buffer, const struct kernel_param *kp)
 {
 	u8 text[OKPROBE_SAMPLE_TEXT_BYTES];
 
-	if (!okprobe_sample_probe.addr)
+	void *addr = okprobe_sample_active()->addr;
+
+	if (!addr)
 		return -ENODATA;
-	if (copy_from_kernel_nofault(text, okprobe_sample_probe.addr,
+	if (copy_from_kernel_nofault(text, addr,
 				     sizeof(text)))
 		return -EFAULT;
 	return sysfs_emit(buffer, "%*ph\n", (int)sizeof(text), text);
@@ -106,6 +205,16 @@ static int __init okprobe_sample_init(void)
 	pr_info("using okprobe API version %d\n", version);
 	if (!symbol)
 		return 0;
+	if (return_probe) {
+		okprobe_sample_return_probe.kp.symbol_name = symbol;
+		okprobe_sample_return_probe.kp.offset = offset;
+		ret = okretprobe_register(&okprobe_sample_return_probe);
+		if (ret)
+			return ret;
+		pr_info("probing the returns of %s at %pS\n", symbol,
+			okprobe_sample_return_probe.kp.addr);
+		return 0;
+	}
 	okprobe_sample_probe.symbol_name = symbol;
 	okprobe_sample_probe.offset = offset;
 	ret = okprobe_register(&okprobe_sample_probe);
@@ -120,8 +229,12 @@ static void __exit okprobe_sample_exit(void)
 {
 	if (okprobe_sample_probe.okp_site)
 		okprobe_unregister(&okprobe_sample_probe);
-	pr_info("unloaded after %ld hits\n",
-		atomic_long_read(&okprobe_sample_hits));
+	if (okprobe_sample_return_probe.okp_private)
+		okretprobe_unregister(&okprobe_sample_return_probe);
+	pr_info("unloaded after %ld hits, %ld returns (%lu missed)\n",
+		atomic_long_read(&okprobe_sample_hits),
+		atomic_long_read(&okprobe_sample_returns),
+		okprobe_sample_return_probe.nmissed);
 }
 
 module_init(okprobe_sample_init);

@@ -37,6 +37,7 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -1691,16 +1692,22 @@ static int demo_step_unload(void)
 struct bench_target {
 	const char *name;		/* the function, and okprobe_bench.ko's name */
 	const char *instruction;	/* for the table */
+	/* A function's entry (configurations BENCH_ON_ENTRY), not an instruction. */
+	int entry;
 };
 
 static const struct bench_target bench_targets[] = {
 #ifdef __x86_64__
-	{ "okp_bench_target", "mov %rdi,%rax, 3 bytes (int3)" },
+	{ "okp_bench_target", "mov %rdi,%rax, 3 bytes (int3)", 0 },
 #else
-	{ "okp_bench_target", "addi t0,a0,2, 4 bytes (ebreak)" },
-	{ "okp_bench_target_c", "c.mv t0,a0, 2 bytes (c.ebreak)" },
+	{ "okp_bench_target", "addi t0,a0,2, 4 bytes (ebreak)", 0 },
+	{ "okp_bench_target_c", "c.mv t0,a0, 2 bytes (c.ebreak)", 0 },
 #endif
+	{ "okp_bench_entry", "a C function's entry, its ftrace call site", 1 },
 };
+
+/* Which targets a configuration measures. */
+enum { BENCH_ON_ALL, BENCH_ON_INSTRUCTION, BENCH_ON_ENTRY };
 
 struct bench_config {
 	const char *label;		/* the table's */
@@ -1709,6 +1716,9 @@ struct bench_config {
 	const char *kernel_optimization;
 	const char *okprobe_optimization;	/* debug.kprobes_optimization */
 	int optimized;			/* measured only once the jump is in */
+	int on;				/* BENCH_ON_* */
+	/* The kernel may refuse it (no kprobes on ftrace): a row, not a failure. */
+	int may_refuse;
 };
 
 /*
@@ -1718,30 +1728,55 @@ struct bench_config {
  */
 #ifdef __x86_64__
 #define BENCH_KERNEL_OFF "0"
+#define BENCH_KERNEL_ON "1"
 #else
 #define BENCH_KERNEL_OFF NULL
+#define BENCH_KERNEL_ON NULL
 #endif
+/*
+ * okprobe at a function's entry: through ftrace on x86 (no jump to wait
+ * for), past the call site on riscv 6.12, where the jump is awaited.
+ */
+#define BENCH_ENTRY_JUMP (!IS_X86)
 
 static const struct bench_config bench_configs[] = {
 	{ .label = "no probe", .arm = "none",
 	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "0" },
 #ifdef __x86_64__
 	{ .label = "kernel kprobe, optimization 0", .arm = "kprobe",
-	  .kernel_optimization = "0", .okprobe_optimization = "0" },
+	  .kernel_optimization = "0", .okprobe_optimization = "0",
+	  .on = BENCH_ON_INSTRUCTION },
 	{ .label = "kernel kprobe, optimization 1", .arm = "kprobe",
 	  .kernel_optimization = "1", .okprobe_optimization = "0",
-	  .optimized = 1 },
+	  .optimized = 1, .on = BENCH_ON_INSTRUCTION },
 #else
 	{ .label = "kernel kprobe", .arm = "kprobe",
-	  .okprobe_optimization = "0" },
+	  .okprobe_optimization = "0", .on = BENCH_ON_INSTRUCTION },
 #endif
 	{ .label = "okprobe, post_handler (unboosted)", .arm = "okprobe-post",
-	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "0" },
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "0",
+	  .on = BENCH_ON_INSTRUCTION },
 	{ .label = "okprobe, pre_handler (boosted)", .arm = "okprobe-pre",
-	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "0" },
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "0",
+	  .on = BENCH_ON_INSTRUCTION },
 	{ .label = "okprobe, pre_handler, optimization 1", .arm = "okprobe-pre",
 	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
-	  .optimized = 1 },
+	  .optimized = 1, .on = BENCH_ON_INSTRUCTION },
+	{ .label = "a module's bare ftrace_ops (the floor)", .arm = "ftrace-ops",
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "0",
+	  .on = BENCH_ON_ENTRY, .may_refuse = 1 },
+	{ .label = "kernel kprobe at +0", .arm = "kprobe",
+	  .kernel_optimization = BENCH_KERNEL_ON, .okprobe_optimization = "0",
+	  .on = BENCH_ON_ENTRY, .may_refuse = 1 },
+	{ .label = "okprobe at +0", .arm = "okprobe-pre",
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
+	  .optimized = BENCH_ENTRY_JUMP, .on = BENCH_ON_ENTRY },
+	{ .label = "kernel kretprobe: entry and return", .arm = "kretprobe",
+	  .kernel_optimization = BENCH_KERNEL_ON, .okprobe_optimization = "0",
+	  .on = BENCH_ON_ENTRY, .may_refuse = 1 },
+	{ .label = "okretprobe: entry and return", .arm = "okretprobe",
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
+	  .optimized = BENCH_ENTRY_JUMP, .on = BENCH_ON_ENTRY },
 };
 
 #define BENCH_CONFIGS ARRAY_SIZE(bench_configs)
@@ -1760,6 +1795,8 @@ struct bench_row {
 	char listed[256];		/* its kprobes/list or jumps line, round 0 */
 	/* okprobe/jumps' reason when it refused the jump: not measured */
 	char refused[160];
+	/* Arming it was refused (a may_refuse configuration): not measured. */
+	int arm_refused;
 };
 
 /* Target by target, in the order of bench_configs. */
@@ -1851,7 +1888,21 @@ static void bench_file_line(const char *path, const char *needle, char *line,
 
 static int bench_is_kernel(const struct bench_row *row)
 {
-	return !strcmp(row->config->arm, "kprobe");
+	return !strcmp(row->config->arm, "kprobe") ||
+	       !strcmp(row->config->arm, "kretprobe");
+}
+
+/* Whether row's configuration measures row's target. */
+static int bench_applies(const struct bench_row *row)
+{
+	switch (row->config->on) {
+	case BENCH_ON_INSTRUCTION:
+		return !row->target->entry;
+	case BENCH_ON_ENTRY:
+		return row->target->entry;
+	default:
+		return 1;
+	}
 }
 
 /*
@@ -1864,8 +1915,12 @@ static void bench_listed_line(const struct bench_row *row, char *line,
 {
 	char needle[96];
 
-	snprintf(needle, sizeof(needle), "%s+0x%x", row->target->name,
-		 entry_pad);
+	/* An entry's probe may sit on the call site or past it. */
+	if (row->target->entry)
+		snprintf(needle, sizeof(needle), "%s+0x", row->target->name);
+	else
+		snprintf(needle, sizeof(needle), "%s+0x%x", row->target->name,
+			 entry_pad);
 	bench_file_line(bench_is_kernel(row) ? KPROBES_LIST :
 			DEBUGFS_DIR "/jumps", needle, line, size);
 }
@@ -1921,6 +1976,16 @@ static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 	snprintf(command, sizeof(command), "arm %s %s", c->arm,
 		 row->target->name);
 	ret = bench_command(command, reply, sizeof(reply));
+	if (ret && c->may_refuse) {
+		row->arm_refused = 1;
+		snprintf(row->refused, sizeof(row->refused),
+			 "refused here: %s%s", strerror(-ret),
+			 bench_is_kernel(row) &&
+			 !kallsyms_address("kprobe_ftrace_handler") ?
+			 " (no kprobes on ftrace: not at a traced function's call site)" :
+			 "");
+		return 0;
+	}
 	CHECK(ret == 0, "%s: %s", command, strerror(-ret));
 	CHECK(sscanf(reply, "%*s armed traps=%d preemption=%d irqs_off=%d",
 		     &traps, &bench_preemption, &bench_irqs_off) == 3,
@@ -2001,10 +2066,15 @@ static const struct bench_row *bench_find(const struct bench_row *row,
 {
 	size_t i;
 
-	for (i = 0; i < BENCH_CONFIGS; i++)
+	for (i = 0; i < BENCH_CONFIGS; i++) {
+		const struct bench_row *found =
+			bench_row_of(row, &bench_configs[i]);
+
 		if (!strcmp(bench_configs[i].arm, arm) &&
-		    bench_configs[i].optimized == optimized)
-			return bench_row_of(row, &bench_configs[i]);
+		    bench_configs[i].optimized == optimized &&
+		    bench_applies(found))
+			return found;
+	}
 	return NULL;
 }
 
@@ -2042,8 +2112,8 @@ static void bench_print_row(const struct bench_row *row, double kprobe)
 	char hit[16], ratio[16], label[80];
 
 	if (row->refused[0]) {
-		say("# bench: %-50s not optimized: %s", row->config->label,
-		    row->refused);
+		say("# bench: %-50s %s%s", row->config->label,
+		    row->arm_refused ? "" : "not optimized: ", row->refused);
 		return;
 	}
 	per_call = bench_median(row->ns_per_call, bench_rounds);
@@ -2056,8 +2126,11 @@ static void bench_print_row(const struct bench_row *row, double kprobe)
 		snprintf(ratio, sizeof(ratio), "-");
 	} else {
 		snprintf(hit, sizeof(hit), "%.1f", bench_ns_per_hit(row));
-		snprintf(ratio, sizeof(ratio), "%.2f",
-			 kprobe > 0 ? bench_ns_per_hit(row) / kprobe : 0);
+		if (kprobe > 0)
+			snprintf(ratio, sizeof(ratio), "%.2f",
+				 bench_ns_per_hit(row) / kprobe);
+		else
+			snprintf(ratio, sizeof(ratio), "-");
 	}
 	say("# bench: %-50s %5d %9.1f %8s %9s %5.0f%% %s", label, row->traps,
 	    per_call, hit, ratio, per_call > 0 ? 100 * spread / per_call : 0,
@@ -2065,8 +2138,30 @@ static void bench_print_row(const struct bench_row *row, double kprobe)
 }
 
 /* Under the rows of a target: okprobe's jump against the kernel's. */
+/* A ratio line of two rows of a target, when both were measured. */
+static void bench_print_ratio(const char *what, const struct bench_row *ours,
+			      const struct bench_row *kernel)
+{
+	if (!ours || !kernel || ours->refused[0] || kernel->refused[0] ||
+	    bench_ns_per_hit(kernel) <= 0)
+		return;
+	say("# bench: %s (ns/hit): %.2f", what,
+	    bench_ns_per_hit(ours) / bench_ns_per_hit(kernel));
+}
+
 static void bench_print_optimized_ratio(const struct bench_row *row)
 {
+	if (row->target->entry) {
+		bench_print_ratio("okprobe at +0 vs the kernel's kprobe at +0",
+				  bench_find(row, "okprobe-pre",
+					     BENCH_ENTRY_JUMP),
+				  bench_find(row, "kprobe", 0));
+		bench_print_ratio("okretprobe vs the kernel's kretprobe, entry and return",
+				  bench_find(row, "okretprobe",
+					     BENCH_ENTRY_JUMP),
+				  bench_find(row, "kretprobe", 0));
+		return;
+	}
 	const struct bench_row *kernel = bench_find(row, "kprobe", 1);
 	const struct bench_row *ours = bench_find(row, "okprobe-pre", 1);
 
@@ -2096,10 +2191,15 @@ static void bench_print_table(void)
 		say("# bench: %s+0: %s", row->target->name,
 		    row->target->instruction);
 		for (i = 0; i < BENCH_CONFIGS; i++)
-			bench_print_row(&row[i], bench_ns_per_hit(reference));
+			if (bench_applies(&row[i]))
+				bench_print_row(&row[i],
+						reference && !reference->refused[0] ?
+						bench_ns_per_hit(reference) : 0);
 		bench_print_optimized_ratio(row);
 	}
 	for (row = bench_rows; row < bench_rows + BENCH_ROWS; row++) {
+		if (!bench_applies(row))
+			continue;
 		if (row->wrong_rounds)
 			say("# bench: WRONG %s, %s in %d rounds, first %s",
 			    row->target->name, row->config->label,
@@ -2169,12 +2269,13 @@ static int bench_measure(void)
 	 * row whose jump okprobe refused is not measured again.
 	 */
 	for (i = 0; i < BENCH_ROWS; i++)
-		STEP(bench_sample(&bench_rows[i], bench_calls, -1));
+		if (bench_applies(&bench_rows[i]))
+			STEP(bench_sample(&bench_rows[i], bench_calls, -1));
 	for (round = 0; round < bench_rounds; round++)
 		for (i = 0; i < BENCH_ROWS; i++) {
 			struct bench_row *row = &bench_rows[(i + round) % BENCH_ROWS];
 
-			if (!row->refused[0])
+			if (bench_applies(row) && !row->refused[0])
 				STEP(bench_sample(row, bench_calls, round));
 		}
 	bench_print_table();
@@ -2945,6 +3046,336 @@ static int test_entry_probe(void)
 }
 
 /*
+ * okprobe_selftest.ko's return probe tests alone (return_only=1).
+ */
+static int test_return_in_kernel(void)
+{
+	static char results[4096];
+	int ret, lines, failed;
+
+	if (!exists(SELFTEST_KO))
+		return skip("no okprobe_selftest.ko for this architecture");
+	STEP(load_okprobe(default_params));
+	ret = load_module(SELFTEST_KO, "return_only=1");
+	if (ret == 0) {
+		ret = read_file("/sys/kernel/debug/okprobe_selftest/results",
+				results, sizeof(results));
+		unload_module("okprobe_selftest");
+	}
+	STEP(unload_okprobe());
+	CHECK(ret == 0, "okprobe_selftest.ko return_only=1: %s",
+	      strerror(-ret));
+	lines = report_in_kernel_results(results, &failed);
+	CHECK(lines >= 1, "no return probe results");
+	CHECK(!failed, "%d return probe tests failed", failed);
+	return 0;
+}
+
+/*
+ * Return probes as a user tries them, with the sample client's return=1
+ * on real kernel functions: ksys_read's return values for one process
+ * against the kernel's own r: kprobe event in a second phase; readers
+ * killed inside ksys_read; okprobe unloaded while readers sleep inside it
+ * (they return to their callers when woken); do_exit, which never
+ * returns (the instances go back when the tasks are reaped).
+ */
+#define RETURN_READS 100
+#define RETURN_SLEEPERS 8
+#define SAMPLE_PARAMETERS "/sys/module/okprobe_sample/parameters/"
+
+static long sample_counter(const char *name)
+{
+	char path[128], value[64];
+
+	snprintf(path, sizeof(path), SAMPLE_PARAMETERS "%s", name);
+	if (read_file(path, value, sizeof(value)))
+		return -1;
+	return strtol(value, NULL, 10);
+}
+
+/*
+ * A child that waits for a byte on go (with readv: not ksys_read), then
+ * reads 1, 2, ... RETURN_READS bytes of /dev/zero and exits.
+ */
+static pid_t start_waiting_reader(int *go)
+{
+	int pipes[2];
+	pid_t child;
+
+	if (pipe(pipes))
+		return -1;
+	child = fork();
+	if (child == 0) {
+		static char buffer[RETURN_READS];
+		struct iovec byte = { buffer, 1 };
+		int zero, i;
+
+		close(pipes[1]);
+		if (readv(pipes[0], &byte, 1) != 1)
+			_exit(2);
+		zero = open("/dev/zero", O_RDONLY);
+		for (i = 1; i <= RETURN_READS; i++)
+			if (read(zero, buffer, i) != i)
+				_exit(3);
+		_exit(0);
+	}
+	close(pipes[0]);
+	*go = pipes[1];
+	return child;
+}
+
+static int finish_reader(pid_t child, int go)
+{
+	int status = 0;
+
+	if (write(go, "g", 1) != 1)
+		return -1;
+	close(go);
+	if (waitpid(child, &status, 0) != child)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* The r: event's returns and their sum, from the trace. */
+static int traced_returns(long *sum)
+{
+	static char trace[1 << 17];
+	char *line;
+	int count = 0;
+
+	*sum = 0;
+	if (read_file(TRACING "/trace", trace, sizeof(trace)))
+		return -1;
+	for (line = strtok(trace, "\n"); line; line = strtok(NULL, "\n")) {
+		char *value = strstr(line, " ret=");
+
+		if (line[0] == '#' || !value)
+			continue;
+		*sum += strtol(value + 5, NULL, 0);
+		count++;
+	}
+	return count;
+}
+
+static int return_values_steps(void)
+{
+	const long expected_sum = RETURN_READS * (RETURN_READS + 1) / 2;
+	char params[128], line[512], filter[64];
+	long returns, sum, entries, traced_sum;
+	int go, ret, traced;
+	pid_t child;
+
+	child = start_waiting_reader(&go);
+	CHECK(child > 0, "fork: %s", strerror(errno));
+	snprintf(params, sizeof(params), "symbol=ksys_read return=1 pid=%d",
+		 child);
+	ret = load_module(SAMPLE_KO, params);
+	if (ret) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	CHECK(ret == 0, "the sample client's return probe on ksys_read: %s",
+	      strerror(-ret));
+	CHECK(list_line("ksys_read+", line, sizeof(line)),
+	      "no ksys_read line in okprobe/list");
+	CHECK(strstr(line, " [RETURN]"), "not a [RETURN] line: %s", line);
+	ret = finish_reader(child, go);
+	CHECK(ret == 0, "the reader exited with %d", ret);
+	returns = sample_counter("returns");
+	sum = sample_counter("return_sum");
+	entries = sample_counter("entries");
+	ret = unload_module("okprobe_sample");
+	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
+	CHECK(entries == RETURN_READS && returns == RETURN_READS &&
+	      sum == expected_sum,
+	      "%d reads of 1..%d bytes: %ld entries, %ld returns adding up to %ld (want %ld)",
+	      RETURN_READS, RETURN_READS, entries, returns, sum, expected_sum);
+	say("# okretprobe on ksys_read: %ld returns adding up to %ld", returns,
+	    sum);
+	/* The kernel's own return probe, on the same workload. */
+	if (!exists(KPROBE_EVENTS))
+		return 0;
+	child = start_waiting_reader(&go);
+	CHECK(child > 0, "fork: %s", strerror(errno));
+	ret = write_file(KPROBE_EVENTS, "r:okptest/ret ksys_read ret=$retval");
+	if (!ret) {
+		snprintf(filter, sizeof(filter), "common_pid == %d", child);
+		ret = write_file(TRACING "/events/okptest/ret/filter", filter);
+	}
+	if (!ret)
+		ret = write_file(TRACING "/trace", "");
+	if (!ret)
+		ret = write_file(TRACING "/events/okptest/ret/enable", "1");
+	if (ret) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		clear_okptest_events();
+	}
+	/*
+	 * Without kprobes on ftrace (riscv 6.12) the kernel refuses a kprobe,
+	 * and so a kretprobe, at a traced function's call site.
+	 */
+	if (ret == -EINVAL && !kallsyms_address("kprobe_ftrace_handler")) {
+		say("# the kernel's r: event on ksys_read: refused (no kprobes on ftrace), nothing to compare");
+		return 0;
+	}
+	CHECK(ret == 0, "the kernel's r: event on ksys_read: %s",
+	      strerror(-ret));
+	ret = finish_reader(child, go);
+	write_file(TRACING "/events/okptest/ret/enable", "0");
+	traced = traced_returns(&traced_sum);
+	CHECK(clear_okptest_events() == 0, "clearing kprobe_events");
+	CHECK(ret == 0, "the reader exited with %d", ret);
+	say("# the kernel's r: event on ksys_read: %d returns adding up to %ld",
+	    traced, traced_sum);
+	CHECK(traced == returns && traced_sum == sum,
+	      "okprobe saw %ld returns adding up to %ld, the kernel's kretprobe %d adding up to %ld",
+	      returns, sum, traced, traced_sum);
+	return 0;
+}
+
+/* Children blocked in read() on a pipe: ksys_read is pending in each. */
+static int start_blocked_readers(pid_t *children, int count, int *writer)
+{
+	int pipes[2], i;
+
+	if (pipe(pipes))
+		return -1;
+	for (i = 0; i < count; i++) {
+		children[i] = fork();
+		if (children[i] == 0) {
+			char byte;
+
+			close(pipes[1]);
+			_exit(read(pipes[0], &byte, 1) == 1 ? 0 : 4);
+		}
+	}
+	close(pipes[0]);
+	*writer = pipes[1];
+	/* Long enough for every child to block in read(). */
+	usleep(300 * 1000);
+	return 0;
+}
+
+/*
+ * Calls of the sample's return probe on ksys_read inside it now, but for
+ * the read() that asks (the sample's entries less returns, taken at once).
+ */
+static long sample_pending(void)
+{
+	return sample_counter("pending") - 1;
+}
+
+static int kill_and_unload_steps(void)
+{
+	pid_t children[RETURN_SLEEPERS];
+	int writer, ret, i, status, exited = 0;
+	long pending, entries, returns, missed;
+
+	/* Killed inside ksys_read: it returns (-ERESTARTSYS), they die. */
+	ret = load_module(SAMPLE_KO, "symbol=ksys_read return=1");
+	CHECK(ret == 0, "the sample client's return probe on ksys_read: %s",
+	      strerror(-ret));
+	CHECK(start_blocked_readers(children, RETURN_SLEEPERS, &writer) == 0,
+	      "pipe: %s", strerror(errno));
+	pending = sample_pending();
+	for (i = 0; i < RETURN_SLEEPERS; i++)
+		kill(children[i], SIGKILL);
+	for (i = 0; i < RETURN_SLEEPERS; i++)
+		if (waitpid(children[i], &status, 0) == children[i] &&
+		    WIFSIGNALED(status))
+			exited++;
+	close(writer);
+	CHECK(pending == RETURN_SLEEPERS,
+	      "%ld calls pending inside ksys_read, not the %d blocked readers",
+	      pending, RETURN_SLEEPERS);
+	CHECK(exited == RETURN_SLEEPERS, "%d of %d readers were killed",
+	      exited, RETURN_SLEEPERS);
+	pending = sample_pending();
+	CHECK(pending == 0, "%ld killed reads never returned", pending);
+	/* okprobe goes away while readers sleep inside ksys_read. */
+	CHECK(start_blocked_readers(children, RETURN_SLEEPERS, &writer) == 0,
+	      "pipe: %s", strerror(errno));
+	pending = sample_pending();
+	ret = unload_module("okprobe_sample");
+	if (!ret)
+		ret = unload_okprobe();
+	for (i = 0; i < RETURN_SLEEPERS; i++)
+		if (write(writer, "x", 1) != 1)
+			break;
+	close(writer);
+	exited = 0;
+	for (i = 0; i < RETURN_SLEEPERS; i++)
+		if (waitpid(children[i], &status, 0) == children[i] &&
+		    WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			exited++;
+	CHECK(pending == RETURN_SLEEPERS,
+	      "%ld calls pending inside ksys_read at the unload, not %d",
+	      pending, RETURN_SLEEPERS);
+	CHECK(ret == 0, "unloading with readers inside ksys_read: %s",
+	      strerror(-ret));
+	CHECK(exited == RETURN_SLEEPERS,
+	      "%d of %d readers got their byte after okprobe unloaded",
+	      exited, RETURN_SLEEPERS);
+	/* do_exit never returns: its instances go back at the reaping. */
+	STEP(load_okprobe(default_params));
+	ret = load_module(SAMPLE_KO, "symbol=do_exit return=1");
+	CHECK(ret == 0, "the sample client's return probe on do_exit: %s",
+	      strerror(-ret));
+	/*
+	 * 300 exits, far more than the pool's first 16 instances: taken
+	 * instances go back when the tasks are reaped, so none is missed.
+	 */
+	for (i = 0; i < 300; i++) {
+		pid_t child = fork();
+
+		if (child == 0)
+			_exit(0);
+		if (child > 0)
+			waitpid(child, NULL, 0);
+	}
+	entries = sample_counter("entries");
+	returns = sample_counter("returns");
+	missed = sample_counter("missed");
+	ret = unload_module("okprobe_sample");
+	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
+	CHECK(entries >= 300 && returns == 0 && missed == 0,
+	      "300 exits: %ld entries into do_exit, %ld returns, %ld missed",
+	      entries, returns, missed);
+	return 0;
+}
+
+static int return_probe_steps(void)
+{
+	int ret;
+
+	STEP(load_okprobe(default_params));
+	if (!kallsyms_address("rethook_hook")) {
+		ret = load_module(SAMPLE_KO, "symbol=ksys_read return=1");
+		if (ret == 0)
+			unload_module("okprobe_sample");
+		CHECK(ret == -EOPNOTSUPP,
+		      "without rethook the sample's return probe: %s",
+		      strerror(-ret));
+		return unload_okprobe();
+	}
+	STEP(return_values_steps());
+	STEP(kill_and_unload_steps());
+	return unload_okprobe();
+}
+
+static int test_return_probe(void)
+{
+	int ret;
+
+	mount_tracefs_if_needed();
+	ret = return_probe_steps();
+	if (ret)
+		undo_sample_and_events();
+	return ret;
+}
+
+/*
  * okprobe traced and probed itself, as an operator might try it: every
  * text symbol of okprobe.ko offered to kprobe_events is refused (its text
  * is in the kernel's kprobe blacklist), and with the function tracer on,
@@ -3642,6 +4073,8 @@ OKPTEST(okprobe, unload_while_optimized, test_unload_while_optimized, SHORT, "th
 OKPTEST(okprobe, enable_disable_switches, test_enable_disable_switches, SHORT, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint")
 OKPTEST(okprobe, entry_in_kernel, test_entry_in_kernel, SHORT, "in-kernel entry probe tests alone (okprobe_selftest.ko entry_only=1)")
 OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0 and under the function tracer")
+OKPTEST(okprobe, return_in_kernel, test_return_in_kernel, LONG, "in-kernel return probe tests alone (okprobe_selftest.ko return_only=1)")
+OKPTEST(okprobe, return_probe, test_return_probe, SHORT, "the sample client's return probe on ksys_read: return values as the kernel's r: event sees them, readers killed inside, okprobe unloaded under sleeping readers, do_exit")
 OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
 OKPTEST(okprobe, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load: documented refusals, optimized, toggled, text restored")
 OKPTEST(okprobe, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the function tracer: kprobe_events refused on all its text, 6 * 10^5 hits exact, console clean")
@@ -3709,8 +4142,14 @@ OKPTEST(storm, storm, test_storm, LONG, "a storm of probes over syscall-path ker
 static const char *const ftrace_tests[] = {
 	"load", "unload", "syscall_probe_under_load", "unload_while_optimized",
 	"enable_disable_switches", "entry_in_kernel", "entry_probe",
-	"kprobe_events",
+	"return_in_kernel", "return_probe", "kprobe_events",
 	"traced_okprobe",
+	"kernel_log_clean",
+};
+
+/* okptest=return: the return probe tests alone, for working on them. */
+static const char *const return_tests[] = {
+	"load", "unload", "return_in_kernel", "return_probe",
 	"kernel_log_clean",
 };
 
@@ -3758,10 +4197,12 @@ static void keep_tests(struct __fixture_metadata *f, const char *const *names,
 static int select_suite(const char *wanted)
 {
 	const int ftrace = !strcmp(wanted, "ftrace");
+	const int returns = !strcmp(wanted, "return");
 	struct __fixture_metadata *f;
 	char name[64];
 
-	snprintf(name, sizeof(name), "%s", ftrace ? "okprobe" : wanted);
+	snprintf(name, sizeof(name), "%s",
+		 ftrace || returns ? "okprobe" : wanted);
 	for (char *c = name; *c; c++)
 		if (*c == '-')
 			*c = '_';
@@ -3773,6 +4214,9 @@ static int select_suite(const char *wanted)
 			if (ftrace)
 				keep_tests(f, ftrace_tests,
 					   ARRAY_SIZE(ftrace_tests));
+			if (returns)
+				keep_tests(f, return_tests,
+					   ARRAY_SIZE(return_tests));
 			return 0;
 		}
 	return -1;

@@ -19,7 +19,12 @@
  *                 kernel's, with a pre_handler), okprobe-post (okprobe
  *                 with only a post_handler: unboosted) or okprobe-pre
  *                 (okprobe with only a pre_handler: boosted, or optimized
- *                 when okprobe's sysctl allows)
+ *                 when okprobe's sysctl allows); and, at a function's
+ *                 entry (okp_bench_entry, C, an ftrace call site),
+ *                 kretprobe or okretprobe (counting in their return
+ *                 handlers: one entry and one return per call), or
+ *                 ftrace-ops (a bare ftrace_ops of this module that
+ *                 counts: the floor of any probe through ftrace)
  *   state         whether the armed probe is optimized now
  *   run CALLS     call the armed target CALLS times, in batches with
  *                 preemption off (and interrupts, where the kernel traces
@@ -62,6 +67,7 @@
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/ftrace.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
@@ -87,6 +93,22 @@ long okp_bench_target(long value);
 long okp_bench_target_c(long value);
 #endif
 
+/*
+ * A C function, for a function's entry: an ftrace call site at +0 where
+ * the kernel has ftrace, so that entry probes (okprobe's and kprobes')
+ * and return probes go through ftrace where the kernel lets them. On
+ * riscv a few nops after the call site leave room for okprobe's jump
+ * past it (a function as short as value + 1 would end inside it).
+ */
+noinline long okp_bench_entry(long value);
+noinline long okp_bench_entry(long value)
+{
+#ifdef CONFIG_RISCV
+	asm volatile(".rept 4\n\tnop\n\t.endr");
+#endif
+	return value + 1;
+}
+
 static const struct {
 	const char *name;
 	void *address;
@@ -95,6 +117,7 @@ static const struct {
 #ifdef CONFIG_RISCV
 	{ "okp_bench_target_c", okp_bench_target_c },
 #endif
+	{ "okp_bench_entry", okp_bench_entry },
 };
 
 enum okp_bench_config {
@@ -102,6 +125,9 @@ enum okp_bench_config {
 	OKP_BENCH_KPROBE,
 	OKP_BENCH_OKPROBE_POST,
 	OKP_BENCH_OKPROBE_PRE,
+	OKP_BENCH_KRETPROBE,
+	OKP_BENCH_OKRETPROBE,
+	OKP_BENCH_FTRACE_OPS,
 	OKP_BENCH_DISARMED = -1,
 };
 
@@ -110,6 +136,9 @@ static const char *const okp_bench_names[] = {
 	[OKP_BENCH_KPROBE] = "kprobe",
 	[OKP_BENCH_OKPROBE_POST] = "okprobe-post",
 	[OKP_BENCH_OKPROBE_PRE] = "okprobe-pre",
+	[OKP_BENCH_KRETPROBE] = "kretprobe",
+	[OKP_BENCH_OKRETPROBE] = "okretprobe",
+	[OKP_BENCH_FTRACE_OPS] = "ftrace-ops",
 };
 
 /* Calls per batch run with preemption off. */
@@ -169,7 +198,35 @@ static int okp_bench_armed = OKP_BENCH_DISARMED;
 static int okp_bench_armed_target;
 static struct kprobe okp_bench_kprobe;
 static struct okprobe okp_bench_okprobe;
+#ifdef CONFIG_KRETPROBES
+static struct kretprobe okp_bench_kretprobe;
+#endif
+static struct okretprobe okp_bench_okretprobe;
 static atomic_long_t okp_bench_hits;
+
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
+/*
+ * The floor of any probe through ftrace: an ftrace_ops of a module (as
+ * okprobe's is) whose callback only counts.
+ */
+static void notrace okp_bench_ftrace_callback(unsigned long ip,
+					      unsigned long parent_ip,
+					      struct ftrace_ops *ops,
+					      struct ftrace_regs *fregs)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit < 0)
+		return;
+	atomic_long_inc(&okp_bench_hits);
+	ftrace_test_recursion_unlock(bit);
+}
+
+static struct ftrace_ops okp_bench_ftrace_ops = {
+	.func = okp_bench_ftrace_callback,
+	.flags = FTRACE_OPS_FL_SAVE_REGS,
+};
+#endif
 static char okp_bench_result[256];
 static struct dentry *okp_bench_dir;
 /* The coverage pass registered now: OKP_BENCH_KPROBE, _OKPROBE_PRE or none. */
@@ -198,6 +255,22 @@ static void okp_bench_okprobe_post(struct okprobe *probe,
 				   struct pt_regs *regs, unsigned long flags)
 {
 	atomic_long_inc(&okp_bench_hits);
+}
+
+#ifdef CONFIG_KRETPROBES
+static int okp_bench_kretprobe_handler(struct kretprobe_instance *instance,
+				       struct pt_regs *regs)
+{
+	atomic_long_inc(&okp_bench_hits);
+	return 0;
+}
+#endif
+
+static int okp_bench_okretprobe_handler(struct okretprobe_instance *instance,
+					struct pt_regs *regs)
+{
+	atomic_long_inc(&okp_bench_hits);
+	return 0;
 }
 
 /* ---- Commands ------------------------------------------------------------- */
@@ -234,11 +307,21 @@ static int okp_bench_traps(void)
 {
 	switch (okp_bench_armed) {
 	case OKP_BENCH_KPROBE:
+		if (kprobe_ftrace(&okp_bench_kprobe))
+			return 0;
 		return okp_bench_kprobe_traps();
 	case OKP_BENCH_OKPROBE_POST:
 		return 2;
 	case OKP_BENCH_OKPROBE_PRE:
-		return 1;
+		return okp_bench_okprobe.flags & OKPROBE_FLAG_FTRACE ? 0 : 1;
+#ifdef CONFIG_KRETPROBES
+	case OKP_BENCH_KRETPROBE:
+		/* The entry's (a kprobe); the return is rethook's, no trap. */
+		return kprobe_ftrace(&okp_bench_kretprobe.kp) ? 0 : 2;
+#endif
+	case OKP_BENCH_OKRETPROBE:
+		return okp_bench_okretprobe.kp.flags & OKPROBE_FLAG_FTRACE ?
+			       0 : 1;
 	default:
 		return 0;
 	}
@@ -260,6 +343,13 @@ static int okp_bench_optimized(void)
 	case OKP_BENCH_OKPROBE_PRE:
 		return !!(READ_ONCE(okp_bench_okprobe.flags) &
 			  OKPROBE_FLAG_OPTIMIZED);
+#ifdef CONFIG_KRETPROBES
+	case OKP_BENCH_KRETPROBE:
+		return okp_bench_jump_at(okp_bench_kretprobe.kp.addr);
+#endif
+	case OKP_BENCH_OKRETPROBE:
+		return !!(READ_ONCE(okp_bench_okretprobe.kp.flags) &
+			  OKPROBE_FLAG_OPTIMIZED);
 	default:
 		return 0;
 	}
@@ -273,6 +363,14 @@ static unsigned long okp_bench_missed(void)
 	case OKP_BENCH_OKPROBE_POST:
 	case OKP_BENCH_OKPROBE_PRE:
 		return okp_bench_okprobe.nmissed;
+#ifdef CONFIG_KRETPROBES
+	case OKP_BENCH_KRETPROBE:
+		return okp_bench_kretprobe.nmissed +
+		       okp_bench_kretprobe.kp.nmissed;
+#endif
+	case OKP_BENCH_OKRETPROBE:
+		return okp_bench_okretprobe.nmissed +
+		       okp_bench_okretprobe.kp.nmissed;
 	default:
 		return 0;
 	}
@@ -318,6 +416,37 @@ static int okp_bench_arm(const char *name, const char *target_name)
 			okp_bench_okprobe.pre_handler = okp_bench_okprobe_pre;
 		ret = okprobe_register(&okp_bench_okprobe);
 		break;
+	case OKP_BENCH_KRETPROBE:
+#ifdef CONFIG_KRETPROBES
+		memset(&okp_bench_kretprobe, 0, sizeof(okp_bench_kretprobe));
+		okp_bench_kretprobe.kp.addr = address;
+		okp_bench_kretprobe.handler = okp_bench_kretprobe_handler;
+		ret = register_kretprobe(&okp_bench_kretprobe);
+#else
+		ret = -EOPNOTSUPP;
+#endif
+		break;
+	case OKP_BENCH_OKRETPROBE:
+		memset(&okp_bench_okretprobe, 0, sizeof(okp_bench_okretprobe));
+		okp_bench_okretprobe.kp.addr = address;
+		okp_bench_okretprobe.handler = okp_bench_okretprobe_handler;
+		ret = okretprobe_register(&okp_bench_okretprobe);
+		break;
+	case OKP_BENCH_FTRACE_OPS:
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
+		ret = ftrace_set_filter_ip(&okp_bench_ftrace_ops,
+					   (unsigned long)address, 0, 1);
+		if (!ret) {
+			ret = register_ftrace_function(&okp_bench_ftrace_ops);
+			if (ret)
+				ftrace_set_filter_ip(&okp_bench_ftrace_ops,
+						     (unsigned long)address, 1,
+						     1);
+		}
+#else
+		ret = -EOPNOTSUPP;
+#endif
+		break;
 	}
 	if (ret) {
 		pr_err("cannot arm %s on %pS: %d\n", name, address, ret);
@@ -349,6 +478,19 @@ static void okp_bench_disarm(void)
 	else if (okp_bench_armed == OKP_BENCH_OKPROBE_POST ||
 		 okp_bench_armed == OKP_BENCH_OKPROBE_PRE)
 		okprobe_unregister(&okp_bench_okprobe);
+#ifdef CONFIG_KRETPROBES
+	else if (okp_bench_armed == OKP_BENCH_KRETPROBE)
+		unregister_kretprobe(&okp_bench_kretprobe);
+#endif
+	else if (okp_bench_armed == OKP_BENCH_OKRETPROBE)
+		okretprobe_unregister(&okp_bench_okretprobe);
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
+	else if (okp_bench_armed == OKP_BENCH_FTRACE_OPS) {
+		unregister_ftrace_function(&okp_bench_ftrace_ops);
+		ftrace_set_filter_ip(&okp_bench_ftrace_ops,
+				     (unsigned long)okp_bench_entry, 1, 1);
+	}
+#endif
 	okp_bench_armed = OKP_BENCH_DISARMED;
 	snprintf(okp_bench_result, sizeof(okp_bench_result), "disarmed\n");
 }
@@ -376,6 +518,9 @@ static unsigned long okp_bench_batch(unsigned long first, unsigned long last)
 	    okp_bench_target_c)
 		return okp_bench_calls(okp_bench_target_c, first, last);
 #endif
+	if (okp_bench_targets[okp_bench_armed_target].address ==
+	    okp_bench_entry)
+		return okp_bench_calls(okp_bench_entry, first, last);
 	return okp_bench_calls(okp_bench_target, first, last);
 }
 

@@ -32,6 +32,9 @@ static struct dentry *okp_selftest_dir;
 
 bool okp_entry_only;
 module_param_named(entry_only, okp_entry_only, bool, 0444);
+bool okp_return_only;
+module_param_named(return_only, okp_return_only, bool, 0444);
+MODULE_PARM_DESC(return_only, "Run the return probe tests alone");
 MODULE_PARM_DESC(entry_only, "Run the entry probe tests alone");
 
 static uint scale = 100;

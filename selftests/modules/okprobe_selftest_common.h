@@ -198,6 +198,19 @@ void okp_test_neighbour_in_region(okp_target_fn target,
 void okp_test_entry_probes(void);
 /* entry_only=1: the module runs okp_test_entry_probes() alone. */
 extern bool okp_entry_only;
+/*
+ * Return probe targets in each arch's assembly, no ftrace call site:
+ * a < 0: 1, a == 0: 2, else 2a + b (three returns); the same of a + 1
+ * through a tail call; a == 0: b, else itself of (a - 1, b) plus 1.
+ */
+long okp_ret_branches(long a, long b);
+long okp_ret_tail(long a, long b);
+long okp_ret_recurse(long a, long b);
+
+/* okprobe_selftest_return.c: return probes (okretprobe). */
+void okp_test_return_probes(void);
+/* return_only=1: the module runs okp_test_return_probes() alone. */
+extern bool okp_return_only;
 
 /* ---- Next to the kernel's kprobes (okprobe_selftest_coexist.c) ---------- */
 

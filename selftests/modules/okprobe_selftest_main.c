@@ -696,6 +696,11 @@ static int __init okp_selftest_init(void)
 		okp_results_publish();
 		return 0;
 	}
+	if (okp_return_only) {
+		okp_test_return_probes();
+		okp_results_publish();
+		return 0;
+	}
 	okp_test_fixed_results();
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
@@ -781,7 +786,7 @@ static void __exit okp_selftest_exit(void)
 {
 	int i;
 
-	if (okp_entry_only) {
+	if (okp_entry_only || okp_return_only) {
 		okp_results_exit();
 		return;
 	}

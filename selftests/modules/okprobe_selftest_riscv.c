@@ -643,6 +643,11 @@ static int __init okp_selftest_init(void)
 		okp_results_publish();
 		return 0;
 	}
+	if (okp_return_only) {
+		okp_test_return_probes();
+		okp_results_publish();
+		return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
 	okp_test_breakpoint_bytes();
@@ -727,7 +732,7 @@ static int __init okp_selftest_init(void)
 
 static void __exit okp_selftest_exit(void)
 {
-	if (okp_entry_only) {
+	if (okp_entry_only || okp_return_only) {
 		okp_results_exit();
 		return;
 	}

@@ -434,4 +434,41 @@ SYM_FUNC_START(okp_rvcj_page_b)
 	c.jr	ra			/* +4 */
 SYM_FUNC_END(okp_rvcj_page_b)
 
+
+/*
+ * Return probe targets (okprobe_selftest_return.c), no ftrace call site:
+ * okp_ret_branches returns from three places, okp_ret_tail leaves through
+ * a tail call, okp_ret_recurse calls itself a times.
+ */
+SYM_FUNC_START(okp_ret_branches)	/* a < 0: 1; a == 0: 2; else 2a + b */
+	bltz	a0, 1f
+	beqz	a0, 2f
+	slli	a0, a0, 1
+	add	a0, a0, a1
+	ret
+1:	li	a0, 1
+	ret
+2:	li	a0, 2
+	ret
+SYM_FUNC_END(okp_ret_branches)
+
+SYM_FUNC_START(okp_ret_tail)		/* okp_ret_branches(a + 1, b) */
+	addi	a0, a0, 1
+	tail	okp_ret_branches
+SYM_FUNC_END(okp_ret_tail)
+
+SYM_FUNC_START(okp_ret_recurse)	/* a == 0: b; else okp_ret_recurse(a - 1, b) + 1 */
+	bnez	a0, 1f
+	mv	a0, a1
+	ret
+1:	addi	sp, sp, -16
+	sd	ra, 8(sp)
+	addi	a0, a0, -1
+	call	okp_ret_recurse
+	addi	a0, a0, 1
+	ld	ra, 8(sp)
+	addi	sp, sp, 16
+	ret
+SYM_FUNC_END(okp_ret_recurse)
+
 	.option pop

@@ -175,3 +175,38 @@ SYM_FUNC_START(okp_target_split.cold)
 	add	$0, %rax		/* +4 */
 	jmp	.Lokp_target_split_back
 SYM_FUNC_END(okp_target_split.cold)
+
+/*
+ * Return probe targets (okprobe_selftest_return.c), no ftrace call site:
+ * okp_ret_branches returns from three places, okp_ret_tail leaves through
+ * a tail call, okp_ret_recurse calls itself a times.
+ */
+SYM_FUNC_START(okp_ret_branches)	/* a < 0: 1; a == 0: 2; else 2a + b */
+	test	%rdi, %rdi
+	js	1f
+	jz	2f
+	lea	(%rsi,%rdi,2), %rax
+	RET
+1:	mov	$1, %eax
+	RET
+2:	mov	$2, %eax
+	RET
+SYM_FUNC_END(okp_ret_branches)
+
+SYM_FUNC_START(okp_ret_tail)		/* okp_ret_branches(a + 1, b) */
+	add	$1, %rdi
+	jmp	okp_ret_branches
+SYM_FUNC_END(okp_ret_tail)
+
+SYM_FUNC_START(okp_ret_recurse)	/* a == 0: b; else okp_ret_recurse(a - 1, b) + 1 */
+	test	%rdi, %rdi
+	jnz	1f
+	mov	%rsi, %rax
+	RET
+1:	sub	$8, %rsp
+	sub	$1, %rdi
+	call	okp_ret_recurse
+	add	$1, %rax
+	add	$8, %rsp
+	RET
+SYM_FUNC_END(okp_ret_recurse)

@@ -145,6 +145,7 @@ struct okp_list_line {
 	int optimized;			/* a jump replaces the breakpoint */
 	/* asked for the entry, probed past the function's ftrace call site */
 	int past_ftrace;
+	const struct okprobe *probe;	/* the line's probe */
 };
 void okp_core_list(void (*emit)(const struct okp_list_line *line,
 				void *context),

@@ -182,7 +182,8 @@ extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_optimized_hit(void *r
 // site shows them; a pre_handler that returns nonzero has set where the
 // function resumes, otherwise the post_handlers see the pc past the call
 // site and ftrace gets its own pc back.
-extern "C" OKP_HANDLER_PATH void okp_core_ftrace_hit(unsigned long address, void *raw_regs, okp_cpu_state *cpu)
+extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_ftrace_hit(unsigned long address, void *raw_regs,
+								      okp_cpu_state *cpu)
 {
 	Site *site = registered_probes.lookup(address);
 	if (!site || !site->via_ftrace)

@@ -67,8 +67,8 @@ extern "C" unsigned long okp_core_probes_within(unsigned long start, unsigned lo
 extern "C" void okp_core_list(void (*emit)(const struct okp_list_line *line, void *context), void *context)
 {
 	registered_probes.for_each_line([&](const ListLine &line) {
-		const okp_list_line out = {line.address, line.description, line.hits,	    line.missed,
-					   line.flags,	 line.optimized,   line.past_ftrace};
+		const okp_list_line out = {line.address, line.description, line.hits,	     line.missed,
+					   line.flags,	 line.optimized,   line.past_ftrace, line.probe};
 		emit(&out, context);
 	});
 }

@@ -214,6 +214,7 @@ struct ListLine {
 	bool optimized;
 	bool ftrace;	  // ftrace calls its handlers at the function's entry
 	bool past_ftrace; // asked for the entry, probed past its ftrace site
+	const okprobe *probe = nullptr;
 };
 
 // One line of debugfs okprobe/jumps: a site and its jump state.
@@ -466,6 +467,7 @@ template <typename Visit> void ProbeTable::for_each_line(Visit visit) const
 			line.optimized = site->jump == JumpState::optimized && !site->is_lost();
 			line.ftrace = site->via_ftrace;
 			line.past_ftrace = site->past_ftrace;
+			line.probe = probe;
 			visit(line);
 		}
 	}

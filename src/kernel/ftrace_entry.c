@@ -19,6 +19,7 @@
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 
 #include "core/core_api.h"
 #include "glue.h"
@@ -52,6 +53,12 @@ unsigned long okp_glue_ftrace_site(unsigned long address,
  * is not watching (idle code ftrace may trace): there nothing of okprobe's
  * is touched, not even a probe's nmissed (as with ftrace recursion, the
  * call simply runs without handlers, as under kprobes on ftrace).
+ *
+ * Every call and return counts on the hit path (under QEMU's TCG each
+ * return is a lookup of its own): one call into the core, the per-CPU
+ * state computed here, and rcu_is_watching() asked only of the idle task,
+ * the only task whose traceable code runs where RCU does not watch
+ * (entry code that stops RCU is noinstr, never traced).
  */
 static void notrace okp_ftrace_handler(unsigned long ip,
 				       unsigned long parent_ip,
@@ -63,8 +70,8 @@ static void notrace okp_ftrace_handler(unsigned long ip,
 
 	if (bit < 0)
 		return;
-	if (rcu_is_watching())
-		okp_core_ftrace_hit(ip, regs, okp_glue_cpu_state());
+	if (likely(!is_idle_task(current)) || rcu_is_watching())
+		okp_core_ftrace_hit(ip, regs, this_cpu_ptr(&okp_cpu_states));
 	ftrace_test_recursion_unlock(bit);
 }
 NOKPROBE_SYMBOL(okp_ftrace_handler);

@@ -36,6 +36,10 @@ struct okp_kernel_symbols {
 	unsigned long jump_label_unlock;
 	unsigned long ftrace_location;
 	unsigned long ftrace_location_range;
+	unsigned long rethook_alloc;
+	unsigned long rethook_free;
+	unsigned long rethook_hook;
+	unsigned long rethook_add_node;	/* 6.1: its pool grows by nodes */
 };
 
 extern struct okp_kernel_symbols okp_ksyms;
@@ -76,6 +80,19 @@ bool okp_kernel_kprobes_claimed(unsigned long address);
  */
 void okp_arch_guard_init(void);
 void okp_arch_guard_exit(void);
+
+/*
+ * src/kernel/probes.c: copies a client's string of at most size bytes,
+ * fault-tolerant; its length, -EFAULT, or size when it has no NUL.
+ */
+long okp_copy_name(char *to, const char *from, long size);
+
+/* src/kernel/return_probes.c */
+int okp_return_probes_init(void);
+void okp_return_probes_exit(void);
+/* Whether probe is an okretprobe's kp; its okretprobe's nmissed. */
+bool okp_return_probe_of(const struct okprobe *probe);
+unsigned long okp_return_missed_of(const struct okprobe *probe);
 
 int okp_sysctl_init(void);
 void okp_sysctl_exit(void);

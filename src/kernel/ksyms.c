@@ -51,6 +51,12 @@ static struct okp_symbol_request okp_symbol_table[] = {
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_DYNAMIC_FTRACE), ftrace_location),
 	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_DYNAMIC_FTRACE),
 			ftrace_location_range),
+	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_RETHOOK), rethook_alloc),
+	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_RETHOOK), rethook_free),
+	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_RETHOOK), rethook_hook),
+#ifndef OKP_HAVE_RETHOOK_OBJPOOL
+	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_RETHOOK), rethook_add_node),
+#endif
 };
 
 unsigned long okp_ksyms_lookup(const char *name)

@@ -63,14 +63,19 @@ static int __init okp_init(void)
 	ret = okp_probes_init();
 	if (ret)
 		goto fail_sysctl;
-	ret = okp_debugfs_init();
+	ret = okp_return_probes_init();
 	if (ret)
 		goto fail_probes;
+	ret = okp_debugfs_init();
+	if (ret)
+		goto fail_return_probes;
 	pr_info("loaded: %lu blacklisted ranges, %ld core exception entries, optimization %s\n",
 		okp_core_blacklist_count(), okp_exception_table_entries(),
 		okp_core_optimization_enabled() ? "on" : "off");
 	return 0;
 
+fail_return_probes:
+	okp_return_probes_exit();
 fail_probes:
 	okp_probes_exit();
 fail_sysctl:
@@ -86,6 +91,7 @@ fail_core:
 static void __exit okp_exit(void)
 {
 	okp_debugfs_exit();
+	okp_return_probes_exit();
 	okp_probes_exit();
 	okp_sysctl_exit();
 	okp_kernel_kprobes_exit();

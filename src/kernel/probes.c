@@ -348,7 +348,7 @@ static void okp_log_refusal(const struct okprobe *probe, const char *name,
  * at a time. The length without the NUL, or -EFAULT, or size when there
  * is no NUL within size bytes.
  */
-static long okp_copy_name(char *to, const char *from, long size)
+long okp_copy_name(char *to, const char *from, long size)
 {
 	long i;
 
@@ -493,9 +493,15 @@ EXPORT_SYMBOL_GPL(okprobe_disable);
 static void okp_show_line(const struct okp_list_line *line, void *context)
 {
 	struct seq_file *m = context;
+	bool return_probe = okp_return_probe_of(line->probe);
+	unsigned long missed = line->missed;
 
-	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s%s%s\n",
-		   line->address, line->description, line->hits, line->missed,
+	/* A return probe's misses: its entry's and its instances'. */
+	if (return_probe)
+		missed += okp_return_missed_of(line->probe);
+	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s%s%s%s\n",
+		   line->address, line->description, line->hits, missed,
+		   return_probe ? " [RETURN]" : "",
 		   line->optimized ? " [OPTIMIZED]" : "",
 		   line->flags & OKPROBE_FLAG_FTRACE ? " [FTRACE]" : "",
 		   line->past_ftrace ? " [AFTER FTRACE]" : "",

@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Return probes (okretprobe) on the kernel's rethook, for every
+ * architecture whose kernel has one (Debian's amd64 6.1 and 6.12, riscv64
+ * 6.12).
+ *
+ * An okretprobe is an ordinary entry probe (its kp, at the function's first
+ * byte: ftrace on x86, the [AFTER FTRACE] probe on riscv, a breakpoint or
+ * an optimized jump elsewhere) whose pre_handler takes a rethook node and
+ * hooks the return: rethook keeps the real return address on the task's
+ * shadow list, the kernel's own trampoline calls okprobe at the return,
+ * the unwinders and the task-exit path know about it (rethook_flush_task),
+ * and after rethook_free() a pending return goes back to its caller without
+ * calling anything of okprobe's: no return address ever points into
+ * okprobe's or a client's text.
+ *
+ * Instances: rethook's pool is fixed when nothing adds to it, which is
+ * where kretprobe misses come from. okprobe starts with
+ * max(maxactive, 4 x CPUs, 16) and doubles the pool in the background
+ * (irq_work, then a work item) whenever half of it is in use, up to
+ * OKP_RETURN_INSTANCES_MAX. The hit path never allocates: it may run
+ * where the allocator's own locks are held. 6.1's rethook pool is a
+ * freelist nodes are added to (rethook_add_node); 6.12's is a fixed-size
+ * objpool, so there the pool is a chain of rethooks, each as large as all
+ * before it.
+ *
+ * Lock order: okp_return_mutex, then okp_probe_mutex (taken inside
+ * okprobe_register() and friends).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/err.h>
+#include <linux/irq_work.h>
+#include <linux/kallsyms.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/notifier.h>
+#include <linux/ptrace.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#ifdef CONFIG_RETHOOK
+#include <linux/rethook.h>
+#endif
+
+#include <okprobe.h>
+
+#include "core/core_api.h"
+#include "compat.h"
+#include "glue.h"
+
+/* What okretprobe.data_size may be. */
+#define OKP_RETURN_DATA_MAX 4096
+/* The most instances one okretprobe's pool grows to. */
+#define OKP_RETURN_INSTANCES_MAX 65536
+/* 6.12: rethooks in the chain: 16 << 12 reaches the maximum. */
+#define OKP_RETURN_POOLS 13
+
+static DEFINE_MUTEX(okp_return_mutex);
+/* Every registered okretprobe's state, under okp_return_mutex. */
+static LIST_HEAD(okp_return_probes);
+
+#ifdef CONFIG_RETHOOK
+
+struct okp_return_probe {
+	struct list_head list;
+	struct okretprobe *rp;
+	/* 6.1: pools[0] only; 6.12: pool_count rethooks, newest last. */
+	struct rethook *pools[OKP_RETURN_POOLS];
+	int pool_count;			/* published with release */
+	unsigned long node_size;
+	atomic_long_t capacity;		/* instances in the pools */
+	/*
+	 * Instances taken and not yet back. An instance of a task that
+	 * exits inside the function goes back to the pool without okprobe
+	 * seeing it (rethook_flush_task()); it still says it was hooked
+	 * when it is taken again, and is counted back then.
+	 */
+	atomic_long_t in_use;
+	/* Calls that found the pool empty, for the worker to log. */
+	atomic_long_t starved;
+	unsigned long starved_logged;
+	/*
+	 * No growth asked for before this time (jiffies): set by the worker
+	 * when the pool is at its limit for good or out of memory for now.
+	 */
+	unsigned long grow_after;
+	bool grow_stopped;
+	struct irq_work kick;
+	struct work_struct grow;
+};
+
+struct okp_return_node {
+	struct rethook_node node;	/* first: rethook kfree()s it (6.1) */
+	/* Its probe's state while the return is hooked, else 0. */
+	unsigned long hooked;
+	struct okretprobe_instance instance;
+};
+
+typedef void (*okp_rethook_hook_t)(struct rethook_node *node,
+				   struct pt_regs *regs, bool mcount);
+typedef void (*okp_rethook_free_t)(struct rethook *rh);
+
+/*
+ * rethook_try_get() and rethook_recycle() of a live rethook, from the
+ * pool's own inline operations (linux/freelist.h on 6.1, linux/objpool.h
+ * on 6.12): no call out of okprobe on the hit path. rethook_try_get()'s
+ * other checks hold here: the rethook is not being freed while its probe
+ * is registered, and the caller asked whether RCU is watching.
+ */
+static __always_inline struct rethook_node *okp_rethook_take(struct rethook *rh)
+{
+#ifdef OKP_HAVE_RETHOOK_OBJPOOL
+	return objpool_pop(&rh->pool);
+#else
+	struct freelist_node *node = freelist_try_get(&rh->pool);
+
+	return node ? container_of(node, struct rethook_node, freelist) : NULL;
+#endif
+}
+
+static __always_inline void okp_rethook_give_back(struct rethook_node *node)
+{
+#ifdef OKP_HAVE_RETHOOK_OBJPOOL
+	objpool_push(node, &node->rethook->pool);
+#else
+	freelist_add(&node->freelist, &node->rethook->pool);
+#endif
+}
+
+/* ---- The hit paths (preemption off, no locks, no allocation) ------------ */
+
+/*
+ * Asks the worker to grow the pool. irq_work is NMI-safe and takes no
+ * lock a probed function may hold (the worker's allocation would).
+ */
+static void notrace okp_return_want_more(struct okp_return_probe *state)
+{
+	if (!READ_ONCE(state->grow_stopped) &&
+	    time_after_eq(jiffies, READ_ONCE(state->grow_after)))
+		irq_work_queue(&state->kick);
+}
+NOKPROBE_SYMBOL(okp_return_want_more);
+
+static __always_inline struct rethook_node *
+okp_return_take(struct okp_return_probe *state)
+{
+	/* Pairs with the release in okp_return_add(): the pools are set. */
+	int count = smp_load_acquire(&state->pool_count);
+	struct rethook_node *node = NULL;
+	struct okp_return_node *taken;
+	long in_use;
+
+	/*
+	 * An instance is freed by RCU (rethook's, after its probe goes):
+	 * none is taken where RCU is not watching (idle code), as
+	 * rethook_try_get() refuses there.
+	 */
+	if (unlikely(is_idle_task(current)) && !rcu_is_watching())
+		return NULL;
+	while (count-- > 0 && !node)
+		node = okp_rethook_take(state->pools[count]);
+	if (!node) {
+		atomic_long_inc(&state->starved);
+		okp_return_want_more(state);
+		return NULL;
+	}
+	taken = container_of(node, struct okp_return_node, node);
+	/* Back from a task that exited inside the function: count it back. */
+	if (taken->hooked == (unsigned long)state)
+		atomic_long_dec(&state->in_use);
+	taken->hooked = 0;
+	in_use = atomic_long_inc_return(&state->in_use);
+	if (in_use * 2 > atomic_long_read(&state->capacity))
+		okp_return_want_more(state);
+	return node;
+}
+
+static void notrace okp_return_missed(struct okretprobe *rp)
+{
+	atomic_long_inc((atomic_long_t *)&rp->nmissed);
+}
+NOKPROBE_SYMBOL(okp_return_missed);
+
+/* kp's pre_handler: a call of the function. */
+static int notrace okp_return_entry(struct okprobe *probe,
+				    struct pt_regs *regs)
+{
+	struct okretprobe *rp = container_of(probe, struct okretprobe, kp);
+	struct okp_return_probe *state = READ_ONCE(rp->okp_private);
+	okp_rethook_hook_t hook = (void *)okp_ksyms.rethook_hook;
+	struct okp_return_node *taken;
+	struct rethook_node *node;
+
+	node = okp_return_take(state);
+	if (!node) {
+		okp_return_missed(rp);
+		return 0;
+	}
+	taken = container_of(node, struct okp_return_node, node);
+	taken->instance.rp = rp;
+	taken->instance.ret_addr = 0;
+	if (rp->entry_handler && rp->entry_handler(&taken->instance, regs)) {
+		atomic_long_dec(&state->in_use);
+		okp_rethook_give_back(node);
+		return 0;
+	}
+	hook(node, regs, !!(READ_ONCE(probe->flags) & OKPROBE_FLAG_FTRACE));
+	taken->hooked = (unsigned long)state;
+	return 0;
+}
+NOKPROBE_SYMBOL(okp_return_entry);
+
+/*
+ * The kernel's return trampoline calls this (preemption off) until
+ * rethook_free(). As kretprobes mark their kprobe current, the return
+ * handler runs as an okprobe handler: probes hit inside it are missed
+ * rather than nested.
+ */
+static __always_inline void okp_return_hit(struct rethook_node *node,
+					   void *data, struct pt_regs *regs)
+{
+	struct okp_return_probe *state = data;
+	struct okretprobe *rp = state->rp;
+	struct okp_cpu_state *cpu = this_cpu_ptr(&okp_cpu_states);
+	struct okp_return_node *taken =
+		container_of(node, struct okp_return_node, node);
+
+	taken->hooked = 0;
+	atomic_long_dec(&state->in_use);
+	if (!rp->handler)
+		return;
+	if (cpu->active_site) {
+		okp_return_missed(rp);
+		return;
+	}
+	cpu->active_site = state;
+	/* Where rethook sends the return: the caller, also past a tail call. */
+	taken->instance.ret_addr = instruction_pointer(regs);
+	rp->handler(&taken->instance, regs);
+	cpu->active_site = NULL;
+}
+
+#ifdef OKP_HAVE_RETHOOK_RET_ADDR
+static void notrace okp_return_handler(struct rethook_node *node, void *data,
+				       unsigned long ret_addr,
+				       struct pt_regs *regs)
+{
+	okp_return_hit(node, data, regs);
+}
+#else
+static void notrace okp_return_handler(struct rethook_node *node, void *data,
+				       struct pt_regs *regs)
+{
+	okp_return_hit(node, data, regs);
+}
+#endif
+NOKPROBE_SYMBOL(okp_return_handler);
+
+static void okp_return_kick(struct irq_work *work)
+{
+	struct okp_return_probe *state =
+		container_of(work, struct okp_return_probe, kick);
+
+	schedule_work(&state->grow);
+}
+
+/* ---- The pool (process context) ----------------------------------------- */
+
+#ifdef OKP_HAVE_RETHOOK_OBJPOOL
+/* Adds a rethook of count instances to the chain. */
+static int okp_return_add(struct okp_return_probe *state, long count)
+{
+	struct rethook *(*alloc)(void *data, rethook_handler_t handler,
+				 int size, int num) =
+		(void *)okp_ksyms.rethook_alloc;
+	struct rethook *rh;
+
+	if (state->pool_count == OKP_RETURN_POOLS)
+		return -ENOSPC;
+	rh = alloc(state, okp_return_handler, state->node_size, count);
+	if (IS_ERR_OR_NULL(rh))
+		return rh ? PTR_ERR(rh) : -ENOMEM;
+	state->pools[state->pool_count] = rh;
+	/* The rethook is whole before the hit path sees the count. */
+	smp_store_release(&state->pool_count, state->pool_count + 1);
+	atomic_long_add(count, &state->capacity);
+	return 0;
+}
+#else
+/* Adds count instances to the one rethook (allocated first). */
+static int okp_return_add(struct okp_return_probe *state, long count)
+{
+	struct rethook *(*alloc)(void *data, rethook_handler_t handler) =
+		(void *)okp_ksyms.rethook_alloc;
+	void (*add_node)(struct rethook *rh, struct rethook_node *node) =
+		(void *)okp_ksyms.rethook_add_node;
+	struct okp_return_node *node;
+	long i;
+
+	if (!state->pool_count) {
+		struct rethook *rh = alloc(state, okp_return_handler);
+
+		if (!rh)
+			return -ENOMEM;
+		state->pools[0] = rh;
+		/* The rethook is whole before the hit path sees the count. */
+		smp_store_release(&state->pool_count, 1);
+	}
+	for (i = 0; i < count; i++) {
+		node = kzalloc(state->node_size,
+			       GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY);
+		if (!node)
+			return -ENOMEM;
+		add_node(state->pools[0], &node->node);
+		atomic_long_inc(&state->capacity);
+	}
+	return 0;
+}
+#endif
+
+static void okp_return_grow(struct work_struct *work)
+{
+	struct okp_return_probe *state =
+		container_of(work, struct okp_return_probe, grow);
+	unsigned long starved = atomic_long_read(&state->starved);
+	long capacity = atomic_long_read(&state->capacity);
+	int ret = 0;
+
+	while (atomic_long_read(&state->in_use) * 2 > capacity &&
+	       capacity < OKP_RETURN_INSTANCES_MAX) {
+		/* Doubles, up to the limit. */
+		ret = okp_return_add(state,
+				     min(capacity,
+					 OKP_RETURN_INSTANCES_MAX - capacity));
+		capacity = atomic_long_read(&state->capacity);
+		if (ret)
+			break;
+	}
+	if (capacity >= OKP_RETURN_INSTANCES_MAX || ret == -ENOSPC)
+		WRITE_ONCE(state->grow_stopped, true);
+	else if (ret)
+		WRITE_ONCE(state->grow_after, jiffies + HZ);
+	if (starved != state->starved_logged) {
+		pr_warn_ratelimited("return probe at %pS: %lu calls found no free instance; %ld instances now%s\n",
+				    state->rp->kp.addr,
+				    starved - state->starved_logged, capacity,
+				    ret ? ", cannot allocate more" :
+				    capacity >= OKP_RETURN_INSTANCES_MAX ?
+				    ", the most there may be" : "");
+		state->starved_logged = starved;
+	}
+}
+
+/* The pools' rethooks stop; their memory goes once no instance is out. */
+static void okp_return_free_pools(struct okp_return_probe *state)
+{
+	okp_rethook_free_t free = (void *)okp_ksyms.rethook_free;
+	int i;
+
+	for (i = 0; i < state->pool_count; i++)
+		free(state->pools[i]);
+	state->pool_count = 0;
+}
+
+static struct okp_return_probe *okp_return_create(struct okretprobe *rp)
+{
+	long first = max3(rp->maxactive, 4 * (int)num_possible_cpus(), 16);
+	struct okp_return_probe *state;
+
+	state = kzalloc(sizeof(*state), GFP_KERNEL);
+	if (!state)
+		return NULL;
+	state->rp = rp;
+	state->node_size = sizeof(struct okp_return_node) + rp->data_size;
+	state->grow_after = jiffies;
+	init_irq_work(&state->kick, okp_return_kick);
+	INIT_WORK(&state->grow, okp_return_grow);
+	if (okp_return_add(state, min_t(long, first,
+					OKP_RETURN_INSTANCES_MAX))) {
+		okp_return_free_pools(state);
+		synchronize_rcu();
+		kfree(state);
+		return NULL;
+	}
+	return state;
+}
+
+/*
+ * After kp is unregistered (no entry handler runs any more): no growth,
+ * no handler. The caller waits for one grace period before freeing the
+ * state: a return handler may still be running on another CPU.
+ */
+static void okp_return_stop(struct okp_return_probe *state)
+{
+	irq_work_sync(&state->kick);
+	cancel_work_sync(&state->grow);
+	okp_return_free_pools(state);
+}
+
+static const char *okp_return_unsupported;
+
+#else /* !CONFIG_RETHOOK */
+
+struct okp_return_probe {
+	struct list_head list;
+	struct okretprobe *rp;
+};
+
+static int okp_return_entry(struct okprobe *probe, struct pt_regs *regs)
+{
+	return 0;
+}
+
+static struct okp_return_probe *okp_return_create(struct okretprobe *rp)
+{
+	return NULL;
+}
+
+static void okp_return_stop(struct okp_return_probe *state)
+{
+}
+
+static const char *okp_return_unsupported =
+	"this kernel has no rethook (CONFIG_RETHOOK), which okprobe's return probes use";
+
+#endif /* CONFIG_RETHOOK */
+
+/* ---- The API ------------------------------------------------------------ */
+
+static struct okp_return_probe *okp_return_find(const struct okretprobe *rp)
+{
+	struct okp_return_probe *state;
+
+	lockdep_assert_held(&okp_return_mutex);
+	list_for_each_entry(state, &okp_return_probes, list)
+		if (state->rp == rp)
+			return state;
+	return NULL;
+}
+
+static void okp_return_refuse(const char *why, int ret)
+{
+	pr_err("cannot register return probe: %s (%d)\n", why, ret);
+}
+
+/*
+ * Whether address is where a function starts: its first byte, the first
+ * instruction past an x86 IBT landing pad (endbr64, or the nop that seals
+ * it), its ftrace call site, as kprobes' kprobe_on_func_entry() takes, or
+ * the first instruction past that call site (where okprobe puts an entry
+ * probe on riscv 6.12: kp.addr of a registered one).
+ */
+static bool okp_return_at_entry(unsigned long address)
+{
+	unsigned long start, size, length, site;
+
+	if (!okp_glue_function_of(address, &start, &size))
+		return true; /* not text: kp's registration says why */
+	site = okp_glue_ftrace_site(start, &length);
+	if (address == start ||
+	    (site && (address == site || address == site + length)))
+		return true;
+#ifdef CONFIG_X86_64
+	{
+		static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+		static const u8 sealed[] = { 0x66, 0x0f, 0x1f, 0x00 };
+		u8 pad[4];
+
+		if (address == start + sizeof(pad) &&
+		    !copy_from_kernel_nofault(pad, (void *)start, sizeof(pad)) &&
+		    (!memcmp(pad, endbr64, sizeof(pad)) ||
+		     !memcmp(pad, sealed, sizeof(pad))))
+			return true;
+	}
+#endif
+	return false;
+}
+
+/*
+ * Whether kp names a piece GCC split off a function (name.cold, entered
+ * by a jump from the function's body): its first byte is no entry, and
+ * what the stack holds there is no return address.
+ */
+static bool okp_return_piece(const struct okretprobe *rp)
+{
+	char name[KSYM_SYMBOL_LEN];
+
+	if (rp->kp.symbol_name) {
+		long copied = okp_copy_name(name, rp->kp.symbol_name,
+					    sizeof(name));
+
+		if (copied <= 0 || copied >= sizeof(name))
+			return false; /* kp's registration says why */
+	} else {
+		sprint_symbol_no_offset(name, (unsigned long)rp->kp.addr);
+	}
+	return strstr(name, ".cold");
+}
+
+static int okp_return_register_locked(struct okretprobe *rp)
+{
+	struct okp_return_probe *state;
+	int ret;
+
+	lockdep_assert_held(&okp_return_mutex);
+	if (!rp) {
+		okp_return_refuse("the probe is NULL", -EINVAL);
+		return -EINVAL;
+	}
+	if (rp->okp_private || okp_return_find(rp)) {
+		okp_return_refuse("the probe is already registered (or okp_private is not zero)",
+				  -EINVAL);
+		return -EINVAL;
+	}
+	if (okp_return_unsupported) {
+		okp_return_refuse(okp_return_unsupported, -EOPNOTSUPP);
+		return -EOPNOTSUPP;
+	}
+	if (rp->data_size > OKP_RETURN_DATA_MAX) {
+		okp_return_refuse("data_size is more than 4096", -EINVAL);
+		return -EINVAL;
+	}
+	if (rp->kp.offset || (!rp->kp.symbol_name &&
+			      !okp_return_at_entry((unsigned long)rp->kp.addr))) {
+		okp_return_refuse("a return probe goes at a function's entry (offset 0)",
+				  -EINVAL);
+		return -EINVAL;
+	}
+	if (okp_return_piece(rp)) {
+		okp_return_refuse("a function's split-off piece (.cold) has no entry of its own",
+				  -EINVAL);
+		return -EINVAL;
+	}
+	state = okp_return_create(rp);
+	if (!state) {
+		okp_return_refuse("no memory for its instances", -ENOMEM);
+		return -ENOMEM;
+	}
+	rp->kp.pre_handler = okp_return_entry;
+	rp->kp.post_handler = NULL;
+	rp->nmissed = 0;
+	WRITE_ONCE(rp->okp_private, state);
+	ret = okprobe_register(&rp->kp);
+	if (ret) {
+		/* kp never ran: nothing of the state is in use. */
+		okp_return_stop(state);
+		synchronize_rcu();
+		kfree(state);
+		rp->okp_private = NULL;
+		return ret;
+	}
+	list_add_tail(&state->list, &okp_return_probes);
+	return 0;
+}
+
+/*
+ * Unregisters the states on list (taken off okp_return_probes): their kps
+ * in one batch, then one grace period for the return handlers.
+ */
+static void okp_return_unregister_list(struct list_head *list, int count)
+{
+	struct okp_return_probe *state, *next;
+	struct okprobe **kps;
+	int i = 0;
+
+	lockdep_assert_held(&okp_return_mutex);
+	if (!count)
+		return;
+	kps = kmalloc_array(count, sizeof(*kps), GFP_KERNEL);
+	list_for_each_entry(state, list, list) {
+		if (kps)
+			kps[i++] = &state->rp->kp;
+		else
+			okprobe_unregister(&state->rp->kp);
+	}
+	if (kps) {
+		okprobe_unregister_many(kps, count);
+		kfree(kps);
+	}
+	list_for_each_entry(state, list, list)
+		okp_return_stop(state);
+	synchronize_rcu();
+	list_for_each_entry_safe(state, next, list, list) {
+		list_del(&state->list);
+		WRITE_ONCE(state->rp->okp_private, NULL);
+		kfree(state);
+	}
+}
+
+int okretprobe_register(struct okretprobe *rp)
+{
+	int ret;
+
+	might_sleep();
+	mutex_lock(&okp_return_mutex);
+	ret = okp_return_register_locked(rp);
+	mutex_unlock(&okp_return_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(okretprobe_register);
+
+void okretprobe_unregister(struct okretprobe *rp)
+{
+	okretprobe_unregister_many(&rp, 1);
+}
+EXPORT_SYMBOL_GPL(okretprobe_unregister);
+
+int okretprobe_register_many(struct okretprobe **rps, int count)
+{
+	LIST_HEAD(undo);
+	struct okp_return_probe *state;
+	int i, undone = 0, ret = 0;
+
+	might_sleep();
+	if (!rps || count <= 0) {
+		okp_return_refuse(rps ? "count <= 0" : "the array is NULL",
+				  -EINVAL);
+		return -EINVAL;
+	}
+	mutex_lock(&okp_return_mutex);
+	for (i = 0; i < count && !ret; i++)
+		ret = okp_return_register_locked(rps[i]);
+	if (ret) {
+		/* All or nothing: the ones before the failure go again. */
+		while (--i > 0) {
+			state = okp_return_find(rps[i - 1]);
+			list_move(&state->list, &undo);
+			undone++;
+		}
+		okp_return_unregister_list(&undo, undone);
+	}
+	mutex_unlock(&okp_return_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(okretprobe_register_many);
+
+void okretprobe_unregister_many(struct okretprobe **rps, int count)
+{
+	struct okp_return_probe *state;
+	LIST_HEAD(going);
+	int i, found = 0, unknown = 0;
+
+	might_sleep();
+	if (!rps || count <= 0) {
+		pr_err("%s: %s: ignored\n", __func__,
+		       rps ? "count <= 0" : "the array is NULL");
+		return;
+	}
+	mutex_lock(&okp_return_mutex);
+	for (i = 0; i < count; i++) {
+		state = okp_return_find(rps[i]);
+		if (!state) {
+			unknown++;
+			continue;
+		}
+		list_move_tail(&state->list, &going);
+		found++;
+	}
+	okp_return_unregister_list(&going, found);
+	mutex_unlock(&okp_return_mutex);
+	if (unknown)
+		pr_err("%s: %d of %d return probes not registered (first %p): ignored\n",
+		       __func__, unknown, count, rps[0]);
+}
+EXPORT_SYMBOL_GPL(okretprobe_unregister_many);
+
+static int okp_return_set_enabled(struct okretprobe *rp, bool enabled)
+{
+	int ret = -EINVAL;
+
+	might_sleep();
+	mutex_lock(&okp_return_mutex);
+	if (rp && okp_return_find(rp))
+		ret = enabled ? okprobe_enable(&rp->kp) :
+				okprobe_disable(&rp->kp);
+	mutex_unlock(&okp_return_mutex);
+	return ret;
+}
+
+int okretprobe_enable(struct okretprobe *rp)
+{
+	return okp_return_set_enabled(rp, true);
+}
+EXPORT_SYMBOL_GPL(okretprobe_enable);
+
+int okretprobe_disable(struct okretprobe *rp)
+{
+	return okp_return_set_enabled(rp, false);
+}
+EXPORT_SYMBOL_GPL(okretprobe_disable);
+
+bool okp_return_probe_of(const struct okprobe *probe)
+{
+	return probe->pre_handler == okp_return_entry;
+}
+
+unsigned long okp_return_missed_of(const struct okprobe *probe)
+{
+	const struct okretprobe *rp =
+		container_of(probe, struct okretprobe, kp);
+
+	return READ_ONCE(rp->nmissed);
+}
+
+/* ---- Modules ------------------------------------------------------------ */
+
+static bool okp_return_within(const struct okp_range *ranges, int count,
+			      const void *pointer)
+{
+	unsigned long address = (unsigned long)pointer;
+	int i;
+
+	for (i = 0; i < count; i++)
+		if (address >= ranges[i].start && address < ranges[i].end)
+			return true;
+	return false;
+}
+
+/*
+ * A client that unloads with return probes registered: they are
+ * unregistered here, before probes.c's notifier would take their kps
+ * alone and leave the rethooks calling into freed text.
+ */
+static int okp_return_module_notify(struct notifier_block *block,
+				    unsigned long event, void *data)
+{
+	struct okp_range core[OKP_MODULE_CORE_RANGES];
+	struct okp_return_probe *state, *next;
+	struct module *mod = data;
+	LIST_HEAD(orphans);
+	int ranges, count = 0;
+
+	if (event != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	ranges = okp_module_core(mod, core);
+	mutex_lock(&okp_return_mutex);
+	list_for_each_entry_safe(state, next, &okp_return_probes, list) {
+		struct okretprobe *rp = state->rp;
+
+		if (!okp_return_within(core, ranges, rp) &&
+		    !okp_return_within(core, ranges, rp->handler) &&
+		    !okp_return_within(core, ranges, rp->entry_handler))
+			continue;
+		pr_err("module %s unloaded without unregistering its return probe at %pS: unregistered it\n",
+		       mod->name, rp->kp.addr);
+		list_move_tail(&state->list, &orphans);
+		count++;
+	}
+	okp_return_unregister_list(&orphans, count);
+	mutex_unlock(&okp_return_mutex);
+	return NOTIFY_DONE;
+}
+
+/* Before probes.c's notifier, which drops orphaned kps alone. */
+static struct notifier_block okp_return_module_block = {
+	.notifier_call = okp_return_module_notify,
+	.priority = 1,
+};
+
+int okp_return_probes_init(void)
+{
+	return register_module_notifier(&okp_return_module_block);
+}
+
+void okp_return_probes_exit(void)
+{
+	LIST_HEAD(left);
+	int count = 0;
+
+	unregister_module_notifier(&okp_return_module_block);
+	mutex_lock(&okp_return_mutex);
+	while (!list_empty(&okp_return_probes)) {
+		list_move(okp_return_probes.next, &left);
+		count++;
+	}
+	okp_return_unregister_list(&left, count);
+	mutex_unlock(&okp_return_mutex);
+}
