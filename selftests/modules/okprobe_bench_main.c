@@ -282,16 +282,20 @@ static int okp_bench_okretprobe_handler(struct okretprobe_instance *instance,
  * the instructions it emulates. riscv never boosts: a single-stepped copy
  * (an insn slot) ends in an ebreak, a simulated instruction has no slot.
  */
-static int okp_bench_kprobe_traps(void)
+static int okp_bench_kprobe_traps(struct kprobe *probe)
 {
 #if defined(CONFIG_KPROBES) && defined(CONFIG_X86)
-	if (okp_bench_kprobe.ainsn.emulate_op)
+	if (kprobe_ftrace(probe))
+		return 0;
+	if (probe->ainsn.emulate_op)
 		return 1;
-	if (okp_bench_kprobe.ainsn.boostable && !IS_ENABLED(CONFIG_PREEMPTION))
+	if (probe->ainsn.boostable && !IS_ENABLED(CONFIG_PREEMPTION))
 		return 1;
 	return 2;
 #elif defined(CONFIG_KPROBES) && defined(CONFIG_RISCV)
-	return okp_bench_kprobe.ainsn.api.insn ? 2 : 1;
+	if (kprobe_ftrace(probe))
+		return 0;
+	return probe->ainsn.api.insn ? 2 : 1;
 #else
 	return 0;
 #endif
@@ -307,9 +311,7 @@ static int okp_bench_traps(void)
 {
 	switch (okp_bench_armed) {
 	case OKP_BENCH_KPROBE:
-		if (kprobe_ftrace(&okp_bench_kprobe))
-			return 0;
-		return okp_bench_kprobe_traps();
+		return okp_bench_kprobe_traps(&okp_bench_kprobe);
 	case OKP_BENCH_OKPROBE_POST:
 		return 2;
 	case OKP_BENCH_OKPROBE_PRE:
@@ -317,7 +319,7 @@ static int okp_bench_traps(void)
 #ifdef CONFIG_KRETPROBES
 	case OKP_BENCH_KRETPROBE:
 		/* The entry's (a kprobe); the return is rethook's, no trap. */
-		return kprobe_ftrace(&okp_bench_kretprobe.kp) ? 0 : 2;
+		return okp_bench_kprobe_traps(&okp_bench_kretprobe.kp);
 #endif
 	case OKP_BENCH_OKRETPROBE:
 		return okp_bench_okretprobe.kp.flags & OKPROBE_FLAG_FTRACE ?

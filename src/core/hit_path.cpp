@@ -197,9 +197,18 @@ extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_ftrace_hit(unsigned l
 		return;
 	arch::Registers &regs = *static_cast<arch::Registers *>(raw_regs);
 	cpu->active_site = site;
+	const uint64_t resume = arch::program_counter(regs);
+	// The common case, one entry probe with a pre_handler only: no
+	// snapshot of the site's probes, nothing after the pre_handler.
+	if (okprobe *sole = ProbeTable::sole_pre_probe(*site)) {
+		arch::present_hit_at(regs, address);
+		if (!sole->pre_handler(sole, as_pt_regs(regs)))
+			arch::continue_at(regs, resume);
+		cpu->active_site = nullptr;
+		return;
+	}
 	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(*cpu);
 	ProbeTable::start_hit(*site, probes);
-	const uint64_t resume = arch::program_counter(regs);
 	arch::present_hit_at(regs, address);
 	if (!ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
 		arch::continue_at(regs, address + site->ftrace_length);

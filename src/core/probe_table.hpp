@@ -328,6 +328,10 @@ public:
 	// each active probe and runs its pre_handler; every one runs, whatever
 	// they return, as the kernel's opt_pre_handler() does.
 	static void run_optimized_hit(Site &site, pt_regs *regs);
+	// A site's only probe when it is active and has no post_handler (an
+	// entry probe as most are), its hit counted; else nullptr. Its hit
+	// needs no snapshot: nothing runs after the pre_handler.
+	static okprobe *sole_pre_probe(Site &site);
 	// The per-CPU state's storage for the probes of the hit in progress.
 	static HitProbes &hit_probes_of(okp_cpu_state &cpu);
 	// The site's detour while it waits or jumps (acquire: read after the

@@ -14,15 +14,13 @@
  * calling anything of okprobe's: no return address ever points into
  * okprobe's or a client's text.
  *
- * Instances: rethook's pool is fixed when nothing adds to it, which is
- * where kretprobe misses come from. okprobe starts with
- * max(maxactive, 4 x CPUs, 16) and doubles the pool in the background
- * (irq_work, then a work item) whenever half of it is in use, up to
+ * Instances: a rethook's pool is fixed once allocated, which is where
+ * kretprobe misses come from. okprobe's pool is a chain of rethooks:
+ * max(maxactive, 4 x CPUs, 16) instances in two halves to start with, and
+ * in the background (irq_work, then a work item) another rethook as large
+ * as all before it whenever an entry finds the newest empty, up to
  * OKP_RETURN_INSTANCES_MAX. The hit path never allocates: it may run
- * where the allocator's own locks are held. 6.1's rethook pool is a
- * freelist nodes are added to (rethook_add_node); 6.12's is a fixed-size
- * objpool, so there the pool is a chain of rethooks, each as large as all
- * before it.
+ * where the allocator's own locks are held.
  *
  * Lock order: okp_return_mutex, then okp_probe_mutex (taken inside
  * okprobe_register() and friends).
@@ -60,8 +58,8 @@
 #define OKP_RETURN_DATA_MAX 4096
 /* The most instances one okretprobe's pool grows to. */
 #define OKP_RETURN_INSTANCES_MAX 65536
-/* 6.12: rethooks in the chain: 16 << 12 reaches the maximum. */
-#define OKP_RETURN_POOLS 13
+/* Rethooks in the chain: two halves of 16, each next doubling: 65536. */
+#define OKP_RETURN_POOLS 14
 
 static DEFINE_MUTEX(okp_return_mutex);
 /* Every registered okretprobe's state, under okp_return_mutex. */
@@ -69,38 +67,37 @@ static LIST_HEAD(okp_return_probes);
 
 #ifdef CONFIG_RETHOOK
 
+/*
+ * The instances are a chain of rethooks, the newest as large as all the
+ * others together: an entry takes from the newest first, and finding it
+ * empty means half the pool is in use, the sign to add the next one.
+ * No counter shared by the CPUs on the hit path, and an instance of a
+ * task that exits inside the function simply goes back to its rethook
+ * (rethook_flush_task()).
+ */
 struct okp_return_probe {
 	struct list_head list;
 	struct okretprobe *rp;
-	/* 6.1: pools[0] only; 6.12: pool_count rethooks, newest last. */
 	struct rethook *pools[OKP_RETURN_POOLS];
 	int pool_count;			/* published with release */
+	/* The pool_count whose newest rethook an entry found empty. */
+	int wanted;
 	unsigned long node_size;
-	atomic_long_t capacity;		/* instances in the pools */
-	/*
-	 * Instances taken and not yet back. An instance of a task that
-	 * exits inside the function goes back to the pool without okprobe
-	 * seeing it (rethook_flush_task()); it still says it was hooked
-	 * when it is taken again, and is counted back then.
-	 */
-	atomic_long_t in_use;
-	/* Calls that found the pool empty, for the worker to log. */
+	long capacity;			/* instances in the pools (worker's) */
+	/* Calls that found every rethook empty, for the worker to log. */
 	atomic_long_t starved;
 	unsigned long starved_logged;
 	/*
 	 * No growth asked for before this time (jiffies): set by the worker
-	 * when the pool is at its limit for good or out of memory for now.
+	 * when memory ran out, so that it tries again a second later.
 	 */
 	unsigned long grow_after;
-	bool grow_stopped;
 	struct irq_work kick;
 	struct work_struct grow;
 };
 
 struct okp_return_node {
 	struct rethook_node node;	/* first: rethook kfree()s it (6.1) */
-	/* Its probe's state while the return is hooked, else 0. */
-	unsigned long hooked;
 	struct okretprobe_instance instance;
 };
 
@@ -138,14 +135,18 @@ static __always_inline void okp_rethook_give_back(struct rethook_node *node)
 /* ---- The hit paths (preemption off, no locks, no allocation) ------------ */
 
 /*
- * Asks the worker to grow the pool. irq_work is NMI-safe and takes no
- * lock a probed function may hold (the worker's allocation would).
+ * Asks the worker for the next rethook, the newest of count being empty.
+ * irq_work is NMI-safe and takes no lock a probed function may hold (the
+ * worker's allocation would).
  */
-static void notrace okp_return_want_more(struct okp_return_probe *state)
+static void notrace okp_return_want_more(struct okp_return_probe *state,
+					 int count)
 {
-	if (!READ_ONCE(state->grow_stopped) &&
-	    time_after_eq(jiffies, READ_ONCE(state->grow_after)))
+	if (count < OKP_RETURN_POOLS &&
+	    time_after_eq(jiffies, READ_ONCE(state->grow_after))) {
+		WRITE_ONCE(state->wanted, count);
 		irq_work_queue(&state->kick);
+	}
 }
 NOKPROBE_SYMBOL(okp_return_want_more);
 
@@ -154,9 +155,8 @@ okp_return_take(struct okp_return_probe *state)
 {
 	/* Pairs with the release in okp_return_add(): the pools are set. */
 	int count = smp_load_acquire(&state->pool_count);
-	struct rethook_node *node = NULL;
-	struct okp_return_node *taken;
-	long in_use;
+	struct rethook_node *node;
+	int i;
 
 	/*
 	 * An instance is freed by RCU (rethook's, after its probe goes):
@@ -165,22 +165,17 @@ okp_return_take(struct okp_return_probe *state)
 	 */
 	if (unlikely(is_idle_task(current)) && !rcu_is_watching())
 		return NULL;
-	while (count-- > 0 && !node)
-		node = okp_rethook_take(state->pools[count]);
-	if (!node) {
-		atomic_long_inc(&state->starved);
-		okp_return_want_more(state);
-		return NULL;
+	node = okp_rethook_take(state->pools[count - 1]);
+	if (likely(node))
+		return node;
+	okp_return_want_more(state, count);
+	for (i = count - 2; i >= 0; i--) {
+		node = okp_rethook_take(state->pools[i]);
+		if (node)
+			return node;
 	}
-	taken = container_of(node, struct okp_return_node, node);
-	/* Back from a task that exited inside the function: count it back. */
-	if (taken->hooked == (unsigned long)state)
-		atomic_long_dec(&state->in_use);
-	taken->hooked = 0;
-	in_use = atomic_long_inc_return(&state->in_use);
-	if (in_use * 2 > atomic_long_read(&state->capacity))
-		okp_return_want_more(state);
-	return node;
+	atomic_long_inc(&state->starved);
+	return NULL;
 }
 
 static void notrace okp_return_missed(struct okretprobe *rp)
@@ -208,12 +203,10 @@ static int notrace okp_return_entry(struct okprobe *probe,
 	taken->instance.rp = rp;
 	taken->instance.ret_addr = 0;
 	if (rp->entry_handler && rp->entry_handler(&taken->instance, regs)) {
-		atomic_long_dec(&state->in_use);
 		okp_rethook_give_back(node);
 		return 0;
 	}
 	hook(node, regs, !!(READ_ONCE(probe->flags) & OKPROBE_FLAG_FTRACE));
-	taken->hooked = (unsigned long)state;
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_return_entry);
@@ -233,8 +226,6 @@ static __always_inline void okp_return_hit(struct rethook_node *node,
 	struct okp_return_node *taken =
 		container_of(node, struct okp_return_node, node);
 
-	taken->hooked = 0;
-	atomic_long_dec(&state->in_use);
 	if (!rp->handler)
 		return;
 	if (cpu->active_site) {
@@ -275,85 +266,88 @@ static void okp_return_kick(struct irq_work *work)
 /* ---- The pool (process context) ----------------------------------------- */
 
 #ifdef OKP_HAVE_RETHOOK_OBJPOOL
-/* Adds a rethook of count instances to the chain. */
-static int okp_return_add(struct okp_return_probe *state, long count)
+/* A rethook of count instances: 6.12's pool is an objpool of them. */
+static struct rethook *okp_return_new_rethook(struct okp_return_probe *state,
+					      long count)
 {
 	struct rethook *(*alloc)(void *data, rethook_handler_t handler,
 				 int size, int num) =
 		(void *)okp_ksyms.rethook_alloc;
-	struct rethook *rh;
+	struct rethook *rh = alloc(state, okp_return_handler, state->node_size,
+				   count);
 
-	if (state->pool_count == OKP_RETURN_POOLS)
-		return -ENOSPC;
-	rh = alloc(state, okp_return_handler, state->node_size, count);
-	if (IS_ERR_OR_NULL(rh))
-		return rh ? PTR_ERR(rh) : -ENOMEM;
-	state->pools[state->pool_count] = rh;
-	/* The rethook is whole before the hit path sees the count. */
-	smp_store_release(&state->pool_count, state->pool_count + 1);
-	atomic_long_add(count, &state->capacity);
-	return 0;
+	return IS_ERR(rh) ? NULL : rh;
 }
 #else
-/* Adds count instances to the one rethook (allocated first). */
-static int okp_return_add(struct okp_return_probe *state, long count)
+/* A rethook of count instances: 6.1's pool is a freelist of nodes. */
+static struct rethook *okp_return_new_rethook(struct okp_return_probe *state,
+					      long count)
 {
 	struct rethook *(*alloc)(void *data, rethook_handler_t handler) =
 		(void *)okp_ksyms.rethook_alloc;
 	void (*add_node)(struct rethook *rh, struct rethook_node *node) =
 		(void *)okp_ksyms.rethook_add_node;
+	okp_rethook_free_t free = (void *)okp_ksyms.rethook_free;
+	struct rethook *rh = alloc(state, okp_return_handler);
 	struct okp_return_node *node;
 	long i;
 
-	if (!state->pool_count) {
-		struct rethook *rh = alloc(state, okp_return_handler);
-
-		if (!rh)
-			return -ENOMEM;
-		state->pools[0] = rh;
-		/* The rethook is whole before the hit path sees the count. */
-		smp_store_release(&state->pool_count, 1);
-	}
-	for (i = 0; i < count; i++) {
+	for (i = 0; rh && i < count; i++) {
 		node = kzalloc(state->node_size,
 			       GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY);
-		if (!node)
-			return -ENOMEM;
-		add_node(state->pools[0], &node->node);
-		atomic_long_inc(&state->capacity);
+		if (!node) {
+			/* Its nodes go with it (after a grace period). */
+			free(rh);
+			return NULL;
+		}
+		add_node(rh, &node->node);
 	}
-	return 0;
+	return rh;
 }
 #endif
 
+/* Adds a rethook of count instances to the chain (worker or register). */
+static int okp_return_add(struct okp_return_probe *state, long count)
+{
+	struct rethook *rh;
+
+	if (state->pool_count == OKP_RETURN_POOLS)
+		return -ENOSPC;
+	rh = okp_return_new_rethook(state, count);
+	if (!rh)
+		return -ENOMEM;
+	state->pools[state->pool_count] = rh;
+	state->capacity += count;
+	/* The rethook is whole before the hit path sees the count. */
+	smp_store_release(&state->pool_count, state->pool_count + 1);
+	return 0;
+}
+
+/*
+ * The next rethook, as large as the pool so far (up to the limit), when
+ * an entry found the newest empty since it was added.
+ */
 static void okp_return_grow(struct work_struct *work)
 {
 	struct okp_return_probe *state =
 		container_of(work, struct okp_return_probe, grow);
 	unsigned long starved = atomic_long_read(&state->starved);
-	long capacity = atomic_long_read(&state->capacity);
+	long more = min(state->capacity,
+			OKP_RETURN_INSTANCES_MAX - state->capacity);
 	int ret = 0;
 
-	while (atomic_long_read(&state->in_use) * 2 > capacity &&
-	       capacity < OKP_RETURN_INSTANCES_MAX) {
-		/* Doubles, up to the limit. */
-		ret = okp_return_add(state,
-				     min(capacity,
-					 OKP_RETURN_INSTANCES_MAX - capacity));
-		capacity = atomic_long_read(&state->capacity);
-		if (ret)
-			break;
+	if (READ_ONCE(state->wanted) == state->pool_count && more > 0) {
+		ret = okp_return_add(state, more);
+		if (ret == -ENOMEM)
+			WRITE_ONCE(state->grow_after, jiffies + HZ);
 	}
-	if (capacity >= OKP_RETURN_INSTANCES_MAX || ret == -ENOSPC)
-		WRITE_ONCE(state->grow_stopped, true);
-	else if (ret)
-		WRITE_ONCE(state->grow_after, jiffies + HZ);
 	if (starved != state->starved_logged) {
 		pr_warn_ratelimited("return probe at %pS: %lu calls found no free instance; %ld instances now%s\n",
 				    state->rp->kp.addr,
-				    starved - state->starved_logged, capacity,
-				    ret ? ", cannot allocate more" :
-				    capacity >= OKP_RETURN_INSTANCES_MAX ?
+				    starved - state->starved_logged,
+				    state->capacity,
+				    ret == -ENOMEM ? ", no memory for more" :
+				    more <= 0 || ret ?
 				    ", the most there may be" : "");
 		state->starved_logged = starved;
 	}
@@ -381,10 +375,12 @@ static struct okp_return_probe *okp_return_create(struct okretprobe *rp)
 	state->rp = rp;
 	state->node_size = sizeof(struct okp_return_node) + rp->data_size;
 	state->grow_after = jiffies;
+	state->wanted = -1;
 	init_irq_work(&state->kick, okp_return_kick);
 	INIT_WORK(&state->grow, okp_return_grow);
-	if (okp_return_add(state, min_t(long, first,
-					OKP_RETURN_INSTANCES_MAX))) {
+	first = min_t(long, first, OKP_RETURN_INSTANCES_MAX) / 2;
+	/* Two halves: the newest found empty means half is in use. */
+	if (okp_return_add(state, first) || okp_return_add(state, first)) {
 		okp_return_free_pools(state);
 		synchronize_rcu();
 		kfree(state);
