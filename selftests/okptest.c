@@ -915,30 +915,41 @@ static int report_in_kernel_results(char *results, int *failed)
 }
 
 /*
- * okprobe_selftest.ko's entry probe tests alone (entry_only=1): what the
- * ftrace suite runs, where the whole in-kernel suite does not.
+ * One part of okprobe_selftest.ko's tests alone (its module parameter
+ * param=1), with at least min_results results, none failed.
  */
-static int test_entry_in_kernel(void)
+static int in_kernel_part(const char *param, const char *what,
+			  int min_results)
 {
 	static char results[4096];
+	char params[64];
 	int ret, lines, failed;
 
 	if (!exists(SELFTEST_KO))
 		return skip("no okprobe_selftest.ko for this architecture");
 	STEP(load_okprobe(default_params));
-	ret = load_module(SELFTEST_KO, "entry_only=1");
+	snprintf(params, sizeof(params), "%s=1", param);
+	ret = load_module(SELFTEST_KO, params);
 	if (ret == 0) {
 		ret = read_file("/sys/kernel/debug/okprobe_selftest/results",
 				results, sizeof(results));
 		unload_module("okprobe_selftest");
 	}
 	STEP(unload_okprobe());
-	CHECK(ret == 0, "okprobe_selftest.ko entry_only=1: %s",
-	      strerror(-ret));
+	CHECK(ret == 0, "okprobe_selftest.ko %s: %s", params, strerror(-ret));
 	lines = report_in_kernel_results(results, &failed);
-	CHECK(lines >= 3, "only %d entry probe results", lines);
-	CHECK(!failed, "%d entry probe tests failed", failed);
+	CHECK(lines >= min_results, "only %d %s results", lines, what);
+	CHECK(!failed, "%d %s tests failed", failed, what);
 	return 0;
+}
+
+/*
+ * okprobe_selftest.ko's entry probe tests alone (entry_only=1): what the
+ * ftrace suite runs, where the whole in-kernel suite does not.
+ */
+static int test_entry_in_kernel(void)
+{
+	return in_kernel_part("entry_only", "entry probe", 3);
 }
 
 static int test_in_kernel_probes(void)
@@ -3067,30 +3078,10 @@ static int test_entry_probe(void)
 	return ret;
 }
 
-/*
- * okprobe_selftest.ko's return probe tests alone (return_only=1).
- */
+/* okprobe_selftest.ko's return probe tests alone (return_only=1). */
 static int test_return_in_kernel(void)
 {
-	static char results[4096];
-	int ret, lines, failed;
-
-	if (!exists(SELFTEST_KO))
-		return skip("no okprobe_selftest.ko for this architecture");
-	STEP(load_okprobe(default_params));
-	ret = load_module(SELFTEST_KO, "return_only=1");
-	if (ret == 0) {
-		ret = read_file("/sys/kernel/debug/okprobe_selftest/results",
-				results, sizeof(results));
-		unload_module("okprobe_selftest");
-	}
-	STEP(unload_okprobe());
-	CHECK(ret == 0, "okprobe_selftest.ko return_only=1: %s",
-	      strerror(-ret));
-	lines = report_in_kernel_results(results, &failed);
-	CHECK(lines >= 1, "no return probe results");
-	CHECK(!failed, "%d return probe tests failed", failed);
-	return 0;
+	return in_kernel_part("return_only", "return probe", 1);
 }
 
 /*
