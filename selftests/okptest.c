@@ -2989,6 +2989,8 @@ static long kprobe_profile_hits(const char *event)
 	return hits;
 }
 
+#define FTRACE_ENABLED "/proc/sys/kernel/ftrace_enabled"
+
 /* Whether entry_probe_steps() left the function tracer on (a failure). */
 static int entry_tracer_started;
 
@@ -3059,6 +3061,31 @@ static int entry_probe_steps(void)
 		      "%ld hits for %d reads under the function tracer",
 		      after - before, ENTRY_READS);
 	}
+	/*
+	 * sysctl kernel.ftrace_enabled=0 stops every ftrace callback: an
+	 * entry probe through ftrace stays registered and counts nothing
+	 * (as the kernel's kprobes on ftrace), then counts again at 1. One
+	 * past the call site is a breakpoint or a jump: it goes on counting.
+	 */
+	if (has_ftrace && exists(FTRACE_ENABLED)) {
+		CHECK(write_file(FTRACE_ENABLED, "0") == 0,
+		      "kernel.ftrace_enabled does not go 0");
+		before = list_hits("ksys_read+");
+		read_proc_repeatedly(ENTRY_READS);
+		after = list_hits("ksys_read+");
+		ret = write_file(FTRACE_ENABLED, "1");
+		CHECK(ret == 0, "kernel.ftrace_enabled does not go back to 1");
+		CHECK(via_ftrace ? after == before : after - before >= ENTRY_READS,
+		      "%ld hits for %d reads with kernel.ftrace_enabled=0 (%s)",
+		      after - before, ENTRY_READS,
+		      via_ftrace ? "through ftrace" : "past the call site");
+		before = list_hits("ksys_read+");
+		read_proc_repeatedly(ENTRY_READS);
+		after = list_hits("ksys_read+");
+		CHECK(after - before >= ENTRY_READS,
+		      "%ld hits for %d reads once kernel.ftrace_enabled is 1 again",
+		      after - before, ENTRY_READS);
+	}
 	ret = unload_module("okprobe_sample");
 	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
 	return unload_okprobe();
@@ -3071,6 +3098,7 @@ static int test_entry_probe(void)
 	mount_tracefs_if_needed();
 	ret = entry_probe_steps();
 	if (ret) {
+		write_file(FTRACE_ENABLED, "1");
 		if (entry_tracer_started)
 			write_file(TRACING "/current_tracer", "nop");
 		undo_sample_and_events();
@@ -4116,7 +4144,7 @@ OKPTEST(okprobe, syscall_probe_under_load, test_syscall_probe_under_load, SHORT,
 OKPTEST(okprobe, unload_while_optimized, test_unload_while_optimized, SHORT, "the client unloads while its optimized probe is hit on every CPU")
 OKPTEST(okprobe, enable_disable_switches, test_enable_disable_switches, SHORT, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint")
 OKPTEST(okprobe, entry_in_kernel, test_entry_in_kernel, SHORT, "in-kernel entry probe tests alone (okprobe_selftest.ko entry_only=1)")
-OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0 and under the function tracer")
+OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0, under the function tracer, and with kernel.ftrace_enabled=0 (none through ftrace, all past the call site) and back")
 OKPTEST(okprobe, return_in_kernel, test_return_in_kernel, LONG, "in-kernel return probe tests alone (okprobe_selftest.ko return_only=1)")
 OKPTEST(okprobe, return_probe, test_return_probe, SHORT, "the sample client's return probe on ksys_read: return values as the kernel's r: event sees them, readers killed inside, okprobe unloaded under sleeping readers, do_exit")
 OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
@@ -4191,9 +4219,12 @@ static const char *const ftrace_tests[] = {
 	"kernel_log_clean",
 };
 
-/* okptest=return: the return probe tests alone, for working on them. */
+/*
+ * okptest=return: the entry and return probe tests from userspace, for
+ * working on them.
+ */
 static const char *const return_tests[] = {
-	"load", "unload", "return_in_kernel", "return_probe",
+	"load", "unload", "entry_probe", "return_in_kernel", "return_probe",
 	"kernel_log_clean",
 };
 
