@@ -30,12 +30,29 @@ static size_t okp_results_used;
 static int okp_test_number;
 static struct dentry *okp_selftest_dir;
 
-bool okp_entry_only;
+static bool okp_entry_only;
 module_param_named(entry_only, okp_entry_only, bool, 0444);
-bool okp_return_only;
+MODULE_PARM_DESC(entry_only, "Run the entry probe tests alone");
+static bool okp_return_only;
 module_param_named(return_only, okp_return_only, bool, 0444);
 MODULE_PARM_DESC(return_only, "Run the return probe tests alone");
-MODULE_PARM_DESC(entry_only, "Run the entry probe tests alone");
+
+bool okp_part_only(void)
+{
+	return okp_entry_only || okp_return_only;
+}
+
+bool okp_run_part_only(void)
+{
+	if (okp_entry_only)
+		okp_test_entry_probes();
+	if (okp_return_only)
+		okp_test_return_probes();
+	if (!okp_part_only())
+		return false;
+	okp_results_publish();
+	return true;
+}
 
 static uint scale = 100;
 module_param(scale, uint, 0444);

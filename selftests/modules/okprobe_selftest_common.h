@@ -196,8 +196,7 @@ void okp_test_neighbour_in_region(okp_target_fn target,
 /* ---- A function's entry (okprobe_selftest_entry.c) ------------------------ */
 
 void okp_test_entry_probes(void);
-/* entry_only=1: the module runs okp_test_entry_probes() alone. */
-extern bool okp_entry_only;
+
 /*
  * Return probe targets in each arch's assembly, no ftrace call site:
  * a < 0: 1, a == 0: 2, else 2a + b (three returns); the same of a + 1
@@ -209,8 +208,14 @@ long okp_ret_recurse(long a, long b);
 
 /* okprobe_selftest_return.c: return probes (okretprobe). */
 void okp_test_return_probes(void);
-/* return_only=1: the module runs okp_test_return_probes() alone. */
-extern bool okp_return_only;
+/*
+ * entry_only=1 / return_only=1: the module runs okp_test_entry_probes() /
+ * okp_test_return_probes() alone. okp_part_only() says whether it was
+ * loaded so; okp_run_part_only() runs the part, publishes its results and
+ * returns true, or returns false for the whole suite.
+ */
+bool okp_part_only(void);
+bool okp_run_part_only(void);
 
 /* ---- Next to the kernel's kprobes (okprobe_selftest_coexist.c) ---------- */
 

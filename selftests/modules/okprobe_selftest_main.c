@@ -691,16 +691,8 @@ static int __init okp_selftest_init(void)
 	if (ret)
 		return ret;
 	entry_pad = okp_entry_pad(okp_target_add);
-	if (okp_entry_only) {
-		okp_test_entry_probes();
-		okp_results_publish();
+	if (okp_run_part_only())
 		return 0;
-	}
-	if (okp_return_only) {
-		okp_test_return_probes();
-		okp_results_publish();
-		return 0;
-	}
 	okp_test_fixed_results();
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
@@ -786,7 +778,7 @@ static void __exit okp_selftest_exit(void)
 {
 	int i;
 
-	if (okp_entry_only || okp_return_only) {
+	if (okp_part_only()) {
 		okp_results_exit();
 		return;
 	}

@@ -638,16 +638,8 @@ static int __init okp_selftest_init(void)
 
 	if (ret)
 		return ret;
-	if (okp_entry_only) {
-		okp_test_entry_probes();
-		okp_results_publish();
+	if (okp_run_part_only())
 		return 0;
-	}
-	if (okp_return_only) {
-		okp_test_return_probes();
-		okp_results_publish();
-		return 0;
-	}
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
 	okp_test_breakpoint_bytes();
@@ -732,7 +724,7 @@ static int __init okp_selftest_init(void)
 
 static void __exit okp_selftest_exit(void)
 {
-	if (okp_entry_only || okp_return_only) {
+	if (okp_part_only()) {
 		okp_results_exit();
 		return;
 	}
