@@ -42,7 +42,6 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 #ifdef CONFIG_RETHOOK
 #include <linux/rethook.h>
@@ -364,6 +363,26 @@ static void okp_return_free_pools(struct okp_return_probe *state)
 	state->pool_count = 0;
 }
 
+/*
+ * After kp is unregistered (no entry handler runs any more): no growth,
+ * no handler. The caller waits for one grace period before freeing the
+ * state: a return handler may still be running on another CPU.
+ */
+static void okp_return_stop(struct okp_return_probe *state)
+{
+	irq_work_sync(&state->kick);
+	cancel_work_sync(&state->grow);
+	okp_return_free_pools(state);
+}
+
+/* A state whose kp never ran (or is gone), stopped and freed. */
+static void okp_return_destroy(struct okp_return_probe *state)
+{
+	okp_return_stop(state);
+	synchronize_rcu();
+	kfree(state);
+}
+
 static struct okp_return_probe *okp_return_create(struct okretprobe *rp)
 {
 	long first = max3(rp->maxactive, 4 * (int)num_possible_cpus(), 16);
@@ -381,25 +400,12 @@ static struct okp_return_probe *okp_return_create(struct okretprobe *rp)
 	first = min_t(long, first, OKP_RETURN_INSTANCES_MAX) / 2;
 	/* Two halves: the newest found empty means half is in use. */
 	if (okp_return_add(state, first) || okp_return_add(state, first)) {
-		okp_return_free_pools(state);
-		synchronize_rcu();
-		kfree(state);
+		okp_return_destroy(state);
 		return NULL;
 	}
 	return state;
 }
 
-/*
- * After kp is unregistered (no entry handler runs any more): no growth,
- * no handler. The caller waits for one grace period before freeing the
- * state: a return handler may still be running on another CPU.
- */
-static void okp_return_stop(struct okp_return_probe *state)
-{
-	irq_work_sync(&state->kick);
-	cancel_work_sync(&state->grow);
-	okp_return_free_pools(state);
-}
 
 static const char *okp_return_unsupported;
 
@@ -421,6 +427,10 @@ static struct okp_return_probe *okp_return_create(struct okretprobe *rp)
 }
 
 static void okp_return_stop(struct okp_return_probe *state)
+{
+}
+
+static void okp_return_destroy(struct okp_return_probe *state)
 {
 }
 
@@ -461,23 +471,8 @@ static bool okp_return_at_entry(unsigned long address)
 	if (!okp_glue_function_of(address, &start, &size))
 		return true; /* not text: kp's registration says why */
 	site = okp_glue_ftrace_site(start, &length);
-	if (address == start ||
-	    (site && (address == site || address == site + length)))
-		return true;
-#ifdef CONFIG_X86_64
-	{
-		static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-		static const u8 sealed[] = { 0x66, 0x0f, 0x1f, 0x00 };
-		u8 pad[4];
-
-		if (address == start + sizeof(pad) &&
-		    !copy_from_kernel_nofault(pad, (void *)start, sizeof(pad)) &&
-		    (!memcmp(pad, endbr64, sizeof(pad)) ||
-		     !memcmp(pad, sealed, sizeof(pad))))
-			return true;
-	}
-#endif
-	return false;
+	return address == start || okp_kprobe_symbol_start(address) == start ||
+	       (site && (address == site || address == site + length));
 }
 
 /*
@@ -547,9 +542,7 @@ static int okp_return_register_locked(struct okretprobe *rp)
 	ret = okprobe_register(&rp->kp);
 	if (ret) {
 		/* kp never ran: nothing of the state is in use. */
-		okp_return_stop(state);
-		synchronize_rcu();
-		kfree(state);
+		okp_return_destroy(state);
 		rp->okp_private = NULL;
 		return ret;
 	}
@@ -561,13 +554,15 @@ static int okp_return_register_locked(struct okretprobe *rp)
  * Unregisters the states on list (taken off okp_return_probes): their kps
  * in one batch, then one grace period for the return handlers.
  */
-static void okp_return_unregister_list(struct list_head *list, int count)
+static void okp_return_unregister_list(struct list_head *list)
 {
 	struct okp_return_probe *state, *next;
 	struct okprobe **kps;
-	int i = 0;
+	int i = 0, count = 0;
 
 	lockdep_assert_held(&okp_return_mutex);
+	list_for_each_entry(state, list, list)
+		count++;
 	if (!count)
 		return;
 	kps = kmalloc_array(count, sizeof(*kps), GFP_KERNEL);
@@ -613,7 +608,7 @@ int okretprobe_register_many(struct okretprobe **rps, int count)
 {
 	LIST_HEAD(undo);
 	struct okp_return_probe *state;
-	int i, undone = 0, ret = 0;
+	int i, ret = 0;
 
 	might_sleep();
 	if (!rps || count <= 0) {
@@ -629,9 +624,8 @@ int okretprobe_register_many(struct okretprobe **rps, int count)
 		while (--i > 0) {
 			state = okp_return_find(rps[i - 1]);
 			list_move(&state->list, &undo);
-			undone++;
 		}
-		okp_return_unregister_list(&undo, undone);
+		okp_return_unregister_list(&undo);
 	}
 	mutex_unlock(&okp_return_mutex);
 	return ret;
@@ -642,7 +636,7 @@ void okretprobe_unregister_many(struct okretprobe **rps, int count)
 {
 	struct okp_return_probe *state;
 	LIST_HEAD(going);
-	int i, found = 0, unknown = 0;
+	int i, unknown = 0;
 
 	might_sleep();
 	if (!rps || count <= 0) {
@@ -658,9 +652,8 @@ void okretprobe_unregister_many(struct okretprobe **rps, int count)
 			continue;
 		}
 		list_move_tail(&state->list, &going);
-		found++;
 	}
-	okp_return_unregister_list(&going, found);
+	okp_return_unregister_list(&going);
 	mutex_unlock(&okp_return_mutex);
 	if (unknown)
 		pr_err("%s: %d of %d return probes not registered (first %p): ignored\n",
@@ -732,7 +725,7 @@ static int okp_return_module_notify(struct notifier_block *block,
 	struct okp_return_probe *state, *next;
 	struct module *mod = data;
 	LIST_HEAD(orphans);
-	int ranges, count = 0;
+	int ranges;
 
 	if (event != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
@@ -748,9 +741,8 @@ static int okp_return_module_notify(struct notifier_block *block,
 		pr_err("module %s unloaded without unregistering its return probe at %pS: unregistered it\n",
 		       mod->name, rp->kp.addr);
 		list_move_tail(&state->list, &orphans);
-		count++;
 	}
-	okp_return_unregister_list(&orphans, count);
+	okp_return_unregister_list(&orphans);
 	mutex_unlock(&okp_return_mutex);
 	return NOTIFY_DONE;
 }
@@ -769,14 +761,10 @@ int okp_return_probes_init(void)
 void okp_return_probes_exit(void)
 {
 	LIST_HEAD(left);
-	int count = 0;
 
 	unregister_module_notifier(&okp_return_module_block);
 	mutex_lock(&okp_return_mutex);
-	while (!list_empty(&okp_return_probes)) {
-		list_move(okp_return_probes.next, &left);
-		count++;
-	}
-	okp_return_unregister_list(&left, count);
+	list_splice_init(&okp_return_probes, &left);
+	okp_return_unregister_list(&left);
 	mutex_unlock(&okp_return_mutex);
 }
