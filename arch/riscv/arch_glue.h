@@ -9,11 +9,12 @@
 
 struct pt_regs;
 
-/* Unexported kernel data and functions riscv's glue uses (ksyms.c). */
+/* Unexported kernel data riscv's glue reads (ksyms.c): X(name, required). */
 struct okp_arch_symbols {
 	unsigned long excp_vect_table;
-	unsigned long __module_address;
 };
+
+#define OKP_ARCH_DATA_SYMBOLS(X) X(excp_vect_table, 1)
 
 extern struct okp_arch_symbols okp_arch_ksyms;
 

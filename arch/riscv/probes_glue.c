@@ -41,6 +41,7 @@
 #include "kernel/glue.h"
 #include "arch_glue.h"
 #include "kernel/compat.h"
+#include "kernel/resolved_calls.h"
 #include "mmu_off_functions.h"
 
 /* The core works on pt_regs as okp::riscv::Registers: same layout. */
@@ -54,12 +55,6 @@ static_assert(SR_SPIE == (1 << 5));
 
 struct okp_arch_symbols okp_arch_ksyms;
 
-struct okp_symbol_request okp_arch_symbol_table[] = {
-	OKP_SYMBOL(okp_arch_ksyms, excp_vect_table, 1),
-	OKP_SYMBOL(okp_arch_ksyms, __module_address, 1),
-};
-
-const unsigned long okp_arch_symbol_count = ARRAY_SIZE(okp_arch_symbol_table);
 
 /*
  * No guard on arch_prepare_kprobe() here: riscv's is __kprobes and cannot be
@@ -82,9 +77,8 @@ const char *okp_glue_reserved(unsigned long address, unsigned long length)
 
 unsigned long okp_glue_exception_fixup(unsigned long address)
 {
-	const struct exception_table_entry *(*search)(unsigned long address) =
-		(void *)okp_ksyms.search_exception_tables;
-	const struct exception_table_entry *entry = search(address);
+	const struct exception_table_entry *entry =
+		okp_call(search_exception_tables)(address);
 
 	/* riscv's entries are relative (ARCH_HAS_RELATIVE_EXTABLE). */
 	return entry ? (unsigned long)&entry->fixup + entry->fixup : 0;
@@ -127,8 +121,6 @@ static void okp_find_rodata(void)
 /* Whether [address, address + size) lies in the module's read-only data. */
 static bool okp_module_rodata(unsigned long address, unsigned long size)
 {
-	struct module *(*module_of)(unsigned long address) =
-		(void *)okp_arch_ksyms.__module_address;
 	struct okp_range rodata[2];
 	struct module *mod;
 	unsigned long start, end;
@@ -136,7 +128,7 @@ static bool okp_module_rodata(unsigned long address, unsigned long size)
 	int i, ranges;
 
 	preempt_disable();
-	mod = module_of(address);
+	mod = okp_call(__module_address)(address);
 	if (mod) {
 		ranges = okp_module_rodata_ranges(mod, rodata);
 		for (i = 0; i < ranges && !inside; i++) {
@@ -183,10 +175,7 @@ static struct page *okp_image_page(unsigned long address)
 
 static struct page *okp_text_page(unsigned long address)
 {
-	bool (*core_text)(unsigned long address) =
-		(void *)okp_ksyms.core_kernel_text;
-
-	if (core_text(address))
+	if (okp_call(core_kernel_text)(address))
 		return okp_image_page(address);
 	/* Module text and slot pages: module_alloc() (vmalloc) memory. */
 	return vmalloc_to_page((void *)address);

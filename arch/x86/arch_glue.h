@@ -5,15 +5,8 @@
 #ifndef OKPROBE_ARCH_GLUE_H
 #define OKPROBE_ARCH_GLUE_H
 
-/* Unexported kernel functions x86's glue calls (resolved by ksyms.c). */
-struct okp_arch_symbols {
-	unsigned long text_poke;
-	unsigned long text_poke_sync;
-	unsigned long static_call_text_reserved;
-	unsigned long alternatives_text_reserved;
-};
-
-extern struct okp_arch_symbols okp_arch_ksyms;
+/* Unexported kernel data x86's glue reads: none. */
+#define OKP_ARCH_DATA_SYMBOLS(X)
 
 /*
  * The core kernel's static call sites, indexed at load

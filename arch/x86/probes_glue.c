@@ -31,6 +31,7 @@
 #include "kernel/glue.h"
 #include "arch_glue.h"
 #include "kernel/compat.h"
+#include "kernel/resolved_calls.h"
 
 /* The core works on pt_regs as okp::x86::Registers: same layout. */
 static_assert(sizeof(struct pt_regs) == 21 * 8);
@@ -40,18 +41,6 @@ static_assert(offsetof(struct pt_regs, cx) == 11 * 8);
 static_assert(offsetof(struct pt_regs, ip) == 16 * 8);
 static_assert(offsetof(struct pt_regs, flags) == 18 * 8);
 static_assert(offsetof(struct pt_regs, sp) == 19 * 8);
-
-struct okp_arch_symbols okp_arch_ksyms;
-
-struct okp_symbol_request okp_arch_symbol_table[] = {
-	OKP_SYMBOL(okp_arch_ksyms, text_poke, 1),
-	OKP_SYMBOL(okp_arch_ksyms, text_poke_sync, 1),
-	OKP_SYMBOL(okp_arch_ksyms, static_call_text_reserved,
-		   IS_ENABLED(CONFIG_HAVE_STATIC_CALL_INLINE)),
-	OKP_SYMBOL(okp_arch_ksyms, alternatives_text_reserved, 1),
-};
-
-const unsigned long okp_arch_symbol_count = ARRAY_SIZE(okp_arch_symbol_table);
 
 /*
  * arch_jump_entry_size() (not exported): a jump label is a 2-byte jmp or
@@ -102,8 +91,6 @@ int okp_arch_blacklist(void)
 
 const char *okp_glue_reserved(unsigned long address, unsigned long length)
 {
-	int (*alternatives)(void *start, void *end) =
-		(void *)okp_arch_ksyms.alternatives_text_reserved;
 	const char *why = okp_text_sites_reserved(address, length,
 						  okp_static_call_reserved);
 	int reserved;
@@ -112,8 +99,8 @@ const char *okp_glue_reserved(unsigned long address, unsigned long length)
 		return why;
 	/* alternatives_text_reserved() asserts text_mutex is held. */
 	mutex_lock((struct mutex *)okp_ksyms.text_mutex);
-	reserved = alternatives((void *)address,
-				(void *)(address + length - 1));
+	reserved = okp_call(alternatives_text_reserved)((void *)address,
+			(void *)(address + length - 1));
 	mutex_unlock((struct mutex *)okp_ksyms.text_mutex);
 	return reserved ? "the address is patched by alternatives" : NULL;
 }
@@ -122,13 +109,10 @@ void okp_glue_text_write(unsigned long address, const void *bytes,
 			 unsigned long length)
 {
 	struct mutex *text_mutex = (void *)okp_ksyms.text_mutex;
-	void *(*poke)(void *address, const void *bytes, size_t length) =
-		(void *)okp_arch_ksyms.text_poke;
-	void (*sync)(void) = (void *)okp_arch_ksyms.text_poke_sync;
 
 	mutex_lock(text_mutex);
-	poke((void *)address, bytes, length);
-	sync();
+	okp_call(text_poke)((void *)address, bytes, length);
+	okp_call(text_poke_sync)();
 	mutex_unlock(text_mutex);
 }
 
@@ -136,16 +120,15 @@ void okp_glue_code_write_batch(const struct okp_text_patch *patches,
 			       unsigned long count)
 {
 	struct mutex *text_mutex = (void *)okp_ksyms.text_mutex;
-	void *(*poke)(void *address, const void *bytes, size_t length) =
-		(void *)okp_arch_ksyms.text_poke;
 	unsigned long i;
 
 	/* No CPU runs these bytes: no sync (see core_api.h). */
 	mutex_lock(text_mutex);
 	for (i = 0; i < count; i++)
 		if (patches[i].length)
-			poke((void *)patches[i].address, patches[i].bytes,
-			     patches[i].length);
+			okp_call(text_poke)((void *)patches[i].address,
+					    patches[i].bytes,
+					    patches[i].length);
 	mutex_unlock(text_mutex);
 }
 
@@ -153,18 +136,15 @@ void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 			       unsigned long count)
 {
 	struct mutex *text_mutex = (void *)okp_ksyms.text_mutex;
-	void *(*poke)(void *address, const void *bytes, size_t length) =
-		(void *)okp_arch_ksyms.text_poke;
-	void (*sync)(void) = (void *)okp_arch_ksyms.text_poke_sync;
 	unsigned long i;
 
 	if (!count)
 		return;
 	mutex_lock(text_mutex);
 	for (i = 0; i < count; i++)
-		poke((void *)patches[i].address, patches[i].bytes,
-		     patches[i].length);
-	sync();
+		okp_call(text_poke)((void *)patches[i].address,
+				    patches[i].bytes, patches[i].length);
+	okp_call(text_poke_sync)();
 	mutex_unlock(text_mutex);
 }
 

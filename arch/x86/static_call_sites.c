@@ -25,6 +25,7 @@
 
 #include "kernel/glue.h"
 #include "arch_glue.h"
+#include "kernel/resolved_calls.h"
 
 #ifdef CONFIG_HAVE_STATIC_CALL_INLINE
 
@@ -53,15 +54,12 @@ static int okp_compare_addresses(const void *a, const void *b)
 /* Whether the kernel's own check finds a site at address. */
 static bool okp_kernel_finds(unsigned long address)
 {
-	int (*reserved)(void *start, void *end) =
-		(void *)okp_arch_ksyms.static_call_text_reserved;
-	void (*lock)(void) = (void *)okp_ksyms.jump_label_lock;
-	void (*unlock)(void) = (void *)okp_ksyms.jump_label_unlock;
 	bool found;
 
-	lock();
-	found = reserved((void *)address, (void *)address);
-	unlock();
+	okp_call(jump_label_lock)();
+	found = okp_call(static_call_text_reserved)((void *)address,
+						    (void *)address);
+	okp_call(jump_label_unlock)();
 	return found;
 }
 
@@ -111,17 +109,13 @@ void okp_static_call_sites_exit(void)
 /* Called under jump_label_lock, as static_call_text_reserved() wants. */
 const char *okp_static_call_reserved(void *start, void *end)
 {
-	int (*reserved)(void *start, void *end) =
-		(void *)okp_arch_ksyms.static_call_text_reserved;
 	unsigned long first = (unsigned long)start, last = (unsigned long)end;
 	unsigned long low = 0, high = okp_core_static_call_count;
-	bool (*core_text)(unsigned long address) =
-		(void *)okp_ksyms.core_kernel_text;
 
-	if (!reserved)
+	if (!okp_resolved(static_call_text_reserved))
 		return NULL;
-	if (!okp_core_static_calls || !core_text(first))
-		return reserved(start, end) ?
+	if (!okp_core_static_calls || !okp_call(core_kernel_text)(first))
+		return okp_call(static_call_text_reserved)(start, end) ?
 			"the address is a static call site" : NULL;
 	/* The first site that ends after first: a site is a 5-byte call. */
 	while (low < high) {

@@ -100,30 +100,20 @@ static inline int okp_module_rodata_ranges(const struct module *mod,
 /*
  * Executable memory within reach of kernel text: module_alloc() until
  * 6.10's execmem_alloc(). Both are resolved at load (ksyms.c);
- * okp_exec_alloc() calls the one resolved. EXECMEM_MODULE_TEXT, not the
- * kprobes' EXECMEM_KPROBES: on riscv that one comes read-only and
- * executable already, and okprobe fills its pages before it seals them
- * (writing one oopsed on Debian 13's riscv64 kernel).
+ * okp_exec_alloc() (resolved_calls.h) calls the one resolved.
+ * EXECMEM_MODULE_TEXT, not the kprobes' EXECMEM_KPROBES: on riscv that one
+ * comes read-only and executable already, and okprobe fills its pages
+ * before it seals them (writing one oopsed on Debian 13's riscv64 kernel).
  */
 #ifdef OKP_HAVE_EXECMEM
 #include <linux/execmem.h>
-#define OKP_EXEC_ALLOC "execmem_alloc"
-#define OKP_EXEC_FREE "execmem_free"
-static inline void *okp_exec_alloc(unsigned long alloc, unsigned long size)
-{
-	void *(*execmem)(enum execmem_type type, size_t size) = (void *)alloc;
-
-	return execmem(EXECMEM_MODULE_TEXT, size);
-}
+#define OKP_EXEC_ALLOC_FUNCTION execmem_alloc
+#define OKP_EXEC_FREE_FUNCTION execmem_free
 #else
-#define OKP_EXEC_ALLOC "module_alloc"
-#define OKP_EXEC_FREE "vfree"
-static inline void *okp_exec_alloc(unsigned long alloc, unsigned long size)
-{
-	void *(*module_alloc)(unsigned long size) = (void *)alloc;
-
-	return module_alloc(size);
-}
+#include <linux/moduleloader.h>
+#include <linux/vmalloc.h>
+#define OKP_EXEC_ALLOC_FUNCTION module_alloc
+#define OKP_EXEC_FREE_FUNCTION vfree
 #endif
 
 /*

@@ -23,6 +23,7 @@
 
 #include "core/core_api.h"
 #include "glue.h"
+#include "resolved_calls.h"
 
 /*
  * <asm/extable.h> defines it where entries are offsets (x86, riscv);
@@ -50,8 +51,6 @@ static unsigned long okp_entry_fixup(const struct exception_table_entry *entry)
  */
 void okp_exception_table_init(void)
 {
-	const struct exception_table_entry *(*search)(unsigned long address) =
-		(void *)okp_ksyms.search_exception_tables;
 	unsigned long start = okp_ksyms_lookup("__start___ex_table");
 	unsigned long stop = okp_ksyms_lookup("__stop___ex_table");
 	const struct exception_table_entry *table = (void *)start;
@@ -65,7 +64,8 @@ void okp_exception_table_init(void)
 	count = (stop - start) / sizeof(struct exception_table_entry);
 	for (i = 0; i < count; i++) {
 		if ((i && okp_entry_insn(&table[i]) < okp_entry_insn(&table[i - 1])) ||
-		    search(okp_entry_insn(&table[i])) != &table[i]) {
+		    okp_call(search_exception_tables)(
+			    okp_entry_insn(&table[i])) != &table[i]) {
 			pr_warn("the core exception table at __start___ex_table is not the kernel's sorted table (entry %lu): functions are checked instruction by instruction\n",
 				i);
 			return;
@@ -116,14 +116,10 @@ long okp_glue_exception_entries_within(unsigned long start, unsigned long end,
 				       struct okp_exception_entry *found,
 				       unsigned long capacity)
 {
-	struct module *(*module_text)(unsigned long address) =
-		(void *)okp_ksyms.__module_text_address;
-	bool (*core_text)(unsigned long address) =
-		(void *)okp_ksyms.core_kernel_text;
 	struct module *mod;
 	long count = 0;
 
-	if (core_text(start)) {
+	if (okp_call(core_kernel_text)(start)) {
 		if (!okp_core_extable)
 			return -1;
 		return okp_entries_within(okp_core_extable,
@@ -132,7 +128,7 @@ long okp_glue_exception_entries_within(unsigned long start, unsigned long end,
 	}
 	/* The module cannot finish going: its notifier waits for our mutex. */
 	preempt_disable();
-	mod = module_text(start);
+	mod = okp_call(__module_text_address)(start);
 	if (mod)
 		count = okp_entries_within(mod->extable,
 					   mod->extable + mod->num_exentries,

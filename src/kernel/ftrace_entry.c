@@ -23,18 +23,16 @@
 
 #include "core/core_api.h"
 #include "glue.h"
+#include "resolved_calls.h"
 
 unsigned long okp_glue_ftrace_site(unsigned long address,
 				   unsigned long *length)
 {
 #ifdef CONFIG_DYNAMIC_FTRACE
-	unsigned long (*ftrace_location)(unsigned long ip) =
-		(void *)okp_ksyms.ftrace_location;
-
 	*length = 0;
-	if (!ftrace_location)
+	if (!okp_resolved(ftrace_location))
 		return 0;
-	address = ftrace_location(address);
+	address = okp_call(ftrace_location)(address);
 	if (address)
 		*length = MCOUNT_INSN_SIZE;
 	return address;

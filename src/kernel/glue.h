@@ -15,45 +15,17 @@
  * once at load (ksyms.c) and validated. A field is 0 only for a symbol the
  * running kernel's configuration does not have.
  */
+/*
+ * Unexported kernel data okprobe reads, resolved at load (ksyms.c). The
+ * unexported functions it calls are static calls: resolved_calls.h.
+ */
 struct okp_kernel_symbols {
-	unsigned long kallsyms_lookup_name;
-	unsigned long kallsyms_lookup_size_offset;
 	unsigned long _sinittext;
 	unsigned long _einittext;
 	unsigned long text_mutex;
-	unsigned long exec_alloc;	/* module_alloc, or 6.10's execmem_alloc */
-	unsigned long exec_free;	/* vfree, or execmem_free */
-	unsigned long set_memory_x;
-	unsigned long set_memory_nx;
-	unsigned long set_memory_ro;
-	unsigned long set_memory_rw;
-	unsigned long search_exception_tables;
-	unsigned long core_kernel_text;
-	unsigned long kernel_text_address;
-	unsigned long __module_text_address;
-	unsigned long jump_label_text_reserved;
-	unsigned long jump_label_lock;
-	unsigned long jump_label_unlock;
-	unsigned long ftrace_location;
-	unsigned long ftrace_location_range;
-	unsigned long rethook_alloc;
-	unsigned long rethook_free;
-	unsigned long rethook_hook;
-	unsigned long rethook_add_node;	/* 6.1: its pool grows by nodes */
 };
 
 extern struct okp_kernel_symbols okp_ksyms;
-
-/* One entry of a symbol table: the field of table, required or not. */
-#define OKP_SYMBOL(table, sym, required) { #sym, &(table).sym, required }
-
-/*
- * The arch's own unexported symbols (arch/<arch>/arch_glue.h declares
- * struct okp_arch_symbols; its probes_glue.c defines the table), resolved
- * with the common ones.
- */
-extern struct okp_symbol_request okp_arch_symbol_table[];
-extern const unsigned long okp_arch_symbol_count;
 
 int okp_ksyms_resolve(unsigned long kallsyms_lookup_name_address,
 		      const char *extra_required_symbol);

@@ -17,6 +17,7 @@
 #include "core/core_api.h"
 #include "arch_glue.h"
 #include "glue.h"
+#include "resolved_calls.h"
 
 /*
  * The core kernel's jump table: nearly every entry's code must be core
@@ -102,8 +103,6 @@ static unsigned long okp_first_at_or_after(struct jump_entry **sorted,
 
 void okp_jump_labels_init(void)
 {
-	bool (*core_text)(unsigned long address) =
-		(void *)okp_ksyms.core_kernel_text;
 	unsigned long start = okp_ksyms_lookup("__start___jump_table");
 	unsigned long stop = okp_ksyms_lookup("__stop___jump_table");
 	unsigned long entries, in_text = 0;
@@ -118,7 +117,7 @@ void okp_jump_labels_init(void)
 	}
 	entries = (stop - start) / sizeof(struct jump_entry);
 	for (entry = (void *)start; entry < (struct jump_entry *)stop; entry++)
-		in_text += core_text(jump_entry_code(entry));
+		in_text += okp_call(core_kernel_text)(jump_entry_code(entry));
 	if (in_text * 10 < entries * 9) {
 		pr_warn("the core jump table has only %lu of %lu entries in kernel text: core functions with jump labels stay breakpoints\n",
 			in_text, entries);
@@ -189,20 +188,15 @@ static int okp_query_jump_labels(struct okp_jump_label_query *query,
 				 unsigned long function,
 				 unsigned long function_end)
 {
-	struct module *(*module_text)(unsigned long address) =
-		(void *)okp_ksyms.__module_text_address;
-	bool (*core_text)(unsigned long address) =
-		(void *)okp_ksyms.core_kernel_text;
-	int (*reserved)(void *start, void *end) =
-		(void *)okp_ksyms.jump_label_text_reserved;
 	struct module *mod;
 
 	if (!IS_ENABLED(CONFIG_JUMP_LABEL))
 		return 0;
-	if (core_text(query->start)) {
+	if (okp_call(core_kernel_text)(query->start)) {
 		if (!okp_core_jump_table)
-			return reserved((void *)function,
-					(void *)(function_end - 1)) ? -1 : 0;
+			return okp_call(jump_label_text_reserved)(
+				       (void *)function,
+				       (void *)(function_end - 1)) ? -1 : 0;
 		if (okp_core_jump_count)
 			okp_search_core_jump_table(query);
 		else
@@ -213,7 +207,7 @@ static int okp_query_jump_labels(struct okp_jump_label_query *query,
 #ifdef CONFIG_JUMP_LABEL
 	/* The module cannot finish going: its notifier waits for our mutex. */
 	preempt_disable();
-	mod = module_text(query->start);
+	mod = okp_call(__module_text_address)(query->start);
 	if (mod)
 		okp_scan_jump_table(mod->jump_entries,
 				    mod->jump_entries + mod->num_jump_entries,
@@ -257,9 +251,7 @@ long okp_glue_jump_labels_within(unsigned long start, unsigned long end,
  * kernel's function (jump_label_lock held).
  */
 static bool okp_jump_label_sites_within(unsigned long address,
-					unsigned long length,
-					int (*kernel_reserved)(void *start,
-							       void *end))
+					unsigned long length)
 {
 	struct okp_jump_label_query query = {
 		.start = address > OKP_MAX_JUMP_LABEL_SIZE ?
@@ -274,11 +266,11 @@ static bool okp_jump_label_sites_within(unsigned long address,
 
 	if (!IS_ENABLED(CONFIG_JUMP_LABEL))
 		return false;
-	core = ((bool (*)(unsigned long))okp_ksyms.core_kernel_text)(address);
+	core = okp_call(core_kernel_text)(address);
 	if (core && !okp_core_jump_count)
-		return kernel_reserved &&
-		       kernel_reserved((void *)address,
-				       (void *)(address + length - 1));
+		return okp_resolved(jump_label_text_reserved) &&
+		       okp_call(jump_label_text_reserved)((void *)address,
+				(void *)(address + length - 1));
 	query.found = found.labels;
 	query.capacity = ARRAY_SIZE(found.labels);
 	if (okp_query_jump_labels(&query, address, address + length))
@@ -297,14 +289,6 @@ const char *okp_text_sites_reserved(unsigned long address,
 				    unsigned long length,
 				    const char *(*more)(void *start, void *end))
 {
-	unsigned long (*ftrace_location)(unsigned long ip) =
-		(void *)okp_ksyms.ftrace_location;
-	unsigned long (*ftrace_range)(unsigned long start, unsigned long end) =
-		(void *)okp_ksyms.ftrace_location_range;
-	int (*jump_label)(void *start, void *end) =
-		(void *)okp_ksyms.jump_label_text_reserved;
-	void (*jump_label_lock)(void) = (void *)okp_ksyms.jump_label_lock;
-	void (*jump_label_unlock)(void) = (void *)okp_ksyms.jump_label_unlock;
 	void *start = (void *)address, *end = (void *)(address + length - 1);
 	const char *why = NULL;
 
@@ -314,20 +298,21 @@ const char *okp_text_sites_reserved(unsigned long address,
 	 * search by overlap answers the other bytes. Asking
 	 * ftrace_location() byte by byte cost a kallsyms lookup per byte.
 	 */
-	if (ftrace_location && (ftrace_location(address) ||
-				ftrace_range(address, address + length - 1)))
+	if (okp_resolved(ftrace_location) &&
+	    (okp_call(ftrace_location)(address) ||
+	     okp_call(ftrace_location_range)(address, address + length - 1)))
 		return "the address is an ftrace call site";
 	/*
 	 * As check_kprobe_address_safe(): jump_label_lock keeps a module's
 	 * jump entries (and static call sites) from changing under the check.
 	 */
-	if (jump_label_lock)
-		jump_label_lock();
-	if (okp_jump_label_sites_within(address, length, jump_label))
+	if (okp_resolved(jump_label_lock))
+		okp_call(jump_label_lock)();
+	if (okp_jump_label_sites_within(address, length))
 		why = "the address is a jump label site";
 	else if (more)
 		why = more(start, end);
-	if (jump_label_unlock)
-		jump_label_unlock();
+	if (okp_resolved(jump_label_unlock))
+		okp_call(jump_label_unlock)();
 	return why;
 }

@@ -56,6 +56,7 @@
 #include "core/core_api.h"
 #include "compat.h"
 #include "glue.h"
+#include "resolved_calls.h"
 
 #ifdef CONFIG_KPROBES
 
@@ -84,8 +85,6 @@ static struct hlist_head okp_claims_by_start[1 << OKP_CLAIM_HASH_BITS];
 static struct hlist_head *okp_kprobe_table;
 static struct list_head *okp_kprobe_blacklist;
 static struct mutex *okp_kprobe_mutex;
-/* Not exported; absent without CONFIG_OPTPROBES. */
-static void (*okp_wait_for_kprobe_optimizer)(void);
 /* okprobe's own text in the kernel's blacklist. */
 static struct kprobe_blacklist_entry okp_self_entry;
 static bool okp_self_listed;
@@ -143,8 +142,9 @@ const char *okp_glue_foreign_probe(unsigned long start, unsigned long size)
 	 * out (an operator who removed a kprobe_events line a moment ago
 	 * expects the function to be free): let the optimizer finish first.
 	 */
-	if (leaving && okp_wait_for_kprobe_optimizer)
-		okp_wait_for_kprobe_optimizer();
+	/* Not exported; absent without CONFIG_OPTPROBES. */
+	if (leaving && okp_resolved(wait_for_kprobe_optimizer))
+		okp_call(wait_for_kprobe_optimizer)();
 	/* Its owner may free it once kprobe_mutex is dropped: copy addr. */
 	mutex_lock(okp_kprobe_mutex);
 	theirs = okp_kernel_kprobe_within(start, start + size);
@@ -190,21 +190,19 @@ static int okp_range_order(const void *a, const void *b)
 
 static void okp_snapshot_core_listed(void)
 {
-	bool (*core_text)(unsigned long address) =
-		(void *)okp_ksyms.core_kernel_text;
 	struct kprobe_blacklist_entry *entry;
 	unsigned long count = 0, merged = 0, i;
 	struct okp_range *ranges;
 
 	lockdep_assert_held(okp_kprobe_mutex);
 	list_for_each_entry(entry, okp_kprobe_blacklist, list)
-		count += core_text(entry->start_addr);
+		count += okp_call(core_kernel_text)(entry->start_addr);
 	ranges = kvmalloc_array(count ? count : 1, sizeof(*ranges), GFP_KERNEL);
 	if (!ranges)
 		return; /* the list is walked */
 	count = 0;
 	list_for_each_entry(entry, okp_kprobe_blacklist, list)
-		if (core_text(entry->start_addr))
+		if (okp_call(core_kernel_text)(entry->start_addr))
 			ranges[count++] = (struct okp_range){ entry->start_addr,
 							      entry->end_addr };
 	sort(ranges, count, sizeof(*ranges), okp_range_order, NULL);
@@ -237,12 +235,10 @@ static bool okp_core_range_listed(unsigned long address)
 
 static bool okp_kernel_listed(unsigned long address)
 {
-	bool (*core_text)(unsigned long address) =
-		(void *)okp_ksyms.core_kernel_text;
 	struct kprobe_blacklist_entry *entry;
 	bool found = false;
 
-	if (okp_core_listed && core_text(address))
+	if (okp_core_listed && okp_call(core_kernel_text)(address))
 		return okp_core_range_listed(address);
 	rcu_read_lock();
 	list_for_each_entry_rcu(entry, okp_kprobe_blacklist, list) {
@@ -312,12 +308,8 @@ int okp_glue_claim_function(unsigned long start, unsigned long size,
 	if (!okp_kprobe_table)
 		return 0;
 #ifdef CONFIG_DYNAMIC_FTRACE
-	if (okp_ksyms.ftrace_location) {
-		unsigned long (*location)(unsigned long address) =
-			(void *)okp_ksyms.ftrace_location;
-
-		ftrace_site = location(start);
-	}
+	if (okp_resolved(ftrace_location))
+		ftrace_site = okp_call(ftrace_location)(start);
 	ftrace_end = ftrace_site + MCOUNT_INSN_SIZE;
 #else
 	ftrace_end = 0;
@@ -408,17 +400,14 @@ int okp_kernel_kprobes_init(void)
 	struct okp_range text = okp_module_text(THIS_MODULE);
 	unsigned long table = okp_ksyms_resolve_optional("kprobe_table");
 	unsigned long size = 0, offset = 0;
-	int (*size_offset)(unsigned long address, unsigned long *size,
-			   unsigned long *offset) =
-		(void *)okp_ksyms.kallsyms_lookup_size_offset;
 
 	okp_kprobe_blacklist = (void *)okp_ksyms_resolve_optional("kprobe_blacklist");
 	okp_kprobe_mutex = (void *)okp_ksyms_resolve_optional("kprobe_mutex");
-	if (IS_ENABLED(CONFIG_OPTPROBES))
-		okp_wait_for_kprobe_optimizer = (void *)okp_ksyms_resolve_optional("wait_for_kprobe_optimizer");
 	/* The table's symbol must be as large as the table we walk. */
-	if (table && (!size_offset(table, &size, &offset) || offset ||
-		      size < OKP_KPROBE_TABLE_SIZE * sizeof(struct hlist_head)))
+	if (table &&
+	    (!okp_call(kallsyms_lookup_size_offset)(table, &size, &offset) ||
+	     offset ||
+	     size < OKP_KPROBE_TABLE_SIZE * sizeof(struct hlist_head)))
 		table = 0;
 	if (!table || !okp_kprobe_blacklist || !okp_kprobe_mutex) {
 		pr_err("cannot find the kernel's kprobe_table, kprobe_blacklist or kprobe_mutex: okprobe could not keep out of the kernel's kprobes\n");

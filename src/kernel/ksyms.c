@@ -21,50 +21,35 @@
 #include <linux/string.h>
 
 #include "core/core_api.h"
+#include "arch_glue.h"
 #include "compat.h"
 #include "glue.h"
+#include "resolved_calls.h"
 
 struct okp_kernel_symbols okp_ksyms;
 
-#define OKP_REQUIRED(sym) { #sym, &okp_ksyms.sym, 1 }
-/* Required exactly when the running kernel's configuration has it. */
-#define OKP_REQUIRED_IF(configured, sym) { #sym, &okp_ksyms.sym, configured }
+/* The unexported functions okprobe calls, as static calls (why: there). */
+#define OKP_RESOLVED_FUNCTION(name, function, required)		\
+	DEFINE_STATIC_CALL_NULL(okp_##name, function)
+#include "resolved_functions.h"
+#undef OKP_RESOLVED_FUNCTION
 
-static struct okp_symbol_request okp_symbol_table[] = {
-	OKP_REQUIRED(kallsyms_lookup_size_offset),
+#define OKP_REQUIRED(sym) { #sym, &okp_ksyms.sym, 1 }
+#define OKP_ARCH_DATA_REQUEST(sym, required)				\
+	{ #sym, &okp_arch_ksyms.sym, required },
+
+/* The unexported data okprobe reads: addresses, never called. */
+static struct okp_symbol_request okp_data_table[] = {
 	OKP_REQUIRED(_sinittext),
 	OKP_REQUIRED(_einittext),
 	OKP_REQUIRED(text_mutex),
-	{ OKP_EXEC_ALLOC, &okp_ksyms.exec_alloc, 1 },
-	{ OKP_EXEC_FREE, &okp_ksyms.exec_free, 1 },
-	OKP_REQUIRED(set_memory_x),
-	OKP_REQUIRED(set_memory_nx),
-	OKP_REQUIRED(set_memory_ro),
-	OKP_REQUIRED(set_memory_rw),
-	OKP_REQUIRED(search_exception_tables),
-	OKP_REQUIRED(core_kernel_text),
-	OKP_REQUIRED(kernel_text_address),
-	OKP_REQUIRED(__module_text_address),
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_text_reserved),
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_lock),
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_JUMP_LABEL), jump_label_unlock),
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_DYNAMIC_FTRACE), ftrace_location),
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_DYNAMIC_FTRACE),
-			ftrace_location_range),
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_RETHOOK), rethook_alloc),
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_RETHOOK), rethook_free),
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_RETHOOK), rethook_hook),
-#ifndef OKP_HAVE_RETHOOK_OBJPOOL
-	OKP_REQUIRED_IF(IS_ENABLED(CONFIG_RETHOOK), rethook_add_node),
-#endif
+	OKP_ARCH_DATA_SYMBOLS(OKP_ARCH_DATA_REQUEST)
 };
 
 unsigned long okp_ksyms_lookup(const char *name)
 {
-	unsigned long (*lookup)(const char *name) =
-		(void *)okp_ksyms.kallsyms_lookup_name;
-
-	return lookup ? lookup(name) : 0;
+	return okp_resolved(kallsyms_lookup_name) ?
+		       okp_call(kallsyms_lookup_name)(name) : 0;
 }
 
 static void okp_describe_address(unsigned long address, char *buffer,
@@ -138,7 +123,7 @@ static int okp_resolve_kallsyms(unsigned long from_parameter)
 		       okp_core_symbol_verdict_text(verdict));
 		return -EINVAL;
 	}
-	okp_ksyms.kallsyms_lookup_name = address;
+	static_call_update(okp_kallsyms_lookup_name, (void *)address);
 	return 0;
 }
 
@@ -174,6 +159,39 @@ unsigned long okp_ksyms_resolve_optional(const char *name)
 	return address;
 }
 
+/*
+ * Points each function's static call at it; the first failure's errno, after
+ * trying them all (each failure logs its line).
+ */
+static int okp_resolve_functions(void)
+{
+	int ret = 0;
+
+#define OKP_RESOLVED_FUNCTION(name, function, required)		\
+	do {								\
+		unsigned long address = 0;				\
+		struct okp_symbol_request request = {			\
+			__stringify(function), &address, required	\
+		};							\
+		int failed = okp_resolve_table(&request, 1);		\
+									\
+		ret = ret ?: failed;					\
+		static_call_update(okp_##name, (void *)address);	\
+	} while (0)
+#include "resolved_functions.h"
+#undef OKP_RESOLVED_FUNCTION
+	return ret;
+}
+
+/* Points every function's static call nowhere: okp_resolved() is false. */
+static void okp_forget_functions(void)
+{
+#define OKP_RESOLVED_FUNCTION(name, function, required)		\
+	static_call_update(okp_##name, NULL)
+#include "resolved_functions.h"
+#undef OKP_RESOLVED_FUNCTION
+}
+
 int okp_ksyms_resolve(unsigned long kallsyms_lookup_name_address,
 		      const char *extra_required_symbol)
 {
@@ -182,10 +200,10 @@ int okp_ksyms_resolve(unsigned long kallsyms_lookup_name_address,
 	ret = okp_resolve_kallsyms(kallsyms_lookup_name_address);
 	if (ret)
 		goto fail;
-	ret = okp_resolve_table(okp_symbol_table, ARRAY_SIZE(okp_symbol_table));
+	ret = okp_resolve_functions();
 	if (!ret)
-		ret = okp_resolve_table(okp_arch_symbol_table,
-					okp_arch_symbol_count);
+		ret = okp_resolve_table(okp_data_table,
+					ARRAY_SIZE(okp_data_table));
 	if (ret)
 		goto fail;
 	if (extra_required_symbol && *extra_required_symbol) {
@@ -201,5 +219,6 @@ int okp_ksyms_resolve(unsigned long kallsyms_lookup_name_address,
 	return 0;
 fail:
 	memset(&okp_ksyms, 0, sizeof(okp_ksyms));
+	okp_forget_functions();
 	return ret;
 }

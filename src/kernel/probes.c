@@ -36,6 +36,7 @@
 #include "core/core_api.h"
 #include "compat.h"
 #include "glue.h"
+#include "resolved_calls.h"
 #include "arch_glue.h"
 
 static DEFINE_MUTEX(okp_probe_mutex);
@@ -104,16 +105,13 @@ NOKPROBE_SYMBOL(okp_glue_cpu_state);
  */
 void *okp_glue_exec_page_alloc(void)
 {
-	int (*set_ro)(unsigned long address, int pages) =
-		(void *)okp_ksyms.set_memory_ro;
-	int (*set_x)(unsigned long address, int pages) =
-		(void *)okp_ksyms.set_memory_x;
-	void *page = okp_exec_alloc(okp_ksyms.exec_alloc, PAGE_SIZE);
+	void *page = okp_exec_alloc(PAGE_SIZE);
 
 	if (!page)
 		return NULL;
 	memset(page, OKP_EXEC_PAGE_FILL, PAGE_SIZE);
-	if (set_ro((unsigned long)page, 1) || set_x((unsigned long)page, 1)) {
+	if (okp_call(set_memory_ro)((unsigned long)page, 1) ||
+	    okp_call(set_memory_x)((unsigned long)page, 1)) {
 		okp_glue_exec_page_free(page);
 		return NULL;
 	}
@@ -126,9 +124,7 @@ void okp_glue_exec_page_free(void *page)
 	 * module_alloc() and execmem_alloc() memory is VM_FLUSH_RESET_PERMS:
 	 * freeing it resets its permissions.
 	 */
-	void (*free)(void *page) = (void *)okp_ksyms.exec_free;
-
-	free(page);
+	okp_call(exec_free)(page);
 }
 
 unsigned long okp_glue_lookup_symbol(const char *name)
@@ -151,8 +147,6 @@ static bool okp_module_function(unsigned long address, unsigned long *start,
 				unsigned long name_size, char *module,
 				unsigned long module_size)
 {
-	struct module *(*module_text)(unsigned long address) =
-		(void *)okp_ksyms.__module_text_address;
 	struct mod_kallsyms *symbols;
 	const Elf_Sym *sym;
 	struct module *mod;
@@ -160,7 +154,7 @@ static bool okp_module_function(unsigned long address, unsigned long *start,
 	unsigned int i;
 
 	preempt_disable();
-	mod = module_text(address);
+	mod = okp_call(__module_text_address)(address);
 	symbols = mod ? rcu_dereference_sched(mod->kallsyms) : NULL;
 	for (i = 1; symbols && i < symbols->num_symtab && !found; i++) {
 		sym = &symbols->symtab[i];
@@ -184,14 +178,11 @@ static bool okp_module_function(unsigned long address, unsigned long *start,
 int okp_glue_function_of(unsigned long address, unsigned long *start,
 			 unsigned long *size)
 {
-	int (*size_offset)(unsigned long address, unsigned long *size,
-			   unsigned long *offset) =
-		(void *)okp_ksyms.kallsyms_lookup_size_offset;
 	unsigned long offset;
 
 	if (okp_module_function(address, start, size, NULL, 0, NULL, 0))
 		return 1;
-	if (!size_offset(address, size, &offset))
+	if (!okp_call(kallsyms_lookup_size_offset)(address, size, &offset))
 		return 0;
 	*start = address - offset;
 	return 1;
@@ -215,14 +206,10 @@ const char *okp_glue_padding_symbol(unsigned long address)
 
 enum okp_text_kind okp_glue_text_kind(unsigned long address)
 {
-	bool (*core_text)(unsigned long address) =
-		(void *)okp_ksyms.core_kernel_text;
-	struct module *(*module_text)(unsigned long address) =
-		(void *)okp_ksyms.__module_text_address;
 	struct module *module;
 	bool in_module;
 
-	if (core_text(address))
+	if (okp_call(core_kernel_text)(address))
 		return OKP_TEXT_CORE;
 	/*
 	 * A module going away is not text to probe (kprobes' try_module_get()
@@ -230,7 +217,7 @@ enum okp_text_kind okp_glue_text_kind(unsigned long address)
 	 * mutex the caller holds, has run or will find nothing.
 	 */
 	preempt_disable();
-	module = module_text(address);
+	module = okp_call(__module_text_address)(address);
 	in_module = module && module->state != MODULE_STATE_GOING;
 	preempt_enable();
 	if (in_module)
@@ -242,10 +229,7 @@ enum okp_text_kind okp_glue_text_kind(unsigned long address)
 
 int okp_glue_has_exception_entry(unsigned long address)
 {
-	const void *(*search)(unsigned long address) =
-		(void *)okp_ksyms.search_exception_tables;
-
-	return search(address) != NULL;
+	return okp_call(search_exception_tables)(address) != NULL;
 }
 
 unsigned long okp_glue_read_text(unsigned long address, void *buffer,

@@ -52,6 +52,7 @@
 #include "core/core_api.h"
 #include "compat.h"
 #include "glue.h"
+#include "resolved_calls.h"
 
 /* What okretprobe.data_size may be. */
 #define OKP_RETURN_DATA_MAX 4096
@@ -99,10 +100,6 @@ struct okp_return_node {
 	struct rethook_node node;	/* first: rethook kfree()s it (6.1) */
 	struct okretprobe_instance instance;
 };
-
-typedef void (*okp_rethook_hook_t)(struct rethook_node *node,
-				   struct pt_regs *regs, bool mcount);
-typedef void (*okp_rethook_free_t)(struct rethook *rh);
 
 /*
  * rethook_try_get() and rethook_recycle() of a live rethook, from the
@@ -189,7 +186,6 @@ static int notrace okp_return_entry(struct okprobe *probe,
 {
 	struct okretprobe *rp = container_of(probe, struct okretprobe, kp);
 	struct okp_return_probe *state = READ_ONCE(rp->okp_private);
-	okp_rethook_hook_t hook = (void *)okp_ksyms.rethook_hook;
 	struct okp_return_node *taken;
 	struct rethook_node *node;
 
@@ -205,7 +201,8 @@ static int notrace okp_return_entry(struct okprobe *probe,
 		okp_rethook_give_back(node);
 		return 0;
 	}
-	hook(node, regs, !!(READ_ONCE(probe->flags) & OKPROBE_FLAG_FTRACE));
+	okp_call(rethook_hook)(node, regs,
+			       !!(READ_ONCE(probe->flags) & OKPROBE_FLAG_FTRACE));
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_return_entry);
@@ -269,11 +266,8 @@ static void okp_return_kick(struct irq_work *work)
 static struct rethook *okp_return_new_rethook(struct okp_return_probe *state,
 					      long count)
 {
-	struct rethook *(*alloc)(void *data, rethook_handler_t handler,
-				 int size, int num) =
-		(void *)okp_ksyms.rethook_alloc;
-	struct rethook *rh = alloc(state, okp_return_handler, state->node_size,
-				   count);
+	struct rethook *rh = okp_call(rethook_alloc)(state, okp_return_handler,
+						     state->node_size, count);
 
 	return IS_ERR(rh) ? NULL : rh;
 }
@@ -282,12 +276,7 @@ static struct rethook *okp_return_new_rethook(struct okp_return_probe *state,
 static struct rethook *okp_return_new_rethook(struct okp_return_probe *state,
 					      long count)
 {
-	struct rethook *(*alloc)(void *data, rethook_handler_t handler) =
-		(void *)okp_ksyms.rethook_alloc;
-	void (*add_node)(struct rethook *rh, struct rethook_node *node) =
-		(void *)okp_ksyms.rethook_add_node;
-	okp_rethook_free_t free = (void *)okp_ksyms.rethook_free;
-	struct rethook *rh = alloc(state, okp_return_handler);
+	struct rethook *rh = okp_call(rethook_alloc)(state, okp_return_handler);
 	struct okp_return_node *node;
 	long i;
 
@@ -296,10 +285,10 @@ static struct rethook *okp_return_new_rethook(struct okp_return_probe *state,
 			       GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY);
 		if (!node) {
 			/* Its nodes go with it (after a grace period). */
-			free(rh);
+			okp_call(rethook_free)(rh);
 			return NULL;
 		}
-		add_node(rh, &node->node);
+		okp_call(rethook_add_node)(rh, &node->node);
 	}
 	return rh;
 }
@@ -355,11 +344,10 @@ static void okp_return_grow(struct work_struct *work)
 /* The pools' rethooks stop; their memory goes once no instance is out. */
 static void okp_return_free_pools(struct okp_return_probe *state)
 {
-	okp_rethook_free_t free = (void *)okp_ksyms.rethook_free;
 	int i;
 
 	for (i = 0; i < state->pool_count; i++)
-		free(state->pools[i]);
+		okp_call(rethook_free)(state->pools[i]);
 	state->pool_count = 0;
 }
 

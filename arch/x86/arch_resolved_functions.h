@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The unexported kernel functions x86's glue calls: the rest of
+ * src/kernel/resolved_functions.h, which includes it (no include guard).
+ */
+#include <linux/static_call.h>
+#include <asm/alternative.h>
+#include <asm/text-patching.h>
+
+OKP_RESOLVED_FUNCTION(text_poke, text_poke, 1);
+OKP_RESOLVED_FUNCTION(text_poke_sync, text_poke_sync, 1);
+OKP_RESOLVED_FUNCTION(static_call_text_reserved, static_call_text_reserved,
+		      IS_ENABLED(CONFIG_HAVE_STATIC_CALL_INLINE));
+OKP_RESOLVED_FUNCTION(alternatives_text_reserved, alternatives_text_reserved,
+		      1);
