@@ -268,6 +268,17 @@ static int write_file(const char *path, const char *text)
 	return ret;
 }
 
+/* Empties a tracefs list (set_ftrace_filter, set_ftrace_pid): O_TRUNC. */
+static int clear_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 #define TRACING "/sys/kernel/tracing"
 
 /* tracefs at its place, unless it is there (a machine's usually is). */
@@ -3417,6 +3428,121 @@ static int kill_and_unload_steps(void)
 	return 0;
 }
 
+/* Whether return_under_tracer() left a tracer on (a failure). */
+static int return_tracer_started;
+
+static void stop_return_tracer(void)
+{
+	write_file(TRACING "/tracing_on", "1");
+	write_file(TRACING "/current_tracer", "nop");
+	clear_file(TRACING "/set_ftrace_filter");
+	clear_file(TRACING "/set_ftrace_pid");
+	return_tracer_started = 0;
+}
+
+/*
+ * The sample's return probe on ksys_read while one of ftrace's tracers
+ * traces it too: the function tracer (another ftrace_ops at the same call
+ * site) or the function graph tracer, which like rethook replaces the
+ * return address (the two hooks nest). The tracer starts once the probe is
+ * registered, filtered to ksys_read in one child, which then makes
+ * RETURN_READS calls: okprobe sees each return with its value, and the
+ * tracer each call.
+ */
+static int return_under_tracer(const char *tracer)
+{
+	const long reads_sum = RETURN_READS * (RETURN_READS + 1) / 2;
+	static char trace[1 << 17];
+	long returns, sum, entries, traced = 0;
+	char params[128], pid[32], *line;
+	int go, ret, stopped;
+	pid_t child;
+
+	child = start_waiting_reader(&go, 0);
+	CHECK(child > 0, "fork: %s", strerror(errno));
+	snprintf(params, sizeof(params), "symbol=ksys_read return=1 pid=%d",
+		 child);
+	snprintf(pid, sizeof(pid), "%d", child);
+	ret = load_module(SAMPLE_KO, params);
+	if (!ret) {
+		return_tracer_started = 1;
+		ret = write_file(TRACING "/set_ftrace_filter", "ksys_read");
+	}
+	if (!ret)
+		ret = write_file(TRACING "/set_ftrace_pid", pid);
+	if (!ret)
+		ret = write_file(TRACING "/trace", "");
+	if (!ret)
+		ret = write_file(TRACING "/current_tracer", tracer);
+	if (ret) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	CHECK(ret == 0, "the %s tracer on ksys_read beside a return probe: %s",
+	      tracer, strerror(-ret));
+	ret = finish_reader(child, go);
+	/* Another tracer empties the buffer: it is read before nop. */
+	stopped = write_file(TRACING "/tracing_on", "0");
+	if (!stopped)
+		stopped = read_file(TRACING "/trace", trace, sizeof(trace));
+	write_file(TRACING "/tracing_on", "1");
+	if (!stopped)
+		stopped = write_file(TRACING "/current_tracer", "nop");
+	CHECK(stopped == 0, "the %s tracer does not stop: %s", tracer,
+	      strerror(-stopped));
+	stop_return_tracer();
+	returns = sample_counter("returns");
+	sum = sample_counter("return_sum");
+	entries = sample_counter("entries");
+	CHECK(unload_module("okprobe_sample") == 0,
+	      "unloading the sample client");
+	CHECK(ret == 0, "the child exited with %d", ret);
+	for (line = strtok(trace, "\n"); line; line = strtok(NULL, "\n"))
+		traced += line[0] != '#' && strstr(line, "ksys_read");
+	say("# under the %s tracer: %ld entries, %ld returns adding up to %ld; %ld traced calls",
+	    tracer, entries, returns, sum, traced);
+	CHECK(entries == RETURN_READS && returns == RETURN_READS &&
+	      sum == reads_sum,
+	      "%d reads under the %s tracer: %ld entries, %ld returns adding up to %ld (not %ld)",
+	      RETURN_READS, tracer, entries, returns, sum, reads_sum);
+	CHECK(traced == RETURN_READS,
+	      "the %s tracer traced %ld of the child's %d calls of ksys_read",
+	      tracer, traced, RETURN_READS);
+	return 0;
+}
+
+/* Whether the kernel has tracer (a word of available_tracers). */
+static int has_tracer(const char *tracer)
+{
+	static const char separators[] = { ' ', '\n', '\0' };
+	char tracers[512] = "", *word;
+
+	read_file(TRACING "/available_tracers", tracers, sizeof(tracers));
+	for (word = strtok(tracers, separators); word;
+	     word = strtok(NULL, separators))
+		if (!strcmp(word, tracer))
+			return 1;
+	return 0;
+}
+
+/* Each of ftrace's tracers the kernel has, if none is in use. */
+static int return_tracers_steps(void)
+{
+	char current[64] = "";
+
+	read_file(TRACING "/current_tracer", current, sizeof(current));
+	if (!guest_init && strcmp(current, "nop\n")) {
+		say("# a tracer is in use (%s): return probes beside tracers not tried",
+		    current);
+		return 0;
+	}
+	if (has_tracer("function"))
+		STEP(return_under_tracer("function"));
+	if (has_tracer("function_graph"))
+		STEP(return_under_tracer("function_graph"));
+	return 0;
+}
+
 static int return_probe_steps(void)
 {
 	int ret;
@@ -3432,6 +3558,7 @@ static int return_probe_steps(void)
 		return unload_okprobe();
 	}
 	STEP(return_values_steps());
+	STEP(return_tracers_steps());
 	STEP(kill_and_unload_steps());
 	return unload_okprobe();
 }
@@ -3442,8 +3569,11 @@ static int test_return_probe(void)
 
 	mount_tracefs_if_needed();
 	ret = return_probe_steps();
-	if (ret)
+	if (ret) {
+		if (return_tracer_started)
+			stop_return_tracer();
 		undo_sample_and_events();
+	}
 	return ret;
 }
 
@@ -4146,7 +4276,7 @@ OKPTEST(okprobe, enable_disable_switches, test_enable_disable_switches, SHORT, "
 OKPTEST(okprobe, entry_in_kernel, test_entry_in_kernel, SHORT, "in-kernel entry probe tests alone (okprobe_selftest.ko entry_only=1)")
 OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0, under the function tracer, and with kernel.ftrace_enabled=0 (none through ftrace, all past the call site) and back")
 OKPTEST(okprobe, return_in_kernel, test_return_in_kernel, LONG, "in-kernel return probe tests alone (okprobe_selftest.ko return_only=1)")
-OKPTEST(okprobe, return_probe, test_return_probe, SHORT, "the sample client's return probe on ksys_read: return values as the kernel's r: event sees them, readers killed inside, okprobe unloaded under sleeping readers, do_exit")
+OKPTEST(okprobe, return_probe, test_return_probe, SHORT, "the sample client's return probe on ksys_read: return values as the kernel's r: event sees them, under the function and function graph tracers, readers killed inside, okprobe unloaded under sleeping readers, do_exit")
 OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
 OKPTEST(okprobe, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load: documented refusals, optimized, toggled, text restored")
 OKPTEST(okprobe, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the function tracer: kprobe_events refused on all its text, 6 * 10^5 hits exact, console clean")
