@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+// libFuzzer target for the okprobe_events parser (src/core/probe_events.cpp),
+// built with clang and ASan/UBSan (CMakeLists.txt beside). Any input must
+// parse or be refused without a sanitizer report, and what it gives must
+// hold together: spans inside the line, limits kept, a caret inside the
+// line or just past it, and a parsed probe whose canonical form parses to
+// the same canonical form.
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/probe_events.hpp"
+#include "x86/event_registers.hpp"
+
+using namespace okp::events;
+
+namespace {
+
+Place place(void *, const Definition &definition)
+{
+	// Deterministic and varied: by the symbol's length and the offset.
+	if (definition.symbol.length % 7 == 3)
+		return Place::unknown_symbol;
+	if (definition.symbol.length % 11 == 5)
+		return Place::not_unique;
+	return definition.offset == 0 ? Place::function_entry : Place::inside_function;
+}
+
+void check(bool condition)
+{
+	if (!condition)
+		__builtin_trap();
+}
+
+void check_span(const Definition &definition, Span span)
+{
+	check(span.start + span.length <= definition.line_length);
+}
+
+Definition first, second;
+char canonical[max_line + 8192], again[max_line + 8192], log[max_line * 2 + 256];
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	ParseContext context;
+	context.registers = okp::x86::event_registers;
+	context.register_count = sizeof(okp::x86::event_registers) / sizeof(okp::x86::event_registers[0]);
+	context.place = place;
+	ParseResult result = parse_line(reinterpret_cast<const char *>(data), size, context, first);
+	check(first.line_length < max_line && strlen(first.line) == first.line_length);
+	if (!result.ok()) {
+		check(result.error != Error::none);
+		check(result.column <= first.line_length + 1);
+		check(format_error_log(1, 2, "fuzz", first, result, log, sizeof(log)) < sizeof(log));
+		return 0;
+	}
+	check(result.error == Error::none);
+	check(first.arg_count <= max_args && first.record_size <= max_event_size);
+	check_span(first, first.symbol);
+	check_span(first, first.rest);
+	for (unsigned i = 0; i < first.arg_count; i++) {
+		const Argument &argument = first.args[i];
+		check(argument.step_count >= 1 && argument.step_count < max_fetch_steps);
+		check(argument.array <= max_array && argument.offset < max_event_size);
+		check(is_good_name(argument.name, strlen(argument.name)));
+		check_span(first, argument.body);
+		for (unsigned s = 0; s < argument.step_count; s++)
+			check_span(first, argument.steps[s].text);
+	}
+	if (first.command != Command::probe)
+		return 0;
+	size_t length = format_definition(first, canonical, sizeof(canonical));
+	check(length < sizeof(canonical));
+	ParseResult reparsed = parse_line(canonical, length, context, second);
+	check(reparsed.ok());
+	check(format_definition(second, again, sizeof(again)) == length);
+	check(memcmp(canonical, again, length) == 0);
+	return 0;
+}

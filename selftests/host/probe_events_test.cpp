@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0
+// The okprobe_events grammar (src/core/probe_events.cpp) against the
+// kernel's kprobe_events: its own selftests' lines
+// (tools/testing/selftests/ftrace/test.d/kprobe/*.tc in 6.1), their error
+// classes and caret positions, and what the kernel reads back.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "core/probe_events.hpp"
+#include "riscv/event_registers.hpp"
+#include "x86/event_registers.hpp"
+
+namespace okp::events {
+namespace {
+
+// vfs_read+0 is an entry, vfs_read+N is not, non_exist_func is unknown,
+// dup_func is in kallsyms twice: what the kernel would say.
+Place fake_place(void *, const Definition &definition)
+{
+	std::string symbol(definition.line + definition.symbol.start, definition.symbol.length);
+	if (symbol == "non_exist_func")
+		return Place::unknown_symbol;
+	if (symbol == "dup_func")
+		return Place::not_unique;
+	return definition.offset == 0 ? Place::function_entry : Place::inside_function;
+}
+
+ParseContext x86_context()
+{
+	ParseContext context;
+	context.registers = x86::event_registers;
+	context.register_count = sizeof(x86::event_registers) / sizeof(x86::event_registers[0]);
+	context.place = fake_place;
+	return context;
+}
+
+struct Parsed {
+	std::unique_ptr<Definition> definition = std::make_unique<Definition>();
+	ParseResult result;
+};
+
+Parsed parse(const std::string &line, const ParseContext &context = x86_context())
+{
+	Parsed parsed;
+	parsed.result = parse_line(line.data(), line.size(), context, *parsed.definition);
+	return parsed;
+}
+
+std::string canonical(const Definition &definition)
+{
+	char buffer[max_line + 64];
+	size_t length = format_definition(definition, buffer, sizeof(buffer));
+	EXPECT_LT(length, sizeof(buffer));
+	return buffer;
+}
+
+std::string canonical(const std::string &line)
+{
+	Parsed parsed = parse(line);
+	EXPECT_TRUE(parsed.result.ok()) << line << ": " << error_text(parsed.result.error);
+	return canonical(*parsed.definition);
+}
+
+// The kernel's selftest notation: '^' marks where error_log's caret goes.
+struct ErrorCase {
+	const char *marked;
+	Error error;
+	int error_number;
+};
+
+// kprobe_syntax_errors.tc, line by line (its kretprobe and $argN parts
+// too; not its multiprobe or instruction-boundary parts, which are about
+// registration), plus okprobe's own stricter refusals.
+const ErrorCase kernel_error_cases[] = {
+	{"p^100 vfs_read", Error::maxactive_on_probe, 22},
+	{"r^1a111 vfs_read", Error::bad_maxactive, 22},
+	{"r^100000 vfs_read", Error::maxactive_too_big, 22},
+	{"p ^non_exist_func", Error::bad_probe_address, 2},
+	{"p ^hoge-fuga", Error::bad_probe_address, 22},
+	{"p ^hoge+1000-1000", Error::bad_probe_address, 22},
+	{"r ^vfs_read+10", Error::bad_return_probe, 22},
+	{"p:^/bar vfs_read", Error::no_group_name, 22},
+	{"p:^12345678901234567890123456789012345678901234567890123456789012345/bar vfs_read", Error::group_too_long,
+	 22},
+	{"p:^foo.1/bar vfs_read", Error::bad_group_name, 22},
+	{"p:^ vfs_read", Error::no_event_name, 22},
+	{"p:foo/^12345678901234567890123456789012345678901234567890123456789012345 vfs_read", Error::event_too_long,
+	 22},
+	{"p:foo/^bar.1 vfs_read", Error::bad_event_name, 22},
+	{"p vfs_read ^$retval", Error::retval_on_probe, 22},
+	{"p vfs_read ^$stack10000", Error::bad_stack_number, 22},
+	{"p vfs_read ^$arg10000", Error::bad_argument_number, 22},
+	{"p vfs_read ^$none_var", Error::bad_variable, 22},
+	{"p vfs_read ^%none_reg", Error::bad_register_name, 22},
+	{"p vfs_read ^@12345678abcde", Error::bad_memory_address, 22},
+	{"p vfs_read ^@+10", Error::file_offset_on_kprobe, 22},
+	{"p vfs_read arg1=\\^x", Error::bad_immediate, 22},
+	{"p vfs_read arg1=\\\"abcd^", Error::immediate_string_not_closed, 22},
+	{"p vfs_read ^+0@0)", Error::dereference_needs_brace, 22},
+	{"p vfs_read ^+0ab1(@0)", Error::bad_dereference_offset, 22},
+	{"p vfs_read +0(+0(@0^)", Error::dereference_not_closed, 22},
+	{"p vfs_read +0(^$comm)", Error::comm_cannot_dereference, 22},
+	{"p vfs_read ^&1", Error::bad_fetch_argument, 22},
+	{"p vfs_read +0(^+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(@0))))))))))))))", Error::too_many_ops, 22},
+	{"p vfs_read +0(@11):u8[10^", Error::array_not_closed, 22},
+	{"p vfs_read +0(@11):u8[10]^a", Error::bad_array_suffix, 22},
+	{"p vfs_read +0(@11):u8[^10a]", Error::bad_array_number, 22},
+	{"p vfs_read +0(@11):u8[^256]", Error::array_too_big, 22},
+	{"p vfs_read @11:^unknown_type", Error::bad_type, 22},
+	{"p vfs_read $stack0:^string", Error::bad_string, 22},
+	{"p vfs_read @11:^b10@a/16", Error::bad_bitfield, 22},
+	{"p vfs_read ^arg123456789012345678901234567890=@11", Error::argument_name_too_long, 22},
+	{"p vfs_read ^=@11", Error::no_argument_name, 22},
+	{"p vfs_read ^var.1=@11", Error::bad_argument_name, 22},
+	{"p vfs_read var1=@11 ^var1=@12", Error::used_argument_name, 22},
+	{"p vfs_read ^+1234567(+1234567(+1234567(+1234567(+1234567(+1234567(@1234))))))", Error::argument_too_long, 22},
+	{"p vfs_read arg1=^", Error::no_argument_body, 22},
+	{"p vfs_read^%hoge", Error::bad_address_suffix, 22},
+	{"p ^vfs_read+10%return", Error::bad_return_probe, 22},
+	// okprobe's own.
+	{"^x vfs_read", Error::bad_command, 22},
+	{"p^x:foo vfs_read", Error::bad_command, 22},
+	{"p:foo ^", Error::no_probe_point, 22},
+	{"p ^dup_func", Error::not_unique, 99},
+	{"p ^/bin/sh:0x10", Error::uprobe_syntax, 22},
+	{"p vfs_read +0(%di)^+10", Error::trailing_text, 22},
+	{"p vfs_read ^$arg1x", Error::bad_variable, 22},
+	{"r vfs_read ^$arg1", Error::bad_variable, 22},
+	{"p vfs_read+4 ^$arg1", Error::bad_variable, 22},
+	{"p vfs_read $comm:^x64", Error::bad_type, 22},
+	{"p vfs_read ^common_pid=%di", Error::used_argument_name, 22},
+	{"p vfs_read +0(%di):^b4@30/32", Error::bad_bitfield, 22},
+	{"p vfs_read ^-u+8(%di)", Error::bad_dereference_offset, 22},
+	{"p vfs_read %di:^symstr[2]", Error::bad_string, 22},
+	{"p vfs_read +u0(%di):^u8[4]", Error::bad_string, 22},
+	{"p vfs_read \\1:^symstr", Error::bad_symbol_string, 22},
+	{"-^x", Error::bad_command, 22},
+	{"-:^", Error::no_event_name, 22},
+};
+
+TEST(ProbeEvents, KernelSelftestErrorsGetTheKernelsClassAndCaret)
+{
+	for (const ErrorCase &error_case : kernel_error_cases) {
+		std::string marked = error_case.marked;
+		size_t caret = marked.find('^');
+		ASSERT_NE(caret, std::string::npos) << marked;
+		std::string line = marked.substr(0, caret) + marked.substr(caret + 1);
+		Parsed parsed = parse(line);
+		EXPECT_EQ(parsed.result.error, error_case.error)
+			<< marked << ": " << error_text(parsed.result.error) << " at " << parsed.result.column;
+		EXPECT_EQ(parsed.result.error_number, error_case.error_number) << marked;
+		EXPECT_EQ(parsed.result.column, caret) << marked << ": " << error_text(parsed.result.error);
+	}
+}
+
+TEST(ProbeEvents, ErrorLogEntryIsTheKernelsShape)
+{
+	Parsed parsed = parse("p   vfs_read\t$retval  # not a return probe");
+	ASSERT_EQ(parsed.result.error, Error::retval_on_probe);
+	char buffer[512];
+	format_error_log(12, 3456, "okprobe_events", *parsed.definition, parsed.result, buffer, sizeof(buffer));
+	// The caret under the $: the prefix's 11 columns, then 11 more.
+	EXPECT_EQ(std::string(buffer), "[   12.003456] okprobe_events: error: $retval is not available on probe\n"
+				       "  Command: p vfs_read $retval\n" +
+					       std::string(11 + 11, ' ') + "^\n");
+}
+
+TEST(ProbeEvents, DefaultsAreTheKernels)
+{
+	Parsed parsed = parse("p vfs_read");
+	ASSERT_TRUE(parsed.result.ok());
+	const Definition &d = *parsed.definition;
+	EXPECT_EQ(d.command, Command::probe);
+	EXPECT_FALSE(d.is_return);
+	EXPECT_STREQ(d.group, "okprobe");
+	EXPECT_STREQ(d.event, "p_vfs_read_0");
+	EXPECT_EQ(canonical(d), "p:okprobe/p_vfs_read_0 vfs_read");
+	EXPECT_EQ(canonical("r vfs_read"), "r:okprobe/r_vfs_read_0 vfs_read");
+	EXPECT_EQ(canonical("p ext4:ext4_file_read_iter+8"),
+		  "p:okprobe/p_ext4_ext4_file_read_iter_8 ext4:ext4_file_read_iter+8");
+	EXPECT_EQ(canonical("p 0xffffffff81000000"), "p:okprobe/p_0xffffffff81000000 0xffffffff81000000");
+	EXPECT_EQ(canonical("p:grp/ vfs_read"), "p:grp/p_vfs_read_0 vfs_read");
+	EXPECT_EQ(canonical("p:grp.ev vfs_read"), "p:grp/ev vfs_read");
+}
+
+// What the kernel's selftests grep in kprobe_events after writing a line.
+TEST(ProbeEvents, KernelSelftestLinesReadBackAsTheKernelsDo)
+{
+	EXPECT_EQ(canonical("p:testprobe kernel_clone $stack $stack0 +0($stack)"),
+		  "p:okprobe/testprobe kernel_clone arg1=$stack arg2=$stack0 arg3=+0($stack)");
+	EXPECT_EQ(canonical("p:testprobe kernel_clone comm=$comm "), "p:okprobe/testprobe kernel_clone comm=$comm");
+	EXPECT_EQ(canonical("r:testprobe2 kernel_clone $retval"), "r:okprobe/testprobe2 kernel_clone arg1=$retval");
+	EXPECT_EQ(canonical("r10:myprobeaccept inet_csk_accept"), "r10:okprobe/myprobeaccept inet_csk_accept");
+	EXPECT_EQ(canonical("r inet_csk_accept"), "r:okprobe/r_inet_csk_accept_0 inet_csk_accept");
+	EXPECT_EQ(canonical("p:myprobeaccept vfs_read%return"), canonical("r:myprobeaccept vfs_read"));
+	EXPECT_EQ(canonical("p:myevent do_sys_open path=+0($arg2):ustring path2=+u0($arg2):string"),
+		  "p:okprobe/myevent do_sys_open path=+0($arg2):ustring path2=+u0($arg2):string");
+	for (const char *type :
+	     {"u64", "u32", "u16", "u8", "s64", "s32", "s16", "s8", "x64", "x32", "x16", "x8", "b8@4/32", "string"}) {
+		std::string line = std::string("p:testprobe kernel_clone arg1=@linux_proc_banner:") + type;
+		EXPECT_EQ(canonical(line),
+			  "p:okprobe/testprobe kernel_clone arg1=@linux_proc_banner:" + std::string(type));
+	}
+}
+
+// kprobe_args_syntax.tc's good and bad arguments, for x86 (%ax).
+TEST(ProbeEvents, KernelSelftestArgumentSyntax)
+{
+	for (const char *good : {"%ax",
+				 "$stack",
+				 "$stack0",
+				 "$stack1",
+				 "@_sdata",
+				 "@0xffffffff82000000",
+				 "@_sdata+10",
+				 "@_sdata-10",
+				 "+0(%ax)",
+				 "-0(%ax)",
+				 "+10($stack)",
+				 "+0($stack1)",
+				 "+10(@_sdata-10)",
+				 "+0(+10(+20($stack)))",
+				 "varname=%ax",
+				 "%ax:x64",
+				 "$comm",
+				 "$comm:string",
+				 "\\1",
+				 "\\-1",
+				 "\\\"str\"",
+				 "$arg1",
+				 "$arg6",
+				 "$arg7"}) {
+		Parsed parsed = parse(std::string("p vfs_read ") + good);
+		EXPECT_TRUE(parsed.result.ok()) << good << ": " << error_text(parsed.result.error);
+	}
+	for (const char *bad : {"%none",      "@",	 "@_sdata*10x+", "+(%ax)",     "(%ax+10)",
+				"-(%ax)",     "(%ax)",	 "+10($comm)",	 "+0(%ax)+10", "varname=varname2=%ax",
+				"%ax::x64",   "%ax:x65", "x64:%ax",	 "$comm:x64",  "$stack:string",
+				"%ax:string", "$",	 "$stackx",	 "$arg0",      "\\",
+				"\\0x"}) {
+		Parsed parsed = parse(std::string("p vfs_read ") + bad);
+		EXPECT_FALSE(parsed.result.ok()) << bad;
+	}
+	// Only $retval in a return probe.
+	EXPECT_TRUE(parse("r vfs_read $retval").result.ok());
+	EXPECT_FALSE(parse("p vfs_read $retval").result.ok());
+}
+
+TEST(ProbeEvents, ArgumentsBecomeFetchPrograms)
+{
+	Parsed parsed = parse("p:grp/ev vfs_read len=%dx buf=+0(%si):string first=+8(+16(%di)):s32 "
+			      "name=@init_task+1024:u8[16] who=$comm n=$arg3 u=+u4($stack2):x16");
+	ASSERT_TRUE(parsed.result.ok()) << error_text(parsed.result.error);
+	const Definition &d = *parsed.definition;
+	ASSERT_EQ(d.arg_count, 7);
+
+	const Argument &len = d.args[0];
+	EXPECT_STREQ(len.name, "len");
+	ASSERT_EQ(len.step_count, 1);
+	EXPECT_EQ(len.steps[0].op, Op::register_value);
+	EXPECT_EQ(len.steps[0].value, 96); // pt_regs.dx
+	EXPECT_EQ(len.store, Store::raw);
+	EXPECT_EQ(len.kind, Kind::hex);
+	EXPECT_EQ(len.size, 8);
+	EXPECT_EQ(len.offset, 0);
+
+	const Argument &buf = d.args[1];
+	ASSERT_EQ(buf.step_count, 2);
+	EXPECT_EQ(buf.steps[0].op, Op::register_value);
+	EXPECT_EQ(buf.steps[0].value, 104); // pt_regs.si
+	EXPECT_EQ(buf.steps[1].op, Op::dereference);
+	EXPECT_EQ(buf.store, Store::string);
+	EXPECT_EQ(buf.size, 4);
+	EXPECT_EQ(buf.offset, 8);
+
+	const Argument &first = d.args[2];
+	ASSERT_EQ(first.step_count, 3);
+	EXPECT_EQ(first.steps[1].op, Op::dereference);
+	EXPECT_EQ(first.steps[1].value, 16);
+	EXPECT_EQ(first.steps[2].value, 8);
+	EXPECT_EQ(first.store, Store::memory);
+	EXPECT_EQ(first.kind, Kind::signed_integer);
+	EXPECT_EQ(first.size, 4);
+	EXPECT_EQ(first.offset, 12);
+
+	const Argument &name = d.args[3];
+	ASSERT_EQ(name.step_count, 2);
+	EXPECT_EQ(name.steps[0].op, Op::symbol_address);
+	EXPECT_EQ(std::string(d.line + name.steps[0].text.start, name.steps[0].text.length), "init_task");
+	EXPECT_EQ(name.steps[0].value, 1024);
+	EXPECT_EQ(name.store, Store::memory);
+	EXPECT_EQ(name.array, 16);
+	EXPECT_EQ(name.offset, 16);
+
+	EXPECT_EQ(d.args[4].steps[0].op, Op::comm);
+	EXPECT_EQ(d.args[4].store, Store::string);
+	EXPECT_EQ(d.args[5].steps[0].op, Op::argument);
+	EXPECT_EQ(d.args[5].steps[0].value, 2);
+
+	const Argument &u = d.args[6];
+	ASSERT_EQ(u.step_count, 2);
+	EXPECT_EQ(u.steps[0].op, Op::stack_entry);
+	EXPECT_EQ(u.steps[0].value, 2);
+	EXPECT_EQ(u.steps[1].op, Op::user_dereference);
+	EXPECT_EQ(u.steps[1].value, 4);
+	EXPECT_EQ(u.store, Store::user_memory);
+	EXPECT_EQ(d.record_size, 32u + 4 + 8 + 2);
+}
+
+TEST(ProbeEvents, RiscvRegisterNames)
+{
+	ParseContext context;
+	context.registers = riscv::event_registers;
+	context.register_count = sizeof(riscv::event_registers) / sizeof(riscv::event_registers[0]);
+	Parsed parsed = parse("p vfs_read a=%a0 r=%ra s=%s11 e=%epc", context);
+	ASSERT_TRUE(parsed.result.ok()) << error_text(parsed.result.error);
+	EXPECT_EQ(parsed.definition->args[0].steps[0].value, 80);
+	EXPECT_EQ(parsed.definition->args[1].steps[0].value, 8);
+	EXPECT_EQ(parsed.definition->args[2].steps[0].value, 216);
+	EXPECT_EQ(parsed.definition->args[3].steps[0].value, 0);
+	EXPECT_EQ(parse("p vfs_read %di", context).result.error, Error::bad_register_name);
+	EXPECT_EQ(parse("p vfs_read %a0").result.error, Error::bad_register_name);
+}
+
+TEST(ProbeEvents, BitfieldsAndImmediates)
+{
+	Parsed parsed = parse("p vfs_read f=+0(%di):b4@2/32 i=\\-1 s=\\\"hi\" x=\\0x10:u8");
+	ASSERT_TRUE(parsed.result.ok()) << error_text(parsed.result.error);
+	const Definition &d = *parsed.definition;
+	EXPECT_EQ(d.args[0].bit_width, 4);
+	EXPECT_EQ(d.args[0].bit_offset, 2);
+	EXPECT_EQ(d.args[0].size, 4);
+	EXPECT_EQ(d.args[0].kind, Kind::unsigned_integer);
+	EXPECT_EQ(d.args[1].steps[0].op, Op::immediate);
+	EXPECT_EQ(d.args[1].steps[0].value, -1);
+	EXPECT_EQ(d.args[2].steps[0].op, Op::immediate_string);
+	EXPECT_EQ(std::string(d.line + d.args[2].steps[0].text.start, d.args[2].steps[0].text.length), "hi");
+	EXPECT_EQ(d.args[3].steps[0].value, 16);
+	EXPECT_EQ(d.args[3].size, 1);
+}
+
+TEST(ProbeEvents, RemovalNamesAnEventAGroupOrBoth)
+{
+	Parsed parsed = parse("-:grp/ev");
+	ASSERT_TRUE(parsed.result.ok());
+	EXPECT_EQ(parsed.definition->command, Command::remove);
+	EXPECT_STREQ(parsed.definition->group, "grp");
+	EXPECT_STREQ(parsed.definition->event, "ev");
+	parsed = parse("-:ev vfs_read arg1=%di");
+	ASSERT_TRUE(parsed.result.ok());
+	EXPECT_STREQ(parsed.definition->group, "");
+	EXPECT_STREQ(parsed.definition->event, "ev");
+	const Span rest = parsed.definition->rest;
+	EXPECT_EQ(std::string(parsed.definition->line + rest.start, rest.length), "vfs_read arg1=%di");
+	parsed = parse("-:grp/");
+	ASSERT_TRUE(parsed.result.ok());
+	EXPECT_STREQ(parsed.definition->group, "grp");
+	EXPECT_STREQ(parsed.definition->event, "");
+	EXPECT_FALSE(parse("-").result.ok());
+}
+
+TEST(ProbeEvents, BlankLinesAndCommentsAreNothing)
+{
+	for (const char *line : {"", "   ", "# p vfs_read", "\t # comment"}) {
+		Parsed parsed = parse(line);
+		EXPECT_TRUE(parsed.result.ok());
+		EXPECT_EQ(parsed.definition->command, Command::empty) << line;
+	}
+	EXPECT_EQ(canonical("  p:a/b \t vfs_read+0x10   arg=%di   # why"), "p:a/b vfs_read+16 arg=%di");
+}
+
+TEST(ProbeEvents, LimitsAreTheKernels)
+{
+	std::string line = "p vfs_read";
+	for (int i = 0; i < 128; i++)
+		line += " %di";
+	Parsed parsed = parse(line);
+	ASSERT_TRUE(parsed.result.ok()) << error_text(parsed.result.error);
+	EXPECT_EQ(parsed.definition->arg_count, 128);
+	EXPECT_STREQ(parsed.definition->args[127].name, "arg128");
+	EXPECT_EQ(parse(line + " %si").result.error, Error::too_many_args);
+
+	EXPECT_TRUE(parse("p vfs_read " + std::string(32, 'n') + "=%di").result.ok());
+	EXPECT_TRUE(parse("p:" + std::string(63, 'e') + " vfs_read").result.ok());
+	EXPECT_EQ(parse("p:" + std::string(64, 'e') + " vfs_read").result.error, Error::event_too_long);
+	EXPECT_TRUE(parse("r4096 vfs_read").result.ok());
+	EXPECT_EQ(parse("r4097 vfs_read").result.error, Error::maxactive_too_big);
+	EXPECT_EQ(parse("r0 vfs_read").result.error, Error::bad_maxactive);
+
+	// The body: 63 characters; nesting: 15 operations.
+	std::string nested = "%di";
+	for (int i = 0; i < 14; i++)
+		nested = "+0(" + nested + ")";
+	EXPECT_TRUE(parse("p vfs_read " + nested).result.ok()) << nested.size();
+	EXPECT_EQ(parse("p vfs_read +0(" + nested + ")").result.error, Error::too_many_ops);
+
+	// 3072 bytes of fields: six u64[64] arrays fit, the seventh does not.
+	std::string arrays = "p vfs_read";
+	for (int i = 0; i < 6; i++)
+		arrays += " +0(%di):u64[64]";
+	EXPECT_TRUE(parse(arrays).result.ok());
+	Parsed big = parse(arrays + " +0(%di):u64[64]");
+	EXPECT_EQ(big.result.error, Error::event_too_big);
+	EXPECT_EQ(big.result.error_number, 7);
+
+	std::string long_line = "p vfs_read " + std::string(max_line, ' ');
+	EXPECT_EQ(parse(long_line).result.error, Error::line_too_long);
+}
+
+TEST(ProbeEvents, CanonicalFormParsesToItself)
+{
+	for (const char *line :
+	     {"p:a/b vfs_read+5 len=%dx buf=+0(%si):string", "r7:g/e do_sys_open r=$retval c=$comm:string",
+	      "p vfs_read +0(+8($stack)):u8[4] x=@jiffies:x32 b=+0(%di):b1@31/32 u=+u8(%si):u16", "p:x do_exit%return",
+	      "p 0x1234 %ax"}) {
+		std::string once = canonical(line);
+		EXPECT_EQ(canonical(once), once) << line;
+	}
+}
+
+} // namespace
+} // namespace okp::events

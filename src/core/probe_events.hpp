@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+// The okprobe_events control file's language: the kernel's kprobe_events
+// grammar (Documentation/trace/kprobetrace.rst), parsed into a value the
+// events layer turns into a probe and a trace event.
+//
+//   p[:[GRP/|GRP.][EVENT]] [MOD:]SYM[+OFFS]|ADDR [FETCHARGS]
+//   r[MAXACTIVE][:[GRP/][EVENT]] [MOD:]SYM[+0] [FETCHARGS]
+//   p[:[GRP/][EVENT]] [MOD:]SYM[+0]%return [FETCHARGS]
+//   -:[GRP/][EVENT] [SYM [FETCHARGS]]
+//
+// FETCHARGS are [NAME=]FETCHARG[:TYPE], FETCHARG one of %REG, $argN,
+// $stackN, $stack, $retval, $comm, @ADDR, @SYM[+|-OFFS], \IMM, \"STR",
+// [+|-][u]OFFS(FETCHARG); TYPE one of u8..u64, s8..s64, x8..x64, string,
+// ustring, symstr, symbol, b<WIDTH>@<OFFSET>/<CONTAINER>, each but the
+// bitfield optionally an array [N].
+//
+// The rules, limits, error classes and error positions are the kernel's
+// (6.1's kernel/trace/trace_kprobe.c and trace_probe.c), so that a line
+// means here what it means to kprobe_events; where the kernel silently
+// ignores part of a line (text after a dereference's closing brace, a
+// 129th argument, letters between "p" and ":") okprobe refuses it.
+//
+// Pure: no allocation, no kernel header. A Definition is a value (about
+// 40 KB: the glue allocates it); every name and text it refers to is in its
+// own copy of the line.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace okp::events {
+
+inline constexpr size_t max_line = 4096;	 // a line (the kernel's WRITE_BUFSIZE)
+inline constexpr size_t max_args = 128;		 // MAX_TRACE_ARGS
+inline constexpr size_t max_name = 64;		 // MAX_EVENT_NAME_LEN, with the NUL
+inline constexpr size_t max_arg_name = 32;	 // MAX_ARG_NAME_LEN
+inline constexpr size_t max_arg_text = 63;	 // MAX_ARGSTR_LEN
+inline constexpr size_t max_fetch_steps = 16;	 // FETCH_INSN_MAX
+inline constexpr unsigned max_array = 64;	 // MAX_ARRAY_LEN
+inline constexpr unsigned max_event_size = 3072; // MAX_PROBE_EVENT_SIZE
+inline constexpr unsigned max_maxactive = 4096;	 // KRETPROBE_MAXACTIVE_MAX
+
+// Why a line was refused: the kernel's error classes (its texts, for
+// error_log), and okprobe's own where it is stricter.
+enum class Error : uint8_t {
+	none,
+	bad_command,	// not p, r or -
+	no_probe_point, // p or r without a place
+	maxactive_on_probe,
+	bad_maxactive,
+	maxactive_too_big,
+	uprobe_syntax, // PATH:OFFSET is a uprobe's
+	bad_probe_address,
+	not_unique,
+	bad_return_probe, // not a function's entry
+	bad_address_suffix,
+	no_group_name,
+	group_too_long,
+	bad_group_name,
+	no_event_name,
+	event_too_long,
+	bad_event_name,
+	too_many_args,
+	retval_on_probe,
+	bad_stack_number,
+	bad_argument_number,
+	bad_variable,
+	bad_register_name,
+	bad_memory_address,
+	bad_immediate,
+	immediate_string_not_closed,
+	file_offset_on_kprobe,
+	too_many_ops,
+	dereference_needs_brace,
+	bad_dereference_offset,
+	dereference_not_closed,
+	comm_cannot_dereference,
+	bad_fetch_argument,
+	array_not_closed,
+	bad_array_suffix,
+	bad_array_number,
+	array_too_big,
+	bad_type,
+	bad_string,
+	bad_symbol_string,
+	bad_bitfield,
+	argument_name_too_long,
+	no_argument_name,
+	bad_argument_name,
+	used_argument_name,
+	argument_too_long,
+	no_argument_body,
+	event_too_big,
+	line_too_long,
+	trailing_text, // after a dereference's closing brace
+};
+
+// The line error_log shows for error.
+const char *error_text(Error error);
+
+// A piece of Definition::line.
+struct Span {
+	uint16_t start = 0;
+	uint16_t length = 0;
+};
+
+// One step of an argument's fetch program, run in order on a value.
+enum class Op : uint8_t {
+	register_value, // value: the register's byte offset in pt_regs
+	argument,	// value: the function argument's index, from 0
+	stack_entry,	// value: the stack entry's index
+	stack_address,
+	return_value,
+	comm,		  // the task's comm (a string)
+	immediate,	  // value
+	immediate_string, // text: the string, without its quotes
+	symbol_address,	  // text: the symbol; value: the offset added
+	dereference,	  // value: the offset added before the load
+	user_dereference, // the same from user memory
+};
+
+struct FetchStep {
+	Op op = Op::immediate;
+	Span text;
+	int64_t value = 0;
+};
+
+// How a field shows: the kernel's basic types and its special ones.
+enum class Kind : uint8_t { unsigned_integer, signed_integer, hex, symbol, string, user_string, symbol_string };
+
+// What is stored into the event record. The fetch program's last step
+// gives a value (raw); for memory and every string store but the comm and
+// an immediate string, it is a dereference, and the store reads at its
+// address (previous value + offset) instead of loading a pointer there.
+enum class Store : uint8_t { raw, memory, user_memory, string, user_string, symbol_string };
+
+struct Argument {
+	char name[max_arg_name + 1] = {};
+	Span body;	// FETCHARG[:TYPE] as typed
+	Span type_text; // TYPE as typed, empty for the default
+	Kind kind = Kind::hex;
+	Store store = Store::raw;
+	uint8_t size = 8;      // bytes of one element (a string's: its u32 __data_loc)
+	uint8_t array = 0;     // elements, 0 for a scalar
+	uint8_t bit_width = 0; // a bitfield when nonzero
+	uint8_t bit_offset = 0;
+	uint16_t offset = 0; // in the event record's fields
+	uint8_t step_count = 0;
+	FetchStep steps[max_fetch_steps];
+};
+
+enum class Command : uint8_t { empty, probe, remove };
+
+struct Definition {
+	// The line as the kernel's error_log shows it: comment dropped, words
+	// joined by one space. Every Span points into it.
+	char line[max_line] = {};
+	uint16_t line_length = 0;
+	Command command = Command::empty;
+	bool is_return = false;
+	unsigned maxactive = 0;
+	// Group and event; a removal may leave either empty (any).
+	char group[max_name] = {};
+	char event[max_name] = {};
+	bool has_address = false;
+	uint64_t address = 0;
+	Span symbol; // [MOD:]SYM
+	uint32_t offset = 0;
+	// The words after the place, for a removal that names them.
+	Span rest;
+	uint16_t arg_count = 0;
+	uint32_t record_size = 0; // bytes of every argument's field
+	Argument args[max_args];
+};
+
+// A register's name after % and its byte offset in the arch's pt_regs.
+struct RegisterName {
+	const char *name;
+	uint16_t offset;
+};
+
+// What the kernel says of a probe place (kprobe_on_func_entry() and
+// kallsyms), asked once the place is parsed.
+enum class Place : uint8_t { function_entry, inside_function, unknown_symbol, not_unique };
+
+struct ParseContext {
+	const RegisterName *registers = nullptr;
+	size_t register_count = 0;
+	// The deepest $stackN and $argN (the kernel's PARAM_MAX_STACK).
+	unsigned max_stack_index = 2048;
+	const char *default_group = "okprobe";
+	// Where the parsed place is (symbol or address, offset); nullptr: every
+	// place is a function's entry.
+	Place (*place)(void *cookie, const Definition &definition) = nullptr;
+	void *cookie = nullptr;
+};
+
+struct ParseResult {
+	int error_number = 0; // a positive errno, 0 when parsed
+	Error error = Error::none;
+	uint16_t column = 0; // in Definition::line, where error_log's caret goes
+
+	constexpr bool ok() const { return error_number == 0; }
+};
+
+// Parses one line (no newline) into out.
+ParseResult parse_line(const char *text, size_t length, const ParseContext &context, Definition &out);
+
+// The definition as okprobe_events reads it back, the kernel's canonical
+// form ("p:GRP/EVENT SYM+OFFS NAME=FETCHARG ..."), NUL-terminated. The
+// length it needs (without the NUL), even when it did not fit.
+size_t format_definition(const Definition &definition, char *buffer, size_t size);
+
+// One entry of error_log, as the kernel's tracing_log_err() shows one:
+//   [   12.345678] LOCATION: error: TEXT
+//     Command: LINE
+//                  ^
+size_t format_error_log(uint64_t seconds, uint32_t microseconds, const char *location, const Definition &definition,
+			const ParseResult &result, char *buffer, size_t size);
+
+// The kernel's is_good_name(): a C identifier.
+bool is_good_name(const char *name, size_t length);
+
+} // namespace okp::events
