@@ -15,6 +15,7 @@
 #include "core/function_text.cpp"
 #include "core/code_graph.cpp"
 #include "core/probe_events.cpp"
+#include "core/event_fetch.cpp"
 
 // The arch's pure analysis (decoders, rules, planners) from
 // arch/$(SRCARCH)/analysis_sources.inc, then the generic engine (lifecycle

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+// okprobe_events fetch programs at a hit (src/core/event_fetch.cpp), over
+// fake registers and memory: the fields and strings of the event record.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/event_fetch.hpp"
+#include "x86/event_registers.hpp"
+
+namespace okp::events {
+namespace {
+
+// A hit: registers by pt_regs offset, memory as mapped ranges.
+struct FakeHit {
+	std::map<unsigned, uint64_t> registers;
+	std::map<uint64_t, std::vector<uint8_t>> memory; // start -> bytes
+	std::map<uint64_t, std::vector<uint8_t>> user_memory;
+	uint64_t stack[8] = {};
+	uint64_t stack_pointer = 0x7000;
+	uint64_t return_value = 0;
+	const char *comm = "okptest";
+
+	bool read(uint64_t address, void *to, size_t size, bool user) const
+	{
+		for (const auto &[start, bytes] : user ? user_memory : memory)
+			if (address >= start && address + size <= start + bytes.size()) {
+				std::memcpy(to, bytes.data() + (address - start), size);
+				return true;
+			}
+		return false;
+	}
+};
+
+FetchEnvironment environment_of(FakeHit &hit)
+{
+	FetchEnvironment env;
+	env.context = &hit;
+	env.register_value = [](void *c, unsigned offset) { return static_cast<FakeHit *>(c)->registers[offset]; };
+	env.argument = [](void *c, unsigned index) {
+		static const unsigned offsets[] = {112, 104, 96, 88, 72, 64}; // di si dx cx r8 r9
+		return static_cast<FakeHit *>(c)->registers[offsets[index]];
+	};
+	env.stack_entry = [](void *c, unsigned index) { return static_cast<FakeHit *>(c)->stack[index]; };
+	env.stack_address = [](void *c) { return static_cast<FakeHit *>(c)->stack_pointer; };
+	env.return_value = [](void *c) { return static_cast<FakeHit *>(c)->return_value; };
+	env.comm = [](void *c) { return static_cast<FakeHit *>(c)->comm; };
+	env.read = [](void *c, uint64_t address, void *to, size_t size, bool user) {
+		return static_cast<FakeHit *>(c)->read(address, to, size, user);
+	};
+	env.read_string = [](void *c, uint64_t address, char *to, size_t size, bool user) -> size_t {
+		FakeHit *hit = static_cast<FakeHit *>(c);
+		std::string text;
+		// comm is host memory, not the fake's.
+		if (address == reinterpret_cast<uintptr_t>(hit->comm)) {
+			text = hit->comm;
+		} else {
+			for (;; address++) {
+				char byte;
+				if (!hit->read(address, &byte, 1, user))
+					return 0;
+				if (!byte)
+					break;
+				text += byte;
+			}
+		}
+		size_t length = text.size() + 1;
+		if (size == 0)
+			return length;
+		if (length > size)
+			length = size;
+		std::memcpy(to, text.data(), length - 1);
+		to[length - 1] = '\0';
+		return length;
+	};
+	env.symbol_string = [](void *, uint64_t address, char *to, size_t size) -> size_t {
+		std::string text = "sym+0x" + std::to_string(address & 0xf) + "/0x10";
+		if (size == 0)
+			return text.size() + 1;
+		std::strncpy(to, text.c_str(), size);
+		return text.size() + 1 <= size ? text.size() + 1 : size;
+	};
+	return env;
+}
+
+std::vector<uint8_t> cstring(const std::string &s)
+{
+	std::vector<uint8_t> v(s.begin(), s.end());
+	v.push_back(0);
+	return v;
+}
+
+template <typename T> std::vector<uint8_t> raw(const T &value)
+{
+	std::vector<uint8_t> v(sizeof(T));
+	std::memcpy(v.data(), &value, sizeof(T));
+	return v;
+}
+
+struct Record {
+	std::vector<uint8_t> bytes;
+	size_t header = 16; // a trace_entry and the probe's ip, say
+
+	template <typename T> T field(const Argument &argument, unsigned index = 0) const
+	{
+		T value;
+		std::memcpy(&value, bytes.data() + header + argument.offset + sizeof(T) * index, sizeof(T));
+		return value;
+	}
+	// A __data_loc string field's text; "(fault)" for an empty one.
+	std::string string(const Argument &argument, unsigned index = 0) const
+	{
+		uint32_t loc = field<uint32_t>(argument, index);
+		if ((loc >> 16) == 0)
+			return "(fault)";
+		return std::string(reinterpret_cast<const char *>(bytes.data() + (loc & 0xffff)));
+	}
+};
+
+struct Hit {
+	std::unique_ptr<Definition> definition = std::make_unique<Definition>();
+	Record record;
+};
+
+Hit hit(const std::string &line, FakeHit &fake, bool is_return = false)
+{
+	ParseContext context;
+	context.registers = x86::event_registers;
+	context.register_count = sizeof(x86::event_registers) / sizeof(x86::event_registers[0]);
+	Hit result;
+	std::string text = (is_return ? "r " : "p ") + std::string("vfs_read ") + line;
+	ParseResult parsed = parse_line(text.data(), text.size(), context, *result.definition);
+	EXPECT_TRUE(parsed.ok()) << text << ": " << error_text(parsed.error);
+	const Definition &d = *result.definition;
+	FetchEnvironment env = environment_of(fake);
+	size_t dynamic = dynamic_size(d.args, d.arg_count, env);
+	result.record.bytes.assign(result.record.header + d.record_size + dynamic, 0xee);
+	store_arguments(d.args, d.arg_count, d.record_size, env, result.record.bytes.data(),
+			result.record.bytes.data() + result.record.header, dynamic);
+	return result;
+}
+
+TEST(EventFetch, RegistersArgumentsStackAndReturnValue)
+{
+	FakeHit fake;
+	fake.registers[96] = 0x1122334455667788; // dx
+	fake.registers[112] = 7;		 // di, the first argument
+	fake.stack[2] = 0xabc;
+	Hit h = hit("len=%dx small=%dx:u8 neg=%dx:s16 a=$arg1 s=$stack2 sp=$stack", fake);
+	const Argument *a = h.definition->args;
+	EXPECT_EQ(h.record.field<uint64_t>(a[0]), 0x1122334455667788u);
+	EXPECT_EQ(h.record.field<uint8_t>(a[1]), 0x88);
+	EXPECT_EQ(h.record.field<int16_t>(a[2]), static_cast<int16_t>(0x7788));
+	EXPECT_EQ(h.record.field<uint64_t>(a[3]), 7u);
+	EXPECT_EQ(h.record.field<uint64_t>(a[4]), 0xabcu);
+	EXPECT_EQ(h.record.field<uint64_t>(a[5]), 0x7000u);
+
+	FakeHit returned;
+	returned.return_value = static_cast<uint64_t>(-2);
+	Hit r = hit("ret=$retval:s32", returned, true);
+	EXPECT_EQ(r.record.field<int32_t>(r.definition->args[0]), -2);
+}
+
+TEST(EventFetch, DereferencesReadMemoryAndStringsGoAfterTheFields)
+{
+	FakeHit fake;
+	fake.registers[104] = 0x1000; // si -> "hello"
+	fake.registers[112] = 0x2000; // di -> struct { ..., +16: pointer to 0x3000 }
+	fake.memory[0x1000] = cstring("hello");
+	fake.memory[0x2000] = std::vector<uint8_t>(16, 0);
+	auto pointer = raw<uint64_t>(0x3000);
+	fake.memory[0x2000].insert(fake.memory[0x2000].end(), pointer.begin(), pointer.end());
+	fake.memory[0x3000] = raw<uint64_t>(0x00000000fffffffbull); // +0: -5 as s32, +4: 0
+	Hit h = hit("buf=+0(%si):string first=+0(+16(%di)):s32 who=$comm tail=+1(%si):string", fake);
+	const Argument *a = h.definition->args;
+	EXPECT_EQ(h.record.string(a[0]), "hello");
+	EXPECT_EQ(h.record.field<int32_t>(a[1]), -5);
+	EXPECT_EQ(h.record.string(a[2]), "okptest");
+	EXPECT_EQ(h.record.string(a[3]), "ello");
+	// The strings follow the fields, in argument order.
+	const uint32_t first = h.record.field<uint32_t>(a[0]);
+	EXPECT_EQ(first & 0xffff, h.record.header + h.definition->record_size);
+	EXPECT_EQ(first >> 16, 6u);
+	EXPECT_EQ(h.record.bytes.size(), h.record.header + h.definition->record_size + 6 + 8 + 5);
+}
+
+TEST(EventFetch, FaultsAreZeroAndEmptyStrings)
+{
+	FakeHit fake;
+	fake.registers[112] = 0xdead0000; // unmapped
+	Hit h = hit("n=+8(%di):u32 p=+0(+0(%di)):u64 s=+0(%di):string", fake);
+	const Argument *a = h.definition->args;
+	EXPECT_EQ(h.record.field<uint32_t>(a[0]), 0u);
+	EXPECT_EQ(h.record.field<uint64_t>(a[1]), 0u);
+	EXPECT_EQ(h.record.string(a[2]), "(fault)");
+}
+
+TEST(EventFetch, UserMemoryIsReadAsUserMemory)
+{
+	FakeHit fake;
+	fake.registers[104] = 0x4000;
+	fake.user_memory[0x4000] = cstring("/etc/passwd");
+	fake.memory[0x4000] = cstring("kernel side");
+	Hit h = hit("path=+u0(%si):string p2=+0(%si):ustring first=+u0(%si):u8", fake);
+	const Argument *a = h.definition->args;
+	EXPECT_EQ(h.record.string(a[0]), "/etc/passwd");
+	EXPECT_EQ(h.record.string(a[1]), "/etc/passwd");
+	EXPECT_EQ(h.record.field<uint8_t>(a[2]), '/');
+}
+
+TEST(EventFetch, BitfieldsArraysAndSymbolStrings)
+{
+	FakeHit fake;
+	fake.registers[112] = 0x5000;
+	fake.registers[80] = 0xffffffff81000003; // ax
+	fake.memory[0x5000] = raw<uint64_t>(0x0004000300020001ull | 0x3c);
+	fake.memory[0x6000] = cstring("one");
+	fake.memory[0x6100] = cstring("two");
+	auto strings = raw<uint64_t>(0x6000);
+	auto second = raw<uint64_t>(0x6100);
+	strings.insert(strings.end(), second.begin(), second.end());
+	fake.memory[0x7000] = strings;
+	fake.registers[104] = 0x7000;
+	Hit h = hit("bits=+0(%di):b4@2/32 words=+2(%di):u16[3] names=+0(%si):string[2] where=%ax:symstr", fake);
+	const Argument *a = h.definition->args;
+	EXPECT_EQ(h.record.field<uint32_t>(a[0]), 0xfu); // bits 2..5 of 0x3d
+	EXPECT_EQ(h.record.field<uint16_t>(a[1], 0), 2);
+	EXPECT_EQ(h.record.field<uint16_t>(a[1], 1), 3);
+	EXPECT_EQ(h.record.field<uint16_t>(a[1], 2), 4);
+	EXPECT_EQ(h.record.string(a[2], 0), "one");
+	EXPECT_EQ(h.record.string(a[2], 1), "two");
+	EXPECT_EQ(h.record.string(a[3]), "sym+0x3/0x10");
+}
+
+TEST(EventFetch, StringsNeverOverrunTheReservedSpace)
+{
+	FakeHit fake;
+	fake.registers[104] = 0x1000;
+	fake.memory[0x1000] = cstring(std::string(100, 'x'));
+	ParseContext context;
+	context.registers = x86::event_registers;
+	context.register_count = sizeof(x86::event_registers) / sizeof(x86::event_registers[0]);
+	auto d = std::make_unique<Definition>();
+	std::string text = "p f s=+0(%si):string";
+	ASSERT_TRUE(parse_line(text.data(), text.size(), context, *d).ok());
+	FetchEnvironment env = environment_of(fake);
+	EXPECT_EQ(dynamic_size(d->args, d->arg_count, env), 101u);
+	// The string grew between the measure and the store: 10 bytes reserved.
+	std::vector<uint8_t> record(4 + d->record_size + 10 + 16, 0xee);
+	store_arguments(d->args, d->arg_count, d->record_size, env, record.data(), record.data() + 4, 10);
+	uint32_t loc;
+	std::memcpy(&loc, record.data() + 4, 4);
+	EXPECT_EQ(loc >> 16, 10u);
+	EXPECT_EQ(record[4 + 4 + 9], 0); // cut, still NUL-terminated
+	for (size_t i = 4 + 4 + 10; i < record.size(); i++)
+		EXPECT_EQ(record[i], 0xee) << i;
+}
+
+} // namespace
+} // namespace okp::events

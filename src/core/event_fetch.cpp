@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+// Fetch programs at a hit: event_fetch.hpp says what and why.
+#include "event_fetch.hpp"
+
+namespace okp::events {
+
+namespace {
+
+// Where a step leaves the program: a value, or, when the store reads at
+// the last dereference's address instead of loading there, that address.
+struct Fetched {
+	uint64_t value = 0;
+	bool faulted = false;
+};
+
+bool is_string(Store store)
+{
+	return store == Store::string || store == Store::user_string || store == Store::symbol_string;
+}
+
+// Whether the store reads at the last dereference's address (memory, and
+// a plain string) rather than what it loads.
+bool stores_at_address(const Argument &argument)
+{
+	const Op last = argument.steps[argument.step_count - 1].op;
+	const bool dereference = last == Op::dereference || last == Op::user_dereference;
+	if (argument.store == Store::memory || argument.store == Store::user_memory)
+		return true;
+	return (argument.store == Store::string || argument.store == Store::user_string) && dereference &&
+	       argument.array == 0;
+}
+
+// Runs the steps, all but a last dereference the store reads at.
+Fetched run(const Argument &argument, const FetchEnvironment &env)
+{
+	Fetched fetched;
+	unsigned count = argument.step_count;
+	if (stores_at_address(argument))
+		count--;
+	for (unsigned i = 0; i < count && !fetched.faulted; i++) {
+		const FetchStep &step = argument.steps[i];
+		switch (step.op) {
+		case Op::register_value:
+			fetched.value = env.register_value(env.context, static_cast<unsigned>(step.value));
+			break;
+		case Op::argument:
+			fetched.value = env.argument(env.context, static_cast<unsigned>(step.value));
+			break;
+		case Op::stack_entry:
+			fetched.value = env.stack_entry(env.context, static_cast<unsigned>(step.value));
+			break;
+		case Op::stack_address:
+			fetched.value = env.stack_address(env.context);
+			break;
+		case Op::return_value:
+			fetched.value = env.return_value(env.context);
+			break;
+		case Op::comm:
+			fetched.value = reinterpret_cast<uintptr_t>(env.comm(env.context));
+			break;
+		case Op::immediate:
+		case Op::symbol_address: // the glue resolved it into value
+			fetched.value = static_cast<uint64_t>(step.value);
+			break;
+		case Op::immediate_string:
+			fetched.value = step.value; // the glue points it at the text
+			break;
+		case Op::dereference:
+		case Op::user_dereference: {
+			uint64_t loaded = 0;
+			fetched.faulted = !env.read(env.context, fetched.value + static_cast<uint64_t>(step.value),
+						    &loaded, sizeof(loaded), step.op == Op::user_dereference);
+			fetched.value = loaded;
+			break;
+		}
+		}
+	}
+	if (stores_at_address(argument) && !fetched.faulted)
+		fetched.value += static_cast<uint64_t>(argument.steps[argument.step_count - 1].value);
+	return fetched;
+}
+
+bool user_store(const Argument &argument)
+{
+	return argument.store == Store::user_memory || argument.store == Store::user_string;
+}
+
+// One string element's bytes (NUL included), 0 on a fault; to == nullptr:
+// only its length.
+size_t string_element(const Argument &argument, const FetchEnvironment &env, uint64_t address, char *to, size_t size)
+{
+	if (argument.store == Store::symbol_string)
+		return env.symbol_string(env.context, address, to, size);
+	size_t limit = size < max_string ? size : max_string;
+	return env.read_string(env.context, address, to, to ? limit : 0, user_store(argument));
+}
+
+// The element addresses of a string field: itself, or (an array of
+// strings) the pointers at base, base + 8, ...
+bool string_address(const Argument &argument, const FetchEnvironment &env, const Fetched &fetched, unsigned index,
+		    uint64_t &address)
+{
+	if (argument.array == 0) {
+		address = fetched.value;
+		return true;
+	}
+	// An array of strings: the last dereference loaded the first pointer;
+	// the others follow it in memory.
+	if (index == 0) {
+		address = fetched.value;
+		return true;
+	}
+	const FetchStep &last = argument.steps[argument.step_count - 1];
+	Argument shorter = argument;
+	shorter.step_count--;
+	shorter.store = Store::memory;
+	shorter.array = 0;
+	shorter.steps[shorter.step_count++] = FetchStep{last.op, {}, last.value};
+	Fetched base = run(shorter, env);
+	return !base.faulted && env.read(env.context, base.value + index * sizeof(uint64_t), &address, sizeof(address),
+					 last.op == Op::user_dereference);
+}
+
+void put_u32(uint8_t *to, uint32_t value)
+{
+	for (int i = 0; i < 4; i++)
+		to[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+void zero(uint8_t *to, size_t size)
+{
+	for (size_t i = 0; i < size; i++)
+		to[i] = 0;
+}
+
+// A bitfield: the bits [offset, offset + width) of the element, low.
+void extract_bits(const Argument &argument, uint8_t *element)
+{
+	uint64_t value = 0;
+	for (unsigned i = 0; i < argument.size; i++)
+		value |= static_cast<uint64_t>(element[i]) << (8 * i);
+	const unsigned bits = argument.size * 8u;
+	value <<= 64 - bits + (bits - argument.bit_width - argument.bit_offset);
+	value >>= 64 - argument.bit_width;
+	for (unsigned i = 0; i < argument.size; i++)
+		element[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+} // namespace
+
+size_t dynamic_size(const Argument *arguments, unsigned count, const FetchEnvironment &env)
+{
+	size_t total = 0;
+	for (unsigned a = 0; a < count; a++) {
+		const Argument &argument = arguments[a];
+		if (!is_string(argument.store))
+			continue;
+		Fetched fetched = run(argument, env);
+		unsigned elements = argument.array ? argument.array : 1;
+		for (unsigned i = 0; i < elements && !fetched.faulted; i++) {
+			uint64_t address;
+			if (string_address(argument, env, fetched, i, address))
+				total += string_element(argument, env, address, nullptr, 0);
+		}
+	}
+	return total;
+}
+
+void store_arguments(const Argument *arguments, unsigned count, uint32_t record_size, const FetchEnvironment &env,
+		     uint8_t *record, uint8_t *fields, size_t dynamic)
+{
+	uint8_t *strings = fields + record_size;
+	for (unsigned a = 0; a < count; a++) {
+		const Argument &argument = arguments[a];
+		uint8_t *field = fields + argument.offset;
+		const unsigned elements = argument.array ? argument.array : 1;
+		Fetched fetched = run(argument, env);
+		if (is_string(argument.store)) {
+			for (unsigned i = 0; i < elements; i++) {
+				uint64_t address;
+				size_t length = 0;
+				if (!fetched.faulted && string_address(argument, env, fetched, i, address) && dynamic)
+					length = string_element(argument, env, address,
+								reinterpret_cast<char *>(strings), dynamic);
+				if (length > dynamic)
+					length = 0;
+				const uint32_t offset = static_cast<uint32_t>(strings - record);
+				put_u32(field + 4 * i, static_cast<uint32_t>(length) << 16 | (offset & 0xffff));
+				strings += length;
+				dynamic -= length;
+			}
+			continue;
+		}
+		if (argument.store == Store::raw) {
+			for (unsigned i = 0; i < argument.size; i++)
+				field[i] = fetched.faulted ? 0 : static_cast<uint8_t>(fetched.value >> (8 * i));
+		} else if (fetched.faulted || !env.read(env.context, fetched.value, field, argument.size * elements,
+							user_store(argument))) {
+			zero(field, argument.size * elements);
+		}
+		if (argument.bit_width)
+			for (unsigned i = 0; i < elements; i++)
+				extract_bits(argument, field + argument.size * i);
+	}
+}
+
+} // namespace okp::events
