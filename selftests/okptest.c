@@ -280,6 +280,7 @@ static int clear_file(const char *path)
 }
 
 #define TRACING "/sys/kernel/tracing"
+#define OKPROBE_EVENTS TRACING "/okprobe_events"
 
 /* tracefs at its place, unless it is there (a machine's usually is). */
 static void mount_tracefs_if_needed(void)
@@ -1408,7 +1409,10 @@ static int clear_okptest_events(void)
 	char remove[128], *line;
 	int ret = read_file(KPROBE_EVENTS, events, sizeof(events));
 
-	for (line = strtok(ret ? NULL : events, "\n"); line;
+	/* No kprobe_events: nothing of okptest's there. */
+	if (ret)
+		return ret;
+	for (line = strtok(events, "\n"); line;
 	     line = strtok(NULL, "\n")) {
 		char *name = strstr(line, ":okptest/");
 
@@ -1680,6 +1684,66 @@ static int demo_step_show(void)
 	      !strstr(line, "[OPTIMIZED]"), "still optimized: '%s'", line);
 	say("# $ sysctl debug.kprobes_optimization=1");
 	CHECK(write_file(SYSCTL_OPTIMIZATION, "1") == 0, "writing the sysctl");
+	return 0;
+}
+
+#define DEMO_EVENT TRACING "/events/demo/read"
+
+/*
+ * An operator's session with okprobe_events: a probe on ksys_read with
+ * fetch arguments, its events from trace_pipe, a hist trigger's table
+ * (where the kernel has hist triggers), its hits, its removal.
+ */
+static int demo_step_events(void)
+{
+	static char text[8192];
+	char *line;
+	int fd, got, shown = 0;
+
+	if (!exists(OKPROBE_EVENTS))
+		return skip("this kernel has no okprobe_events (CONFIG_DYNAMIC_EVENTS)");
+	say("# $ echo 'p:demo/read ksys_read fd=$arg1 count=$arg3:u64 comm=$comm' >> %s",
+	    OKPROBE_EVENTS);
+	CHECK(write_file(OKPROBE_EVENTS,
+			 "p:demo/read ksys_read fd=$arg1 count=$arg3:u64 comm=$comm") == 0,
+	      "defining demo/read");
+	STEP(show(OKPROBE_EVENTS));
+	clear_file(TRACING "/trace");
+	say("# $ echo 1 > %s/enable", DEMO_EVENT);
+	CHECK(write_file(DEMO_EVENT "/enable", "1") == 0, "enabling demo/read");
+	if (exists(DEMO_EVENT "/hist")) {
+		say("# $ echo 'hist:keys=comm:vals=count:sort=count.descending' > %s/trigger",
+		    DEMO_EVENT);
+		CHECK(write_file(DEMO_EVENT "/trigger",
+				 "hist:keys=comm:vals=count:sort=count.descending") == 0,
+		      "a hist trigger on demo/read");
+	}
+	say("# (reading /proc/self/stat 200 times)");
+	read_proc_repeatedly(200);
+	say("# $ head -5 %s/trace_pipe", TRACING);
+	fd = open(TRACING "/trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	CHECK(fd >= 0, "opening trace_pipe: %s", strerror(errno));
+	got = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	CHECK(got > 0, "nothing in trace_pipe");
+	text[got] = '\0';
+	for (line = strtok(text, "\n"); line && shown < 5; line = strtok(NULL, "\n"))
+		if (strstr(line, " read: (")) {
+			say("#   %s", line);
+			shown++;
+		}
+	CHECK(shown == 5, "only %d demo/read events in trace_pipe", shown);
+	if (exists(DEMO_EVENT "/hist")) {
+		STEP(show(DEMO_EVENT "/hist"));
+		write_file(DEMO_EVENT "/trigger",
+			   "!hist:keys=comm:vals=count:sort=count.descending");
+	}
+	CHECK(write_file(DEMO_EVENT "/enable", "0") == 0, "disabling demo/read");
+	STEP(show(TRACING "/okprobe_profile"));
+	say("# $ echo '-:demo/read' >> %s", OKPROBE_EVENTS);
+	CHECK(write_file(OKPROBE_EVENTS, "-:demo/read") == 0, "removing demo/read");
+	CHECK(!exists(DEMO_EVENT), "events/demo/read is still there");
+	say("# (okprobe_events is empty again; events/demo/ is gone)");
 	return 0;
 }
 
@@ -3428,6 +3492,252 @@ static int kill_and_unload_steps(void)
 	return 0;
 }
 
+/* ---- okprobe_events: probes from the shell, hits as trace events ----- */
+
+#define EVENT_DIR TRACING "/events/okptest_ev"
+
+/*
+ * The values of name=N in the trace's lines of event (": event: ("), their
+ * count, and whether every one also had want (NULL: anything).
+ */
+static int traced_values(const char *event, const char *name, long *sum,
+			 const char *want, int *all_want)
+{
+	static char trace[1 << 18];
+	char needle[80], field[80], *line;
+	int count = 0;
+
+	*sum = 0;
+	*all_want = 1;
+	snprintf(needle, sizeof(needle), " %s: (", event);
+	snprintf(field, sizeof(field), " %s=", name);
+	if (read_file(TRACING "/trace", trace, sizeof(trace)))
+		return -1;
+	for (line = strtok(trace, "\n"); line; line = strtok(NULL, "\n")) {
+		char *value = strstr(line, field);
+
+		if (line[0] == '#' || !strstr(line, needle) || !value)
+			continue;
+		*sum += strtol(value + strlen(field), NULL, 0);
+		if (want && !strstr(line, want) && *all_want) {
+			*all_want = 0;
+			say("# not %s: %s", want, line);
+		}
+		count++;
+	}
+	return count;
+}
+
+/*
+ * event (okptest_ev/NAME) on, filtered to one child's RETURN_READS
+ * reads of 1..100 bytes: the events' count and the sum of name=.
+ */
+static int event_reads(const char *event, const char *name, long *sum,
+		       const char *want, int *all_want)
+{
+	char path[160], filter[64];
+	int go, ret, count;
+	pid_t child;
+
+	child = start_waiting_reader(&go, 0);
+	if (child <= 0)
+		return -1;
+	snprintf(filter, sizeof(filter), "common_pid == %d", child);
+	snprintf(path, sizeof(path), TRACING "/events/%s/filter", event);
+	ret = write_file(path, filter);
+	if (!ret)
+		ret = clear_file(TRACING "/trace");
+	snprintf(path, sizeof(path), TRACING "/events/%s/enable", event);
+	if (!ret)
+		ret = write_file(path, "1");
+	if (ret) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		return ret;
+	}
+	ret = finish_reader(child, go);
+	write_file(path, "0");
+	count = traced_values(strchr(event, '/') + 1, name, sum, want,
+			      all_want);
+	return ret ? -1 : count;
+}
+
+/* The error_log's last entry has text, and its caret under column. */
+static int error_logged(const char *text, int column)
+{
+	static char log[1 << 16];
+	char *entry, *caret;
+
+	if (read_file(TRACING "/error_log", log, sizeof(log)))
+		return 0;
+	entry = strstr(log, text);
+	if (!entry)
+		return 0;
+	while (strstr(entry + 1, text))
+		entry = strstr(entry + 1, text);
+	caret = strstr(entry, "  Command: ");
+	caret = caret ? strchr(caret, '\n') : NULL;
+	if (!caret)
+		return 0;
+	/* The caret line: the prefix's 11 columns, then column more. */
+	return strspn(caret + 1, " ") == (size_t)(11 + column) &&
+	       caret[1 + 11 + column] == '^';
+}
+
+/*
+ * A hist trigger on okptest_ev/read over the child's reads: one bucket of
+ * its 100 reads and their counts. Triggers see every hit, before the
+ * event's filter, so other tasks' buckets may be there too. Kernels
+ * without CONFIG_HIST_TRIGGERS (Debian's riscv64) have no hist file.
+ */
+static int events_hist_steps(void)
+{
+	const long reads_sum = RETURN_READS * (RETURN_READS + 1) / 2;
+	static char text[1 << 16];
+	char *entry_line;
+	int found = 0, all, ret;
+	long sum;
+
+	if (!exists(EVENT_DIR "/read/hist")) {
+		say("# no hist triggers in this kernel (CONFIG_HIST_TRIGGERS)");
+		return 0;
+	}
+	ret = write_file(EVENT_DIR "/read/trigger", "hist:keys=common_pid:vals=count");
+	CHECK(ret == 0, "a hist trigger on okptest_ev/read: %s", strerror(-ret));
+	event_reads("okptest_ev/read", "count", &sum, NULL, &all);
+	ret = read_file(EVENT_DIR "/read/hist", text, sizeof(text));
+	write_file(EVENT_DIR "/read/trigger", "!hist:keys=common_pid:vals=count");
+	CHECK(ret == 0, "reading okptest_ev/read's hist");
+	for (entry_line = strstr(text, "hitcount:"); entry_line;
+	     entry_line = strstr(entry_line + 9, "hitcount:")) {
+		char *counted = strstr(entry_line + 9, "count:");
+
+		if (strtol(entry_line + 9, NULL, 10) == RETURN_READS &&
+		    counted && strtol(counted + 6, NULL, 10) == reads_sum)
+			found = 1;
+	}
+	CHECK(found, "no bucket of %d hits and %ld in the hist trigger's table:\n%s",
+	      RETURN_READS, reads_sum, text);
+	return 0;
+}
+
+static int probe_events_steps(void)
+{
+	const long reads_sum = RETURN_READS * (RETURN_READS + 1) / 2;
+	char text[4096], comm[32], want[64];
+	long sum, kernel_sum;
+	int count, all, ret, returns;
+
+	STEP(load_okprobe(default_params));
+	if (!exists(OKPROBE_EVENTS) && !exists(TRACING "/dynamic_events")) {
+		STEP(unload_okprobe());
+		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
+	}
+	CHECK(exists(OKPROBE_EVENTS), "no %s", OKPROBE_EVENTS);
+	/* Written as a user would: a definition, read back canonical. */
+	ret = write_file(OKPROBE_EVENTS,
+			 "p:okptest_ev/read ksys_read fd=$arg1 count=$arg3:u64 comm=$comm\n");
+	CHECK(ret == 0, "defining an event: %s", strerror(-ret));
+	ret = write_file(OKPROBE_EVENTS, "r:okptest_ev/ret ksys_read ret=$retval:s64\n");
+	/* Return probes need the kernel's rethook (not the riscv 6.1 ones). */
+	returns = kallsyms_address("rethook_hook") != 0;
+	CHECK(returns ? ret == 0 : ret == -EOPNOTSUPP,
+	      "defining a return event: %s", strerror(-ret));
+	CHECK(read_file(OKPROBE_EVENTS, text, sizeof(text)) == 0,
+	      "reading okprobe_events");
+	CHECK(strstr(text, "p:okptest_ev/read ksys_read fd=$arg1 count=$arg3:u64 comm=$comm\n") &&
+	      (!returns || strstr(text, "r:okptest_ev/ret ksys_read ret=$retval:s64\n")),
+	      "okprobe_events reads back:\n%s", text);
+	CHECK(read_file(EVENT_DIR "/read/format", text, sizeof(text)) == 0,
+	      "no format file for okptest_ev/read");
+	CHECK(strstr(text, "field:u64 count;") &&
+	      strstr(text, "field:__data_loc char[] comm;") &&
+	      strstr(text, "print fmt:"),
+	      "okptest_ev/read's format:\n%s", text);
+	/* Every call of the child's 100 reads, with its arguments. */
+	CHECK(read_file("/proc/self/comm", comm, sizeof(comm)) == 0, "no comm");
+	comm[strcspn(comm, "\n")] = '\0';
+	snprintf(want, sizeof(want), "comm=\"%s\"", comm);
+	count = event_reads("okptest_ev/read", "count", &sum, want, &all);
+	say("# okptest_ev/read: %d events, counts adding up to %ld", count, sum);
+	CHECK(count == RETURN_READS && sum == reads_sum && all,
+	      "%d events of the child's %d reads, counts adding up to %ld (not %ld)%s",
+	      count, RETURN_READS, sum, reads_sum,
+	      all ? "" : ", not every one with the child's comm");
+	if (returns) {
+		count = event_reads("okptest_ev/ret", "ret", &sum, NULL, &all);
+		say("# okptest_ev/ret: %d events, return values adding up to %ld",
+		    count, sum);
+		CHECK(count == RETURN_READS && sum == reads_sum,
+		      "%d return events of %d reads, adding up to %ld (not %ld)",
+		      count, RETURN_READS, sum, reads_sum);
+	}
+	STEP(events_hist_steps());
+	/* The kernel's own event, same line, same workload. */
+	if (exists(KPROBE_EVENTS) &&
+	    write_file(KPROBE_EVENTS,
+		       "p:okptest/read ksys_read fd=$arg1 count=$arg3:u64 comm=$comm") == 0) {
+		count = event_reads("okptest/read", "count", &kernel_sum, NULL,
+				    &all);
+		clear_okptest_events();
+		CHECK(count == RETURN_READS && kernel_sum == reads_sum,
+		      "the kernel's kprobe event: %d events adding up to %ld",
+		      count, kernel_sum);
+		say("# the kernel's p:okptest/read, same line: %d events adding up to %ld",
+		    count, kernel_sum);
+	}
+	/* okprobe_profile: hits per event. */
+	CHECK(read_file(TRACING "/okprobe_profile", text, sizeof(text)) == 0 &&
+	      strstr(text, "read"), "okprobe_profile:\n%s", text);
+	/* Removal: refused while enabled (on both CPUs), then done. */
+	CHECK(write_file(EVENT_DIR "/read/enable", "1") == 0, "enabling again");
+	read_proc_repeatedly(ENTRY_READS);
+	ret = write_file(OKPROBE_EVENTS, "-:okptest_ev/read");
+	CHECK(ret == -EBUSY, "removing an enabled event: %s, not EBUSY",
+	      strerror(-ret));
+	CHECK(write_file(EVENT_DIR "/read/enable", "0") == 0, "disabling");
+	ret = write_file(OKPROBE_EVENTS, "-:okptest_ev/read");
+	CHECK(ret == 0, "removing a disabled event: %s", strerror(-ret));
+	CHECK(!exists(EVENT_DIR "/read"), "events/okptest_ev/read is still there");
+	/* Bad lines: their errno, and an error_log entry with its caret. */
+	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/bad ksys_read $retval");
+	CHECK(ret == -EINVAL && error_logged("okprobe_events: error: $retval is not available on probe", 27),
+	      "$retval in a p event: %s, error_log entry %s", strerror(-ret),
+	      error_logged("$retval", 27) ? "right" : "wrong or missing");
+	ret = write_file(OKPROBE_EVENTS, "p okptest_no_such_function");
+	CHECK(ret == -ENOENT && error_logged("Invalid probed address or symbol", 2),
+	      "an unknown symbol: %s", strerror(-ret));
+	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/x ksys_read +0(%nosuch)");
+	CHECK(ret == -EINVAL && error_logged("Invalid register name", 28),
+	      "an unknown register: %s", strerror(-ret));
+	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/read2 ksys_read");
+	CHECK(ret == 0, "defining okptest_ev/read2: %s", strerror(-ret));
+	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/read2 ksys_read");
+	CHECK(ret == -EEXIST, "a second okptest_ev/read2: %s", strerror(-ret));
+	/* ">": every event goes, and okprobe may leave. */
+	CHECK(clear_file(OKPROBE_EVENTS) == 0, "truncating okprobe_events");
+	CHECK(read_file(OKPROBE_EVENTS, text, sizeof(text)) == 0 && !text[0],
+	      "okprobe_events after >: %s", text);
+	CHECK(!exists(EVENT_DIR), "events/okptest_ev is still there");
+	return unload_okprobe();
+}
+
+static int test_probe_events(void)
+{
+	int ret;
+
+	mount_tracefs_if_needed();
+	ret = probe_events_steps();
+	if (ret && ret != RESULT_SKIP) {
+		write_file(EVENT_DIR "/read/enable", "0");
+		write_file(EVENT_DIR "/ret/enable", "0");
+		clear_file(OKPROBE_EVENTS);
+		clear_okptest_events();
+		unload_module("okprobe");
+	}
+	return ret;
+}
+
 /* Whether return_under_tracer() left a tracer on (a failure). */
 static int return_tracer_started;
 
@@ -4277,6 +4587,7 @@ OKPTEST(okprobe, entry_in_kernel, test_entry_in_kernel, SHORT, "in-kernel entry 
 OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0, under the function tracer, and with kernel.ftrace_enabled=0 (none through ftrace, all past the call site) and back")
 OKPTEST(okprobe, return_in_kernel, test_return_in_kernel, LONG, "in-kernel return probe tests alone (okprobe_selftest.ko return_only=1)")
 OKPTEST(okprobe, return_probe, test_return_probe, SHORT, "the sample client's return probe on ksys_read: return values as the kernel's r: event sees them, under the function and function graph tracers, readers killed inside, okprobe unloaded under sleeping readers, do_exit")
+OKPTEST(okprobe, probe_events, test_probe_events, SHORT, "okprobe_events: events defined from the shell on ksys_read (arguments, $comm, $retval) count a child's reads as the kernel's kprobe event does; filter, hist trigger, profile; removal refused while enabled; bad lines get their errno and an error_log caret; > removes all")
 OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
 OKPTEST(okprobe, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load: documented refusals, optimized, toggled, text restored")
 OKPTEST(okprobe, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the function tracer: kprobe_events refused on all its text, 6 * 10^5 hits exact, console clean")
@@ -4287,6 +4598,7 @@ OKPTEST(okprobe, kernel_log_clean, test_kernel_log_clean, SHORT, "nothing in the
 SUITE(demo)
 OKPTEST(demo, load, demo_step_load, SHORT, "load okprobe.ko and the sample client")
 OKPTEST(demo, show, demo_step_show, SHORT, "show the debugfs files; the probe goes [OPTIMIZED] and back with the sysctl")
+OKPTEST(demo, events, demo_step_events, SHORT, "okprobe_events: a probe with fetch arguments from the shell, its events from trace_pipe, a hist trigger's table, its removal")
 OKPTEST(demo, unload, demo_step_unload, SHORT, "unload both; nothing is left behind")
 
 /*
@@ -4344,7 +4656,7 @@ OKPTEST(storm, storm, test_storm, LONG, "a storm of probes over syscall-path ker
 static const char *const ftrace_tests[] = {
 	"load", "unload", "syscall_probe_under_load", "unload_while_optimized",
 	"enable_disable_switches", "entry_in_kernel", "entry_probe",
-	"return_in_kernel", "return_probe", "kprobe_events",
+	"return_in_kernel", "return_probe", "kprobe_events", "probe_events",
 	"traced_okprobe",
 	"kernel_log_clean",
 };
@@ -4356,6 +4668,11 @@ static const char *const ftrace_tests[] = {
 static const char *const return_tests[] = {
 	"load", "unload", "entry_probe", "return_in_kernel", "return_probe",
 	"kernel_log_clean",
+};
+
+/* okptest=events: okprobe_events' tests, for working on them. */
+static const char *const events_tests[] = {
+	"load", "unload", "probe_events", "kernel_log_clean",
 };
 
 /* Harness self-tests: make check expects these runs to FAIL. */
@@ -4403,11 +4720,12 @@ static int select_suite(const char *wanted)
 {
 	const int ftrace = !strcmp(wanted, "ftrace");
 	const int returns = !strcmp(wanted, "return");
+	const int events = !strcmp(wanted, "events");
 	struct __fixture_metadata *f;
 	char name[64];
 
 	snprintf(name, sizeof(name), "%s",
-		 ftrace || returns ? "okprobe" : wanted);
+		 ftrace || returns || events ? "okprobe" : wanted);
 	for (char *c = name; *c; c++)
 		if (*c == '-')
 			*c = '_';
@@ -4422,6 +4740,9 @@ static int select_suite(const char *wanted)
 			if (returns)
 				keep_tests(f, return_tests,
 					   ARRAY_SIZE(return_tests));
+			if (events)
+				keep_tests(f, events_tests,
+					   ARRAY_SIZE(events_tests));
 			return 0;
 		}
 	return -1;

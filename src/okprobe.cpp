@@ -26,3 +26,4 @@
 #include "core/hit_path.cpp"
 #include "probe_sources.inc"
 #include "core/probe_api.cpp"
+#include "core/events_api.cpp"

@@ -27,6 +27,12 @@ struct FakeHit {
 
 	bool read(uint64_t address, void *to, size_t size, bool user) const
 	{
+		// The host's own memory (a definition's immediate strings, the
+		// comm): user-space addresses of this test process.
+		if (!user && address >= 0x500000000000ull && address < 0x800000000000ull) {
+			std::memcpy(to, reinterpret_cast<const void *>(address), size);
+			return true;
+		}
 		for (const auto &[start, bytes] : user ? user_memory : memory)
 			if (address >= start && address + size <= start + bytes.size()) {
 				std::memcpy(to, bytes.data() + (address - start), size);
@@ -137,10 +143,9 @@ Hit hit(const std::string &line, FakeHit &fake, bool is_return = false)
 	EXPECT_TRUE(parsed.ok()) << text << ": " << error_text(parsed.error);
 	const Definition &d = *result.definition;
 	FetchEnvironment env = environment_of(fake);
-	size_t dynamic = dynamic_size(d.args, d.arg_count, env);
+	size_t dynamic = dynamic_size(d, env);
 	result.record.bytes.assign(result.record.header + d.record_size + dynamic, 0xee);
-	store_arguments(d.args, d.arg_count, d.record_size, env, result.record.bytes.data(),
-			result.record.bytes.data() + result.record.header, dynamic);
+	store_arguments(d, env, result.record.bytes.data(), result.record.bytes.data() + result.record.header, dynamic);
 	return result;
 }
 
@@ -225,6 +230,9 @@ TEST(EventFetch, BitfieldsArraysAndSymbolStrings)
 	strings.insert(strings.end(), second.begin(), second.end());
 	fake.memory[0x7000] = strings;
 	fake.registers[104] = 0x7000;
+	Hit i = hit("s=\\\"hi_there\" n=\\7", fake);
+	EXPECT_EQ(i.record.string(i.definition->args[0]), "hi_there");
+	EXPECT_EQ(i.record.field<uint64_t>(i.definition->args[1]), 7u);
 	Hit h = hit("bits=+0(%di):b4@2/32 words=+2(%di):u16[3] names=+0(%si):string[2] where=%ax:symstr", fake);
 	const Argument *a = h.definition->args;
 	EXPECT_EQ(h.record.field<uint32_t>(a[0]), 0xfu); // bits 2..5 of 0x3d
@@ -248,10 +256,10 @@ TEST(EventFetch, StringsNeverOverrunTheReservedSpace)
 	std::string text = "p f s=+0(%si):string";
 	ASSERT_TRUE(parse_line(text.data(), text.size(), context, *d).ok());
 	FetchEnvironment env = environment_of(fake);
-	EXPECT_EQ(dynamic_size(d->args, d->arg_count, env), 101u);
+	EXPECT_EQ(dynamic_size(*d, env), 101u);
 	// The string grew between the measure and the store: 10 bytes reserved.
 	std::vector<uint8_t> record(4 + d->record_size + 10 + 16, 0xee);
-	store_arguments(d->args, d->arg_count, d->record_size, env, record.data(), record.data() + 4, 10);
+	store_arguments(*d, env, record.data(), record.data() + 4, 10);
 	uint32_t loc;
 	std::memcpy(&loc, record.data() + 4, 4);
 	EXPECT_EQ(loc >> 16, 10u);

@@ -421,5 +421,16 @@ TEST(ProbeEvents, CanonicalFormParsesToItself)
 	}
 }
 
+TEST(ProbeEvents, PrintFormatIsTheKernelsShape)
+{
+	Parsed parsed = parse("p vfs_read a=%di:u32 b=%si s=+0(%dx):string c=%cx:s64 w=+0(%di):x16[2] f=%ax:symbol");
+	ASSERT_TRUE(parsed.result.ok());
+	char buffer[1024];
+	format_definition(*parsed.definition, buffer, sizeof(buffer));
+	print_format(*parsed.definition, buffer, sizeof(buffer));
+	EXPECT_STREQ(buffer, "\"(%lx) a=%u b=0x%Lx s=\\\"%s\\\" c=%Ld w={0x%x,0x%x} f=%pS\", REC->__probe_ip, REC->a, "
+			     "REC->b, __get_str(s), REC->c, REC->w[0], REC->w[1], REC->f");
+}
+
 } // namespace
 } // namespace okp::events

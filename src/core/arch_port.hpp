@@ -24,6 +24,10 @@
 
 namespace okp {
 
+namespace events {
+struct RegisterName;
+}
+
 struct Site;
 struct Detour;
 class RangeList;
@@ -32,6 +36,10 @@ class RangeList;
 constexpr size_t max_original_bytes = 16;
 
 namespace arch {
+
+// The names okprobe_events' %REG takes, with their pt_regs offsets
+// (arch/<arch>/event_registers.hpp), and how many.
+const events::RegisterName *event_registers(size_t *count);
 
 // ---- Lifecycle (the probe table's writer: probe mutex held, may sleep) ----
 

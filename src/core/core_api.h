@@ -9,6 +9,7 @@
 #define OKPROBE_CORE_API_H
 
 #include "core/core_entry.h"
+#include "core/events_entry.h"
 #include "core/glue_services.h"
 
 #endif /* OKPROBE_CORE_API_H */

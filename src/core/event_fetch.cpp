@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // Fetch programs at a hit: event_fetch.hpp says what and why.
 #include "event_fetch.hpp"
+#include "handler_path.hpp"
 
 namespace okp::events {
 
@@ -13,14 +14,14 @@ struct Fetched {
 	bool faulted = false;
 };
 
-bool is_string(Store store)
+OKP_HANDLER_PATH bool is_string(Store store)
 {
 	return store == Store::string || store == Store::user_string || store == Store::symbol_string;
 }
 
 // Whether the store reads at the last dereference's address (memory, and
 // a plain string) rather than what it loads.
-bool stores_at_address(const Argument &argument)
+OKP_HANDLER_PATH bool stores_at_address(const Argument &argument)
 {
 	const Op last = argument.steps[argument.step_count - 1].op;
 	const bool dereference = last == Op::dereference || last == Op::user_dereference;
@@ -31,7 +32,7 @@ bool stores_at_address(const Argument &argument)
 }
 
 // Runs the steps, all but a last dereference the store reads at.
-Fetched run(const Argument &argument, const FetchEnvironment &env)
+OKP_HANDLER_PATH Fetched run(const Definition &definition, const Argument &argument, const FetchEnvironment &env)
 {
 	Fetched fetched;
 	unsigned count = argument.step_count;
@@ -63,7 +64,7 @@ Fetched run(const Argument &argument, const FetchEnvironment &env)
 			fetched.value = static_cast<uint64_t>(step.value);
 			break;
 		case Op::immediate_string:
-			fetched.value = step.value; // the glue points it at the text
+			fetched.value = reinterpret_cast<uintptr_t>(definition.immediates + step.value);
 			break;
 		case Op::dereference:
 		case Op::user_dereference: {
@@ -80,14 +81,15 @@ Fetched run(const Argument &argument, const FetchEnvironment &env)
 	return fetched;
 }
 
-bool user_store(const Argument &argument)
+OKP_HANDLER_PATH bool user_store(const Argument &argument)
 {
 	return argument.store == Store::user_memory || argument.store == Store::user_string;
 }
 
 // One string element's bytes (NUL included), 0 on a fault; to == nullptr:
 // only its length.
-size_t string_element(const Argument &argument, const FetchEnvironment &env, uint64_t address, char *to, size_t size)
+OKP_HANDLER_PATH size_t string_element(const Argument &argument, const FetchEnvironment &env, uint64_t address,
+				       char *to, size_t size)
 {
 	if (argument.store == Store::symbol_string)
 		return env.symbol_string(env.context, address, to, size);
@@ -97,8 +99,9 @@ size_t string_element(const Argument &argument, const FetchEnvironment &env, uin
 
 // The element addresses of a string field: itself, or (an array of
 // strings) the pointers at base, base + 8, ...
-bool string_address(const Argument &argument, const FetchEnvironment &env, const Fetched &fetched, unsigned index,
-		    uint64_t &address)
+OKP_HANDLER_PATH bool string_address(const Definition &definition, const Argument &argument,
+				     const FetchEnvironment &env, const Fetched &fetched, unsigned index,
+				     uint64_t &address)
 {
 	if (argument.array == 0) {
 		address = fetched.value;
@@ -116,25 +119,25 @@ bool string_address(const Argument &argument, const FetchEnvironment &env, const
 	shorter.store = Store::memory;
 	shorter.array = 0;
 	shorter.steps[shorter.step_count++] = FetchStep{last.op, {}, last.value};
-	Fetched base = run(shorter, env);
+	Fetched base = run(definition, shorter, env);
 	return !base.faulted && env.read(env.context, base.value + index * sizeof(uint64_t), &address, sizeof(address),
 					 last.op == Op::user_dereference);
 }
 
-void put_u32(uint8_t *to, uint32_t value)
+OKP_HANDLER_PATH void put_u32(uint8_t *to, uint32_t value)
 {
 	for (int i = 0; i < 4; i++)
 		to[i] = static_cast<uint8_t>(value >> (8 * i));
 }
 
-void zero(uint8_t *to, size_t size)
+OKP_HANDLER_PATH void zero(uint8_t *to, size_t size)
 {
 	for (size_t i = 0; i < size; i++)
 		to[i] = 0;
 }
 
 // A bitfield: the bits [offset, offset + width) of the element, low.
-void extract_bits(const Argument &argument, uint8_t *element)
+OKP_HANDLER_PATH void extract_bits(const Argument &argument, uint8_t *element)
 {
 	uint64_t value = 0;
 	for (unsigned i = 0; i < argument.size; i++)
@@ -148,38 +151,39 @@ void extract_bits(const Argument &argument, uint8_t *element)
 
 } // namespace
 
-size_t dynamic_size(const Argument *arguments, unsigned count, const FetchEnvironment &env)
+OKP_HANDLER_PATH size_t dynamic_size(const Definition &definition, const FetchEnvironment &env)
 {
 	size_t total = 0;
-	for (unsigned a = 0; a < count; a++) {
-		const Argument &argument = arguments[a];
+	for (unsigned a = 0; a < definition.arg_count; a++) {
+		const Argument &argument = definition.args[a];
 		if (!is_string(argument.store))
 			continue;
-		Fetched fetched = run(argument, env);
+		Fetched fetched = run(definition, argument, env);
 		unsigned elements = argument.array ? argument.array : 1;
 		for (unsigned i = 0; i < elements && !fetched.faulted; i++) {
 			uint64_t address;
-			if (string_address(argument, env, fetched, i, address))
+			if (string_address(definition, argument, env, fetched, i, address))
 				total += string_element(argument, env, address, nullptr, 0);
 		}
 	}
 	return total;
 }
 
-void store_arguments(const Argument *arguments, unsigned count, uint32_t record_size, const FetchEnvironment &env,
-		     uint8_t *record, uint8_t *fields, size_t dynamic)
+OKP_HANDLER_PATH void store_arguments(const Definition &definition, const FetchEnvironment &env, uint8_t *record,
+				      uint8_t *fields, size_t dynamic)
 {
-	uint8_t *strings = fields + record_size;
-	for (unsigned a = 0; a < count; a++) {
-		const Argument &argument = arguments[a];
+	uint8_t *strings = fields + definition.record_size;
+	for (unsigned a = 0; a < definition.arg_count; a++) {
+		const Argument &argument = definition.args[a];
 		uint8_t *field = fields + argument.offset;
 		const unsigned elements = argument.array ? argument.array : 1;
-		Fetched fetched = run(argument, env);
+		Fetched fetched = run(definition, argument, env);
 		if (is_string(argument.store)) {
 			for (unsigned i = 0; i < elements; i++) {
 				uint64_t address;
 				size_t length = 0;
-				if (!fetched.faulted && string_address(argument, env, fetched, i, address) && dynamic)
+				if (!fetched.faulted &&
+				    string_address(definition, argument, env, fetched, i, address) && dynamic)
 					length = string_element(argument, env, address,
 								reinterpret_cast<char *>(strings), dynamic);
 				if (length > dynamic)

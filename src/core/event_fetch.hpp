@@ -41,14 +41,15 @@ struct FetchEnvironment {
 // MAX_STRING_SIZE is PATH_MAX).
 inline constexpr size_t max_string = 4096;
 
-// Bytes of strings the arguments will store at this hit, the kernel's
-// __get_data_size(): what to reserve after the fixed fields.
-size_t dynamic_size(const Argument *arguments, unsigned count, const FetchEnvironment &environment);
+// Bytes of strings the definition's arguments will store at this hit, the
+// kernel's __get_data_size(): what to reserve after the fixed fields.
+size_t dynamic_size(const Definition &definition, const FetchEnvironment &environment);
 
 // Stores every argument: fields at fields + offset, strings from
 // fields + record_size on, at most dynamic bytes of them; data_loc
 // offsets count from record (the entry's start, its header included).
-void store_arguments(const Argument *arguments, unsigned count, uint32_t record_size,
-		     const FetchEnvironment &environment, uint8_t *record, uint8_t *fields, size_t dynamic);
+// The definition's @SYM steps hold resolved addresses (their value).
+void store_arguments(const Definition &definition, const FetchEnvironment &environment, uint8_t *record,
+		     uint8_t *fields, size_t dynamic);
 
 } // namespace okp::events

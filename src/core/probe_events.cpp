@@ -318,6 +318,7 @@ void reset(Definition &out)
 	out.rest = Span{};
 	out.arg_count = 0;
 	out.record_size = 0;
+	out.immediates_length = 0;
 }
 
 ParseResult Parser::run(const char *text, size_t length)
@@ -789,7 +790,11 @@ ParseResult Parser::parse_fetch(Text arg, Argument &argument, int &last)
 			Text string = arg.from(2);
 			if (string.length == 0 || string[string.length - 1] != '"')
 				return invalid(Error::immediate_string_not_closed, column + 2 + string.length);
-			push(argument, last, Op::immediate_string, 0, string.first(string.length - 1));
+			Text text = string.first(string.length - 1);
+			push(argument, last, Op::immediate_string, out_.immediates_length, text);
+			for (size_t i = 0; i < text.length; i++)
+				out_.immediates[out_.immediates_length++] = text[i];
+			out_.immediates[out_.immediates_length++] = '\0';
 			return ParseResult{};
 		} else {
 			// str_to_immediate().
@@ -965,8 +970,22 @@ const char *error_text(Error error)
 		return "Line is too long (at most 4095 bytes)";
 	case Error::trailing_text:
 		return "Text after the dereference's closing brace";
+	case Error::registration_failed:
+		return "Failed to register probe event";
+	case Error::instruction_boundary:
+		return "Probe point is not an instruction boundary";
+	case Error::event_exists:
+		return "Given group/event name is already used by another event";
+	case Error::count:
+		break;
 	}
 	return "Unknown error";
+}
+
+size_t compact_size(const Definition &definition)
+{
+	return static_cast<size_t>(reinterpret_cast<const char *>(definition.args + definition.arg_count) -
+				   reinterpret_cast<const char *>(&definition));
 }
 
 ParseResult parse_line(const char *text, size_t length, const ParseContext &context, Definition &out)
@@ -1003,6 +1022,82 @@ size_t format_definition(const Definition &definition, char *buffer, size_t size
 		writer.put(argument.name);
 		writer.put('=');
 		writer.put(Text{definition.line + argument.body.start, argument.body.length});
+	}
+	return writer.finish();
+}
+
+namespace {
+
+bool single_string(const Argument &argument)
+{
+	return argument.array == 0 && (argument.store == Store::string || argument.store == Store::user_string ||
+				       argument.store == Store::symbol_string);
+}
+
+// An element's printf format (the kernel's PRINT_TYPE_FMT_NAME()).
+const char *element_format(const Argument &argument)
+{
+	const bool wide = argument.size == 8;
+	switch (argument.kind) {
+	case Kind::unsigned_integer:
+		return wide ? "%Lu" : "%u";
+	case Kind::signed_integer:
+		return wide ? "%Ld" : "%d";
+	case Kind::symbol:
+		return "%pS";
+	case Kind::hex:
+		return wide ? "0x%Lx" : "0x%x";
+	default:
+		return "0x%x"; // an array of strings: their __data_loc words
+	}
+}
+
+} // namespace
+
+size_t print_format(const Definition &definition, char *buffer, size_t size)
+{
+	Writer writer(buffer, size);
+	writer.put("\"(%lx)");
+	for (unsigned i = 0; i < definition.arg_count; i++) {
+		const Argument &argument = definition.args[i];
+		writer.put(' ');
+		writer.put(argument.name);
+		writer.put('=');
+		if (single_string(argument)) {
+			writer.put("\\\"%s\\\"");
+			continue;
+		}
+		if (!argument.array) {
+			writer.put(element_format(argument));
+			continue;
+		}
+		writer.put('{');
+		for (unsigned e = 0; e < argument.array; e++) {
+			if (e)
+				writer.put(',');
+			writer.put(element_format(argument));
+		}
+		writer.put('}');
+	}
+	writer.put("\", REC->__probe_ip");
+	for (unsigned i = 0; i < definition.arg_count; i++) {
+		const Argument &argument = definition.args[i];
+		if (single_string(argument)) {
+			writer.put(", __get_str(");
+			writer.put(argument.name);
+			writer.put(')');
+		} else if (!argument.array) {
+			writer.put(", REC->");
+			writer.put(argument.name);
+		} else {
+			for (unsigned e = 0; e < argument.array; e++) {
+				writer.put(", REC->");
+				writer.put(argument.name);
+				writer.put('[');
+				writer.number(e);
+				writer.put(']');
+			}
+		}
 	}
 	return writer.finish();
 }

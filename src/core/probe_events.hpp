@@ -93,6 +93,11 @@ enum class Error : uint8_t {
 	event_too_big,
 	line_too_long,
 	trailing_text, // after a dereference's closing brace
+	// What the events layer finds once the line parsed.
+	registration_failed,
+	instruction_boundary,
+	event_exists,
+	count, // not an error: how many there are
 };
 
 // The line error_log shows for error.
@@ -170,8 +175,18 @@ struct Definition {
 	Span rest;
 	uint16_t arg_count = 0;
 	uint32_t record_size = 0; // bytes of every argument's field
+	// The immediate strings (\"STR\"), NUL-terminated: an immediate_string
+	// step's value is its offset here.
+	uint16_t immediates_length = 0;
+	char immediates[max_line] = {};
+	// Last: a definition can be copied without its unused arguments
+	// (compact_size()).
 	Argument args[max_args];
 };
+
+// The bytes of definition up to its last argument: a copy of that many
+// is the same definition.
+size_t compact_size(const Definition &definition);
 
 // A register's name after % and its byte offset in the arch's pt_regs.
 struct RegisterName {
@@ -210,6 +225,11 @@ ParseResult parse_line(const char *text, size_t length, const ParseContext &cont
 // form ("p:GRP/EVENT SYM+OFFS NAME=FETCHARG ..."), NUL-terminated. The
 // length it needs (without the NUL), even when it did not fit.
 size_t format_definition(const Definition &definition, char *buffer, size_t size);
+
+// The event's print fmt for its format file, as the kernel's
+// __set_print_fmt() writes one: "\"(%lx) a=0x%Lx s=\\\"%s\\\"\", REC->__probe_ip,
+// REC->a, __get_str(s)". The length it needs, as format_definition().
+size_t print_format(const Definition &definition, char *buffer, size_t size);
 
 // One entry of error_log, as the kernel's tracing_log_err() shows one:
 //   [   12.345678] LOCATION: error: TEXT

@@ -23,6 +23,8 @@ struct okp_kernel_symbols {
 	unsigned long _sinittext;
 	unsigned long _einittext;
 	unsigned long text_mutex;
+	/* The tracing core's; okprobe_events needs it, nothing else does. */
+	unsigned long event_mutex;
 };
 
 extern struct okp_kernel_symbols okp_ksyms;
@@ -65,6 +67,10 @@ void okp_return_probes_exit(void);
 /* Whether probe is an okretprobe's kp; its okretprobe's nmissed. */
 bool okp_return_probe_of(const struct okprobe *probe);
 unsigned long okp_return_missed_of(const struct okprobe *probe);
+
+/* src/kernel/probe_events.c: /sys/kernel/tracing/okprobe_events. */
+int okp_probe_events_init(void);
+void okp_probe_events_exit(void);
 
 int okp_sysctl_init(void);
 void okp_sysctl_exit(void);

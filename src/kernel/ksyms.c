@@ -43,6 +43,7 @@ static struct okp_symbol_request okp_data_table[] = {
 	OKP_REQUIRED(_sinittext),
 	OKP_REQUIRED(_einittext),
 	OKP_REQUIRED(text_mutex),
+	{ "event_mutex", &okp_ksyms.event_mutex, 0 },
 	OKP_ARCH_DATA_SYMBOLS(OKP_ARCH_DATA_REQUEST)
 };
 

@@ -69,11 +69,16 @@ static int __init okp_init(void)
 	ret = okp_debugfs_init();
 	if (ret)
 		goto fail_return_probes;
+	ret = okp_probe_events_init();
+	if (ret)
+		goto fail_debugfs;
 	pr_info("loaded: %lu blacklisted ranges, %ld core exception entries, optimization %s\n",
 		okp_core_blacklist_count(), okp_exception_table_entries(),
 		okp_core_optimization_enabled() ? "on" : "off");
 	return 0;
 
+fail_debugfs:
+	okp_debugfs_exit();
 fail_return_probes:
 	okp_return_probes_exit();
 fail_probes:
@@ -90,6 +95,7 @@ fail_core:
 
 static void __exit okp_exit(void)
 {
+	okp_probe_events_exit();
 	okp_debugfs_exit();
 	okp_return_probes_exit();
 	okp_probes_exit();

@@ -28,6 +28,7 @@
 #include <linux/module.h>
 #include <linux/rethook.h>
 #include <linux/static_call.h>
+#include <linux/tracefs.h>
 #include <asm/set_memory.h>
 
 #include "compat.h"
@@ -42,6 +43,10 @@ unsigned long ftrace_location_range(unsigned long start, unsigned long end);
 #ifndef CONFIG_KPROBES
 void wait_for_kprobe_optimizer(void);
 #endif
+/* kernel/trace/trace.h's, which no module sees: error_log's writer. */
+struct trace_array;
+void tracing_log_err(struct trace_array *tr, const char *loc, const char *cmd,
+		     const char **errs, u8 type, u16 pos);
 
 #define OKP_RESOLVED_FUNCTION(name, function, required)		\
 	DECLARE_STATIC_CALL(okp_##name, function)

@@ -39,6 +39,10 @@ OKP_RESOLVED_FUNCTION(rethook_add_node, rethook_add_node,
 #endif
 /* Absent without CONFIG_OPTPROBES. */
 OKP_RESOLVED_FUNCTION(wait_for_kprobe_optimizer, wait_for_kprobe_optimizer, 0);
+/* okprobe_events: its files in tracefs, its entries in error_log. */
+OKP_RESOLVED_FUNCTION(tracefs_create_file, tracefs_create_file, 0);
+OKP_RESOLVED_FUNCTION(tracefs_remove, tracefs_remove, 0);
+OKP_RESOLVED_FUNCTION(tracing_log_err, tracing_log_err, 0);
 
 /* The arch's own (arch/<arch>/arch_resolved_functions.h). */
 #include "arch_resolved_functions.h"

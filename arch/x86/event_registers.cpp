@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0
+// x86's register names for okprobe_events (core/arch_port.hpp).
+#include "core/arch_port.hpp"
+#include "x86/event_registers.hpp"
+
+namespace okp::arch {
+
+const events::RegisterName *event_registers(size_t *count)
+{
+	*count = sizeof(x86::event_registers) / sizeof(x86::event_registers[0]);
+	return x86::event_registers;
+}
+
+} // namespace okp::arch

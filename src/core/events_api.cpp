@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+// okprobe_events as the C glue sees it (events_entry.h): the grammar and
+// the fetch programs over C types.
+#include "core/arch_port.hpp"
+#include "core/event_fetch.hpp"
+#include "core/events_entry.h"
+#include "core/handler_path.hpp"
+#include "core/probe_events.hpp"
+
+using namespace okp::events;
+
+namespace {
+
+Definition &definition_of(struct okp_event_definition *event)
+{
+	return *reinterpret_cast<Definition *>(event);
+}
+
+const Definition &definition_of(const struct okp_event_definition *event)
+{
+	return *reinterpret_cast<const Definition *>(event);
+}
+
+enum okp_event_place (*glue_place)(const struct okp_event_place_query *query);
+
+Place ask_glue(void *, const Definition &definition)
+{
+	const okp_event_place_query query{definition.line + definition.symbol.start, definition.symbol.length,
+					  definition.offset};
+	switch (glue_place(&query)) {
+	case OKP_EVENT_FUNCTION_ENTRY:
+		return Place::function_entry;
+	case OKP_EVENT_INSIDE_FUNCTION:
+		return Place::inside_function;
+	case OKP_EVENT_UNKNOWN_SYMBOL:
+		return Place::unknown_symbol;
+	case OKP_EVENT_NOT_UNIQUE:
+		return Place::not_unique;
+	}
+	return Place::unknown_symbol;
+}
+
+constexpr unsigned error_count = static_cast<unsigned>(Error::count);
+const char *error_texts[error_count];
+
+// The field type trace_define_field() wants: the kernel's fmttype.
+void type_name(const Argument &argument, char *to, size_t size)
+{
+	const char *base;
+	char number[8] = "";
+	if (argument.store == Store::string || argument.store == Store::user_string ||
+	    argument.store == Store::symbol_string) {
+		base = argument.array ? "__data_loc char[]" : "__data_loc char[]";
+	} else {
+		static const char *const unsigned_names[] = {"", "u8", "u16", "", "u32", "", "", "", "u64"};
+		static const char *const signed_names[] = {"", "s8", "s16", "", "s32", "", "", "", "s64"};
+		base = argument.kind == Kind::signed_integer ? signed_names[argument.size]
+							     : unsigned_names[argument.size];
+	}
+	size_t used = 0;
+	for (; base[used] && used + 1 < size; used++)
+		to[used] = base[used];
+	if (argument.array && !(argument.store == Store::string || argument.store == Store::user_string ||
+				argument.store == Store::symbol_string)) {
+		unsigned n = argument.array, digits = 0;
+		char reversed[4];
+		do {
+			reversed[digits++] = static_cast<char>('0' + n % 10);
+			n /= 10;
+		} while (n);
+		size_t k = 0;
+		number[k++] = '[';
+		while (digits)
+			number[k++] = reversed[--digits];
+		number[k++] = ']';
+		number[k] = '\0';
+		for (size_t i = 0; number[i] && used + 1 < size; i++)
+			to[used++] = number[i];
+	}
+	to[used] = '\0';
+}
+
+// The hit's environment, through the glue's C functions.
+OKP_HANDLER_PATH uint64_t register_value(void *c, unsigned offset)
+{
+	auto *env = static_cast<const okp_event_environment *>(c);
+	return env->register_value(env->context, offset);
+}
+OKP_HANDLER_PATH uint64_t argument(void *c, unsigned index)
+{
+	auto *env = static_cast<const okp_event_environment *>(c);
+	return env->argument(env->context, index);
+}
+OKP_HANDLER_PATH uint64_t stack_entry(void *c, unsigned index)
+{
+	auto *env = static_cast<const okp_event_environment *>(c);
+	return env->stack_entry(env->context, index);
+}
+OKP_HANDLER_PATH uint64_t stack_address(void *c)
+{
+	auto *env = static_cast<const okp_event_environment *>(c);
+	return env->stack_address(env->context);
+}
+OKP_HANDLER_PATH uint64_t return_value(void *c)
+{
+	auto *env = static_cast<const okp_event_environment *>(c);
+	return env->return_value(env->context);
+}
+OKP_HANDLER_PATH const char *comm(void *c)
+{
+	auto *env = static_cast<const okp_event_environment *>(c);
+	return env->comm(env->context);
+}
+OKP_HANDLER_PATH bool read(void *c, uint64_t address, void *to, size_t size, bool user)
+{
+	auto *env = static_cast<const okp_event_environment *>(c);
+	return env->read(env->context, address, to, size, user) != 0;
+}
+OKP_HANDLER_PATH size_t read_string(void *c, uint64_t address, char *to, size_t size, bool user)
+{
+	auto *env = static_cast<const okp_event_environment *>(c);
+	return env->read_string(env->context, address, to, size, user);
+}
+OKP_HANDLER_PATH size_t symbol_string(void *c, uint64_t address, char *to, size_t size)
+{
+	auto *env = static_cast<const okp_event_environment *>(c);
+	return env->symbol_string(env->context, address, to, size);
+}
+
+OKP_HANDLER_PATH FetchEnvironment environment_of(const okp_event_environment *env)
+{
+	FetchEnvironment fetch;
+	fetch.context = const_cast<okp_event_environment *>(env);
+	fetch.register_value = register_value;
+	fetch.argument = argument;
+	fetch.stack_entry = stack_entry;
+	fetch.stack_address = stack_address;
+	fetch.return_value = return_value;
+	fetch.comm = comm;
+	fetch.read = read;
+	fetch.read_string = read_string;
+	fetch.symbol_string = symbol_string;
+	return fetch;
+}
+
+} // namespace
+
+extern "C" unsigned long okp_core_event_size(void)
+{
+	return sizeof(Definition);
+}
+
+extern "C" unsigned long okp_core_event_compact_size(const struct okp_event_definition *event)
+{
+	return compact_size(definition_of(event));
+}
+
+extern "C" int okp_core_event_parse(struct okp_event_definition *event, const char *line, unsigned long length,
+				    enum okp_event_place (*place)(const struct okp_event_place_query *query),
+				    struct okp_event_error *error)
+{
+	ParseContext context;
+	context.registers = okp::arch::event_registers(&context.register_count);
+	// Under the glue's events mutex: one parse at a time.
+	glue_place = place;
+	if (place)
+		context.place = ask_glue;
+	const ParseResult result = parse_line(line, length, context, definition_of(event));
+	error->index = static_cast<unsigned>(result.error);
+	error->column = result.column;
+	return -result.error_number;
+}
+
+extern "C" const char **okp_core_event_error_texts(void)
+{
+	for (unsigned i = 0; i < error_count; i++)
+		error_texts[i] = error_text(static_cast<Error>(i));
+	return error_texts;
+}
+
+extern "C" unsigned int okp_core_event_glue_error(enum okp_event_glue_error error)
+{
+	switch (error) {
+	case OKP_EVENT_ERROR_REGISTRATION:
+		return static_cast<unsigned>(Error::registration_failed);
+	case OKP_EVENT_ERROR_INSTRUCTION_BOUNDARY:
+		return static_cast<unsigned>(Error::instruction_boundary);
+	case OKP_EVENT_ERROR_BAD_PLACE:
+		return static_cast<unsigned>(Error::bad_probe_address);
+	case OKP_EVENT_ERROR_EXISTS:
+		return static_cast<unsigned>(Error::event_exists);
+	case OKP_EVENT_ERROR_BAD_MEMORY:
+		return static_cast<unsigned>(Error::bad_memory_address);
+	}
+	return static_cast<unsigned>(Error::registration_failed);
+}
+
+extern "C" void okp_core_event_summary(const struct okp_event_definition *event, struct okp_event_summary *summary)
+{
+	const Definition &d = definition_of(event);
+	summary->command = d.command == Command::probe	  ? OKP_EVENT_PROBE
+			   : d.command == Command::remove ? OKP_EVENT_REMOVE
+							  : OKP_EVENT_EMPTY;
+	summary->line = d.line;
+	summary->group = d.group;
+	summary->event = d.event;
+	summary->is_return = d.is_return;
+	summary->maxactive = d.maxactive;
+	summary->has_address = d.has_address;
+	summary->address = d.address;
+	summary->symbol = d.line + d.symbol.start;
+	summary->symbol_length = d.symbol.length;
+	summary->offset = d.offset;
+	summary->rest = d.line + d.rest.start;
+	summary->rest_length = d.rest.length;
+	summary->arg_count = d.arg_count;
+	summary->record_size = d.record_size;
+}
+
+extern "C" void okp_core_event_field(const struct okp_event_definition *event, unsigned int index,
+				     struct okp_event_field *field)
+{
+	const Argument &argument = definition_of(event).args[index];
+	type_name(argument, field->type, sizeof(field->type));
+	field->name = argument.name;
+	field->offset = argument.offset;
+	field->element_size = argument.size;
+	field->count = argument.array;
+	field->size = argument.size * (argument.array ? argument.array : 1u);
+	field->is_signed = argument.kind == Kind::signed_integer;
+	switch (argument.kind) {
+	case Kind::unsigned_integer:
+		field->kind = OKP_FIELD_UNSIGNED;
+		break;
+	case Kind::signed_integer:
+		field->kind = OKP_FIELD_SIGNED;
+		break;
+	case Kind::hex:
+		field->kind = OKP_FIELD_HEX;
+		break;
+	case Kind::symbol:
+		field->kind = OKP_FIELD_SYMBOL;
+		break;
+	default:
+		field->kind = OKP_FIELD_STRING;
+		break;
+	}
+}
+
+// The n-th symbol_address step, in argument then step order.
+static FetchStep *nth_symbol(Definition &d, unsigned n)
+{
+	for (unsigned a = 0; a < d.arg_count; a++)
+		for (unsigned s = 0; s < d.args[a].step_count; s++)
+			if (d.args[a].steps[s].op == Op::symbol_address && n-- == 0)
+				return &d.args[a].steps[s];
+	return nullptr;
+}
+
+extern "C" int okp_core_event_symbol(const struct okp_event_definition *event, unsigned int n, const char **name,
+				     unsigned long *length)
+{
+	Definition &d = const_cast<Definition &>(definition_of(event));
+	const FetchStep *step = nth_symbol(d, n);
+	if (!step)
+		return 0;
+	*name = d.line + step->text.start;
+	*length = step->text.length;
+	return 1;
+}
+
+extern "C" void okp_core_event_set_symbol(struct okp_event_definition *event, unsigned int n, unsigned long address)
+{
+	FetchStep *step = nth_symbol(definition_of(event), n);
+	if (step) {
+		// From here on the step is the address itself.
+		step->op = Op::immediate;
+		step->value += static_cast<int64_t>(address);
+	}
+}
+
+extern "C" unsigned long okp_core_event_format(const struct okp_event_definition *event, char *buffer,
+					       unsigned long size)
+{
+	return format_definition(definition_of(event), buffer, size);
+}
+
+extern "C" unsigned long okp_core_event_print_fmt(const struct okp_event_definition *event, char *buffer,
+						  unsigned long size)
+{
+	return print_format(definition_of(event), buffer, size);
+}
+
+extern "C" OKP_HANDLER_PATH unsigned long okp_core_event_dynamic_size(const struct okp_event_definition *event,
+								      const struct okp_event_environment *environment)
+{
+	return dynamic_size(definition_of(event), environment_of(environment));
+}
+
+extern "C" OKP_HANDLER_PATH void okp_core_event_store(const struct okp_event_definition *event,
+						      const struct okp_event_environment *environment, void *record,
+						      void *fields, unsigned long dynamic)
+{
+	store_arguments(definition_of(event), environment_of(environment), static_cast<uint8_t *>(record),
+			static_cast<uint8_t *>(fields), dynamic);
+}

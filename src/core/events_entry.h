@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * okprobe_events' entry points into the C++ core (src/core/events_api.cpp):
+ * the kprobe_events grammar (probe_events.hpp) and the fetch programs at a
+ * hit (event_fetch.hpp), for the glue in src/kernel/probe_events.c. Plain
+ * C types only, as in core_entry.h.
+ */
+#ifndef OKPROBE_EVENTS_ENTRY_H
+#define OKPROBE_EVENTS_ENTRY_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A parsed line (okp::events::Definition), opaque: the glue allocates it. */
+struct okp_event_definition;
+
+/* Bytes to allocate for parsing into; bytes of a parsed one's copy. */
+unsigned long okp_core_event_size(void);
+unsigned long okp_core_event_compact_size(const struct okp_event_definition *event);
+
+/* What the kernel says of a probe place (okp::events::Place). */
+enum okp_event_place {
+	OKP_EVENT_FUNCTION_ENTRY,
+	OKP_EVENT_INSIDE_FUNCTION,
+	OKP_EVENT_UNKNOWN_SYMBOL,
+	OKP_EVENT_NOT_UNIQUE,
+};
+
+/* The place the glue is asked about: a symbol (not NUL-terminated). */
+struct okp_event_place_query {
+	const char *symbol;
+	unsigned long symbol_length;
+	unsigned int offset;
+};
+
+/* Why a line was refused: error_log's text and caret column. */
+struct okp_event_error {
+	unsigned int index;	/* into okp_core_event_error_texts() */
+	unsigned int column;	/* in the normalized line */
+};
+
+/*
+ * Parses a line into event; 0 or -errno, and on error *error. place
+ * answers for a symbol (NULL: every place is an entry).
+ */
+int okp_core_event_parse(struct okp_event_definition *event, const char *line,
+			 unsigned long length,
+			 enum okp_event_place (*place)(const struct okp_event_place_query *query),
+			 struct okp_event_error *error);
+/* Every error text, indexed by okp_event_error.index (tracing_log_err). */
+const char **okp_core_event_error_texts(void);
+
+/* What the glue finds after a line parsed, as error text indexes. */
+enum okp_event_glue_error {
+	OKP_EVENT_ERROR_REGISTRATION,	/* the probe was refused */
+	OKP_EVENT_ERROR_INSTRUCTION_BOUNDARY,
+	OKP_EVENT_ERROR_BAD_PLACE,	/* no such symbol */
+	OKP_EVENT_ERROR_EXISTS,		/* GROUP/EVENT is taken */
+	OKP_EVENT_ERROR_BAD_MEMORY,	/* an @SYM that is not there */
+};
+unsigned int okp_core_event_glue_error(enum okp_event_glue_error error);
+
+enum okp_event_command {
+	OKP_EVENT_EMPTY,
+	OKP_EVENT_PROBE,
+	OKP_EVENT_REMOVE,
+};
+
+/* A parsed line's parts; strings point into event. */
+struct okp_event_summary {
+	enum okp_event_command command;
+	const char *line;		/* normalized, NUL-terminated */
+	const char *group;		/* "" in a removal: any */
+	const char *event;		/* "" in a removal: every one */
+	int is_return;
+	unsigned int maxactive;
+	int has_address;
+	unsigned long address;
+	const char *symbol;		/* not NUL-terminated */
+	unsigned long symbol_length;
+	unsigned int offset;
+	const char *rest;		/* a removal's other words */
+	unsigned long rest_length;
+	unsigned int arg_count;
+	unsigned int record_size;	/* bytes of the fixed fields */
+};
+
+void okp_core_event_summary(const struct okp_event_definition *event,
+			    struct okp_event_summary *summary);
+
+/* How a field shows (okp::events::Kind). */
+enum okp_event_field_kind {
+	OKP_FIELD_UNSIGNED,
+	OKP_FIELD_SIGNED,
+	OKP_FIELD_HEX,
+	OKP_FIELD_SYMBOL,
+	OKP_FIELD_STRING,
+};
+
+/* Field index, as trace_define_field() and the output want it. */
+struct okp_event_field {
+	char type[32];		/* "u32", "s8[4]", "__data_loc char[]" */
+	const char *name;
+	unsigned int offset;	/* in the fixed fields */
+	unsigned int size;	/* of the whole field */
+	unsigned int element_size;
+	unsigned int count;	/* elements; 0: a scalar */
+	int is_signed;
+	enum okp_event_field_kind kind;
+};
+
+void okp_core_event_field(const struct okp_event_definition *event,
+			  unsigned int index, struct okp_event_field *field);
+
+/*
+ * The n-th @SYM of the arguments, to resolve: its name (not
+ * NUL-terminated); 0 past the last. okp_core_event_set_symbol gives its
+ * address (the offset written after it is added).
+ */
+int okp_core_event_symbol(const struct okp_event_definition *event,
+			  unsigned int n, const char **name,
+			  unsigned long *length);
+void okp_core_event_set_symbol(struct okp_event_definition *event,
+			       unsigned int n, unsigned long address);
+
+/* The canonical line (okprobe_events read), NUL-terminated; its length. */
+unsigned long okp_core_event_format(const struct okp_event_definition *event,
+				    char *buffer, unsigned long size);
+/*
+ * The format file's print fmt: "\"(%lx) a=0x%Lx\", REC->__probe_ip, REC->a",
+ * for fields after header (the ip at REC->__probe_ip); its length.
+ */
+unsigned long okp_core_event_print_fmt(const struct okp_event_definition *event,
+				       char *buffer, unsigned long size);
+
+/* What a hit offers the fetch programs (okp::events::FetchEnvironment). */
+struct okp_event_environment {
+	void *context;
+	unsigned long (*register_value)(void *context, unsigned int offset);
+	unsigned long (*argument)(void *context, unsigned int index);
+	unsigned long (*stack_entry)(void *context, unsigned int index);
+	unsigned long (*stack_address)(void *context);
+	unsigned long (*return_value)(void *context);
+	const char *(*comm)(void *context);
+	int (*read)(void *context, unsigned long address, void *to,
+		    unsigned long size, int user);
+	unsigned long (*read_string)(void *context, unsigned long address,
+				     char *to, unsigned long size, int user);
+	unsigned long (*symbol_string)(void *context, unsigned long address,
+				       char *to, unsigned long size);
+};
+
+/* At a hit: the bytes of strings to reserve, then the store. */
+unsigned long okp_core_event_dynamic_size(const struct okp_event_definition *event,
+					  const struct okp_event_environment *environment);
+void okp_core_event_store(const struct okp_event_definition *event,
+			  const struct okp_event_environment *environment,
+			  void *record, void *fields, unsigned long dynamic);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OKPROBE_EVENTS_ENTRY_H */

@@ -1,0 +1,908 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okprobe_events: probes defined from the shell whose hits are trace events.
+ *
+ * /sys/kernel/tracing/okprobe_events takes the kernel's kprobe_events
+ * grammar (parsed by the C++ core, src/core/probe_events.cpp). Each "p" or
+ * "r" line registers an okprobe (or okretprobe), disabled, and a trace
+ * event events/GROUP/EVENT/ made the way the kernel makes its kprobe and
+ * synthetic events: a trace_event_call of okprobe's whose class registers
+ * it with the tracing core (trace_add_event_call) and whose reg callback
+ * arms the probe when the event is enabled in any trace instance. A hit
+ * runs the arguments' fetch programs into a ring buffer entry
+ * (trace_event_buffer_reserve/commit), so filters, triggers, hist triggers,
+ * trace-cmd and perf's tracepoint readers see an ordinary event.
+ * "-:[GROUP/]EVENT" removes one (EBUSY while enabled, as the kernel's); a
+ * write opened with O_TRUNC (">") removes them all first. A refused line
+ * fails the write with its errno and puts an entry into the kernel's own
+ * /sys/kernel/tracing/error_log, caret and all.
+ * /sys/kernel/tracing/okprobe_profile counts hits and misses per event, as
+ * kprobe_profile does.
+ *
+ * Locks, outermost first: okp_events_mutex (this file's list and every
+ * write), the tracing core's event_mutex (its callbacks here run under
+ * it), okprobe's return and probe mutexes (okprobe_register and friends).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kallsyms.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/rculist.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/trace_events.h>
+#include <linux/tracefs.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <okprobe.h>
+
+#include "core/core_api.h"
+#include "glue.h"
+#include "resolved_calls.h"
+
+/* The most a write may hold: whole lines, many at once. */
+#define OKP_EVENTS_WRITE_MAX (1024 * 1024)
+/* The longest line okprobe_events reads back, with its newline. */
+#define OKP_EVENT_LINE_MAX 8192
+
+/* An instance (trace_array) the event is enabled in. */
+struct okp_event_link {
+	struct list_head list;
+	struct trace_event_file *file;
+};
+
+struct okp_trace_event {
+	struct list_head list;		/* okp_events, okp_events_mutex */
+	struct trace_event_class class;
+	struct trace_event_call call;
+	int is_return;
+	struct okprobe probe;
+	struct okretprobe rp;
+	/* The instances it is enabled in: RCU, written under event_mutex. */
+	struct list_head links;
+	unsigned int enabled;
+	unsigned int arg_count;
+	unsigned int record_size;	/* bytes of the fixed fields */
+	atomic_long_t hits;
+	char *symbol;			/* probe.symbol_name's storage */
+	char (*field_types)[32];	/* trace_define_field keeps the pointers */
+	struct okp_event_definition *definition;
+	char group[64];
+	char name[64];
+};
+
+/* Every ring buffer entry: the tracing header, where the probe hit. */
+struct okp_event_entry {
+	struct trace_entry ent;
+	unsigned long ip;
+};
+
+static LIST_HEAD(okp_events);
+static DEFINE_MUTEX(okp_events_mutex);
+/* Parsing room (a Definition is 40 KB), under okp_events_mutex. */
+static struct okp_event_definition *okp_parsed;
+static char *okp_event_line;
+static struct dentry *okp_events_dentry, *okp_profile_dentry;
+
+/* The tracing core's event_mutex: neither exported nor declared to modules. */
+static struct mutex *okp_event_mutex(void)
+{
+	return (struct mutex *)okp_ksyms.event_mutex;
+}
+
+/* ---- The hit: fetch programs into a ring buffer entry ---------------- */
+
+static unsigned long notrace okp_fetch_register(void *regs, unsigned int offset)
+{
+	return regs_get_register(regs, offset);
+}
+NOKPROBE_SYMBOL(okp_fetch_register);
+
+static unsigned long notrace okp_fetch_argument(void *regs, unsigned int n)
+{
+	return regs_get_kernel_argument(regs, n);
+}
+NOKPROBE_SYMBOL(okp_fetch_argument);
+
+/*
+ * regs_get_kernel_stack_nth(), which riscv does not export: the n-th word
+ * above the stack pointer, 0 past the task's stack or on a fault.
+ */
+static unsigned long notrace okp_fetch_stack_entry(void *regs, unsigned int n)
+{
+	unsigned long sp = kernel_stack_pointer(regs);
+	unsigned long address = sp + n * sizeof(unsigned long), value;
+
+	if ((address & ~(THREAD_SIZE - 1)) != (sp & ~(THREAD_SIZE - 1)) ||
+	    copy_from_kernel_nofault(&value, (void *)address, sizeof(value)))
+		return 0;
+	return value;
+}
+NOKPROBE_SYMBOL(okp_fetch_stack_entry);
+
+static unsigned long notrace okp_fetch_stack_address(void *regs)
+{
+	return kernel_stack_pointer(regs);
+}
+NOKPROBE_SYMBOL(okp_fetch_stack_address);
+
+static unsigned long notrace okp_fetch_return_value(void *regs)
+{
+	return regs_return_value(regs);
+}
+NOKPROBE_SYMBOL(okp_fetch_return_value);
+
+static const char *notrace okp_fetch_comm(void *regs)
+{
+	return current->comm;
+}
+NOKPROBE_SYMBOL(okp_fetch_comm);
+
+static int notrace okp_fetch_read(void *regs, unsigned long address, void *to,
+				  unsigned long size, int user)
+{
+	if (user)
+		return !copy_from_user_nofault(to, (const void __user *)address,
+					       size);
+	return !copy_from_kernel_nofault(to, (const void *)address, size);
+}
+NOKPROBE_SYMBOL(okp_fetch_read);
+
+/*
+ * The string at address into to (size bytes at most, the last one then
+ * made the NUL), or only its length with size 0: its length with the NUL,
+ * 0 on a fault. Byte by byte, as the kernel's fetch_store_strlen(): 6.1
+ * exports no string copy that is safe from a probe.
+ */
+static unsigned long notrace okp_fetch_read_string(void *regs,
+						   unsigned long address,
+						   char *to, unsigned long size,
+						   int user)
+{
+	unsigned long length = 0, limit = size ? size : PATH_MAX;
+	char c;
+
+	do {
+		if (okp_fetch_read(regs, address + length, &c, 1, user) != 1)
+			return 0;
+		if (size)
+			to[length] = length + 1 < size ? c : '\0';
+		length++;
+	} while (c && length < limit);
+	return length;
+}
+NOKPROBE_SYMBOL(okp_fetch_read_string);
+
+static unsigned long notrace okp_fetch_symbol_string(void *regs,
+						     unsigned long address,
+						     char *to,
+						     unsigned long size)
+{
+	if (!size)
+		return KSYM_SYMBOL_LEN;
+	if (size < KSYM_SYMBOL_LEN)
+		return 0;
+	return sprint_symbol(to, address) + 1;
+}
+NOKPROBE_SYMBOL(okp_fetch_symbol_string);
+
+static void notrace okp_event_trace(struct okp_trace_event *event,
+				    struct trace_event_file *file,
+				    const struct okp_event_environment *env,
+				    struct pt_regs *regs, unsigned long ip)
+{
+	struct trace_event_buffer buffer;
+	struct okp_event_entry *entry;
+	unsigned long dynamic, fixed;
+
+	if (trace_trigger_soft_disabled(file))
+		return;
+	fixed = sizeof(*entry) + event->record_size;
+	dynamic = okp_core_event_dynamic_size(event->definition, env);
+	entry = trace_event_buffer_reserve(&buffer, file, fixed + dynamic);
+	if (!entry)
+		return;
+	buffer.regs = regs;
+	entry->ip = ip;
+	okp_core_event_store(event->definition, env, entry, entry + 1, dynamic);
+	trace_event_buffer_commit(&buffer);
+}
+NOKPROBE_SYMBOL(okp_event_trace);
+
+/* A hit of the event's probe: an entry in every instance it is on in. */
+static void notrace okp_event_hit(struct okp_trace_event *event,
+				  struct pt_regs *regs, unsigned long ip)
+{
+	const struct okp_event_environment env = {
+		.context = regs,
+		.register_value = okp_fetch_register,
+		.argument = okp_fetch_argument,
+		.stack_entry = okp_fetch_stack_entry,
+		.stack_address = okp_fetch_stack_address,
+		.return_value = okp_fetch_return_value,
+		.comm = okp_fetch_comm,
+		.read = okp_fetch_read,
+		.read_string = okp_fetch_read_string,
+		.symbol_string = okp_fetch_symbol_string,
+	};
+	struct okp_event_link *link;
+
+	atomic_long_inc(&event->hits);
+	/* Handlers run with preemption off: an RCU-sched reader. */
+	list_for_each_entry_rcu(link, &event->links, list)
+		okp_event_trace(event, link->file, &env, regs, ip);
+}
+NOKPROBE_SYMBOL(okp_event_hit);
+
+static int notrace okp_event_pre_handler(struct okprobe *probe,
+					 struct pt_regs *regs)
+{
+	struct okp_trace_event *event =
+		container_of(probe, struct okp_trace_event, probe);
+
+	okp_event_hit(event, regs, (unsigned long)probe->addr);
+	return 0;
+}
+NOKPROBE_SYMBOL(okp_event_pre_handler);
+
+/* An r event's ip is where the function returned to. */
+static int notrace okp_event_return_handler(struct okretprobe_instance *ri,
+					    struct pt_regs *regs)
+{
+	struct okp_trace_event *event =
+		container_of(ri->rp, struct okp_trace_event, rp);
+
+	okp_event_hit(event, regs, ri->ret_addr);
+	return 0;
+}
+NOKPROBE_SYMBOL(okp_event_return_handler);
+
+/* ---- The tracing core's callbacks (event_mutex held) ------------------ */
+
+static int okp_event_enable(struct okp_trace_event *event,
+			    struct trace_event_file *file)
+{
+	struct okp_event_link *link = kmalloc(sizeof(*link), GFP_KERNEL);
+	int ret = 0;
+
+	if (!link)
+		return -ENOMEM;
+	link->file = file;
+	list_add_tail_rcu(&link->list, &event->links);
+	if (event->enabled++ == 0)
+		ret = event->is_return ? okretprobe_enable(&event->rp) :
+					 okprobe_enable(&event->probe);
+	if (ret) {
+		event->enabled--;
+		list_del_rcu(&link->list);
+		synchronize_rcu();
+		kfree(link);
+	}
+	return ret;
+}
+
+static void okp_event_disable(struct okp_trace_event *event,
+			      struct trace_event_file *file)
+{
+	struct okp_event_link *link, *found = NULL;
+
+	list_for_each_entry(link, &event->links, list)
+		if (link->file == file)
+			found = link;
+	if (WARN_ON_ONCE(!found))
+		return;
+	list_del_rcu(&found->list);
+	if (--event->enabled == 0) {
+		if (event->is_return)
+			okretprobe_disable(&event->rp);
+		else
+			okprobe_disable(&event->probe);
+	}
+	/* No hit still writes to the file's buffer once this returns. */
+	synchronize_rcu();
+	kfree(found);
+}
+
+static int okp_event_reg(struct trace_event_call *call, enum trace_reg type,
+			 void *data)
+{
+	struct okp_trace_event *event = call->data;
+
+	switch (type) {
+	case TRACE_REG_REGISTER:
+		return okp_event_enable(event, data);
+	case TRACE_REG_UNREGISTER:
+		okp_event_disable(event, data);
+		return 0;
+#ifdef CONFIG_PERF_EVENTS
+	case TRACE_REG_PERF_REGISTER:
+		/* perf's own buffers are not filled: say so. */
+		return -EOPNOTSUPP;
+#endif
+	default:
+		return 0;
+	}
+}
+
+static int okp_event_define_fields(struct trace_event_call *call)
+{
+	struct okp_trace_event *event = call->data;
+	struct okp_event_field field;
+	unsigned int i;
+	int ret;
+
+	ret = trace_define_field(call, "unsigned long", "__probe_ip",
+				 offsetof(struct okp_event_entry, ip),
+				 sizeof(unsigned long), 0, FILTER_OTHER);
+	for (i = 0; !ret && i < event->arg_count; i++) {
+		okp_core_event_field(event->definition, i, &field);
+		strscpy(event->field_types[i], field.type,
+			sizeof(event->field_types[i]));
+		ret = trace_define_field(call, event->field_types[i],
+					 field.name,
+					 sizeof(struct okp_event_entry) +
+						 field.offset,
+					 field.size, field.is_signed,
+					 FILTER_OTHER);
+	}
+	return ret;
+}
+
+static struct trace_event_fields okp_event_fields_array[] = {
+	{ .type = TRACE_FUNCTION_TYPE,
+	  .define_fields = okp_event_define_fields },
+	{}
+};
+
+/* One element of a field, as the kernel's kprobe events print it. */
+static void okp_event_print_element(struct trace_seq *s,
+				    const struct okp_event_entry *entry,
+				    const u8 *at,
+				    const struct okp_event_field *field)
+{
+	u64 value = 0;
+	u32 location;
+
+	if (field->kind == OKP_FIELD_STRING) {
+		memcpy(&location, at, sizeof(location));
+		if (!(location >> 16))
+			trace_seq_puts(s, "(fault)");
+		else
+			trace_seq_printf(s, "\"%s\"",
+					 (const char *)entry + (location & 0xffff));
+		return;
+	}
+	memcpy(&value, at, field->element_size);
+	switch (field->kind) {
+	case OKP_FIELD_UNSIGNED:
+		trace_seq_printf(s, "%llu", value);
+		break;
+	case OKP_FIELD_SIGNED: {
+		int shift = 64 - 8 * field->element_size;
+
+		trace_seq_printf(s, "%lld", (s64)(value << shift) >> shift);
+		break;
+	}
+	case OKP_FIELD_SYMBOL:
+		trace_seq_printf(s, "%pS", (void *)(unsigned long)value);
+		break;
+	default:
+		trace_seq_printf(s, "0x%llx", value);
+		break;
+	}
+}
+
+static enum print_line_t okp_event_print(struct trace_iterator *iter,
+					 int flags,
+					 struct trace_event *trace_event)
+{
+	struct okp_trace_event *event =
+		container_of(trace_event, struct okp_trace_event, call.event);
+	const struct okp_event_entry *entry = (void *)iter->ent;
+	const u8 *fields = (const u8 *)(entry + 1);
+	struct trace_seq *s = &iter->seq;
+	struct okp_event_field field;
+	unsigned int i, e, elements;
+
+	trace_seq_printf(s, "%s: (%pS)", event->name, (void *)entry->ip);
+	for (i = 0; i < event->arg_count; i++) {
+		okp_core_event_field(event->definition, i, &field);
+		trace_seq_printf(s, " %s=", field.name);
+		elements = field.count ? field.count : 1;
+		if (field.count)
+			trace_seq_putc(s, '{');
+		for (e = 0; e < elements; e++) {
+			if (e)
+				trace_seq_putc(s, ',');
+			okp_event_print_element(s, entry,
+						fields + field.offset +
+							e * field.element_size,
+						&field);
+		}
+		if (field.count)
+			trace_seq_putc(s, '}');
+	}
+	trace_seq_putc(s, '\n');
+	return trace_handle_return(s);
+}
+
+static struct trace_event_functions okp_event_functions = {
+	.trace = okp_event_print,
+};
+
+/* ---- Lines: make and remove events (okp_events_mutex held) ------------- */
+
+static void okp_event_log(const char *line, unsigned int index,
+			  unsigned int column)
+{
+	if (okp_resolved(tracing_log_err))
+		okp_call(tracing_log_err)(NULL, "okprobe_events", line,
+					  okp_core_event_error_texts(), index,
+					  column);
+	else
+		pr_info_ratelimited("okprobe_events: %s: %s\n", line,
+				    okp_core_event_error_texts()[index]);
+}
+
+static enum okp_event_place okp_event_place(const struct okp_event_place_query *query)
+{
+	char name[KSYM_NAME_LEN];
+
+	if (query->symbol_length >= sizeof(name))
+		return OKP_EVENT_UNKNOWN_SYMBOL;
+	memcpy(name, query->symbol, query->symbol_length);
+	name[query->symbol_length] = '\0';
+	/* A module's symbol: its module may come later; registration says. */
+	if (!strchr(name, ':') && !okp_ksyms_lookup(name))
+		return OKP_EVENT_UNKNOWN_SYMBOL;
+	return query->offset ? OKP_EVENT_INSIDE_FUNCTION :
+			       OKP_EVENT_FUNCTION_ENTRY;
+}
+
+static void okp_event_free(struct okp_trace_event *event)
+{
+	kfree(event->call.print_fmt);
+	kvfree(event->definition);
+	kfree(event->field_types);
+	kfree(event->symbol);
+	kfree(event);
+}
+
+/* Resolves the arguments' @SYM; 0, or -ENOENT with the log entry made. */
+static int okp_event_resolve_symbols(struct okp_trace_event *event,
+				     const char *line)
+{
+	char name[KSYM_NAME_LEN];
+	unsigned long length, address;
+	const char *symbol;
+
+	while (okp_core_event_symbol(event->definition, 0, &symbol, &length)) {
+		address = 0;
+		if (length < sizeof(name)) {
+			memcpy(name, symbol, length);
+			name[length] = '\0';
+			address = okp_ksyms_lookup(name);
+		}
+		if (!address) {
+			okp_event_log(line, okp_core_event_glue_error(OKP_EVENT_ERROR_BAD_MEMORY),
+				      symbol - line);
+			return -ENOENT;
+		}
+		okp_core_event_set_symbol(event->definition, 0, address);
+	}
+	return 0;
+}
+
+static int okp_event_register_probe(struct okp_trace_event *event,
+				    const struct okp_event_summary *line)
+{
+	struct okprobe *probe = event->is_return ? &event->rp.kp : &event->probe;
+	int ret;
+
+	if (line->has_address) {
+		probe->addr = (void *)line->address;
+	} else {
+		event->symbol = kmemdup_nul(line->symbol, line->symbol_length,
+					    GFP_KERNEL);
+		if (!event->symbol)
+			return -ENOMEM;
+		probe->symbol_name = event->symbol;
+		probe->offset = line->offset;
+	}
+	probe->flags = OKPROBE_FLAG_DISABLED;
+	if (event->is_return) {
+		event->rp.handler = okp_event_return_handler;
+		event->rp.maxactive = line->maxactive;
+		ret = okretprobe_register(&event->rp);
+	} else {
+		probe->pre_handler = okp_event_pre_handler;
+		ret = okprobe_register(probe);
+	}
+	if (ret) {
+		enum okp_event_glue_error why =
+			ret == -EILSEQ ? OKP_EVENT_ERROR_INSTRUCTION_BOUNDARY :
+			ret == -ENOENT ? OKP_EVENT_ERROR_BAD_PLACE :
+					 OKP_EVENT_ERROR_REGISTRATION;
+
+		okp_event_log(line->line, okp_core_event_glue_error(why),
+			      line->symbol - line->line);
+	}
+	return ret;
+}
+
+static int okp_event_add_call(struct okp_trace_event *event)
+{
+	struct trace_event_call *call = &event->call;
+	unsigned long length;
+	int ret;
+
+	length = okp_core_event_print_fmt(event->definition, NULL, 0) + 1;
+	call->print_fmt = kmalloc(length, GFP_KERNEL);
+	if (!call->print_fmt)
+		return -ENOMEM;
+	okp_core_event_print_fmt(event->definition, call->print_fmt, length);
+	event->class.system = event->group;
+	event->class.fields_array = okp_event_fields_array;
+	event->class.reg = okp_event_reg;
+	INIT_LIST_HEAD(&event->class.fields);
+	call->class = &event->class;
+	call->name = event->name;
+	call->event.funcs = &okp_event_functions;
+	call->flags = TRACE_EVENT_FL_DYNAMIC;
+	call->data = event;
+	if (!register_trace_event(&call->event))
+		return -ENODEV;
+	/* trace_add_event_call() wants the tracing core's event_mutex. */
+	mutex_lock(okp_event_mutex());
+	ret = trace_add_event_call(call);
+	mutex_unlock(okp_event_mutex());
+	if (ret)
+		unregister_trace_event(&call->event);
+	return ret;
+}
+
+static struct okp_trace_event *okp_event_find(const char *group,
+					      const char *name)
+{
+	struct okp_trace_event *event;
+
+	list_for_each_entry(event, &okp_events, list)
+		if (!strcmp(event->group, group) && !strcmp(event->name, name))
+			return event;
+	return NULL;
+}
+
+static int okp_event_create(const struct okp_event_summary *line)
+{
+	unsigned long size = okp_core_event_compact_size(okp_parsed);
+	struct okp_trace_event *event;
+	int ret;
+
+	if (okp_event_find(line->group, line->event)) {
+		okp_event_log(line->line,
+			      okp_core_event_glue_error(OKP_EVENT_ERROR_EXISTS), 0);
+		return -EEXIST;
+	}
+	event = kzalloc(sizeof(*event), GFP_KERNEL);
+	if (!event)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&event->links);
+	atomic_long_set(&event->hits, 0);
+	event->is_return = line->is_return;
+	event->arg_count = line->arg_count;
+	event->record_size = line->record_size;
+	strscpy(event->group, line->group, sizeof(event->group));
+	strscpy(event->name, line->event, sizeof(event->name));
+	event->definition = kvmalloc(size, GFP_KERNEL);
+	event->field_types = kcalloc(max(line->arg_count, 1U),
+				     sizeof(*event->field_types), GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!event->definition || !event->field_types)
+		goto free;
+	memcpy(event->definition, okp_parsed, size);
+	ret = okp_event_resolve_symbols(event, line->line);
+	if (ret)
+		goto free;
+	/* Until its events are removed, okprobe stays (the calls are ours). */
+	ret = -ENODEV;
+	if (!try_module_get(THIS_MODULE))
+		goto free;
+	ret = okp_event_register_probe(event, line);
+	if (ret)
+		goto put;
+	ret = okp_event_add_call(event);
+	if (ret) {
+		okp_event_log(line->line,
+			      okp_core_event_glue_error(OKP_EVENT_ERROR_REGISTRATION),
+			      0);
+		goto unregister;
+	}
+	list_add_tail(&event->list, &okp_events);
+	return 0;
+
+unregister:
+	if (event->is_return)
+		okretprobe_unregister(&event->rp);
+	else
+		okprobe_unregister(&event->probe);
+put:
+	module_put(THIS_MODULE);
+free:
+	okp_event_free(event);
+	return ret;
+}
+
+/* Enabled, or an event file of it open (trace_event_dyn_busy()). */
+static bool okp_event_busy(struct okp_trace_event *event)
+{
+	return event->enabled || atomic_read(&event->call.refcnt);
+}
+
+/* Removes an event that is not busy; 0 or the tracing core's errno. */
+static int okp_event_remove(struct okp_trace_event *event)
+{
+	int ret;
+
+	mutex_lock(okp_event_mutex());
+	ret = trace_remove_event_call(&event->call);
+	mutex_unlock(okp_event_mutex());
+	if (ret)
+		return ret;
+	list_del(&event->list);
+	if (event->is_return)
+		okretprobe_unregister(&event->rp);
+	else
+		okprobe_unregister(&event->probe);
+	okp_event_free(event);
+	module_put(THIS_MODULE);
+	return 0;
+}
+
+/* Whether the event's canonical line, after its name, starts with rest. */
+static bool okp_event_matches(struct okp_trace_event *event, const char *rest,
+			      unsigned long length)
+{
+	const char *tail;
+	unsigned long used;
+
+	if (!length)
+		return true;
+	okp_core_event_format(event->definition, okp_event_line,
+			      OKP_EVENT_LINE_MAX);
+	tail = strchr(okp_event_line, ' ');
+	if (!tail)
+		return false;
+	tail++;
+	used = strlen(tail);
+	return used >= length && !memcmp(tail, rest, length) &&
+	       (tail[length] == ' ' || tail[length] == '\0');
+}
+
+/* -:[GROUP/][EVENT] [SYM [ARGS]]: every event it names. */
+static int okp_event_remove_named(const struct okp_event_summary *line)
+{
+	struct okp_trace_event *event, *next;
+	int found = 0, ret = 0;
+
+	list_for_each_entry_safe(event, next, &okp_events, list) {
+		if ((line->group[0] && strcmp(event->group, line->group)) ||
+		    (line->event[0] && strcmp(event->name, line->event)) ||
+		    !okp_event_matches(event, line->rest, line->rest_length))
+			continue;
+		found++;
+		ret = okp_event_busy(event) ? -EBUSY : okp_event_remove(event);
+		if (ret)
+			break;
+	}
+	return found ? ret : -ENOENT;
+}
+
+static int okp_event_run_line(const char *text, unsigned long length)
+{
+	struct okp_event_summary line;
+	struct okp_event_error error;
+	int ret;
+
+	ret = okp_core_event_parse(okp_parsed, text, length, okp_event_place,
+				   &error);
+	okp_core_event_summary(okp_parsed, &line);
+	if (ret) {
+		okp_event_log(line.line, error.index, error.column);
+		return ret;
+	}
+	switch (line.command) {
+	case OKP_EVENT_PROBE:
+		return okp_event_create(&line);
+	case OKP_EVENT_REMOVE:
+		return okp_event_remove_named(&line);
+	default:
+		return 0;
+	}
+}
+
+/* Removes every event, or none when one is busy (the kernel's rule). */
+static int okp_events_release_all(void)
+{
+	struct okp_trace_event *event, *next;
+	int ret;
+
+	list_for_each_entry(event, &okp_events, list)
+		if (okp_event_busy(event))
+			return -EBUSY;
+	list_for_each_entry_safe(event, next, &okp_events, list) {
+		ret = okp_event_remove(event);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- tracefs: okprobe_events and okprobe_profile ---------------------- */
+
+static void *okp_events_start(struct seq_file *m, loff_t *pos)
+{
+	mutex_lock(&okp_events_mutex);
+	return seq_list_start(&okp_events, *pos);
+}
+
+static void *okp_events_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	return seq_list_next(v, &okp_events, pos);
+}
+
+static void okp_events_stop(struct seq_file *m, void *v)
+{
+	mutex_unlock(&okp_events_mutex);
+}
+
+static int okp_events_show(struct seq_file *m, void *v)
+{
+	struct okp_trace_event *event =
+		list_entry(v, struct okp_trace_event, list);
+
+	okp_core_event_format(event->definition, okp_event_line,
+			      OKP_EVENT_LINE_MAX);
+	seq_printf(m, "%s\n", okp_event_line);
+	return 0;
+}
+
+static const struct seq_operations okp_events_seq_ops = {
+	.start = okp_events_start,
+	.next = okp_events_next,
+	.stop = okp_events_stop,
+	.show = okp_events_show,
+};
+
+static int okp_events_open(struct inode *inode, struct file *file)
+{
+	int ret;
+
+	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC)) {
+		mutex_lock(&okp_events_mutex);
+		ret = okp_events_release_all();
+		mutex_unlock(&okp_events_mutex);
+		if (ret)
+			return ret;
+	}
+	return seq_open(file, &okp_events_seq_ops);
+}
+
+static ssize_t okp_events_write(struct file *file, const char __user *from,
+				size_t count, loff_t *ppos)
+{
+	char *text, *line, *end;
+	int ret = 0;
+
+	if (count > OKP_EVENTS_WRITE_MAX)
+		return -E2BIG;
+	text = vmemdup_user(from, count);
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	mutex_lock(&okp_events_mutex);
+	for (line = text; !ret && line < text + count; line = end + 1) {
+		end = memchr(line, '\n', text + count - line);
+		if (!end)
+			end = text + count;
+		ret = okp_event_run_line(line, end - line);
+	}
+	mutex_unlock(&okp_events_mutex);
+	kvfree(text);
+	return ret ? ret : count;
+}
+
+static const struct file_operations okp_events_fops = {
+	.owner = THIS_MODULE,
+	.open = okp_events_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = seq_release,
+	.write = okp_events_write,
+};
+
+static int okp_profile_show(struct seq_file *m, void *v)
+{
+	struct okp_trace_event *event =
+		list_entry(v, struct okp_trace_event, list);
+	unsigned long missed = event->is_return ?
+		event->rp.nmissed + event->rp.kp.nmissed : event->probe.nmissed;
+
+	seq_printf(m, "  %-44s %15lu %15lu\n", event->name,
+		   atomic_long_read(&event->hits), missed);
+	return 0;
+}
+
+static const struct seq_operations okp_profile_seq_ops = {
+	.start = okp_events_start,
+	.next = okp_events_next,
+	.stop = okp_events_stop,
+	.show = okp_profile_show,
+};
+
+static int okp_profile_open(struct inode *inode, struct file *file)
+{
+	return seq_open(file, &okp_profile_seq_ops);
+}
+
+static const struct file_operations okp_profile_fops = {
+	.owner = THIS_MODULE,
+	.open = okp_profile_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = seq_release,
+};
+
+int okp_probe_events_init(void)
+{
+	/* Open event files hold dynamic events, which removal must respect. */
+	if (!IS_ENABLED(CONFIG_DYNAMIC_EVENTS)) {
+		pr_info("no CONFIG_DYNAMIC_EVENTS: /sys/kernel/tracing/okprobe_events is not there\n");
+		return 0;
+	}
+	okp_parsed = kvmalloc(okp_core_event_size(), GFP_KERNEL);
+	okp_event_line = kmalloc(OKP_EVENT_LINE_MAX, GFP_KERNEL);
+	if (!okp_parsed || !okp_event_line)
+		goto nomem;
+	if (!okp_resolved(tracefs_create_file) || !okp_resolved(tracefs_remove) ||
+	    !okp_ksyms.event_mutex) {
+		pr_warn("no tracefs_create_file or event_mutex: /sys/kernel/tracing/okprobe_events is not there\n");
+		okp_probe_events_exit();
+		return 0;
+	}
+	okp_events_dentry = okp_call(tracefs_create_file)("okprobe_events", 0644,
+							  NULL, NULL,
+							  &okp_events_fops);
+	okp_profile_dentry = okp_call(tracefs_create_file)("okprobe_profile",
+							   0444, NULL, NULL,
+							   &okp_profile_fops);
+	if (IS_ERR_OR_NULL(okp_events_dentry) ||
+	    IS_ERR_OR_NULL(okp_profile_dentry)) {
+		/* No tracefs: okprobe works, without its shell interface. */
+		pr_warn("no tracefs: /sys/kernel/tracing/okprobe_events is not there\n");
+		okp_probe_events_exit();
+	}
+	return 0;
+
+nomem:
+	okp_probe_events_exit();
+	return -ENOMEM;
+}
+
+/* Every event holds a module reference: none is left at module exit. */
+void okp_probe_events_exit(void)
+{
+	if (!IS_ERR_OR_NULL(okp_profile_dentry))
+		okp_call(tracefs_remove)(okp_profile_dentry);
+	if (!IS_ERR_OR_NULL(okp_events_dentry))
+		okp_call(tracefs_remove)(okp_events_dentry);
+	okp_profile_dentry = NULL;
+	okp_events_dentry = NULL;
+	WARN_ON(!list_empty(&okp_events));
+	kfree(okp_event_line);
+	kvfree(okp_parsed);
+	okp_event_line = NULL;
+	okp_parsed = NULL;
+}
