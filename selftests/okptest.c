@@ -1700,6 +1700,7 @@ static int demo_step_events(void)
 	char *line;
 	int fd, got, shown = 0;
 
+	mount_tracefs_if_needed();
 	if (!exists(OKPROBE_EVENTS))
 		return skip("this kernel has no okprobe_events (CONFIG_DYNAMIC_EVENTS)");
 	say("# $ echo 'p:demo/read ksys_read fd=$arg1 count=$arg3:u64 comm=$comm' >> %s",
@@ -1805,6 +1806,12 @@ struct bench_config {
 	int on;				/* BENCH_ON_* */
 	/* The kernel may refuse it (no kprobes on ftrace): a row, not a failure. */
 	int may_refuse;
+	/*
+	 * A trace event defined in this file (kprobe_events or
+	 * okprobe_events) instead of a probe of okprobe_bench.ko's: the
+	 * module runs the calls unprobed, the event's profile counts them.
+	 */
+	const char *event_file;
 };
 
 /*
@@ -1877,7 +1884,61 @@ static const struct bench_config bench_configs[] = {
 	{ .label = "okretprobe: entry and return", .arm = "okretprobe",
 	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
 	  .optimized = BENCH_ENTRY_JUMP, .on = BENCH_ON_ENTRY },
+	{ .label = "kernel kprobe event at +0 (arg, comm)", .arm = "kprobe-event",
+	  .event_file = KPROBE_EVENTS,
+	  .kernel_optimization = BENCH_KERNEL_ON, .okprobe_optimization = "0",
+	  .on = BENCH_ON_ENTRY, .may_refuse = 1 },
+	{ .label = "okprobe_events event at +0 (arg, comm)", .arm = "okprobe-event",
+	  .event_file = OKPROBE_EVENTS,
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
+	  .optimized = BENCH_ENTRY_JUMP, .on = BENCH_ON_ENTRY },
 };
+
+/* The event a configuration defines: okpbench/kern or okpbench/okp. */
+static const char *bench_event_name(const struct bench_config *c)
+{
+	return strcmp(c->event_file, KPROBE_EVENTS) ? "okp" : "kern";
+}
+
+/* Defines and enables c's event on target; 0 or -errno. */
+static int bench_event_define(const struct bench_config *c,
+			      const char *target)
+{
+	char line[160], path[160];
+	int ret;
+
+	snprintf(line, sizeof(line), "p:okpbench/%s %s arg=$arg1:u64 comm=$comm",
+		 bench_event_name(c), target);
+	ret = write_file(c->event_file, line);
+	snprintf(path, sizeof(path), TRACING "/events/okpbench/%s/enable",
+		 bench_event_name(c));
+	if (!ret)
+		ret = write_file(path, "1");
+	return ret;
+}
+
+/* Disables and removes c's event: its hits (its profile's), or -1. */
+static long bench_event_remove(const struct bench_config *c)
+{
+	static char profile[1 << 14];
+	char path[160], name[64], *line;
+	long hits = -1, count;
+
+	snprintf(path, sizeof(path), TRACING "/events/okpbench/%s/enable",
+		 bench_event_name(c));
+	write_file(path, "0");
+	if (!read_file(strcmp(c->event_file, KPROBE_EVENTS) ?
+		       TRACING "/okprobe_profile" : TRACING "/kprobe_profile",
+		       profile, sizeof(profile)))
+		for (line = strtok(profile, "\n"); line;
+		     line = strtok(NULL, "\n"))
+			if (sscanf(line, "%63s %ld", name, &count) == 2 &&
+			    !strcmp(name, bench_event_name(c)))
+				hits = count;
+	snprintf(path, sizeof(path), "-:okpbench/%s", bench_event_name(c));
+	write_file(c->event_file, path);
+	return hits;
+}
 
 #define BENCH_CONFIGS ARRAY_SIZE(bench_configs)
 #define BENCH_ROWS (ARRAY_SIZE(bench_targets) * BENCH_CONFIGS)
@@ -2067,13 +2128,29 @@ static int bench_wait_optimized(struct bench_row *row)
 static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 {
 	const struct bench_config *c = row->config;
+	const char *module_arm = c->event_file ? "none" : c->arm;
 	unsigned long got_calls, hits, missed, bad;
 	char command[128], reply[256], jump[16];
 	unsigned long long ns;
+	long event_hits = 0;
 	int ret, traps, wrong;
 
 	STEP(bench_set_optimization(c));
-	snprintf(command, sizeof(command), "arm %s %s", c->arm,
+	if (c->event_file) {
+		ret = bench_event_define(c, row->target->name);
+		if (ret) {
+			bench_event_remove(c);
+			if (c->may_refuse) {
+				row->arm_refused = 1;
+				snprintf(row->refused, sizeof(row->refused),
+					 "refused here: %s", strerror(-ret));
+				return 0;
+			}
+		}
+		CHECK(ret == 0, "the %s event on %s: %s", bench_event_name(c),
+		      row->target->name, strerror(-ret));
+	}
+	snprintf(command, sizeof(command), "arm %s %s", module_arm,
 		 row->target->name);
 	ret = bench_command(command, reply, sizeof(reply));
 	if (ret && c->may_refuse) {
@@ -2095,7 +2172,7 @@ static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 		write_file(BENCH_CONTROL, "disarm");
 		return 0;
 	}
-	if (round == 0 && strcmp(c->arm, "none"))
+	if (round == 0 && strcmp(module_arm, "none"))
 		bench_listed_line(row, row->listed, sizeof(row->listed));
 	snprintf(command, sizeof(command), "run %lu", calls);
 	ret = bench_command(command, reply, sizeof(reply));
@@ -2103,6 +2180,8 @@ static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 		ret = write_file(BENCH_CONTROL, "disarm");
 	else
 		write_file(BENCH_CONTROL, "disarm");
+	if (c->event_file)
+		event_hits = bench_event_remove(c);
 	CHECK(ret == 0, "%s (%s %s): %s", command, c->arm, row->target->name,
 	      strerror(-ret));
 	reply[strcspn(reply, "\n")] = '\0';
@@ -2118,12 +2197,13 @@ static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 	row->optimized_rounds += !strcmp(jump, "throughout");
 	/* With its sysctl at 0 a probe must never be optimized. */
 	wrong = got_calls != calls || missed || bad ||
-		hits != (strcmp(c->arm, "none") ? calls : 0) ||
+		hits != (strcmp(module_arm, "none") ? calls : 0) ||
+		(c->event_file && event_hits != (long)calls) ||
 		(!c->optimized && strcmp(jump, "none"));
 	if (wrong && !row->wrong_rounds++)
 		snprintf(row->wrong, sizeof(row->wrong),
-			 "round %d: %lu calls, %lu hits, %lu missed, %lu wrong results, jump %s",
-			 round, got_calls, hits, missed, bad, jump);
+			 "round %d: %lu calls, %lu hits, %lu missed, %lu wrong results, jump %s, event hits %ld",
+			 round, got_calls, hits, missed, bad, jump, event_hits);
 	return 0;
 }
 
@@ -2268,6 +2348,10 @@ static void bench_print_optimized_ratio(const struct bench_row *row)
 				  bench_find(row, "okretprobe",
 					     BENCH_ENTRY_JUMP),
 				  bench_find(row, "kretprobe", 0));
+		bench_print_ratio("okprobe_events event vs the kernel's kprobe event, same line",
+				  bench_find(row, "okprobe-event",
+					     BENCH_ENTRY_JUMP),
+				  bench_find(row, "kprobe-event", 0));
 		return;
 	}
 	const struct bench_row *kernel = bench_find(row, "kprobe", 1);

@@ -154,6 +154,21 @@ uint64_t leading_unsigned(Text text, size_t &end)
 	return value;
 }
 
+// traceprobe_split_symbol_offset(): the first + or - starts the offset.
+// The symbol part, and false when the offset is not a number.
+bool split_symbol_offset(Text text, Text &symbol, int64_t &offset)
+{
+	size_t sign = text.length;
+	for (size_t i = 0; i < text.length; i++)
+		if (text[i] == '+' || text[i] == '-') {
+			sign = i;
+			break;
+		}
+	symbol = text.first(sign);
+	offset = 0;
+	return sign == text.length || parse_signed(text.from(sign), 0, offset);
+}
+
 void copy_name(char *to, size_t capacity, Text from)
 {
 	size_t n = from.length < capacity - 1 ? from.length : capacity - 1;
@@ -454,20 +469,13 @@ ParseResult Parser::parse_place(Text place)
 		out_.is_return = true;
 		symbol = place.first(percent);
 	}
-	// traceprobe_split_symbol_offset(): the first + or - starts it.
-	size_t sign = symbol.length;
-	for (size_t i = 0; i < symbol.length; i++)
-		if (symbol[i] == '+' || symbol[i] == '-') {
-			sign = i;
-			break;
-		}
-	int64_t offset = 0;
-	if (sign < symbol.length && !parse_signed(symbol.from(sign), 0, offset))
+	int64_t offset;
+	if (!split_symbol_offset(symbol, symbol, offset))
 		return invalid(Error::bad_probe_address, column);
 	// No symbol starts with a digit: one would read back as an address.
-	if (offset < 0 || offset > 0xffffffffll || sign == 0 || is_digit(symbol[0]))
+	if (offset < 0 || offset > 0xffffffffll || symbol.length == 0 || is_digit(symbol[0]))
 		return invalid(Error::bad_probe_address, column);
-	out_.symbol = span_of(symbol.first(sign));
+	out_.symbol = span_of(symbol);
 	out_.offset = static_cast<uint32_t>(offset);
 	Place where = context_.place ? context_.place(context_.cookie, out_) : Place::function_entry;
 	if (where == Place::inside_function && out_.is_return)
@@ -731,18 +739,12 @@ ParseResult Parser::parse_fetch(Text arg, Argument &argument, int &last)
 			return invalid(Error::file_offset_on_kprobe, column);
 		} else {
 			// @SYM[+|-OFFS]: resolved when the probe is made.
-			Text symbol = arg.from(1);
-			size_t sign = symbol.length;
-			for (size_t i = 0; i < symbol.length; i++)
-				if (symbol[i] == '+' || symbol[i] == '-') {
-					sign = i;
-					break;
-				}
-			int64_t offset = 0;
-			if (sign == 0 || (sign < symbol.length && !parse_signed(symbol.from(sign), 0, offset)))
+			Text symbol;
+			int64_t offset;
+			if (!split_symbol_offset(arg.from(1), symbol, offset) || symbol.length == 0)
 				return invalid(Error::bad_memory_address, column);
 			// The kernel spends two slots: the symbol, then its address.
-			push(argument, last, Op::symbol_address, offset, symbol.first(sign));
+			push(argument, last, Op::symbol_address, offset, symbol);
 			if (++last >= static_cast<int>(max_fetch_steps) - 1)
 				return invalid(Error::too_many_ops, column);
 		}
