@@ -430,6 +430,10 @@ TEST(ProbeEvents, PrintFormatIsTheKernelsShape)
 	print_format(*parsed.definition, buffer, sizeof(buffer));
 	EXPECT_STREQ(buffer, "\"(%lx) a=%u b=0x%Lx s=\\\"%s\\\" c=%Ld w={0x%x,0x%x} f=%pS\", REC->__probe_ip, REC->a, "
 			     "REC->b, __get_str(s), REC->c, REC->w[0], REC->w[1], REC->f");
+	Parsed r = parse("r vfs_read ret=$retval:s32");
+	ASSERT_TRUE(r.result.ok());
+	print_format(*r.definition, buffer, sizeof(buffer));
+	EXPECT_STREQ(buffer, "\"(%lx <- %lx) ret=%d\", REC->__probe_func, REC->__probe_ret_ip, REC->ret");
 }
 
 } // namespace

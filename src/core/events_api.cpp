@@ -227,7 +227,9 @@ extern "C" void okp_core_event_field(const struct okp_event_definition *event, u
 	field->element_size = argument.size;
 	field->count = argument.array;
 	field->size = argument.size * (argument.array ? argument.array : 1u);
-	field->is_signed = argument.kind == Kind::signed_integer;
+	// The kernel's string types are "signed" (its fetch_type table says 1).
+	field->is_signed = argument.kind == Kind::signed_integer || argument.store == Store::string ||
+			   argument.store == Store::user_string || argument.store == Store::symbol_string;
 	switch (argument.kind) {
 	case Kind::unsigned_integer:
 		field->kind = OKP_FIELD_UNSIGNED;

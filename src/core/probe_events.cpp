@@ -1059,7 +1059,8 @@ const char *element_format(const Argument &argument)
 size_t print_format(const Definition &definition, char *buffer, size_t size)
 {
 	Writer writer(buffer, size);
-	writer.put("\"(%lx)");
+	// A return probe's record has the function and where it returned to.
+	writer.put(definition.is_return ? "\"(%lx <- %lx)" : "\"(%lx)");
 	for (unsigned i = 0; i < definition.arg_count; i++) {
 		const Argument &argument = definition.args[i];
 		writer.put(' ');
@@ -1081,7 +1082,7 @@ size_t print_format(const Definition &definition, char *buffer, size_t size)
 		}
 		writer.put('}');
 	}
-	writer.put("\", REC->__probe_ip");
+	writer.put(definition.is_return ? "\", REC->__probe_func, REC->__probe_ret_ip" : "\", REC->__probe_ip");
 	for (unsigned i = 0; i < definition.arg_count; i++) {
 		const Argument &argument = definition.args[i];
 		if (single_string(argument)) {

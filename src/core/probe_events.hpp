@@ -228,7 +228,9 @@ size_t format_definition(const Definition &definition, char *buffer, size_t size
 
 // The event's print fmt for its format file, as the kernel's
 // __set_print_fmt() writes one: "\"(%lx) a=0x%Lx s=\\\"%s\\\"\", REC->__probe_ip,
-// REC->a, __get_str(s)". The length it needs, as format_definition().
+// REC->a, __get_str(s)"; a return probe's starts "\"(%lx <- %lx)" with
+// REC->__probe_func, REC->__probe_ret_ip. The length it needs, as
+// format_definition().
 size_t print_format(const Definition &definition, char *buffer, size_t size);
 
 // One entry of error_log, as the kernel's tracing_log_err() shows one:

@@ -75,11 +75,25 @@ struct okp_trace_event {
 	char name[64];
 };
 
-/* Every ring buffer entry: the tracing header, where the probe hit. */
+/* A p event's ring buffer entry starts so: where the probe hit. */
 struct okp_event_entry {
 	struct trace_entry ent;
 	unsigned long ip;
 };
+
+/* An r event's, as the kernel's kretprobe events': function, return. */
+struct okp_return_entry {
+	struct trace_entry ent;
+	unsigned long func;
+	unsigned long ret_ip;
+};
+
+/* The bytes before the fields. */
+static unsigned long okp_event_header(const struct okp_trace_event *event)
+{
+	return event->is_return ? sizeof(struct okp_return_entry) :
+				  sizeof(struct okp_event_entry);
+}
 
 static LIST_HEAD(okp_events);
 static DEFINE_MUTEX(okp_events_mutex);
@@ -193,29 +207,37 @@ NOKPROBE_SYMBOL(okp_fetch_symbol_string);
 static void notrace okp_event_trace(struct okp_trace_event *event,
 				    struct trace_event_file *file,
 				    const struct okp_event_environment *env,
-				    struct pt_regs *regs, unsigned long ip)
+				    struct pt_regs *regs, unsigned long ip,
+				    unsigned long ret_ip)
 {
+	unsigned long dynamic, header = okp_event_header(event);
 	struct trace_event_buffer buffer;
-	struct okp_event_entry *entry;
-	unsigned long dynamic, fixed;
+	u8 *entry;
 
 	if (trace_trigger_soft_disabled(file))
 		return;
-	fixed = sizeof(*entry) + event->record_size;
 	dynamic = okp_core_event_dynamic_size(event->definition, env);
-	entry = trace_event_buffer_reserve(&buffer, file, fixed + dynamic);
+	entry = trace_event_buffer_reserve(&buffer, file,
+					   header + event->record_size + dynamic);
 	if (!entry)
 		return;
 	buffer.regs = regs;
-	entry->ip = ip;
-	okp_core_event_store(event->definition, env, entry, entry + 1, dynamic);
+	if (event->is_return) {
+		((struct okp_return_entry *)entry)->func = ip;
+		((struct okp_return_entry *)entry)->ret_ip = ret_ip;
+	} else {
+		((struct okp_event_entry *)entry)->ip = ip;
+	}
+	okp_core_event_store(event->definition, env, entry, entry + header,
+			     dynamic);
 	trace_event_buffer_commit(&buffer);
 }
 NOKPROBE_SYMBOL(okp_event_trace);
 
 /* A hit of the event's probe: an entry in every instance it is on in. */
 static void notrace okp_event_hit(struct okp_trace_event *event,
-				  struct pt_regs *regs, unsigned long ip)
+				  struct pt_regs *regs, unsigned long ip,
+				  unsigned long ret_ip)
 {
 	const struct okp_event_environment env = {
 		.context = regs,
@@ -234,7 +256,7 @@ static void notrace okp_event_hit(struct okp_trace_event *event,
 	atomic_long_inc(&event->hits);
 	/* Handlers run with preemption off: an RCU-sched reader. */
 	list_for_each_entry_rcu(link, &event->links, list)
-		okp_event_trace(event, link->file, &env, regs, ip);
+		okp_event_trace(event, link->file, &env, regs, ip, ret_ip);
 }
 NOKPROBE_SYMBOL(okp_event_hit);
 
@@ -244,19 +266,20 @@ static int notrace okp_event_pre_handler(struct okprobe *probe,
 	struct okp_trace_event *event =
 		container_of(probe, struct okp_trace_event, probe);
 
-	okp_event_hit(event, regs, (unsigned long)probe->addr);
+	okp_event_hit(event, regs, (unsigned long)probe->addr, 0);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_pre_handler);
 
-/* An r event's ip is where the function returned to. */
+/* An r event: the function's address, and where it returned to. */
 static int notrace okp_event_return_handler(struct okretprobe_instance *ri,
 					    struct pt_regs *regs)
 {
 	struct okp_trace_event *event =
 		container_of(ri->rp, struct okp_trace_event, rp);
 
-	okp_event_hit(event, regs, ri->ret_addr);
+	okp_event_hit(event, regs, (unsigned long)ri->rp->kp.addr,
+		      ri->ret_addr);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_return_handler);
@@ -335,17 +358,29 @@ static int okp_event_define_fields(struct trace_event_call *call)
 	unsigned int i;
 	int ret;
 
-	ret = trace_define_field(call, "unsigned long", "__probe_ip",
-				 offsetof(struct okp_event_entry, ip),
-				 sizeof(unsigned long), 0, FILTER_OTHER);
+	if (event->is_return) {
+		ret = trace_define_field(call, "unsigned long", "__probe_func",
+					 offsetof(struct okp_return_entry, func),
+					 sizeof(unsigned long), 0, FILTER_OTHER);
+		if (!ret)
+			ret = trace_define_field(call, "unsigned long",
+						 "__probe_ret_ip",
+						 offsetof(struct okp_return_entry,
+							  ret_ip),
+						 sizeof(unsigned long), 0,
+						 FILTER_OTHER);
+	} else {
+		ret = trace_define_field(call, "unsigned long", "__probe_ip",
+					 offsetof(struct okp_event_entry, ip),
+					 sizeof(unsigned long), 0, FILTER_OTHER);
+	}
 	for (i = 0; !ret && i < event->arg_count; i++) {
 		okp_core_event_field(event->definition, i, &field);
 		strscpy(event->field_types[i], field.type,
 			sizeof(event->field_types[i]));
 		ret = trace_define_field(call, event->field_types[i],
 					 field.name,
-					 sizeof(struct okp_event_entry) +
-						 field.offset,
+					 okp_event_header(event) + field.offset,
 					 field.size, field.is_signed,
 					 FILTER_OTHER);
 	}
@@ -403,12 +438,20 @@ static enum print_line_t okp_event_print(struct trace_iterator *iter,
 	struct okp_trace_event *event =
 		container_of(trace_event, struct okp_trace_event, call.event);
 	const struct okp_event_entry *entry = (void *)iter->ent;
-	const u8 *fields = (const u8 *)(entry + 1);
+	const struct okp_return_entry *returned = (void *)iter->ent;
+	const u8 *fields = (const u8 *)entry + okp_event_header(event);
 	struct trace_seq *s = &iter->seq;
 	struct okp_event_field field;
 	unsigned int i, e, elements;
 
-	trace_seq_printf(s, "%s: (%pS)", event->name, (void *)entry->ip);
+	/* As the kernel's kprobe and kretprobe events print theirs. */
+	if (event->is_return)
+		trace_seq_printf(s, "%s: (%pS <- %pS)", event->name,
+				 (void *)returned->ret_ip,
+				 (void *)returned->func);
+	else
+		trace_seq_printf(s, "%s: (%pS)", event->name,
+				 (void *)entry->ip);
 	for (i = 0; i < event->arg_count; i++) {
 		okp_core_event_field(event->definition, i, &field);
 		trace_seq_printf(s, " %s=", field.name);
