@@ -3799,6 +3799,12 @@ static int probe_events_steps(void)
 	CHECK(ret == 0, "defining okptest_ev/read2: %s", strerror(-ret));
 	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/read2 ksys_read");
 	CHECK(ret == -EEXIST, "a second okptest_ev/read2: %s", strerror(-ret));
+	/* Nor the name of a trace event that is not okprobe's. */
+	if (exists(TRACING "/events/sched/sched_switch")) {
+		ret = write_file(OKPROBE_EVENTS, "p:sched/sched_switch ksys_read");
+		CHECK(ret == -EEXIST, "an event named sched/sched_switch: %s",
+		      strerror(-ret));
+	}
 	/* ">": every event goes, and okprobe may leave. */
 	CHECK(clear_file(OKPROBE_EVENTS) == 0, "truncating okprobe_events");
 	CHECK(read_file(OKPROBE_EVENTS, text, sizeof(text)) == 0 && !text[0],

@@ -41,7 +41,7 @@ Place ask_glue(void *, const Definition &definition)
 }
 
 constexpr unsigned error_count = static_cast<unsigned>(Error::count);
-const char *error_texts[error_count];
+const char *error_texts[error_count + 1]; // NULL-terminated
 
 // The field type trace_define_field() wants: the kernel's fmttype.
 void type_name(const Argument &argument, char *to, size_t size)
@@ -50,7 +50,7 @@ void type_name(const Argument &argument, char *to, size_t size)
 	char number[8] = "";
 	if (argument.store == Store::string || argument.store == Store::user_string ||
 	    argument.store == Store::symbol_string) {
-		base = argument.array ? "__data_loc char[]" : "__data_loc char[]";
+		base = "__data_loc char[]";
 	} else {
 		static const char *const unsigned_names[] = {"", "u8", "u16", "", "u32", "", "", "", "u64"};
 		static const char *const signed_names[] = {"", "s8", "s16", "", "s32", "", "", "", "s64"};
@@ -60,8 +60,8 @@ void type_name(const Argument &argument, char *to, size_t size)
 	size_t used = 0;
 	for (; base[used] && used + 1 < size; used++)
 		to[used] = base[used];
-	if (argument.array && !(argument.store == Store::string || argument.store == Store::user_string ||
-				argument.store == Store::symbol_string)) {
+	// An array: "u8[4]", or the kernel's "__data_loc char[][2]".
+	if (argument.array) {
 		unsigned n = argument.array, digits = 0;
 		char reversed[4];
 		do {

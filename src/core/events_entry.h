@@ -48,7 +48,10 @@ int okp_core_event_parse(struct okp_event_definition *event, const char *line,
 			 unsigned long length,
 			 enum okp_event_place (*place)(const struct okp_event_place_query *query),
 			 struct okp_event_error *error);
-/* Every error text, indexed by okp_event_error.index (tracing_log_err). */
+/*
+ * Every error text, indexed by okp_event_error.index (tracing_log_err),
+ * then NULL.
+ */
 const char **okp_core_event_error_texts(void);
 
 /* What the glue finds after a line parsed, as error text indexes. */

@@ -23,8 +23,9 @@ struct okp_kernel_symbols {
 	unsigned long _sinittext;
 	unsigned long _einittext;
 	unsigned long text_mutex;
-	/* The tracing core's; okprobe_events needs it, nothing else does. */
+	/* The tracing core's; okprobe_events needs them, nothing else does. */
 	unsigned long event_mutex;
+	unsigned long ftrace_events;	/* every trace event's call */
 };
 
 extern struct okp_kernel_symbols okp_ksyms;

@@ -34,6 +34,18 @@ struct okp_kernel_symbols okp_ksyms;
 #include "resolved_functions.h"
 #undef OKP_RESOLVED_FUNCTION
 
+/*
+ * Handlers call some of them (rethook_hook, the string fetches): where a
+ * call site is not patched into a direct call, it goes through the
+ * trampoline, which a kprobe must not interrupt either.
+ */
+#ifdef CONFIG_HAVE_STATIC_CALL
+#define OKP_RESOLVED_FUNCTION(name, function, required)		\
+	NOKPROBE_SYMBOL(STATIC_CALL_TRAMP(okp_##name))
+#include "resolved_functions.h"
+#undef OKP_RESOLVED_FUNCTION
+#endif
+
 #define OKP_REQUIRED(sym) { #sym, &okp_ksyms.sym, 1 }
 #define OKP_ARCH_DATA_REQUEST(sym, required)				\
 	{ #sym, &okp_arch_ksyms.sym, required },
@@ -44,6 +56,7 @@ static struct okp_symbol_request okp_data_table[] = {
 	OKP_REQUIRED(_einittext),
 	OKP_REQUIRED(text_mutex),
 	{ "event_mutex", &okp_ksyms.event_mutex, 0 },
+	{ "ftrace_events", &okp_ksyms.ftrace_events, 0 },
 	OKP_ARCH_DATA_SYMBOLS(OKP_ARCH_DATA_REQUEST)
 };
 

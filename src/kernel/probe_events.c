@@ -169,17 +169,42 @@ NOKPROBE_SYMBOL(okp_fetch_read);
 /*
  * The string at address into to (size bytes at most, the last one then
  * made the NUL), or only its length with size 0: its length with the NUL,
- * 0 on a fault. Byte by byte, as the kernel's fetch_store_strlen(): 6.1
- * exports no string copy that is safe from a probe.
+ * 0 on a fault. The length byte by byte, as the kernel's
+ * fetch_store_strlen(); the copy with strncpy_from_*_nofault() where they
+ * resolved (6.1 exports neither), else byte by byte too. The task's comm
+ * ($comm) is the task's own memory: copied as it is.
  */
-static unsigned long notrace okp_fetch_read_string(void *regs,
-						   unsigned long address,
-						   char *to, unsigned long size,
-						   int user)
+static unsigned long notrace __kprobes okp_fetch_read_string(void *regs,
+							     unsigned long address,
+							     char *to,
+							     unsigned long size,
+							     int user)
 {
 	unsigned long length = 0, limit = size ? size : PATH_MAX;
+	long copied = -EFAULT;
 	char c;
 
+	if (!user && address == (unsigned long)current->comm) {
+		length = strnlen(current->comm, TASK_COMM_LEN - 1);
+		if (size) {
+			length = min(length, size - 1);
+			memcpy(to, current->comm, length);
+			to[length] = '\0';
+		}
+		return length + 1;
+	}
+	if (size && user && okp_resolved(strncpy_from_user_nofault))
+		copied = okp_call(strncpy_from_user_nofault)(to,
+				(const void __user *)address, size);
+	else if (size && !user && okp_resolved(strncpy_from_kernel_nofault))
+		copied = okp_call(strncpy_from_kernel_nofault)(to,
+				(const void *)address, size);
+	else
+		goto bytes;
+	/* Its length with the NUL (size when cut, the last byte the NUL). */
+	return copied < 0 ? 0 : copied;
+
+bytes:
 	do {
 		if (okp_fetch_read(regs, address + length, &c, 1, user) != 1)
 			return 0;
@@ -189,20 +214,23 @@ static unsigned long notrace okp_fetch_read_string(void *regs,
 	} while (c && length < limit);
 	return length;
 }
-NOKPROBE_SYMBOL(okp_fetch_read_string);
 
-static unsigned long notrace okp_fetch_symbol_string(void *regs,
-						     unsigned long address,
-						     char *to,
-						     unsigned long size)
+/* "symbol+0x1/0x20 [module]", sized exactly as fetch_store_symstrlen(). */
+static unsigned long notrace __kprobes okp_fetch_symbol_string(void *regs,
+							       unsigned long address,
+							       char *to,
+							       unsigned long size)
 {
+	char name[KSYM_SYMBOL_LEN];
+	unsigned long length = sprint_symbol(name, address) + 1;
+
 	if (!size)
-		return KSYM_SYMBOL_LEN;
-	if (size < KSYM_SYMBOL_LEN)
-		return 0;
-	return sprint_symbol(to, address) + 1;
+		return length;
+	length = min(length, size);
+	memcpy(to, name, length - 1);
+	to[length - 1] = '\0';
+	return length;
 }
-NOKPROBE_SYMBOL(okp_fetch_symbol_string);
 
 static void notrace okp_event_trace(struct okp_trace_event *event,
 				    struct trace_event_file *file,
@@ -396,19 +424,24 @@ static struct trace_event_fields okp_event_fields_array[] = {
 /* One element of a field, as the kernel's kprobe events print it. */
 static void okp_event_print_element(struct trace_seq *s,
 				    const struct okp_event_entry *entry,
-				    const u8 *at,
+				    unsigned long entry_size, const u8 *at,
 				    const struct okp_event_field *field)
 {
+	unsigned long offset, length;
 	u64 value = 0;
 	u32 location;
 
 	if (field->kind == OKP_FIELD_STRING) {
 		memcpy(&location, at, sizeof(location));
-		if (!(location >> 16))
+		offset = location & 0xffff;
+		length = location >> 16;
+		/* Never past the record, whatever its bytes say. */
+		if (!length || offset + length > entry_size ||
+		    ((const char *)entry)[offset + length - 1])
 			trace_seq_puts(s, "(fault)");
 		else
 			trace_seq_printf(s, "\"%s\"",
-					 (const char *)entry + (location & 0xffff));
+					 (const char *)entry + offset);
 		return;
 	}
 	memcpy(&value, at, field->element_size);
@@ -461,7 +494,7 @@ static enum print_line_t okp_event_print(struct trace_iterator *iter,
 		for (e = 0; e < elements; e++) {
 			if (e)
 				trace_seq_putc(s, ',');
-			okp_event_print_element(s, entry,
+			okp_event_print_element(s, entry, iter->ent_size,
 						fields + field.offset +
 							e * field.element_size,
 						&field);
@@ -479,13 +512,40 @@ static struct trace_event_functions okp_event_functions = {
 
 /* ---- Lines: make and remove events (okp_events_mutex held) ------------- */
 
+/*
+ * error_log's entries keep the text table they were given and read it
+ * whenever error_log is read, also after okprobe.ko is gone; the kernel
+ * has no way to take an entry back. The table and its texts are copied
+ * once per load, at the first error, into memory never freed (about
+ * 3 KB).
+ */
+static const char **okp_lasting_error_texts(void)
+{
+	static const char **texts;
+	const char **ours = okp_core_event_error_texts();
+	unsigned long count = 0, i;
+
+	if (texts)
+		return texts;
+	while (ours[count])
+		count++;
+	texts = kcalloc(count + 1, sizeof(*texts), GFP_KERNEL);
+	for (i = 0; texts && i < count; i++) {
+		texts[i] = kstrdup(ours[i], GFP_KERNEL);
+		if (!texts[i])
+			texts[i] = "Invalid probe event line";
+	}
+	return texts;
+}
+
 static void okp_event_log(const char *line, unsigned int index,
 			  unsigned int column)
 {
-	if (okp_resolved(tracing_log_err))
-		okp_call(tracing_log_err)(NULL, "okprobe_events", line,
-					  okp_core_event_error_texts(), index,
-					  column);
+	const char **texts = okp_lasting_error_texts();
+
+	if (okp_resolved(tracing_log_err) && texts)
+		okp_call(tracing_log_err)(NULL, "okprobe_events", line, texts,
+					  index, column);
 	else
 		pr_info_ratelimited("okprobe_events: %s: %s\n", line,
 				    okp_core_event_error_texts()[index]);
@@ -521,8 +581,11 @@ static int okp_event_resolve_symbols(struct okp_trace_event *event,
 {
 	char name[KSYM_NAME_LEN];
 	unsigned long length, address;
+	struct okp_event_summary copy;
 	const char *symbol;
 
+	/* Its @SYM point into the event's copy of the line. */
+	okp_core_event_summary(event->definition, &copy);
 	while (okp_core_event_symbol(event->definition, 0, &symbol, &length)) {
 		address = 0;
 		if (length < sizeof(name)) {
@@ -532,7 +595,7 @@ static int okp_event_resolve_symbols(struct okp_trace_event *event,
 		}
 		if (!address) {
 			okp_event_log(line, okp_core_event_glue_error(OKP_EVENT_ERROR_BAD_MEMORY),
-				      symbol - line);
+				      symbol - copy.line);
 			return -ENOENT;
 		}
 		okp_core_event_set_symbol(event->definition, 0, address);
@@ -577,6 +640,26 @@ static int okp_event_register_probe(struct okp_trace_event *event,
 	return ret;
 }
 
+/*
+ * Whether any trace event (the kernel's, kprobe_events', synthetic, a
+ * module's) is group/name already, as trace_probe_register_event_call()
+ * asks before adding one. event_mutex held.
+ */
+static bool okp_trace_event_exists(const char *group, const char *name)
+{
+	struct list_head *events = (struct list_head *)okp_ksyms.ftrace_events;
+	struct trace_event_call *call;
+
+	if (!events)
+		return false;
+	list_for_each_entry(call, events, list)
+		if (call->class && call->class->system &&
+		    !strcmp(call->class->system, group) &&
+		    !strcmp(trace_event_name(call), name))
+			return true;
+	return false;
+}
+
 static int okp_event_add_call(struct okp_trace_event *event)
 {
 	struct trace_event_call *call = &event->call;
@@ -601,7 +684,8 @@ static int okp_event_add_call(struct okp_trace_event *event)
 		return -ENODEV;
 	/* trace_add_event_call() wants the tracing core's event_mutex. */
 	mutex_lock(okp_event_mutex());
-	ret = trace_add_event_call(call);
+	ret = okp_trace_event_exists(event->group, event->name) ? -EEXIST :
+		trace_add_event_call(call);
 	mutex_unlock(okp_event_mutex());
 	if (ret)
 		unregister_trace_event(&call->event);
@@ -660,7 +744,9 @@ static int okp_event_create(const struct okp_event_summary *line)
 	ret = okp_event_add_call(event);
 	if (ret) {
 		okp_event_log(line->line,
-			      okp_core_event_glue_error(OKP_EVENT_ERROR_REGISTRATION),
+			      okp_core_event_glue_error(ret == -EEXIST ?
+							OKP_EVENT_ERROR_EXISTS :
+							OKP_EVENT_ERROR_REGISTRATION),
 			      0);
 		goto unregister;
 	}
@@ -679,30 +765,52 @@ free:
 	return ret;
 }
 
-/* Enabled, or an event file of it open (trace_event_dyn_busy()). */
+/*
+ * Enabled, or an event file of it open (trace_event_dyn_busy()); asked
+ * under event_mutex, which also holds off a new reference.
+ */
 static bool okp_event_busy(struct okp_trace_event *event)
 {
 	return event->enabled || atomic_read(&event->call.refcnt);
 }
 
-/* Removes an event that is not busy; 0 or the tracing core's errno. */
-static int okp_event_remove(struct okp_trace_event *event)
+/*
+ * Takes an event out of the tracing core unless it is busy, onto gone;
+ * 0, EBUSY or the tracing core's errno. event_mutex held, as the kernel's
+ * dynamic events do: its entries go from the ring buffers with it (a new
+ * event may take its type id and would misread them).
+ */
+static int okp_event_unlink(struct okp_trace_event *event,
+			    struct list_head *gone)
 {
 	int ret;
 
-	mutex_lock(okp_event_mutex());
+	lockdep_assert_held(okp_event_mutex());
+	if (okp_event_busy(event))
+		return -EBUSY;
 	ret = trace_remove_event_call(&event->call);
-	mutex_unlock(okp_event_mutex());
 	if (ret)
 		return ret;
-	list_del(&event->list);
-	if (event->is_return)
-		okretprobe_unregister(&event->rp);
-	else
-		okprobe_unregister(&event->probe);
-	okp_event_free(event);
-	module_put(THIS_MODULE);
+	if (okp_resolved(tracing_reset_all_online_cpus))
+		okp_call(tracing_reset_all_online_cpus)();
+	list_move_tail(&event->list, gone);
 	return 0;
+}
+
+/* Then, without event_mutex: the probes, grace periods, the memory. */
+static void okp_events_destroy(struct list_head *gone)
+{
+	struct okp_trace_event *event, *next;
+
+	list_for_each_entry_safe(event, next, gone, list) {
+		list_del(&event->list);
+		if (event->is_return)
+			okretprobe_unregister(&event->rp);
+		else
+			okprobe_unregister(&event->probe);
+		okp_event_free(event);
+		module_put(THIS_MODULE);
+	}
 }
 
 /* Whether the event's canonical line, after its name, starts with rest. */
@@ -730,6 +838,7 @@ static int okp_event_remove_named(const struct okp_event_summary *line)
 {
 	struct okp_trace_event *event, *next;
 	int found = 0, ret = 0;
+	LIST_HEAD(gone);
 
 	list_for_each_entry_safe(event, next, &okp_events, list) {
 		if ((line->group[0] && strcmp(event->group, line->group)) ||
@@ -737,10 +846,13 @@ static int okp_event_remove_named(const struct okp_event_summary *line)
 		    !okp_event_matches(event, line->rest, line->rest_length))
 			continue;
 		found++;
-		ret = okp_event_busy(event) ? -EBUSY : okp_event_remove(event);
+		mutex_lock(okp_event_mutex());
+		ret = okp_event_unlink(event, &gone);
+		mutex_unlock(okp_event_mutex());
 		if (ret)
 			break;
 	}
+	okp_events_destroy(&gone);
 	return found ? ret : -ENOENT;
 }
 
@@ -771,17 +883,21 @@ static int okp_event_run_line(const char *text, unsigned long length)
 static int okp_events_release_all(void)
 {
 	struct okp_trace_event *event, *next;
-	int ret;
+	int ret = 0;
+	LIST_HEAD(gone);
 
+	mutex_lock(okp_event_mutex());
 	list_for_each_entry(event, &okp_events, list)
 		if (okp_event_busy(event))
-			return -EBUSY;
+			ret = -EBUSY;
 	list_for_each_entry_safe(event, next, &okp_events, list) {
-		ret = okp_event_remove(event);
 		if (ret)
-			return ret;
+			break;
+		ret = okp_event_unlink(event, &gone);
 	}
-	return 0;
+	mutex_unlock(okp_event_mutex());
+	okp_events_destroy(&gone);
+	return ret;
 }
 
 /* ---- tracefs: okprobe_events and okprobe_profile ---------------------- */

@@ -29,6 +29,7 @@
 #include <linux/rethook.h>
 #include <linux/static_call.h>
 #include <linux/tracefs.h>
+#include <linux/uaccess.h>
 #include <asm/set_memory.h>
 
 #include "compat.h"
@@ -47,6 +48,7 @@ void wait_for_kprobe_optimizer(void);
 struct trace_array;
 void tracing_log_err(struct trace_array *tr, const char *loc, const char *cmd,
 		     const char **errs, u8 type, u16 pos);
+void tracing_reset_all_online_cpus(void);
 
 #define OKP_RESOLVED_FUNCTION(name, function, required)		\
 	DECLARE_STATIC_CALL(okp_##name, function)

@@ -43,6 +43,12 @@ OKP_RESOLVED_FUNCTION(wait_for_kprobe_optimizer, wait_for_kprobe_optimizer, 0);
 OKP_RESOLVED_FUNCTION(tracefs_create_file, tracefs_create_file, 0);
 OKP_RESOLVED_FUNCTION(tracefs_remove, tracefs_remove, 0);
 OKP_RESOLVED_FUNCTION(tracing_log_err, tracing_log_err, 0);
+OKP_RESOLVED_FUNCTION(tracing_reset_all_online_cpus,
+		      tracing_reset_all_online_cpus, 0);
+/* Its string fetches, as the kernel's kprobe events copy them. */
+OKP_RESOLVED_FUNCTION(strncpy_from_kernel_nofault, strncpy_from_kernel_nofault,
+		      0);
+OKP_RESOLVED_FUNCTION(strncpy_from_user_nofault, strncpy_from_user_nofault, 0);
 
 /* The arch's own (arch/<arch>/arch_resolved_functions.h). */
 #include "arch_resolved_functions.h"
