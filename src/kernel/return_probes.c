@@ -128,6 +128,19 @@ static __always_inline void okp_rethook_give_back(struct rethook_node *node)
 #endif
 }
 
+/*
+ * The compiler may keep a copy of those inline operations in okprobe's
+ * text (6.12's objpool_pop()/objpool_push()): a kprobe there would
+ * re-enter the handler that called it.
+ */
+#ifdef OKP_HAVE_RETHOOK_OBJPOOL
+NOKPROBE_SYMBOL(objpool_pop);
+NOKPROBE_SYMBOL(objpool_push);
+#else
+NOKPROBE_SYMBOL(freelist_try_get);
+NOKPROBE_SYMBOL(freelist_add);
+#endif
+
 /* ---- The hit paths (preemption off, no locks, no allocation) ------------ */
 
 /*
@@ -404,10 +417,13 @@ struct okp_return_probe {
 	struct okretprobe *rp;
 };
 
-static int okp_return_entry(struct okprobe *probe, struct pt_regs *regs)
+/* Never armed (registration is refused); a handler all the same. */
+static int notrace okp_return_entry(struct okprobe *probe,
+				    struct pt_regs *regs)
 {
 	return 0;
 }
+NOKPROBE_SYMBOL(okp_return_entry);
 
 static struct okp_return_probe *okp_return_create(struct okretprobe *rp)
 {
