@@ -421,6 +421,18 @@ TEST(ProbeEvents, CanonicalFormParsesToItself)
 	}
 }
 
+TEST(ProbeEvents, FieldTypesAreTheKernelsFmttypes)
+{
+	Parsed parsed = parse("p vfs_read a=%di b=%si:s16 c=+0(%dx):u8[4] d=+0(%dx):string e=+0(%dx):string[2]");
+	ASSERT_TRUE(parsed.result.ok());
+	char type[32];
+	const char *expected[] = {"u64", "s16", "u8[4]", "__data_loc char[]", "__data_loc char[][2]"};
+	for (unsigned i = 0; i < 5; i++) {
+		field_type(parsed.definition->args[i], type, sizeof(type));
+		EXPECT_STREQ(type, expected[i]) << i;
+	}
+}
+
 TEST(ProbeEvents, PrintFormatIsTheKernelsShape)
 {
 	Parsed parsed = parse("p vfs_read a=%di:u32 b=%si s=+0(%dx):string c=%cx:s64 w=+0(%di):x16[2] f=%ax:symbol");

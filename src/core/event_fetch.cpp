@@ -14,11 +14,6 @@ struct Fetched {
 	bool faulted = false;
 };
 
-OKP_HANDLER_PATH bool is_string(Store store)
-{
-	return store == Store::string || store == Store::user_string || store == Store::symbol_string;
-}
-
 // Whether the store reads at the last dereference's address (memory, and
 // a plain string) rather than what it loads.
 OKP_HANDLER_PATH bool stores_at_address(const Argument &argument)
@@ -156,7 +151,7 @@ OKP_HANDLER_PATH size_t dynamic_size(const Definition &definition, const FetchEn
 	size_t total = 0;
 	for (unsigned a = 0; a < definition.arg_count; a++) {
 		const Argument &argument = definition.args[a];
-		if (!is_string(argument.store))
+		if (!stores_string(argument.store))
 			continue;
 		Fetched fetched = run(definition, argument, env);
 		unsigned elements = argument.array ? argument.array : 1;
@@ -178,7 +173,7 @@ OKP_HANDLER_PATH void store_arguments(const Definition &definition, const FetchE
 		uint8_t *field = fields + argument.offset;
 		const unsigned elements = argument.array ? argument.array : 1;
 		Fetched fetched = run(definition, argument, env);
-		if (is_string(argument.store)) {
+		if (stores_string(argument.store)) {
 			for (unsigned i = 0; i < elements; i++) {
 				uint64_t address;
 				size_t length = 0;

@@ -43,43 +43,6 @@ Place ask_glue(void *, const Definition &definition)
 constexpr unsigned error_count = static_cast<unsigned>(Error::count);
 const char *error_texts[error_count + 1]; // NULL-terminated
 
-// The field type trace_define_field() wants: the kernel's fmttype.
-void type_name(const Argument &argument, char *to, size_t size)
-{
-	const char *base;
-	char number[8] = "";
-	if (argument.store == Store::string || argument.store == Store::user_string ||
-	    argument.store == Store::symbol_string) {
-		base = "__data_loc char[]";
-	} else {
-		static const char *const unsigned_names[] = {"", "u8", "u16", "", "u32", "", "", "", "u64"};
-		static const char *const signed_names[] = {"", "s8", "s16", "", "s32", "", "", "", "s64"};
-		base = argument.kind == Kind::signed_integer ? signed_names[argument.size]
-							     : unsigned_names[argument.size];
-	}
-	size_t used = 0;
-	for (; base[used] && used + 1 < size; used++)
-		to[used] = base[used];
-	// An array: "u8[4]", or the kernel's "__data_loc char[][2]".
-	if (argument.array) {
-		unsigned n = argument.array, digits = 0;
-		char reversed[4];
-		do {
-			reversed[digits++] = static_cast<char>('0' + n % 10);
-			n /= 10;
-		} while (n);
-		size_t k = 0;
-		number[k++] = '[';
-		while (digits)
-			number[k++] = reversed[--digits];
-		number[k++] = ']';
-		number[k] = '\0';
-		for (size_t i = 0; number[i] && used + 1 < size; i++)
-			to[used++] = number[i];
-	}
-	to[used] = '\0';
-}
-
 // The hit's environment, through the glue's C functions.
 OKP_HANDLER_PATH uint64_t register_value(void *c, unsigned offset)
 {
@@ -221,15 +184,14 @@ extern "C" void okp_core_event_field(const struct okp_event_definition *event, u
 				     struct okp_event_field *field)
 {
 	const Argument &argument = definition_of(event).args[index];
-	type_name(argument, field->type, sizeof(field->type));
+	field_type(argument, field->type, sizeof(field->type));
 	field->name = argument.name;
 	field->offset = argument.offset;
 	field->element_size = argument.size;
 	field->count = argument.array;
 	field->size = argument.size * (argument.array ? argument.array : 1u);
 	// The kernel's string types are "signed" (its fetch_type table says 1).
-	field->is_signed = argument.kind == Kind::signed_integer || argument.store == Store::string ||
-			   argument.store == Store::user_string || argument.store == Store::symbol_string;
+	field->is_signed = argument.kind == Kind::signed_integer || stores_string(argument.store);
 	switch (argument.kind) {
 	case Kind::unsigned_integer:
 		field->kind = OKP_FIELD_UNSIGNED;

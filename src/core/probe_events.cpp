@@ -1032,8 +1032,7 @@ namespace {
 
 bool single_string(const Argument &argument)
 {
-	return argument.array == 0 && (argument.store == Store::string || argument.store == Store::user_string ||
-				       argument.store == Store::symbol_string);
+	return argument.array == 0 && stores_string(argument.store);
 }
 
 // An element's printf format (the kernel's PRINT_TYPE_FMT_NAME()).
@@ -1055,6 +1054,24 @@ const char *element_format(const Argument &argument)
 }
 
 } // namespace
+
+size_t field_type(const Argument &argument, char *buffer, size_t size)
+{
+	static const char *const unsigned_names[] = {"", "u8", "u16", "", "u32", "", "", "", "u64"};
+	static const char *const signed_names[] = {"", "s8", "s16", "", "s32", "", "", "", "s64"};
+	Writer writer(buffer, size);
+	if (stores_string(argument.store))
+		writer.put("__data_loc char[]");
+	else
+		writer.put(argument.kind == Kind::signed_integer ? signed_names[argument.size]
+								 : unsigned_names[argument.size]);
+	if (argument.array) {
+		writer.put('[');
+		writer.number(argument.array);
+		writer.put(']');
+	}
+	return writer.finish();
+}
 
 size_t print_format(const Definition &definition, char *buffer, size_t size)
 {

@@ -139,6 +139,12 @@ enum class Kind : uint8_t { unsigned_integer, signed_integer, hex, symbol, strin
 // address (previous value + offset) instead of loading a pointer there.
 enum class Store : uint8_t { raw, memory, user_memory, string, user_string, symbol_string };
 
+// Whether store puts a __data_loc string into the record.
+constexpr bool stores_string(Store store)
+{
+	return store == Store::string || store == Store::user_string || store == Store::symbol_string;
+}
+
 struct Argument {
 	char name[max_arg_name + 1] = {};
 	Span body;	// FETCHARG[:TYPE] as typed
@@ -232,6 +238,10 @@ size_t format_definition(const Definition &definition, char *buffer, size_t size
 // REC->__probe_func, REC->__probe_ret_ip. The length it needs, as
 // format_definition().
 size_t print_format(const Definition &definition, char *buffer, size_t size);
+
+// The field's type for trace_define_field(), the kernel's fmttype: "u32",
+// "s8[4]", "__data_loc char[]", "__data_loc char[][2]". Its length.
+size_t field_type(const Argument &argument, char *buffer, size_t size);
 
 // One entry of error_log, as the kernel's tracing_log_err() shows one:
 //   [   12.345678] LOCATION: error: TEXT
