@@ -40,12 +40,13 @@ CACHE = os.environ.get("OKPROBE_CACHE",
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 # What the build root holds: the compilers Debian 13's kernels record,
 # kbuild's tools, pahole for module BTF; dkms and openssl (its signing
-# key) for "make install"/DKMS as a Debian 13 machine runs them.
+# key) for "make install"/DKMS as a Debian 13 machine runs them; ccache
+# (make check's module builds, see kbuild_env()).
 ROOT_PACKAGES = ["gcc-14", "g++-14", "gcc-14-riscv64-linux-gnu",
                  "g++-14-riscv64-linux-gnu", "binutils-riscv64-linux-gnu",
                  "make", "bc", "bison", "flex", "libelf-dev", "libssl-dev",
                  "dwarves", "kmod", "xz-utils", "python3", "dkms",
-                 "openssl"]
+                 "openssl", "ccache"]
 # dpkg architecture of each guest arch.
 ARCHES = {"x86": "amd64", "riscv": "riscv64"}
 
@@ -287,13 +288,22 @@ def make_variables(arch, zydis_dir=""):
     return variables
 
 
+def kbuild_env(env=None):
+    """env (default: ours) for kbuild inside the root: its gcc through
+    its ccache, whose cache lives in the root (and goes with it)."""
+    env = dict(os.environ if env is None else env)
+    env.update(PATH="/usr/lib/ccache:" + env.get("PATH", "/usr/bin:/bin"),
+               CCACHE_DIR="/var/cache/okprobe-ccache")
+    return env
+
+
 def build_modules(root, tree, arch, zydis_dir=""):
     """Builds okprobe and its test modules in tree (inside root) for the
     stock kernel of arch (amd64 or riscv64) with the Makefile's "modules"
     target (kbuild, then the checks of okprobe.ko), under chroot."""
     return chroot(root, ["make", "-C", inside(root, tree)] +
                   make_variables(arch, zydis_dir) + ["modules"],
-                  text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                  env=kbuild_env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 def main():
