@@ -56,11 +56,16 @@ bool okp_run_part_only(void)
 
 static uint scale = 100;
 module_param(scale, uint, 0444);
-MODULE_PARM_DESC(scale, "Percent of the long tests' counts to run (1-100)");
+MODULE_PARM_DESC(scale, "Percent of the long tests' counts to run (1-100); below 100, the kprobe coexistence matrix runs on the module's own targets only");
 
 long okp_scaled(long count)
 {
 	return max(1L, count * clamp(scale, 1U, 100U) / 100);
+}
+
+bool okp_full_scale(void)
+{
+	return scale >= 100;
 }
 
 /* When the last result was reported (or the results began). */

@@ -22,6 +22,11 @@
  * (testing.md, "what is not run twice").
  */
 long okp_scaled(long count);
+/*
+ * Whether this run is the full one (scale=100): a target whose suite
+ * repeats another's, on the same kprobes source or arch, runs less.
+ */
+bool okp_full_scale(void);
 
 /* Appends one TAP line: "ok N name" or "not ok N name # why". */
 void okp_report(bool ok, const char *name, const char *why);
