@@ -33,6 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
@@ -3792,6 +3795,9 @@ static int probe_events_steps(void)
 	ret = write_file(OKPROBE_EVENTS, "p okptest_no_such_function");
 	CHECK(ret == -ENOENT && error_logged("Invalid probed address or symbol", 2),
 	      "an unknown symbol: %s", strerror(-ret));
+	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/x type_show");
+	CHECK(ret == -EADDRNOTAVAIL && error_logged("The symbol is not unique", 15),
+	      "a name several functions have: %s", strerror(-ret));
 	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/x ksys_read +0(%nosuch)");
 	CHECK(ret == -EINVAL && error_logged("Invalid register name", 28),
 	      "an unknown register: %s", strerror(-ret));
@@ -3868,6 +3874,8 @@ static const char *const bad_lines[] = {
 	"r ksys_read+10",
 	"p ksys_read%hoge",
 	"p okptest_no_such_function",
+	/* Static functions of that name in several files, on every kernel. */
+	"p type_show",
 	"p:/bar ksys_read",
 	"p:foo/bar.1 ksys_read",
 };
@@ -4004,12 +4012,15 @@ static int probe_events_like_kernel_steps(void)
 		    !strcmp(our_error, kernel_error))
 			continue;
 		/*
-		 * okprobe's errors are 6.1's. Two changed later: 6.12 types
+		 * okprobe's errors are 6.1's. Three changed later: 6.12 types
 		 * $argN from BTF ("This variable is not found at this probe
-		 * point", ENOENT) and gives EINVAL for an unknown symbol.
+		 * point", ENOENT) and gives EINVAL for an unknown symbol and
+		 * for a name several functions have (the same error_log text).
 		 */
 		if (kernel_ret && ret && (strstr(bad_lines[i], "$arg10000") ||
-					  strstr(bad_lines[i], "no_such_function"))) {
+					  strstr(bad_lines[i], "no_such_function") ||
+					  (strstr(bad_lines[i], "type_show") &&
+					   !strcmp(our_error, kernel_error)))) {
 			say("# '%s': %s here, %s from okprobe (6.1's); the kernel says '%.*s'",
 			    bad_lines[i], strerror(-kernel_ret), strerror(-ret),
 			    (int)strcspn(kernel_error, "\n"), kernel_error);
@@ -4053,6 +4064,330 @@ static int test_probe_events(void)
 		write_file(EVENT_DIR "/ret/enable", "0");
 		clear_file(OKPROBE_EVENTS);
 		clear_okptest_events();
+		unload_module("okprobe");
+	}
+	return ret;
+}
+
+/*
+ * trace-cmd, as an operator records trace events: "trace-cmd record -e
+ * GROUP:EVENT" over an okprobe_events event while okptest reads, then
+ * "trace-cmd report", which reads the file back through libtraceevent and
+ * the event's format file. make check's guests get Debian 13's trace-cmd
+ * and its libraries under /usr (tools/debian13.py, guest_tools()).
+ */
+#define TRACE_CMD "/usr/bin/trace-cmd"
+#define TRACE_CMD_DATA "/tmp/okptest-trace.dat"
+#define TRACE_CMD_REPORT "/tmp/okptest-trace.txt"
+#define TRACE_CMD_LOG "/tmp/okptest-trace-cmd.log"
+/* Reads of a size nothing else reads, so the filter keeps only okptest's. */
+#define TRACE_CMD_READ_SIZE 4093
+#define TRACE_CMD_READ_SIZE_TEXT "4093"
+#define TRACE_CMD_READS 100
+#define TC_EVENT_DIR TRACING "/events/okptest_tc/read"
+
+/* Starts trace-cmd with args, its output to out (or TRACE_CMD_LOG). */
+static pid_t start_trace_cmd(char *const args[], const char *out)
+{
+	static char *const env[] = {
+		"LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/usr/lib/riscv64-linux-gnu",
+		"PATH=/usr/bin:/bin:/sbin", NULL
+	};
+	pid_t child = fork();
+
+	if (child == 0) {
+		int log = open(TRACE_CMD_LOG, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		int to = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644) : log;
+
+		dup2(open("/dev/null", O_RDONLY), 0);
+		dup2(to, 1);
+		dup2(log, 2);
+		execve(TRACE_CMD, args, env);
+		_exit(127);
+	}
+	return child;
+}
+
+/* Its exit status, or -1 if it did not end within seconds (then killed). */
+static int wait_trace_cmd(pid_t child, int seconds)
+{
+	long long deadline = now_ms() + seconds * 1000LL;
+	int status;
+
+	while (now_ms() < deadline) {
+		pid_t done = waitpid(child, &status, WNOHANG);
+
+		if (done == child)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+		usleep(20000);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	return -1;
+}
+
+/* Whether the file reads as text (its first line). */
+static int file_says(const char *path, const char *text)
+{
+	char content[64];
+
+	return read_file(path, content, sizeof(content)) == 0 &&
+	       !strncmp(content, text, strlen(text));
+}
+
+static int probe_events_trace_cmd_steps(void)
+{
+	static char report[1 << 20];
+	char *const record[] = {
+		"trace-cmd", "record", "-e", "okptest_tc:read",
+		"-f", "count == " TRACE_CMD_READ_SIZE_TEXT,
+		"-o", TRACE_CMD_DATA, NULL
+	};
+	char *const read_back[] = {
+		"trace-cmd", "report", "-i", TRACE_CMD_DATA, NULL
+	};
+	char comm[32], want[64], buffer[TRACE_CMD_READ_SIZE], log[2048];
+	long long deadline;
+	int i, fd, status, events = 0, ours = 0, ret;
+	pid_t recorder;
+	char *line;
+
+	if (!exists(TRACE_CMD))
+		return skip("no " TRACE_CMD " here (make check's guests have Debian 13's)");
+	STEP(load_okprobe(default_params));
+	if (!exists(OKPROBE_EVENTS)) {
+		STEP(unload_okprobe());
+		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
+	}
+	ret = write_file(OKPROBE_EVENTS,
+			 "p:okptest_tc/read ksys_read count=$arg3:u64 comm=$comm");
+	CHECK(ret == 0, "defining okptest_tc/read: %s", strerror(-ret));
+	unlink(TRACE_CMD_DATA);
+	unlink(TRACE_CMD_LOG);
+	recorder = start_trace_cmd(record, NULL);
+	CHECK(recorder > 0, "fork: %s", strerror(errno));
+	/* Recording once trace-cmd has enabled the event and tracing. */
+	deadline = now_ms() + 60000;
+	while (now_ms() < deadline &&
+	       !(file_says(TC_EVENT_DIR "/enable", "1") &&
+		 file_says(TRACING "/tracing_on", "1")))
+		usleep(20000);
+	usleep(200000);
+	for (i = 0; i < TRACE_CMD_READS; i++) {
+		fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (read(fd, buffer, sizeof(buffer)) < 0)
+				buffer[0] = 0;
+			close(fd);
+		}
+	}
+	kill(recorder, SIGINT);
+	status = wait_trace_cmd(recorder, 120);
+	if (read_file(TRACE_CMD_LOG, log, sizeof(log)))
+		log[0] = '\0';
+	CHECK(status == 0, "trace-cmd record exited with %d:\n%s", status, log);
+	status = wait_trace_cmd(start_trace_cmd(read_back, TRACE_CMD_REPORT), 120);
+	CHECK(status == 0, "trace-cmd report exited with %d", status);
+	CHECK(read_file(TRACE_CMD_REPORT, report, sizeof(report)) == 0,
+	      "no report");
+	CHECK(read_file("/proc/self/comm", comm, sizeof(comm)) == 0, "no comm");
+	comm[strcspn(comm, "\n")] = '\0';
+	snprintf(want, sizeof(want), "comm=\"%s\"", comm);
+	for (line = strtok(report, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strstr(line, " read: "))
+			continue;
+		events++;
+		ours += strstr(line, "count=" TRACE_CMD_READ_SIZE_TEXT) &&
+			strstr(line, want);
+		if (events == 1)
+			say("# trace-cmd report: %s", line);
+	}
+	say("# trace-cmd recorded %d okptest_tc:read events, %d of okptest's %d reads",
+	    events, ours, TRACE_CMD_READS);
+	CHECK(events == TRACE_CMD_READS && ours == TRACE_CMD_READS,
+	      "trace-cmd report has %d events, %d with okptest's count and comm, of %d reads",
+	      events, ours, TRACE_CMD_READS);
+	/* trace-cmd turned the event off again: it can go. */
+	CHECK(file_says(TC_EVENT_DIR "/enable", "0"),
+	      "trace-cmd left okptest_tc:read enabled");
+	ret = write_file(OKPROBE_EVENTS, "-:okptest_tc/read");
+	CHECK(ret == 0, "removing okptest_tc/read: %s", strerror(-ret));
+	unlink(TRACE_CMD_DATA);
+	unlink(TRACE_CMD_REPORT);
+	return unload_okprobe();
+}
+
+static int test_probe_events_trace_cmd(void)
+{
+	int ret;
+
+	mount_tracefs_if_needed();
+	ret = probe_events_trace_cmd_steps();
+	if (ret && ret != RESULT_SKIP) {
+		write_file(TC_EVENT_DIR "/enable", "0");
+		clear_file(OKPROBE_EVENTS);
+		unload_module("okprobe");
+	}
+	return ret;
+}
+
+/*
+ * perf, as "perf record -e GROUP:EVENT" and "perf stat -e GROUP:EVENT" open
+ * an okprobe_events event: perf_event_open() of PERF_TYPE_TRACEPOINT with
+ * the event's id, on okptest's own task. Counting first, then sampling
+ * with PERF_SAMPLE_RAW, whose records are the event's, read from the
+ * mmap'ed ring buffer.
+ */
+#define PF_EVENT_DIR TRACING "/events/okptest_pf/read"
+#define PERF_READS 100
+#define PERF_PAGES 8
+
+static int perf_open(long id, int sampling)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = id;
+	attr.disabled = 1;
+	if (sampling) {
+		attr.sample_period = 1;
+		attr.sample_type = PERF_SAMPLE_RAW;
+		attr.wakeup_events = 1;
+	}
+	return syscall(SYS_perf_event_open, &attr, 0, -1, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+/* okptest's reads that the event counts: size TRACE_CMD_READ_SIZE. */
+static void read_sized(int count)
+{
+	static char buffer[TRACE_CMD_READ_SIZE];
+	int i, fd;
+
+	for (i = 0; i < count; i++) {
+		fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (read(fd, buffer, sizeof(buffer)) < 0)
+			buffer[0] = 0;
+		close(fd);
+	}
+}
+
+/* The field's offset in the event's records, from its format file; -1. */
+static int field_offset(const char *format_path, const char *field)
+{
+	char format[4096], *at;
+
+	if (read_file(format_path, format, sizeof(format)))
+		return -1;
+	at = strstr(format, field);
+	at = at ? strstr(at, "offset:") : NULL;
+	return at ? atoi(at + 7) : -1;
+}
+
+static int probe_events_perf_steps(void)
+{
+	long page = sysconf(_SC_PAGESIZE), id;
+	struct perf_event_mmap_page *control;
+	int fd, offset, samples = 0, ours = 0, ret;
+	unsigned long long count = 0, head, at, ring;
+	char text[32];
+	uint8_t *data;
+
+	STEP(load_okprobe(default_params));
+	if (!exists(OKPROBE_EVENTS)) {
+		STEP(unload_okprobe());
+		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
+	}
+	ret = write_file(OKPROBE_EVENTS,
+			 "p:okptest_pf/read ksys_read count=$arg3:u64");
+	CHECK(ret == 0, "defining okptest_pf/read: %s", strerror(-ret));
+	/* The id file is perf's (CONFIG_PERF_EVENTS). */
+	if (read_file(PF_EVENT_DIR "/id", text, sizeof(text))) {
+		CHECK(write_file(OKPROBE_EVENTS, "-:okptest_pf/read") == 0,
+		      "removing okptest_pf/read");
+		STEP(unload_okprobe());
+		return skip("this kernel has no perf events (CONFIG_PERF_EVENTS)");
+	}
+	id = atol(text);
+	/* " count;", not common_preempt_count's. */
+	offset = field_offset(PF_EVENT_DIR "/format", " count;");
+	CHECK(offset > 0, "no count field in okptest_pf/read's format");
+	/* perf stat: a count of okptest's own reads. */
+	fd = perf_open(id, 0);
+	CHECK(fd >= 0, "perf_event_open(okptest_pf:read): %s", strerror(errno));
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	read_sized(PERF_READS);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	CHECK(read(fd, &count, sizeof(count)) == sizeof(count), "reading the count");
+	close(fd);
+	say("# perf counted %llu okptest_pf:read events of okptest's %d reads",
+	    count, PERF_READS);
+	/* Other tasks' reads are not okptest's: exactly its own. */
+	CHECK(count == PERF_READS, "perf counted %llu of %d reads", count,
+	      PERF_READS);
+	/* perf record: each sample's raw record is the event's. */
+	fd = perf_open(id, 1);
+	CHECK(fd >= 0, "perf_event_open(sampling): %s", strerror(errno));
+	control = mmap(NULL, (PERF_PAGES + 1) * page, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	CHECK(control != MAP_FAILED, "mmap of perf's buffer: %s", strerror(errno));
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	read_sized(PERF_READS);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	head = __atomic_load_n(&control->data_head, __ATOMIC_ACQUIRE);
+	ring = (unsigned long long)PERF_PAGES * page;
+	data = (uint8_t *)control + page;
+	for (at = 0; at + sizeof(struct perf_event_header) <= head;) {
+		struct perf_event_header header;
+		uint32_t size;
+		uint64_t value;
+		int32_t pid;
+
+		memcpy(&header, data + at % ring, sizeof(header));
+		if (!header.size)
+			break;
+		if (header.type == PERF_RECORD_SAMPLE &&
+		    (at % ring) + header.size <= ring) {
+			const uint8_t *raw = data + at % ring +
+					     sizeof(header);
+
+			memcpy(&size, raw, sizeof(size));
+			/* trace_entry: type, flags, preempt_count, pid. */
+			memcpy(&pid, raw + 4 + 4, sizeof(pid));
+			memcpy(&value, raw + 4 + offset, sizeof(value));
+			if (!samples++)
+				say("# perf's first sample: %u bytes, pid %d, count %llu",
+				    size, pid, (unsigned long long)value);
+			ours += pid == getpid() && value == TRACE_CMD_READ_SIZE &&
+				size >= (uint32_t)offset + 8;
+		}
+		at += header.size;
+	}
+	munmap(control, (PERF_PAGES + 1) * page);
+	close(fd);
+	say("# perf sampled %d okptest_pf:read records, %d with okptest's pid and count",
+	    samples, ours);
+	CHECK(samples == PERF_READS && ours == PERF_READS,
+	      "%d samples, %d with okptest's pid and count %d, of %d reads",
+	      samples, ours, TRACE_CMD_READ_SIZE, PERF_READS);
+	ret = write_file(OKPROBE_EVENTS, "-:okptest_pf/read");
+	CHECK(ret == 0, "removing okptest_pf/read once perf let go: %s",
+	      strerror(-ret));
+	return unload_okprobe();
+}
+
+static int test_probe_events_perf(void)
+{
+	int ret;
+
+	mount_tracefs_if_needed();
+	ret = probe_events_perf_steps();
+	if (ret && ret != RESULT_SKIP) {
+		clear_file(OKPROBE_EVENTS);
 		unload_module("okprobe");
 	}
 	return ret;
@@ -4908,6 +5243,8 @@ OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksy
 OKPTEST(okprobe, return_in_kernel, test_return_in_kernel, LONG, "in-kernel return probe tests alone (okprobe_selftest.ko return_only=1)")
 OKPTEST(okprobe, return_probe, test_return_probe, SHORT, "the sample client's return probe on ksys_read: return values as the kernel's r: event sees them, under the function and function graph tracers, readers killed inside, okprobe unloaded under sleeping readers, do_exit")
 OKPTEST(okprobe, probe_events, test_probe_events, SHORT, "okprobe_events: events defined from the shell on ksys_read (arguments, $comm, $retval) count a child's reads as the kernel's kprobe event does; filter, hist trigger, profile; removal refused while enabled; bad lines get their errno and an error_log caret; > removes all")
+OKPTEST(okprobe, probe_events_trace_cmd, test_probe_events_trace_cmd, SHORT, "okprobe_events with trace-cmd: record -e okptest_tc:read with a filter over 100 reads, report prints each with its count and comm")
+OKPTEST(okprobe, probe_events_perf, test_probe_events_perf, SHORT, "okprobe_events with perf: perf_event_open of the event as a tracepoint counts okptest's 100 reads, and samples them with their raw records")
 OKPTEST(okprobe, probe_events_like_kernel, test_probe_events_like_kernel, SHORT, "okprobe_events against kprobe_events: the same lines read back alike with the same format fields; bad lines get the same errno and error_log entry")
 OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
 OKPTEST(okprobe, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load: documented refusals, optimized, toggled, text restored")
@@ -4978,6 +5315,7 @@ static const char *const ftrace_tests[] = {
 	"load", "unload", "syscall_probe_under_load", "unload_while_optimized",
 	"enable_disable_switches", "entry_in_kernel", "entry_probe",
 	"return_in_kernel", "return_probe", "kprobe_events", "probe_events",
+	"probe_events_trace_cmd", "probe_events_perf",
 	"probe_events_like_kernel", "traced_okprobe",
 	"kernel_log_clean",
 };
@@ -4993,8 +5331,8 @@ static const char *const return_tests[] = {
 
 /* okptest=events: okprobe_events' tests, for working on them. */
 static const char *const events_tests[] = {
-	"load", "unload", "probe_events", "probe_events_like_kernel",
-	"kernel_log_clean",
+	"load", "unload", "probe_events", "probe_events_trace_cmd",
+	"probe_events_perf", "probe_events_like_kernel", "kernel_log_clean",
 };
 
 /* Harness self-tests: make check expects these runs to FAIL. */

@@ -149,6 +149,70 @@ def fetch(packages, arch, index=None):
     return paths
 
 
+# What the guests get beside okptest: trace-cmd, to record okprobe_events'
+# events the way operators do (okptest's probe_events_trace_cmd), with the
+# libraries it needs. Debian 12 has no riscv64 port: Debian 13's serves both
+# arches (its glibc runs on 6.1 kernels).
+GUEST_PACKAGES = ["trace-cmd"]
+GUEST_TOOLS_LAYOUT = 2  # bumped when guest_tools() lays the tree out anew
+# Where each arch's dynamic loader must be (the program's PT_INTERP; the
+# package ships it under /usr, where usrmerge's /lib symlinks point).
+LOADERS = {"amd64": "lib64/ld-linux-x86-64.so.2",
+           "riscv64": "lib/ld-linux-riscv64-lp64d.so.1"}
+# Where the libraries are (okptest points LD_LIBRARY_PATH there); gconv's
+# character sets, most of libc6, are left out.
+TRIPLETS = {"amd64": "x86_64-linux-gnu", "riscv64": "riscv64-linux-gnu"}
+
+
+def depends_closure(packages, index):
+    """packages and everything they (pre-)depend on, first alternatives."""
+    wanted, todo = [], list(packages)
+    while todo:
+        package = todo.pop()
+        if package in wanted or package not in index:
+            continue  # virtual packages: what provides them is listed
+        wanted.append(package)
+        for field in ("Pre-Depends", "Depends"):
+            for depend in index[package].get(field, "").split(","):
+                name = depend.split("|")[0].split("(")[0].strip()
+                if name:
+                    todo.append(name.split(":")[0])
+    return wanted
+
+
+def guest_tools(arch):
+    """A tree for a guest's initramfs: GUEST_PACKAGES and their libraries,
+    unpacked, documentation left out, the loader where programs look for
+    it; made once per arch and cached."""
+    with _CACHE_LOCK:
+        key = hashlib.sha256(" ".join(
+            [SUITE, str(GUEST_TOOLS_LAYOUT)] + GUEST_PACKAGES).encode()) \
+            .hexdigest()[:16]
+        out = os.path.join(CACHE, "debian13", f"guest-tools-{arch}-{key}")
+        if os.path.exists(os.path.join(out, ".okprobe-done")):
+            return os.path.join(out, "root")
+        shutil.rmtree(out, ignore_errors=True)
+        index = packages_index(arch)
+        root = os.path.join(out, "root")
+        os.makedirs(root)
+        for deb in fetch(depends_closure(GUEST_PACKAGES, index), arch, index):
+            subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+        for unused in ("usr/share", "etc", "usr/libexec", "usr/sbin",
+                       f"usr/lib/{TRIPLETS[arch]}/gconv"):
+            shutil.rmtree(os.path.join(root, unused), ignore_errors=True)
+        loader = os.path.join(root, LOADERS[arch])
+        found = [os.path.join(where, name)
+                 for where, _, names in os.walk(os.path.join(root, "usr"))
+                 for name in names
+                 if name == os.path.basename(loader)]
+        if not found:
+            sys.exit(f"debian13: no {os.path.basename(loader)} in libc6")
+        os.makedirs(os.path.dirname(loader), exist_ok=True)
+        shutil.copy(found[0], loader)
+        open(os.path.join(out, ".okprobe-done"), "w").close()
+        return root
+
+
 def headers_packages(arch):
     return [f"linux-headers-{TRIXIE_KERNEL}-{arch}",
             f"linux-headers-{TRIXIE_KERNEL}-common"]

@@ -300,6 +300,12 @@ def build_okptest(t):
     t.okptest = out
 
 
+def guest_tools(t):
+    """The tree of programs a guest gets besides okptest (trace-cmd):
+    Debian 13's, for t's arch (debian13.guest_tools())."""
+    return debian13.guest_tools(debian13.ARCHES[t.arch])
+
+
 def guest_extras(t):
     """What the initramfs gets besides init and modules: busybox and the
     loader script on x86 (Debian ships no riscv64 busybox)."""

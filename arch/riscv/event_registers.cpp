@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // riscv's register names for okprobe_events (core/arch_port.hpp).
 #include "core/arch_port.hpp"
+#include "core/handler_path.hpp"
 #include "riscv/event_registers.hpp"
 
 namespace okp::arch {
@@ -9,6 +10,12 @@ const events::RegisterName *event_registers(size_t *count)
 {
 	*count = sizeof(riscv::event_registers) / sizeof(riscv::event_registers[0]);
 	return riscv::event_registers;
+}
+
+// At every hit.
+OKP_HANDLER_PATH const events::RegisterLayout &event_register_layout()
+{
+	return riscv::event_register_layout;
 }
 
 } // namespace okp::arch

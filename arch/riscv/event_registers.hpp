@@ -4,6 +4,7 @@
 // byte offset in struct pt_regs (probes_glue.c asserts the layout).
 #pragma once
 
+#include "core/event_fetch.hpp"
 #include "core/probe_events.hpp"
 
 namespace okp::riscv {
@@ -15,6 +16,11 @@ inline constexpr events::RegisterName event_registers[] = {
 	{"s2", 144}, {"s3", 152}, {"s4", 160},	   {"s5", 168},	     {"s6", 176},    {"s7", 184},
 	{"s8", 192}, {"s9", 200}, {"s10", 208},	   {"s11", 216},     {"t3", 224},    {"t4", 232},
 	{"t5", 240}, {"t6", 248}, {"status", 256}, {"badaddr", 264}, {"cause", 272}, {"orig_a0", 280},
+};
+
+// regs_get_kernel_argument(): a0-a7, and 0 past them; sp; a0 returns.
+inline constexpr events::RegisterLayout event_register_layout{
+	{80, 88, 96, 104, 112, 120, 128, 136}, 8, false, 16, 80,
 };
 
 } // namespace okp::riscv

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // x86's register names for okprobe_events (core/arch_port.hpp).
 #include "core/arch_port.hpp"
+#include "core/handler_path.hpp"
 #include "x86/event_registers.hpp"
 
 namespace okp::arch {
@@ -9,6 +10,12 @@ const events::RegisterName *event_registers(size_t *count)
 {
 	*count = sizeof(x86::event_registers) / sizeof(x86::event_registers[0]);
 	return x86::event_registers;
+}
+
+// At every hit.
+OKP_HANDLER_PATH const events::RegisterLayout &event_register_layout()
+{
+	return x86::event_register_layout;
 }
 
 } // namespace okp::arch

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/event_fetch.hpp"
+#include "riscv/event_registers.hpp"
 #include "x86/event_registers.hpp"
 
 namespace okp::events {
@@ -24,11 +25,13 @@ struct FakeHit {
 	uint64_t stack_pointer = 0x7000;
 	uint64_t return_value = 0;
 	const char *comm = "okptest";
+	// The pt_regs the fetch programs read (x86's: 21 words).
+	uint64_t pt_regs[40] = {};
 
 	bool read(uint64_t address, void *to, size_t size, bool user) const
 	{
-		// The host's own memory (a definition's immediate strings, the
-		// comm): user-space addresses of this test process.
+		// The host's own memory (a definition's immediate strings):
+		// user-space addresses of this test process.
 		if (!user && address >= 0x500000000000ull && address < 0x800000000000ull) {
 			std::memcpy(to, reinterpret_cast<const void *>(address), size);
 			return true;
@@ -42,56 +45,74 @@ struct FakeHit {
 	}
 };
 
-FetchEnvironment environment_of(FakeHit &hit)
+// The hit the fake glue reads memory for.
+FakeHit *current_hit;
+
+FetchEnvironment environment_of(FakeHit &hit, const RegisterLayout &layout = x86::event_register_layout)
 {
+	current_hit = &hit;
+	for (const auto &[offset, value] : hit.registers)
+		hit.pt_regs[offset / 8] = value;
+	hit.pt_regs[layout.stack_pointer / 8] = hit.stack_pointer;
+	if (hit.return_value)
+		hit.pt_regs[layout.return_value / 8] = hit.return_value;
 	FetchEnvironment env;
-	env.context = &hit;
-	env.register_value = [](void *c, unsigned offset) { return static_cast<FakeHit *>(c)->registers[offset]; };
-	env.argument = [](void *c, unsigned index) {
-		static const unsigned offsets[] = {112, 104, 96, 88, 72, 64}; // di si dx cx r8 r9
-		return static_cast<FakeHit *>(c)->registers[offsets[index]];
-	};
-	env.stack_entry = [](void *c, unsigned index) { return static_cast<FakeHit *>(c)->stack[index]; };
-	env.stack_address = [](void *c) { return static_cast<FakeHit *>(c)->stack_pointer; };
-	env.return_value = [](void *c) { return static_cast<FakeHit *>(c)->return_value; };
-	env.comm = [](void *c) { return static_cast<FakeHit *>(c)->comm; };
-	env.read = [](void *c, uint64_t address, void *to, size_t size, bool user) {
-		return static_cast<FakeHit *>(c)->read(address, to, size, user);
-	};
-	env.read_string = [](void *c, uint64_t address, char *to, size_t size, bool user) -> size_t {
-		FakeHit *hit = static_cast<FakeHit *>(c);
-		std::string text;
-		// comm is host memory, not the fake's.
-		if (address == reinterpret_cast<uintptr_t>(hit->comm)) {
-			text = hit->comm;
-		} else {
-			for (;; address++) {
-				char byte;
-				if (!hit->read(address, &byte, 1, user))
-					return 0;
-				if (!byte)
-					break;
-				text += byte;
-			}
-		}
-		size_t length = text.size() + 1;
-		if (size == 0)
-			return length;
-		if (length > size)
-			length = size;
-		std::memcpy(to, text.data(), length - 1);
-		to[length - 1] = '\0';
-		return length;
-	};
-	env.symbol_string = [](void *, uint64_t address, char *to, size_t size) -> size_t {
-		std::string text = "sym+0x" + std::to_string(address & 0xf) + "/0x10";
-		if (size == 0)
-			return text.size() + 1;
-		std::strncpy(to, text.c_str(), size);
-		return text.size() + 1 <= size ? text.size() + 1 : size;
-	};
+	env.registers = reinterpret_cast<const uint8_t *>(hit.pt_regs);
+	env.layout = &layout;
+	env.comm = hit.comm;
 	return env;
 }
+
+} // namespace
+} // namespace okp::events
+
+// The glue's memory reads (glue_services.h), over the current fake hit.
+using okp::events::current_hit;
+
+extern "C" int okp_glue_event_read(unsigned long address, void *to, unsigned long size, int user)
+{
+	return current_hit->read(address, to, size, user);
+}
+
+extern "C" unsigned long okp_glue_event_read_string(unsigned long address, char *to, unsigned long size, int user)
+{
+	std::string text;
+	for (;; address++) {
+		char byte;
+		if (!current_hit->read(address, &byte, 1, user))
+			return 0;
+		if (!byte)
+			break;
+		text += byte;
+	}
+	size_t length = text.size() + 1;
+	if (size == 0)
+		return length;
+	if (length > size)
+		length = size;
+	std::memcpy(to, text.data(), length - 1);
+	to[length - 1] = '\0';
+	return length;
+}
+
+extern "C" unsigned long okp_glue_event_symbol_string(unsigned long address, char *to, unsigned long size)
+{
+	std::string text = "sym+0x" + std::to_string(address & 0xf) + "/0x10";
+	if (size == 0)
+		return text.size() + 1;
+	std::strncpy(to, text.c_str(), size);
+	return text.size() + 1 <= size ? text.size() + 1 : size;
+}
+
+extern "C" unsigned long okp_glue_event_stack_word(unsigned long stack_pointer, unsigned int index)
+{
+	if (stack_pointer != current_hit->stack_pointer || index >= 8)
+		return 0;
+	return current_hit->stack[index];
+}
+
+namespace okp::events {
+namespace {
 
 std::vector<uint8_t> cstring(const std::string &s)
 {
@@ -170,6 +191,44 @@ TEST(EventFetch, RegistersArgumentsStackAndReturnValue)
 	EXPECT_EQ(r.record.field<int32_t>(r.definition->args[0]), -2);
 }
 
+// $argN past the argument registers: x86's regs_get_kernel_argument()
+// reads the stack above the return address, riscv's gives 0.
+TEST(EventFetch, ArgumentsPastTheRegistersAsEachArchReadsThem)
+{
+	FakeHit fake;
+	fake.registers[64] = 6; // r9, the sixth argument
+	fake.stack[1] = 7;	// the seventh, above the return address
+	fake.stack[2] = 8;
+	Hit h = hit("six=$arg6 seven=$arg7 eight=$arg8", fake);
+	const Argument *a = h.definition->args;
+	EXPECT_EQ(h.record.field<uint64_t>(a[0]), 6u);
+	EXPECT_EQ(h.record.field<uint64_t>(a[1]), 7u);
+	EXPECT_EQ(h.record.field<uint64_t>(a[2]), 8u);
+
+	ParseContext context;
+	context.registers = riscv::event_registers;
+	context.register_count = sizeof(riscv::event_registers) / sizeof(riscv::event_registers[0]);
+	auto d = std::make_unique<Definition>();
+	std::string text = "p f first=$arg1 eighth=$arg8 ninth=$arg9 sp=$stack word=$stack1 t0=%t0";
+	ASSERT_TRUE(parse_line(text.data(), text.size(), context, *d).ok());
+	FakeHit rv;
+	rv.registers[80] = 1;	   // a0
+	rv.registers[136] = 8;	   // a7
+	rv.registers[40] = 0x7777; // t0
+	rv.stack[1] = 0x5151;
+	FetchEnvironment env = environment_of(rv, riscv::event_register_layout);
+	std::vector<uint8_t> record(d->record_size, 0xee);
+	store_arguments(*d, env, record.data(), record.data(), 0);
+	uint64_t fields[6];
+	std::memcpy(fields, record.data(), sizeof(fields));
+	EXPECT_EQ(fields[0], 1u);
+	EXPECT_EQ(fields[1], 8u);
+	EXPECT_EQ(fields[2], 0u);
+	EXPECT_EQ(fields[3], 0x7000u); // sp, at riscv's offset 16
+	EXPECT_EQ(fields[4], 0x5151u);
+	EXPECT_EQ(fields[5], 0x7777u);
+}
+
 TEST(EventFetch, DereferencesReadMemoryAndStringsGoAfterTheFields)
 {
 	FakeHit fake;
@@ -191,6 +250,17 @@ TEST(EventFetch, DereferencesReadMemoryAndStringsGoAfterTheFields)
 	EXPECT_EQ(first & 0xffff, h.record.header + h.definition->record_size);
 	EXPECT_EQ(first >> 16, 6u);
 	EXPECT_EQ(h.record.bytes.size(), h.record.header + h.definition->record_size + 6 + 8 + 5);
+}
+
+// $comm is copied from the task as it is: never past TASK_COMM_LEN - 1
+// bytes, and cut to what was reserved.
+TEST(EventFetch, CommIsTheTasksAtMostFifteenBytes)
+{
+	FakeHit fake;
+	fake.comm = "a-name-longer-than-sixteen";
+	Hit h = hit("who=$comm", fake);
+	EXPECT_EQ(h.record.string(h.definition->args[0]), "a-name-longer-t");
+	EXPECT_EQ(h.record.bytes.size(), h.record.header + h.definition->record_size + 16);
 }
 
 TEST(EventFetch, FaultsAreZeroAndEmptyStrings)

@@ -184,8 +184,9 @@ protected:
 	int add(okprobe &probe)
 	{
 		const okp::Status registered = table.register_probe(&probe, probe.symbol_name, one_byte_rules);
-		if (!registered)
+		if (!registered) {
 			EXPECT_STRNE(registered.why(), "") << "a refusal without a reason";
+		}
 		return -registered.error();
 	}
 

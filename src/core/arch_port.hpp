@@ -26,7 +26,8 @@ namespace okp {
 
 namespace events {
 struct RegisterName;
-}
+struct RegisterLayout;
+} // namespace events
 
 struct Site;
 struct Detour;
@@ -40,6 +41,8 @@ namespace arch {
 // The names okprobe_events' %REG takes, with their pt_regs offsets
 // (arch/<arch>/event_registers.hpp), and how many.
 const events::RegisterName *event_registers(size_t *count);
+// Where pt_regs holds the arguments, stack pointer and return value.
+const events::RegisterLayout &event_register_layout();
 
 // ---- Lifecycle (the probe table's writer: probe mutex held, may sleep) ----
 

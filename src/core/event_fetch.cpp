@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // Fetch programs at a hit: event_fetch.hpp says what and why.
 #include "event_fetch.hpp"
+#include "glue_services.h"
 #include "handler_path.hpp"
 
 namespace okp::events {
@@ -26,6 +27,24 @@ OKP_HANDLER_PATH bool stores_at_address(const Argument &argument)
 	       argument.array == 0;
 }
 
+OKP_HANDLER_PATH uint64_t register_at(const FetchEnvironment &env, unsigned offset)
+{
+	uint64_t value;
+	__builtin_memcpy(&value, env.registers + offset, sizeof(value));
+	return value;
+}
+
+OKP_HANDLER_PATH uint64_t argument(const FetchEnvironment &env, unsigned index)
+{
+	const RegisterLayout &layout = *env.layout;
+	if (index < layout.argument_count)
+		return register_at(env, layout.arguments[index]);
+	if (!layout.stack_arguments)
+		return 0;
+	// x86: the seventh argument is the word above the return address.
+	return okp_glue_event_stack_word(register_at(env, layout.stack_pointer), index - layout.argument_count + 1);
+}
+
 // Runs the steps, all but a last dereference the store reads at.
 OKP_HANDLER_PATH Fetched run(const Definition &definition, const Argument &argument, const FetchEnvironment &env)
 {
@@ -37,22 +56,23 @@ OKP_HANDLER_PATH Fetched run(const Definition &definition, const Argument &argum
 		const FetchStep &step = argument.steps[i];
 		switch (step.op) {
 		case Op::register_value:
-			fetched.value = env.register_value(env.context, static_cast<unsigned>(step.value));
+			fetched.value = register_at(env, static_cast<unsigned>(step.value));
 			break;
 		case Op::argument:
-			fetched.value = env.argument(env.context, static_cast<unsigned>(step.value));
+			fetched.value = events::argument(env, static_cast<unsigned>(step.value));
 			break;
 		case Op::stack_entry:
-			fetched.value = env.stack_entry(env.context, static_cast<unsigned>(step.value));
+			fetched.value = okp_glue_event_stack_word(register_at(env, env.layout->stack_pointer),
+								  static_cast<unsigned>(step.value));
 			break;
 		case Op::stack_address:
-			fetched.value = env.stack_address(env.context);
+			fetched.value = register_at(env, env.layout->stack_pointer);
 			break;
 		case Op::return_value:
-			fetched.value = env.return_value(env.context);
+			fetched.value = register_at(env, env.layout->return_value);
 			break;
 		case Op::comm:
-			fetched.value = reinterpret_cast<uintptr_t>(env.comm(env.context));
+			fetched.value = reinterpret_cast<uintptr_t>(env.comm);
 			break;
 		case Op::immediate:
 		case Op::symbol_address: // the glue resolved it into value
@@ -64,8 +84,9 @@ OKP_HANDLER_PATH Fetched run(const Definition &definition, const Argument &argum
 		case Op::dereference:
 		case Op::user_dereference: {
 			uint64_t loaded = 0;
-			fetched.faulted = !env.read(env.context, fetched.value + static_cast<uint64_t>(step.value),
-						    &loaded, sizeof(loaded), step.op == Op::user_dereference);
+			fetched.faulted =
+				!okp_glue_event_read(fetched.value + static_cast<uint64_t>(step.value), &loaded,
+						     sizeof(loaded), step.op == Op::user_dereference);
 			fetched.value = loaded;
 			break;
 		}
@@ -87,9 +108,26 @@ OKP_HANDLER_PATH size_t string_element(const Argument &argument, const FetchEnvi
 				       char *to, size_t size)
 {
 	if (argument.store == Store::symbol_string)
-		return env.symbol_string(env.context, address, to, size);
+		return okp_glue_event_symbol_string(address, to, size);
+	// $comm is the task's own memory: copied as it is, without a nofault
+	// copy's setup.
+	if (!user_store(argument) && env.comm && address == reinterpret_cast<uintptr_t>(env.comm)) {
+		size_t length = 0;
+		while (length < comm_size - 1 && env.comm[length])
+			length++;
+		if (to) {
+			if (size == 0)
+				return 0;
+			if (length > size - 1)
+				length = size - 1;
+			for (size_t i = 0; i < length; i++)
+				to[i] = env.comm[i];
+			to[length] = '\0';
+		}
+		return length + 1;
+	}
 	size_t limit = size < max_string ? size : max_string;
-	return env.read_string(env.context, address, to, to ? limit : 0, user_store(argument));
+	return okp_glue_event_read_string(address, to, to ? limit : 0, user_store(argument));
 }
 
 // The element addresses of a string field: itself, or (an array of
@@ -115,8 +153,8 @@ OKP_HANDLER_PATH bool string_address(const Definition &definition, const Argumen
 	shorter.array = 0;
 	shorter.steps[shorter.step_count++] = FetchStep{last.op, {}, last.value};
 	Fetched base = run(definition, shorter, env);
-	return !base.faulted && env.read(env.context, base.value + index * sizeof(uint64_t), &address, sizeof(address),
-					 last.op == Op::user_dereference);
+	return !base.faulted && okp_glue_event_read(base.value + index * sizeof(uint64_t), &address, sizeof(address),
+						    last.op == Op::user_dereference);
 }
 
 OKP_HANDLER_PATH void put_u32(uint8_t *to, uint32_t value)
@@ -193,8 +231,8 @@ OKP_HANDLER_PATH void store_arguments(const Definition &definition, const FetchE
 		if (argument.store == Store::raw) {
 			for (unsigned i = 0; i < argument.size; i++)
 				field[i] = fetched.faulted ? 0 : static_cast<uint8_t>(fetched.value >> (8 * i));
-		} else if (fetched.faulted || !env.read(env.context, fetched.value, field, argument.size * elements,
-							user_store(argument))) {
+		} else if (fetched.faulted ||
+			   !okp_glue_event_read(fetched.value, field, argument.size * elements, user_store(argument))) {
 			zero(field, argument.size * elements);
 		}
 		if (argument.bit_width)

@@ -5,8 +5,8 @@
 // offsets, strings after them as __data_loc (length << 16 | offset from
 // the record's start).
 //
-// Pure: the environment reads registers and memory. A read that faults is
-// never fatal: a number's field is 0, a string's is empty (length 0, which
+// Pure but for memory, which the glue reads (okp_glue_event_*; the host
+// tests fake them). A read that faults is never fatal: a number's field is 0, a string's is empty (length 0, which
 // the event prints as "(fault)"), as the kernel records them.
 #pragma once
 
@@ -17,25 +17,32 @@
 
 namespace okp::events {
 
-// What a hit offers the fetch programs (the glue's, on pt_regs and the
-// kernel's nofault accessors); every function may be called at a hit, so
-// each must be safe there (NOKPROBE, notrace).
-struct FetchEnvironment {
-	void *context = nullptr;
-	uint64_t (*register_value)(void *context, unsigned offset) = nullptr;
-	uint64_t (*argument)(void *context, unsigned index) = nullptr;
-	uint64_t (*stack_entry)(void *context, unsigned index) = nullptr;
-	uint64_t (*stack_address)(void *context) = nullptr;
-	uint64_t (*return_value)(void *context) = nullptr;
-	const char *(*comm)(void *context) = nullptr;
-	// size bytes at address into to; false when the read faulted.
-	bool (*read)(void *context, uint64_t address, void *to, size_t size, bool user) = nullptr;
-	// The string at address into to (at most size bytes, NUL included): its
-	// length with the NUL; 0 when it faulted. With size 0, only the length.
-	size_t (*read_string)(void *context, uint64_t address, char *to, size_t size, bool user) = nullptr;
-	// "symbol+0x1/0x20" for address into to, as read_string.
-	size_t (*symbol_string)(void *context, uint64_t address, char *to, size_t size) = nullptr;
+// Where a hit's pt_regs holds what fetch arguments name, as the kernel's
+// regs_get_kernel_argument(), kernel_stack_pointer() and
+// regs_return_value() read them: byte offsets, from the arch port
+// (arch/<arch>/event_registers.hpp).
+struct RegisterLayout {
+	uint16_t arguments[8] = {}; // the argument registers, in order
+	uint8_t argument_count = 0;
+	// $argN past those: the words above the stack pointer, as x86's
+	// regs_get_kernel_argument() reads them; else 0, as riscv's.
+	bool stack_arguments = false;
+	uint16_t stack_pointer = 0;
+	uint16_t return_value = 0;
 };
+
+// What a hit offers the fetch programs: its registers (the pt_regs the
+// handler got), where they are, and the task's comm. Registers are read
+// here; memory through the glue's okp_glue_event_* (glue_services.h),
+// direct calls: a hit makes no indirect call to fetch.
+struct FetchEnvironment {
+	const uint8_t *registers = nullptr;
+	const RegisterLayout *layout = nullptr;
+	const char *comm = nullptr;
+};
+
+// The size of a task's comm, NUL included (the kernel's TASK_COMM_LEN).
+inline constexpr size_t comm_size = 16;
 
 // The longest string a field takes, NUL included (the kernel's
 // MAX_STRING_SIZE is PATH_MAX).

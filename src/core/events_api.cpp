@@ -43,66 +43,13 @@ Place ask_glue(void *, const Definition &definition)
 constexpr unsigned error_count = static_cast<unsigned>(Error::count);
 const char *error_texts[error_count + 1]; // NULL-terminated
 
-// The hit's environment, through the glue's C functions.
-OKP_HANDLER_PATH uint64_t register_value(void *c, unsigned offset)
-{
-	auto *env = static_cast<const okp_event_environment *>(c);
-	return env->register_value(env->context, offset);
-}
-OKP_HANDLER_PATH uint64_t argument(void *c, unsigned index)
-{
-	auto *env = static_cast<const okp_event_environment *>(c);
-	return env->argument(env->context, index);
-}
-OKP_HANDLER_PATH uint64_t stack_entry(void *c, unsigned index)
-{
-	auto *env = static_cast<const okp_event_environment *>(c);
-	return env->stack_entry(env->context, index);
-}
-OKP_HANDLER_PATH uint64_t stack_address(void *c)
-{
-	auto *env = static_cast<const okp_event_environment *>(c);
-	return env->stack_address(env->context);
-}
-OKP_HANDLER_PATH uint64_t return_value(void *c)
-{
-	auto *env = static_cast<const okp_event_environment *>(c);
-	return env->return_value(env->context);
-}
-OKP_HANDLER_PATH const char *comm(void *c)
-{
-	auto *env = static_cast<const okp_event_environment *>(c);
-	return env->comm(env->context);
-}
-OKP_HANDLER_PATH bool read(void *c, uint64_t address, void *to, size_t size, bool user)
-{
-	auto *env = static_cast<const okp_event_environment *>(c);
-	return env->read(env->context, address, to, size, user) != 0;
-}
-OKP_HANDLER_PATH size_t read_string(void *c, uint64_t address, char *to, size_t size, bool user)
-{
-	auto *env = static_cast<const okp_event_environment *>(c);
-	return env->read_string(env->context, address, to, size, user);
-}
-OKP_HANDLER_PATH size_t symbol_string(void *c, uint64_t address, char *to, size_t size)
-{
-	auto *env = static_cast<const okp_event_environment *>(c);
-	return env->symbol_string(env->context, address, to, size);
-}
-
+// The hit's environment: its registers where this arch keeps them.
 OKP_HANDLER_PATH FetchEnvironment environment_of(const okp_event_environment *env)
 {
 	FetchEnvironment fetch;
-	fetch.context = const_cast<okp_event_environment *>(env);
-	fetch.register_value = register_value;
-	fetch.argument = argument;
-	fetch.stack_entry = stack_entry;
-	fetch.stack_address = stack_address;
-	fetch.return_value = return_value;
-	fetch.comm = comm;
-	fetch.read = read;
-	fetch.read_string = read_string;
-	fetch.symbol_string = symbol_string;
+	fetch.registers = static_cast<const uint8_t *>(env->regs);
+	fetch.layout = &okp::arch::event_register_layout();
+	fetch.comm = env->comm;
 	return fetch;
 }
 

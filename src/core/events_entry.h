@@ -137,21 +137,14 @@ unsigned long okp_core_event_format(const struct okp_event_definition *event,
 unsigned long okp_core_event_print_fmt(const struct okp_event_definition *event,
 				       char *buffer, unsigned long size);
 
-/* What a hit offers the fetch programs (okp::events::FetchEnvironment). */
+/*
+ * What a hit offers the fetch programs (okp::events::FetchEnvironment):
+ * the handler's pt_regs, read where the arch port says, and the task's
+ * comm. Memory is read through okp_glue_event_* (glue_services.h).
+ */
 struct okp_event_environment {
-	void *context;
-	unsigned long (*register_value)(void *context, unsigned int offset);
-	unsigned long (*argument)(void *context, unsigned int index);
-	unsigned long (*stack_entry)(void *context, unsigned int index);
-	unsigned long (*stack_address)(void *context);
-	unsigned long (*return_value)(void *context);
-	const char *(*comm)(void *context);
-	int (*read)(void *context, unsigned long address, void *to,
-		    unsigned long size, int user);
-	unsigned long (*read_string)(void *context, unsigned long address,
-				     char *to, unsigned long size, int user);
-	unsigned long (*symbol_string)(void *context, unsigned long address,
-				       char *to, unsigned long size);
+	const void *regs;
+	const char *comm;
 };
 
 /* At a hit: the bytes of strings to reserve, then the store. */

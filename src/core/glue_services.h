@@ -133,6 +133,24 @@ struct okp_cpu_state *okp_glue_cpu_state(void);
 /* Runs the optimizer's work soon (after a batching delay), unless queued. */
 void okp_glue_schedule_optimizer(void);
 
+/*
+ * okprobe_events at a hit (src/kernel/probe_events.c; NOKPROBE, notrace):
+ * size bytes at address into to with the kernel's nofault copies, 1 or 0
+ * when it faulted; the string at address into to (at most size bytes, the
+ * last then the NUL), its length with the NUL, 0 on a fault, only the
+ * length with size 0; "symbol+0x1/0x20 [module]" for address, the same
+ * way; the index-th word above stack_pointer on its task's stack, 0 past
+ * it or on a fault (regs_get_kernel_stack_nth()).
+ */
+int okp_glue_event_read(unsigned long address, void *to, unsigned long size,
+			int user);
+unsigned long okp_glue_event_read_string(unsigned long address, char *to,
+					 unsigned long size, int user);
+unsigned long okp_glue_event_symbol_string(unsigned long address, char *to,
+					   unsigned long size);
+unsigned long okp_glue_event_stack_word(unsigned long stack_pointer,
+					unsigned int index);
+
 /* One text patch of a batch. */
 struct okp_text_patch {
 	unsigned long address;

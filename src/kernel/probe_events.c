@@ -10,8 +10,9 @@
  * it with the tracing core (trace_add_event_call) and whose reg callback
  * arms the probe when the event is enabled in any trace instance. A hit
  * runs the arguments' fetch programs into a ring buffer entry
- * (trace_event_buffer_reserve/commit), so filters, triggers, hist triggers,
- * trace-cmd and perf's tracepoint readers see an ordinary event.
+ * (trace_event_buffer_reserve/commit), so filters, triggers, hist triggers
+ * and trace-cmd see an ordinary event, and into perf's buffer when perf's
+ * tracepoint PMU has the event (perf record -e GROUP:EVENT).
  * "-:[GROUP/]EVENT" removes one (EBUSY while enabled, as the kernel's); a
  * write opened with O_TRUNC (">") removes them all first. A refused line
  * fails the write with its errno and puts an entry into the kernel's own
@@ -64,10 +65,14 @@ struct okp_trace_event {
 	struct okretprobe rp;
 	/* The instances it is enabled in: RCU, written under event_mutex. */
 	struct list_head links;
+	/* Users of its probe: instances' links and perf. */
 	unsigned int enabled;
+	/* perf's tracepoint PMU has it (its call.perf_events are there). */
+	int perf;
 	unsigned int arg_count;
 	unsigned int record_size;	/* bytes of the fixed fields */
-	atomic_long_t hits;
+	/* Per CPU, as the kernel's nhit: a hit never shares a cache line. */
+	unsigned long __percpu *hits;
 	char *symbol;			/* probe.symbol_name's storage */
 	char (*field_types)[32];	/* trace_define_field keeps the pointers */
 	struct okp_event_definition *definition;
@@ -110,25 +115,14 @@ static struct mutex *okp_event_mutex(void)
 
 /* ---- The hit: fetch programs into a ring buffer entry ---------------- */
 
-static unsigned long notrace okp_fetch_register(void *regs, unsigned int offset)
-{
-	return regs_get_register(regs, offset);
-}
-NOKPROBE_SYMBOL(okp_fetch_register);
-
-static unsigned long notrace okp_fetch_argument(void *regs, unsigned int n)
-{
-	return regs_get_kernel_argument(regs, n);
-}
-NOKPROBE_SYMBOL(okp_fetch_argument);
-
 /*
- * regs_get_kernel_stack_nth(), which riscv does not export: the n-th word
- * above the stack pointer, 0 past the task's stack or on a fault.
+ * The core's memory reads at a hit (glue_services.h). The words above a
+ * stack pointer as regs_get_kernel_stack_nth() reads them, which riscv
+ * does not export: 0 past the task's stack or on a fault.
  */
-static unsigned long notrace okp_fetch_stack_entry(void *regs, unsigned int n)
+unsigned long notrace okp_glue_event_stack_word(unsigned long sp,
+						unsigned int n)
 {
-	unsigned long sp = kernel_stack_pointer(regs);
 	unsigned long address = sp + n * sizeof(unsigned long), value;
 
 	if ((address & ~(THREAD_SIZE - 1)) != (sp & ~(THREAD_SIZE - 1)) ||
@@ -136,63 +130,34 @@ static unsigned long notrace okp_fetch_stack_entry(void *regs, unsigned int n)
 		return 0;
 	return value;
 }
-NOKPROBE_SYMBOL(okp_fetch_stack_entry);
+NOKPROBE_SYMBOL(okp_glue_event_stack_word);
 
-static unsigned long notrace okp_fetch_stack_address(void *regs)
-{
-	return kernel_stack_pointer(regs);
-}
-NOKPROBE_SYMBOL(okp_fetch_stack_address);
-
-static unsigned long notrace okp_fetch_return_value(void *regs)
-{
-	return regs_return_value(regs);
-}
-NOKPROBE_SYMBOL(okp_fetch_return_value);
-
-static const char *notrace okp_fetch_comm(void *regs)
-{
-	return current->comm;
-}
-NOKPROBE_SYMBOL(okp_fetch_comm);
-
-static int notrace okp_fetch_read(void *regs, unsigned long address, void *to,
-				  unsigned long size, int user)
+int notrace okp_glue_event_read(unsigned long address, void *to,
+				unsigned long size, int user)
 {
 	if (user)
 		return !copy_from_user_nofault(to, (const void __user *)address,
 					       size);
 	return !copy_from_kernel_nofault(to, (const void *)address, size);
 }
-NOKPROBE_SYMBOL(okp_fetch_read);
+NOKPROBE_SYMBOL(okp_glue_event_read);
 
 /*
  * The string at address into to (size bytes at most, the last one then
  * made the NUL), or only its length with size 0: its length with the NUL,
  * 0 on a fault. The length byte by byte, as the kernel's
  * fetch_store_strlen(); the copy with strncpy_from_*_nofault() where they
- * resolved (6.1 exports neither), else byte by byte too. The task's comm
- * ($comm) is the task's own memory: copied as it is.
+ * resolved (6.1 exports neither), else byte by byte too.
  */
-static unsigned long notrace __kprobes okp_fetch_read_string(void *regs,
-							     unsigned long address,
-							     char *to,
-							     unsigned long size,
-							     int user)
+unsigned long notrace __kprobes okp_glue_event_read_string(unsigned long address,
+							   char *to,
+							   unsigned long size,
+							   int user)
 {
 	unsigned long length = 0, limit = size ? size : PATH_MAX;
 	long copied = -EFAULT;
 	char c;
 
-	if (!user && address == (unsigned long)current->comm) {
-		length = strnlen(current->comm, TASK_COMM_LEN - 1);
-		if (size) {
-			length = min(length, size - 1);
-			memcpy(to, current->comm, length);
-			to[length] = '\0';
-		}
-		return length + 1;
-	}
 	if (size && user && okp_resolved(strncpy_from_user_nofault))
 		copied = okp_call(strncpy_from_user_nofault)(to,
 				(const void __user *)address, size);
@@ -206,7 +171,7 @@ static unsigned long notrace __kprobes okp_fetch_read_string(void *regs,
 
 bytes:
 	do {
-		if (okp_fetch_read(regs, address + length, &c, 1, user) != 1)
+		if (okp_glue_event_read(address + length, &c, 1, user) != 1)
 			return 0;
 		if (size)
 			to[length] = length + 1 < size ? c : '\0';
@@ -216,10 +181,9 @@ bytes:
 }
 
 /* "symbol+0x1/0x20 [module]", sized exactly as fetch_store_symstrlen(). */
-static unsigned long notrace __kprobes okp_fetch_symbol_string(void *regs,
-							       unsigned long address,
-							       char *to,
-							       unsigned long size)
+unsigned long notrace __kprobes okp_glue_event_symbol_string(unsigned long address,
+							     char *to,
+							     unsigned long size)
 {
 	char name[KSYM_SYMBOL_LEN];
 	unsigned long length = sprint_symbol(name, address) + 1;
@@ -262,29 +226,65 @@ static void notrace okp_event_trace(struct okp_trace_event *event,
 }
 NOKPROBE_SYMBOL(okp_event_trace);
 
+#ifdef CONFIG_PERF_EVENTS
+/*
+ * The event for perf's tracepoint PMU (perf record -e GROUP:EVENT, and
+ * perf_event_open()'s PERF_TYPE_TRACEPOINT): the same record, in perf's
+ * buffer for this CPU, as the kernel's kprobe_perf_func() writes it.
+ */
+static void notrace okp_event_perf(struct okp_trace_event *event,
+				   const struct okp_event_environment *env,
+				   struct pt_regs *regs, unsigned long ip,
+				   unsigned long ret_ip)
+{
+	unsigned long dynamic, header = okp_event_header(event);
+	struct hlist_head *head = this_cpu_ptr(event->call.perf_events);
+	int size, rctx;
+	u8 *entry;
+
+	if (hlist_empty(head))
+		return;
+	dynamic = okp_core_event_dynamic_size(event->definition, env);
+	/* perf puts a u32 size before the record, and wants u64 alignment. */
+	size = ALIGN(header + event->record_size + dynamic + sizeof(u32),
+		     sizeof(u64)) - sizeof(u32);
+	entry = perf_trace_buf_alloc(size, NULL, &rctx);
+	if (!entry)
+		return;
+	if (event->is_return) {
+		((struct okp_return_entry *)entry)->func = ip;
+		((struct okp_return_entry *)entry)->ret_ip = ret_ip;
+	} else {
+		((struct okp_event_entry *)entry)->ip = ip;
+	}
+	memset(entry + header, 0, size - header);
+	okp_core_event_store(event->definition, env, entry, entry + header,
+			     dynamic);
+	perf_trace_buf_submit(entry, size, rctx, event->call.event.type, 1,
+			      regs, head, NULL);
+}
+NOKPROBE_SYMBOL(okp_event_perf);
+#endif
+
 /* A hit of the event's probe: an entry in every instance it is on in. */
 static void notrace okp_event_hit(struct okp_trace_event *event,
 				  struct pt_regs *regs, unsigned long ip,
 				  unsigned long ret_ip)
 {
 	const struct okp_event_environment env = {
-		.context = regs,
-		.register_value = okp_fetch_register,
-		.argument = okp_fetch_argument,
-		.stack_entry = okp_fetch_stack_entry,
-		.stack_address = okp_fetch_stack_address,
-		.return_value = okp_fetch_return_value,
-		.comm = okp_fetch_comm,
-		.read = okp_fetch_read,
-		.read_string = okp_fetch_read_string,
-		.symbol_string = okp_fetch_symbol_string,
+		.regs = regs,
+		.comm = current->comm,
 	};
 	struct okp_event_link *link;
 
-	atomic_long_inc(&event->hits);
+	raw_cpu_inc(*event->hits);
 	/* Handlers run with preemption off: an RCU-sched reader. */
 	list_for_each_entry_rcu(link, &event->links, list)
 		okp_event_trace(event, link->file, &env, regs, ip, ret_ip);
+#ifdef CONFIG_PERF_EVENTS
+	if (READ_ONCE(event->perf))
+		okp_event_perf(event, &env, regs, ip, ret_ip);
+#endif
 }
 NOKPROBE_SYMBOL(okp_event_hit);
 
@@ -314,21 +314,42 @@ NOKPROBE_SYMBOL(okp_event_return_handler);
 
 /* ---- The tracing core's callbacks (event_mutex held) ------------------ */
 
+/* One more user of the event's probe: enabled with the first. */
+static int okp_event_arm(struct okp_trace_event *event)
+{
+	int ret = 0;
+
+	if (event->enabled++ == 0)
+		ret = event->is_return ? okretprobe_enable(&event->rp) :
+					 okprobe_enable(&event->probe);
+	if (ret)
+		event->enabled--;
+	return ret;
+}
+
+/* One user fewer: disabled with the last. */
+static void okp_event_disarm(struct okp_trace_event *event)
+{
+	if (--event->enabled)
+		return;
+	if (event->is_return)
+		okretprobe_disable(&event->rp);
+	else
+		okprobe_disable(&event->probe);
+}
+
 static int okp_event_enable(struct okp_trace_event *event,
 			    struct trace_event_file *file)
 {
 	struct okp_event_link *link = kmalloc(sizeof(*link), GFP_KERNEL);
-	int ret = 0;
+	int ret;
 
 	if (!link)
 		return -ENOMEM;
 	link->file = file;
 	list_add_tail_rcu(&link->list, &event->links);
-	if (event->enabled++ == 0)
-		ret = event->is_return ? okretprobe_enable(&event->rp) :
-					 okprobe_enable(&event->probe);
+	ret = okp_event_arm(event);
 	if (ret) {
-		event->enabled--;
 		list_del_rcu(&link->list);
 		synchronize_rcu();
 		kfree(link);
@@ -347,12 +368,7 @@ static void okp_event_disable(struct okp_trace_event *event,
 	if (WARN_ON_ONCE(!found))
 		return;
 	list_del_rcu(&found->list);
-	if (--event->enabled == 0) {
-		if (event->is_return)
-			okretprobe_disable(&event->rp);
-		else
-			okprobe_disable(&event->probe);
-	}
+	okp_event_disarm(event);
 	/* No hit still writes to the file's buffer once this returns. */
 	synchronize_rcu();
 	kfree(found);
@@ -362,6 +378,7 @@ static int okp_event_reg(struct trace_event_call *call, enum trace_reg type,
 			 void *data)
 {
 	struct okp_trace_event *event = call->data;
+	int ret;
 
 	switch (type) {
 	case TRACE_REG_REGISTER:
@@ -370,9 +387,20 @@ static int okp_event_reg(struct trace_event_call *call, enum trace_reg type,
 		okp_event_disable(event, data);
 		return 0;
 #ifdef CONFIG_PERF_EVENTS
+	/*
+	 * perf's core made call->perf_events before this and frees them
+	 * after a grace period past the unregistration (as for kprobe
+	 * events): hits test event->perf first.
+	 */
 	case TRACE_REG_PERF_REGISTER:
-		/* perf's own buffers are not filled: say so. */
-		return -EOPNOTSUPP;
+		ret = okp_event_arm(event);
+		if (!ret)
+			WRITE_ONCE(event->perf, 1);
+		return ret;
+	case TRACE_REG_PERF_UNREGISTER:
+		WRITE_ONCE(event->perf, 0);
+		okp_event_disarm(event);
+		return 0;
 #endif
 	default:
 		return 0;
@@ -551,6 +579,54 @@ static void okp_event_log(const char *line, unsigned int index,
 				    okp_core_event_error_texts()[index]);
 }
 
+/* The symbols named name, in vmlinux and in every module, as kprobe_events
+ * counts them (number_of_same_symbols()).
+ */
+struct okp_symbol_count {
+	unsigned int count;
+	const char *name;
+};
+
+static int okp_count_symbol(void *data, unsigned long unused)
+{
+	((struct okp_symbol_count *)data)->count++;
+	return 0;
+}
+
+#ifdef OKP_HAVE_MODULE_SYMBOLS_BY_NAME
+static int okp_count_module_symbol(void *data, const char *name,
+				   unsigned long unused)
+#else
+static int okp_count_module_symbol(void *data, const char *name,
+				   struct module *module, unsigned long unused)
+#endif
+{
+	struct okp_symbol_count *count = data;
+
+	if (!strcmp(name, count->name))
+		count->count++;
+	return 0;
+}
+
+/* How many symbols are named name; -1 when this kernel cannot tell. */
+static int okp_symbols_named(const char *name)
+{
+	struct okp_symbol_count count = { .name = name };
+
+	if (!okp_resolved(kallsyms_on_each_match_symbol) ||
+	    !okp_resolved(module_kallsyms_on_each_symbol))
+		return -1;
+	okp_call(kallsyms_on_each_match_symbol)(okp_count_symbol, name, &count);
+#ifdef OKP_HAVE_MODULE_SYMBOLS_BY_NAME
+	okp_call(module_kallsyms_on_each_symbol)(NULL, okp_count_module_symbol,
+						 &count);
+#else
+	okp_call(module_kallsyms_on_each_symbol)(okp_count_module_symbol,
+						 &count);
+#endif
+	return count.count;
+}
+
 static enum okp_event_place okp_event_place(const struct okp_event_place_query *query)
 {
 	char name[KSYM_NAME_LEN];
@@ -560,8 +636,13 @@ static enum okp_event_place okp_event_place(const struct okp_event_place_query *
 	memcpy(name, query->symbol, query->symbol_length);
 	name[query->symbol_length] = '\0';
 	/* A module's symbol: its module may come later; registration says. */
-	if (!strchr(name, ':') && !okp_ksyms_lookup(name))
-		return OKP_EVENT_UNKNOWN_SYMBOL;
+	if (!strchr(name, ':')) {
+		if (!okp_ksyms_lookup(name))
+			return OKP_EVENT_UNKNOWN_SYMBOL;
+		/* kprobe_events refuses a name that means several functions. */
+		if (okp_symbols_named(name) > 1)
+			return OKP_EVENT_NOT_UNIQUE;
+	}
 	return query->offset ? OKP_EVENT_INSIDE_FUNCTION :
 			       OKP_EVENT_FUNCTION_ENTRY;
 }
@@ -569,6 +650,7 @@ static enum okp_event_place okp_event_place(const struct okp_event_place_query *
 static void okp_event_free(struct okp_trace_event *event)
 {
 	kfree(event->call.print_fmt);
+	free_percpu(event->hits);
 	kvfree(event->definition);
 	kfree(event->field_types);
 	kfree(event->symbol);
@@ -718,7 +800,6 @@ static int okp_event_create(const struct okp_event_summary *line)
 	if (!event)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&event->links);
-	atomic_long_set(&event->hits, 0);
 	event->is_return = line->is_return;
 	event->arg_count = line->arg_count;
 	event->record_size = line->record_size;
@@ -727,8 +808,9 @@ static int okp_event_create(const struct okp_event_summary *line)
 	event->definition = kvmalloc(size, GFP_KERNEL);
 	event->field_types = kcalloc(max(line->arg_count, 1U),
 				     sizeof(*event->field_types), GFP_KERNEL);
+	event->hits = alloc_percpu(unsigned long);
 	ret = -ENOMEM;
-	if (!event->definition || !event->field_types)
+	if (!event->definition || !event->field_types || !event->hits)
 		goto free;
 	memcpy(event->definition, okp_parsed, size);
 	ret = okp_event_resolve_symbols(event, line->line);
@@ -988,9 +1070,12 @@ static int okp_profile_show(struct seq_file *m, void *v)
 		list_entry(v, struct okp_trace_event, list);
 	unsigned long missed = event->is_return ?
 		event->rp.nmissed + event->rp.kp.nmissed : event->probe.nmissed;
+	unsigned long hits = 0;
+	int cpu;
 
-	seq_printf(m, "  %-44s %15lu %15lu\n", event->name,
-		   atomic_long_read(&event->hits), missed);
+	for_each_possible_cpu(cpu)
+		hits += *per_cpu_ptr(event->hits, cpu);
+	seq_printf(m, "  %-44s %15lu %15lu\n", event->name, hits, missed);
 	return 0;
 }
 

@@ -45,6 +45,11 @@ OKP_RESOLVED_FUNCTION(tracefs_remove, tracefs_remove, 0);
 OKP_RESOLVED_FUNCTION(tracing_log_err, tracing_log_err, 0);
 OKP_RESOLVED_FUNCTION(tracing_reset_all_online_cpus,
 		      tracing_reset_all_online_cpus, 0);
+/* Its symbols counted as kprobe_events counts them (not unique: refused). */
+OKP_RESOLVED_FUNCTION(kallsyms_on_each_match_symbol,
+		      kallsyms_on_each_match_symbol, 0);
+OKP_RESOLVED_FUNCTION(module_kallsyms_on_each_symbol,
+		      module_kallsyms_on_each_symbol, 0);
 /* Its string fetches, as the kernel's kprobe events copy them. */
 OKP_RESOLVED_FUNCTION(strncpy_from_kernel_nofault, strncpy_from_kernel_nofault,
 		      0);
