@@ -859,8 +859,8 @@ static bool okp_event_busy(struct okp_trace_event *event)
 /*
  * Takes an event out of the tracing core unless it is busy, onto gone;
  * 0, EBUSY or the tracing core's errno. event_mutex held, as the kernel's
- * dynamic events do: its entries go from the ring buffers with it (a new
- * event may take its type id and would misread them).
+ * dynamic events do. The caller then empties the ring buffers, once for
+ * all it took (okp_events_reset_buffers()).
  */
 static int okp_event_unlink(struct okp_trace_event *event,
 			    struct list_head *gone)
@@ -873,26 +873,65 @@ static int okp_event_unlink(struct okp_trace_event *event,
 	ret = trace_remove_event_call(&event->call);
 	if (ret)
 		return ret;
-	if (okp_resolved(tracing_reset_all_online_cpus))
-		okp_call(tracing_reset_all_online_cpus)();
 	list_move_tail(&event->list, gone);
 	return 0;
+}
+
+/*
+ * Removed events' entries go from the ring buffers with them (a new event
+ * may take a type id and would misread them), as dyn_events_release_all()
+ * and trace_kprobe's removal do. event_mutex held.
+ */
+static void okp_events_reset_buffers(void)
+{
+	lockdep_assert_held(okp_event_mutex());
+	if (okp_resolved(tracing_reset_all_online_cpus))
+		okp_call(tracing_reset_all_online_cpus)();
 }
 
 /* Then, without event_mutex: the probes, grace periods, the memory. */
 static void okp_events_destroy(struct list_head *gone)
 {
 	struct okp_trace_event *event, *next;
+	struct okretprobe **rps = NULL;
+	struct okprobe **probes = NULL;
+	int count = 0, returns = 0, entries = 0;
 
+	/*
+	 * In two batches, one grace period each (removing a storm's events
+	 * one by one waited for hundreds); one by one without the memory.
+	 */
+	list_for_each_entry(event, gone, list)
+		count++;
+	if (count > 1) {
+		probes = kmalloc_array(count, sizeof(*probes), GFP_KERNEL);
+		rps = kmalloc_array(count, sizeof(*rps), GFP_KERNEL);
+	}
+	if (probes && rps) {
+		list_for_each_entry(event, gone, list) {
+			if (event->is_return)
+				rps[returns++] = &event->rp;
+			else
+				probes[entries++] = &event->probe;
+		}
+		if (returns)
+			okretprobe_unregister_many(rps, returns);
+		if (entries)
+			okprobe_unregister_many(probes, entries);
+	}
 	list_for_each_entry_safe(event, next, gone, list) {
 		list_del(&event->list);
-		if (event->is_return)
-			okretprobe_unregister(&event->rp);
-		else
-			okprobe_unregister(&event->probe);
+		if (!probes || !rps) {
+			if (event->is_return)
+				okretprobe_unregister(&event->rp);
+			else
+				okprobe_unregister(&event->probe);
+		}
 		okp_event_free(event);
 		module_put(THIS_MODULE);
 	}
+	kfree(probes);
+	kfree(rps);
 }
 
 /* Whether the event's canonical line, after its name, starts with rest. */
@@ -922,18 +961,20 @@ static int okp_event_remove_named(const struct okp_event_summary *line)
 	int found = 0, ret = 0;
 	LIST_HEAD(gone);
 
+	mutex_lock(okp_event_mutex());
 	list_for_each_entry_safe(event, next, &okp_events, list) {
 		if ((line->group[0] && strcmp(event->group, line->group)) ||
 		    (line->event[0] && strcmp(event->name, line->event)) ||
 		    !okp_event_matches(event, line->rest, line->rest_length))
 			continue;
 		found++;
-		mutex_lock(okp_event_mutex());
 		ret = okp_event_unlink(event, &gone);
-		mutex_unlock(okp_event_mutex());
 		if (ret)
 			break;
 	}
+	if (!list_empty(&gone))
+		okp_events_reset_buffers();
+	mutex_unlock(okp_event_mutex());
 	okp_events_destroy(&gone);
 	return found ? ret : -ENOENT;
 }
@@ -977,6 +1018,8 @@ static int okp_events_release_all(void)
 			break;
 		ret = okp_event_unlink(event, &gone);
 	}
+	if (!list_empty(&gone))
+		okp_events_reset_buffers();
 	mutex_unlock(okp_event_mutex());
 	okp_events_destroy(&gone);
 	return ret;
