@@ -3303,6 +3303,12 @@ static long sample_counter(const char *name)
  * bytes of /dev/zero, or (opens) opens of /dev/zero (closed again: the
  * same descriptor each time) and of a missing file (-ENOENT) in turn.
  */
+/*
+ * What start_waiting_reader()'s child reads: /dev/zero, or a file
+ * probe_events_position_steps() made.
+ */
+static const char *reader_file = "/dev/zero";
+
 static pid_t start_waiting_reader(int *go, int opens)
 {
 	int pipes[2];
@@ -3330,7 +3336,7 @@ static pid_t start_waiting_reader(int *go, int opens)
 		}
 		if (opens)
 			_exit(0);
-		zero = open("/dev/zero", O_RDONLY);
+		zero = open(reader_file, O_RDONLY);
 		for (i = 1; i <= RETURN_READS; i++)
 			if (read(zero, buffer, i) != i)
 				_exit(3);
@@ -3650,6 +3656,62 @@ static int event_reads(const char *event, const char *name, long *sum,
 	return ret ? -1 : count;
 }
 
+/*
+ * A dereference with a known value: vfs_read()'s fourth argument points to
+ * the file position (ksys_read()'s copy on its stack). The child reads a
+ * file of 5050 bytes 1, 2, ..., 100 bytes at a time, so the position
+ * before read i is i(i - 1)/2 and the positions add up to 166650. The
+ * kernel's kprobe event with the same line must see the same.
+ */
+#define POSITION_FILE "/tmp/okptest-positions"
+#define POSITIONS_SUM 166650L
+
+static int probe_events_position_steps(void)
+{
+	static char bytes[RETURN_READS * (RETURN_READS + 1) / 2];
+	const char *line = "vfs_read pos=+0($arg4):s64 count=$arg3:u64";
+	char definition[128];
+	long sum = 0, kernel_sum = 0;
+	int fd, count, all, ret;
+
+	fd = open(POSITION_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd >= 0 && write(fd, bytes, sizeof(bytes)) == sizeof(bytes),
+	      "writing %s: %s", POSITION_FILE, strerror(errno));
+	close(fd);
+	snprintf(definition, sizeof(definition), "p:okptest_ev/pos %s", line);
+	ret = write_file(OKPROBE_EVENTS, definition);
+	CHECK(ret == 0, "defining okptest_ev/pos: %s", strerror(-ret));
+	reader_file = POSITION_FILE;
+	count = event_reads("okptest_ev/pos", "pos", &sum, NULL, &all);
+	say("# okptest_ev/pos: %d events, positions adding up to %ld", count,
+	    sum);
+	/* Gone first: the kernel refuses kprobes where okprobe has one. */
+	ret = write_file(OKPROBE_EVENTS, "-:okptest_ev/pos");
+	CHECK(ret == 0, "removing okptest_ev/pos: %s", strerror(-ret));
+	if (exists(KPROBE_EVENTS)) {
+		snprintf(definition, sizeof(definition), "p:okptest/pos %s",
+			 line);
+		if (write_file(KPROBE_EVENTS, definition) == 0) {
+			ret = event_reads("okptest/pos", "pos", &kernel_sum, NULL,
+					  &all);
+			clear_okptest_events();
+			say("# the kernel's p:okptest/pos, same line: %d events adding up to %ld",
+			    ret, kernel_sum);
+			CHECK(ret == RETURN_READS && kernel_sum == POSITIONS_SUM,
+			      "the kernel's event: %d events, positions adding up to %ld",
+			      ret, kernel_sum);
+		} else {
+			say("# the kernel refuses p:okptest/pos (riscv 6.12: a kprobe at a traced function's entry)");
+		}
+	}
+	reader_file = "/dev/zero";
+	unlink(POSITION_FILE);
+	CHECK(count == RETURN_READS && sum == POSITIONS_SUM,
+	      "%d events of %d reads, positions adding up to %ld (not %ld)",
+	      count, RETURN_READS, sum, POSITIONS_SUM);
+	return 0;
+}
+
 /* The error_log's last entry has text, and its caret under column. */
 static int error_logged(const char *text, int column)
 {
@@ -3761,6 +3823,7 @@ static int probe_events_steps(void)
 		      count, RETURN_READS, sum, reads_sum);
 	}
 	STEP(events_hist_steps());
+	STEP(probe_events_position_steps());
 	/* The kernel's own event, same line, same workload. */
 	if (exists(KPROBE_EVENTS) &&
 	    write_file(KPROBE_EVENTS,
@@ -3798,6 +3861,14 @@ static int probe_events_steps(void)
 	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/x type_show");
 	CHECK(ret == -EADDRNOTAVAIL && error_logged("The symbol is not unique", 15),
 	      "a name several functions have: %s", strerror(-ret));
+	/* Refused addresses: the probe's errno, the kernel's entry. */
+	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/x ksys_read+1");
+	CHECK(ret == -EILSEQ &&
+	      error_logged("Probe point is not an instruction boundary", 15),
+	      "inside an instruction: %s", strerror(-ret));
+	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/x notifier_call_chain");
+	CHECK(ret == -EPERM && error_logged("Failed to register probe event", 15),
+	      "a NOKPROBE function: %s", strerror(-ret));
 	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/x ksys_read +0(%nosuch)");
 	CHECK(ret == -EINVAL && error_logged("Invalid register name", 28),
 	      "an unknown register: %s", strerror(-ret));
@@ -4292,9 +4363,9 @@ static int probe_events_perf_steps(void)
 {
 	long page = sysconf(_SC_PAGESIZE), id;
 	struct perf_event_mmap_page *control;
-	int fd, offset, samples = 0, ours = 0, ret;
+	int fd, offset, who, samples = 0, ours = 0, ret;
 	unsigned long long count = 0, head, at, ring;
-	char text[32];
+	char text[32], comm[32];
 	uint8_t *data;
 
 	STEP(load_okprobe(default_params));
@@ -4303,7 +4374,7 @@ static int probe_events_perf_steps(void)
 		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
 	}
 	ret = write_file(OKPROBE_EVENTS,
-			 "p:okptest_pf/read ksys_read count=$arg3:u64");
+			 "p:okptest_pf/read ksys_read count=$arg3:u64 who=$comm");
 	CHECK(ret == 0, "defining okptest_pf/read: %s", strerror(-ret));
 	/* The id file is perf's (CONFIG_PERF_EVENTS). */
 	if (read_file(PF_EVENT_DIR "/id", text, sizeof(text))) {
@@ -4315,7 +4386,10 @@ static int probe_events_perf_steps(void)
 	id = atol(text);
 	/* " count;", not common_preempt_count's. */
 	offset = field_offset(PF_EVENT_DIR "/format", " count;");
-	CHECK(offset > 0, "no count field in okptest_pf/read's format");
+	who = field_offset(PF_EVENT_DIR "/format", " who;");
+	CHECK(offset > 0 && who > 0, "no count or who field in okptest_pf/read's format");
+	CHECK(read_file("/proc/self/comm", comm, sizeof(comm)) == 0, "no comm");
+	comm[strcspn(comm, "\n")] = '\0';
 	/* perf stat: a count of okptest's own reads. */
 	fd = perf_open(id, 0);
 	CHECK(fd >= 0, "perf_event_open(okptest_pf:read): %s", strerror(errno));
@@ -4343,9 +4417,10 @@ static int probe_events_perf_steps(void)
 	data = (uint8_t *)control + page;
 	for (at = 0; at + sizeof(struct perf_event_header) <= head;) {
 		struct perf_event_header header;
-		uint32_t size;
+		uint32_t size, location;
 		uint64_t value;
 		int32_t pid;
+		int string_ok;
 
 		memcpy(&header, data + at % ring, sizeof(header));
 		if (!header.size)
@@ -4359,17 +4434,23 @@ static int probe_events_perf_steps(void)
 			/* trace_entry: type, flags, preempt_count, pid. */
 			memcpy(&pid, raw + 4 + 4, sizeof(pid));
 			memcpy(&value, raw + 4 + offset, sizeof(value));
+			/* who: __data_loc, length << 16 | offset in the record. */
+			memcpy(&location, raw + 4 + who, sizeof(location));
+			string_ok = (location & 0xffff) + (location >> 16) <= size &&
+				    (location >> 16) == strlen(comm) + 1 &&
+				    !memcmp(raw + 4 + (location & 0xffff), comm,
+					    strlen(comm) + 1);
 			if (!samples++)
 				say("# perf's first sample: %u bytes, pid %d, count %llu",
 				    size, pid, (unsigned long long)value);
 			ours += pid == getpid() && value == TRACE_CMD_READ_SIZE &&
-				size >= (uint32_t)offset + 8;
+				size >= (uint32_t)offset + 8 && string_ok;
 		}
 		at += header.size;
 	}
 	munmap(control, (PERF_PAGES + 1) * page);
 	close(fd);
-	say("# perf sampled %d okptest_pf:read records, %d with okptest's pid and count",
+	say("# perf sampled %d okptest_pf:read records, %d with okptest's pid, count and comm",
 	    samples, ours);
 	CHECK(samples == PERF_READS && ours == PERF_READS,
 	      "%d samples, %d with okptest's pid and count %d, of %d reads",
@@ -4905,6 +4986,10 @@ static pid_t storm_workload(void)
 {
 	pid_t pid = fork();
 
+	/* Both sides: kill(-pid) must find the group whoever runs first. */
+	if (pid > 0)
+		setpgid(pid, pid);
+
 	if (pid == 0) {
 		int fds[2];
 		char byte = 'x';
@@ -5032,7 +5117,7 @@ static int probe_events_storm_steps(void)
 	int count, i, functions = 0, defined = 0, hit = 0, kind, ret;
 	char line[256], errors[256] = "";
 	long long start, hits = 0, enable_ms, disable_ms;
-	int error_counts[160] = { 0 };
+	int error_counts[160] = { 0 }, returns = 0, returns_hit = 0, disabled;
 	pid_t workload;
 	char *at;
 
@@ -5090,12 +5175,14 @@ static int probe_events_storm_steps(void)
 	if (!ret)
 		sleep(2);
 	start = now_ms();
-	write_file(EVENT_STORM_GROUP "/enable", "0");
+	disabled = write_file(EVENT_STORM_GROUP "/enable", "0");
 	disable_ms = now_ms() - start;
 	kill(-workload, SIGKILL);
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
 	CHECK(ret == 0, "enabling okptest_st: %s", strerror(-ret));
+	CHECK(disabled == 0 && file_says(EVENT_STORM_GROUP "/enable", "0"),
+	      "disabling okptest_st: %s", strerror(-disabled));
 	CHECK(read_file(TRACING "/okprobe_profile", profile,
 			sizeof(profile)) == 0, "reading okprobe_profile");
 	for (at = strtok(profile, "\n"); at; at = strtok(NULL, "\n")) {
@@ -5108,11 +5195,14 @@ static int probe_events_storm_steps(void)
 		    event[1] >= '0' && event[1] <= '9') {
 			hits += event_hits;
 			hit += event_hits > 0;
+			returns += event[0] == 'r';
+			returns_hit += event[0] == 'r' && event_hits > 0;
 		}
 	}
-	say("# event storm: enabled in %lld ms, %lld hits in 2 s, %d of %d events hit, disabled in %lld ms",
-	    enable_ms, hits, hit, defined, disable_ms);
-	CHECK(hit > 0 && hits > 0, "no event of the storm was hit");
+	say("# event storm: enabled in %lld ms, %lld hits in 2 s, %d of %d events hit (%d of %d return events), disabled in %lld ms",
+	    enable_ms, hits, hit, defined, returns_hit, returns, disable_ms);
+	CHECK(hit > defined / 10, "only %d of %d events were hit", hit, defined);
+	CHECK(!returns || returns_hit, "none of %d return events was hit", returns);
 	/* ">" takes them all. */
 	start = now_ms();
 	ret = clear_file(OKPROBE_EVENTS);

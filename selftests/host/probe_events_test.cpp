@@ -125,6 +125,10 @@ const ErrorCase kernel_error_cases[] = {
 	{"p^x:foo vfs_read", Error::bad_command, 22},
 	{"p:foo ^", Error::no_probe_point, 22},
 	{"p ^dup_func", Error::not_unique, 99},
+	{"p ^dup_func+4", Error::not_unique, 99},
+	// A return probe off the entry is refused first, as by the kernel.
+	{"r ^dup_func+4", Error::bad_return_probe, 22},
+	{"r ^dup_func", Error::not_unique, 99},
 	{"p ^/bin/sh:0x10", Error::uprobe_syntax, 22},
 	{"p vfs_read +0(%di)^+10", Error::trailing_text, 22},
 	{"p vfs_read ^$arg1x", Error::bad_variable, 22},

@@ -478,7 +478,9 @@ ParseResult Parser::parse_place(Text place)
 	out_.symbol = span_of(symbol);
 	out_.offset = static_cast<uint32_t>(offset);
 	Place where = context_.place ? context_.place(context_.cookie, out_) : Place::function_entry;
-	if (where == Place::inside_function && out_.is_return)
+	// As the kernel: a return probe off a function's entry is refused
+	// before the name's uniqueness is looked at.
+	if (out_.is_return && (where == Place::inside_function || (where == Place::not_unique && out_.offset)))
 		return invalid(Error::bad_return_probe, column);
 	if (where == Place::not_unique)
 		return fail(eaddrnotavail, Error::not_unique, column);

@@ -248,6 +248,9 @@ static void notrace okp_event_perf(struct okp_trace_event *event,
 	/* perf puts a u32 size before the record, and wants u64 alignment. */
 	size = ALIGN(header + event->record_size + dynamic + sizeof(u32),
 		     sizeof(u64)) - sizeof(u32);
+	/* perf_trace_buf_alloc() would WARN: such a record is not sent. */
+	if (size > PERF_MAX_TRACE_SIZE)
+		return;
 	entry = perf_trace_buf_alloc(size, NULL, &rctx);
 	if (!entry)
 		return;
@@ -282,7 +285,8 @@ static void notrace okp_event_hit(struct okp_trace_event *event,
 	list_for_each_entry_rcu(link, &event->links, list)
 		okp_event_trace(event, link->file, &env, regs, ip, ret_ip);
 #ifdef CONFIG_PERF_EVENTS
-	if (READ_ONCE(event->perf))
+	/* Acquire: perf's core made call.perf_events before the release. */
+	if (smp_load_acquire(&event->perf))
 		okp_event_perf(event, &env, regs, ip, ret_ip);
 #endif
 }
@@ -394,9 +398,11 @@ static int okp_event_reg(struct trace_event_call *call, enum trace_reg type,
 	 */
 	case TRACE_REG_PERF_REGISTER:
 		ret = okp_event_arm(event);
-		if (!ret)
-			WRITE_ONCE(event->perf, 1);
-		return ret;
+		if (ret)
+			return ret;
+		/* Pairs with okp_event_hit()'s acquire: perf_events first. */
+		smp_store_release(&event->perf, 1);
+		return 0;
 	case TRACE_REG_PERF_UNREGISTER:
 		WRITE_ONCE(event->perf, 0);
 		okp_event_disarm(event);
@@ -904,8 +910,8 @@ static void okp_events_destroy(struct list_head *gone)
 	list_for_each_entry(event, gone, list)
 		count++;
 	if (count > 1) {
-		probes = kmalloc_array(count, sizeof(*probes), GFP_KERNEL);
-		rps = kmalloc_array(count, sizeof(*rps), GFP_KERNEL);
+		probes = kvmalloc_array(count, sizeof(*probes), GFP_KERNEL);
+		rps = kvmalloc_array(count, sizeof(*rps), GFP_KERNEL);
 	}
 	if (probes && rps) {
 		list_for_each_entry(event, gone, list) {
@@ -930,8 +936,8 @@ static void okp_events_destroy(struct list_head *gone)
 		okp_event_free(event);
 		module_put(THIS_MODULE);
 	}
-	kfree(probes);
-	kfree(rps);
+	kvfree(probes);
+	kvfree(rps);
 }
 
 /* Whether the event's canonical line, after its name, starts with rest. */
