@@ -1047,20 +1047,25 @@ static int test_in_kernel_probes(void)
 	return 0;
 }
 
-/* Reads a small /proc file count times. */
-static void read_proc_repeatedly(int count)
+/* Reads a small /proc file count times, size bytes (at most 4096) a read. */
+static void read_proc_sized(int count, size_t size)
 {
-	char buffer[256];
+	static char buffer[4096];
 	int i, fd;
 
 	for (i = 0; i < count; i++) {
 		fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (read(fd, buffer, sizeof(buffer)) < 0)
+		if (read(fd, buffer, size < sizeof(buffer) ? size : sizeof(buffer)) < 0)
 			buffer[0] = 0;
 		close(fd);
 	}
+}
+
+static void read_proc_repeatedly(int count)
+{
+	read_proc_sized(count, 256);
 }
 
 /* The debugfs okprobe/list line containing needle, copied to line. */
@@ -4141,6 +4146,26 @@ static int test_probe_events(void)
 }
 
 /*
+ * An okprobe_events test from userspace: steps on a mounted tracefs; after
+ * a failure, the event it had on (enable_file) goes off and every event
+ * and okprobe go, so the next test starts clean.
+ */
+static int events_test(int (*steps)(void), const char *enable_file)
+{
+	int ret;
+
+	mount_tracefs_if_needed();
+	ret = steps();
+	if (ret && ret != RESULT_SKIP) {
+		if (enable_file)
+			write_file(enable_file, "0");
+		clear_file(OKPROBE_EVENTS);
+		unload_module("okprobe");
+	}
+	return ret;
+}
+
+/*
  * trace-cmd, as an operator records trace events: "trace-cmd record -e
  * GROUP:EVENT" over an okprobe_events event while okptest reads, then
  * "trace-cmd report", which reads the file back through libtraceevent and
@@ -4156,6 +4181,12 @@ static int test_probe_events(void)
 #define TRACE_CMD_READ_SIZE_TEXT "4093"
 #define TRACE_CMD_READS 100
 #define TC_EVENT_DIR TRACING "/events/okptest_tc/read"
+
+/* okptest's reads that the event counts: size TRACE_CMD_READ_SIZE. */
+static void read_sized(int count)
+{
+	read_proc_sized(count, TRACE_CMD_READ_SIZE);
+}
 
 /* Starts trace-cmd with args, its output to out (or TRACE_CMD_LOG). */
 static pid_t start_trace_cmd(char *const args[], const char *out)
@@ -4217,9 +4248,9 @@ static int probe_events_trace_cmd_steps(void)
 	char *const read_back[] = {
 		"trace-cmd", "report", "-i", TRACE_CMD_DATA, NULL
 	};
-	char comm[32], want[64], buffer[TRACE_CMD_READ_SIZE], log[2048];
+	char comm[32], want[64], log[2048];
 	long long deadline;
-	int i, fd, status, events = 0, ours = 0, ret;
+	int status, events = 0, ours = 0, ret;
 	pid_t recorder;
 	char *line;
 
@@ -4244,14 +4275,7 @@ static int probe_events_trace_cmd_steps(void)
 		 file_says(TRACING "/tracing_on", "1")))
 		usleep(20000);
 	usleep(200000);
-	for (i = 0; i < TRACE_CMD_READS; i++) {
-		fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (read(fd, buffer, sizeof(buffer)) < 0)
-				buffer[0] = 0;
-			close(fd);
-		}
-	}
+	read_sized(TRACE_CMD_READS);
 	kill(recorder, SIGINT);
 	status = wait_trace_cmd(recorder, 120);
 	if (read_file(TRACE_CMD_LOG, log, sizeof(log)))
@@ -4290,16 +4314,7 @@ static int probe_events_trace_cmd_steps(void)
 
 static int test_probe_events_trace_cmd(void)
 {
-	int ret;
-
-	mount_tracefs_if_needed();
-	ret = probe_events_trace_cmd_steps();
-	if (ret && ret != RESULT_SKIP) {
-		write_file(TC_EVENT_DIR "/enable", "0");
-		clear_file(OKPROBE_EVENTS);
-		unload_module("okprobe");
-	}
-	return ret;
+	return events_test(probe_events_trace_cmd_steps, TC_EVENT_DIR "/enable");
 }
 
 /*
@@ -4329,22 +4344,6 @@ static int perf_open(long id, int sampling)
 	}
 	return syscall(SYS_perf_event_open, &attr, 0, -1, -1,
 		       PERF_FLAG_FD_CLOEXEC);
-}
-
-/* okptest's reads that the event counts: size TRACE_CMD_READ_SIZE. */
-static void read_sized(int count)
-{
-	static char buffer[TRACE_CMD_READ_SIZE];
-	int i, fd;
-
-	for (i = 0; i < count; i++) {
-		fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (read(fd, buffer, sizeof(buffer)) < 0)
-			buffer[0] = 0;
-		close(fd);
-	}
 }
 
 /* The field's offset in the event's records, from its format file; -1. */
@@ -4463,15 +4462,7 @@ static int probe_events_perf_steps(void)
 
 static int test_probe_events_perf(void)
 {
-	int ret;
-
-	mount_tracefs_if_needed();
-	ret = probe_events_perf_steps();
-	if (ret && ret != RESULT_SKIP) {
-		clear_file(OKPROBE_EVENTS);
-		unload_module("okprobe");
-	}
-	return ret;
+	return events_test(probe_events_perf_steps, NULL);
 }
 
 /* Whether return_under_tracer() left a tracer on (a failure). */
@@ -5216,16 +5207,7 @@ static int probe_events_storm_steps(void)
 
 static int test_probe_events_storm(void)
 {
-	int ret;
-
-	mount_tracefs_if_needed();
-	ret = probe_events_storm_steps();
-	if (ret && ret != RESULT_SKIP) {
-		write_file(EVENT_STORM_GROUP "/enable", "0");
-		clear_file(OKPROBE_EVENTS);
-		unload_module("okprobe");
-	}
-	return ret;
+	return events_test(probe_events_storm_steps, EVENT_STORM_GROUP "/enable");
 }
 
 static int test_storm(void)
