@@ -196,6 +196,23 @@ unsigned long notrace __kprobes okp_glue_event_symbol_string(unsigned long addre
 	return length;
 }
 
+/*
+ * The entry's head after the trace_entry: where the probe hit (ip), or for
+ * an r event the function and where it returned to.
+ */
+static void notrace okp_event_fill_head(struct okp_trace_event *event,
+					u8 *entry, unsigned long ip,
+					unsigned long ret_ip)
+{
+	if (event->is_return) {
+		((struct okp_return_entry *)entry)->func = ip;
+		((struct okp_return_entry *)entry)->ret_ip = ret_ip;
+	} else {
+		((struct okp_event_entry *)entry)->ip = ip;
+	}
+}
+NOKPROBE_SYMBOL(okp_event_fill_head);
+
 static void notrace okp_event_trace(struct okp_trace_event *event,
 				    struct trace_event_file *file,
 				    const struct okp_event_environment *env,
@@ -214,12 +231,7 @@ static void notrace okp_event_trace(struct okp_trace_event *event,
 	if (!entry)
 		return;
 	buffer.regs = regs;
-	if (event->is_return) {
-		((struct okp_return_entry *)entry)->func = ip;
-		((struct okp_return_entry *)entry)->ret_ip = ret_ip;
-	} else {
-		((struct okp_event_entry *)entry)->ip = ip;
-	}
+	okp_event_fill_head(event, entry, ip, ret_ip);
 	okp_core_event_store(event->definition, env, entry, entry + header,
 			     dynamic);
 	trace_event_buffer_commit(&buffer);
@@ -254,12 +266,7 @@ static void notrace okp_event_perf(struct okp_trace_event *event,
 	entry = perf_trace_buf_alloc(size, NULL, &rctx);
 	if (!entry)
 		return;
-	if (event->is_return) {
-		((struct okp_return_entry *)entry)->func = ip;
-		((struct okp_return_entry *)entry)->ret_ip = ret_ip;
-	} else {
-		((struct okp_event_entry *)entry)->ip = ip;
-	}
+	okp_event_fill_head(event, entry, ip, ret_ip);
 	memset(entry + header, 0, size - header);
 	okp_core_event_store(event->definition, env, entry, entry + header,
 			     dynamic);
@@ -585,7 +592,8 @@ static void okp_event_log(const char *line, unsigned int index,
 				    okp_core_event_error_texts()[index]);
 }
 
-/* The symbols named name, in vmlinux and in every module, as kprobe_events
+/*
+ * The symbols named name, in vmlinux and in every module, as kprobe_events
  * counts them (number_of_same_symbols()).
  */
 struct okp_symbol_count {
