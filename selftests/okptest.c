@@ -2303,6 +2303,9 @@ static void bench_print_row(const struct bench_row *row, double kprobe)
 	if (row->refused[0]) {
 		say("# bench: %-50s %s%s", row->config->label,
 		    row->arm_refused ? "" : "not optimized: ", row->refused);
+		say("# hit: %s|%s|-|-|-|%s%s", row->target->name,
+		    row->config->label, row->arm_refused ? "" : "not optimized: ",
+		    row->refused);
 		return;
 	}
 	per_call = bench_median(row->ns_per_call, bench_rounds);
@@ -2324,6 +2327,9 @@ static void bench_print_row(const struct bench_row *row, double kprobe)
 	say("# bench: %-50s %5d %9.1f %8s %9s %5.0f%% %s", label, row->traps,
 	    per_call, hit, ratio, per_call > 0 ? 100 * spread / per_call : 0,
 	    row->wrong_rounds ? "WRONG" : "ok");
+	/* The same row for tools/bench, which puts runs side by side. */
+	say("# hit: %s|%s|%d|%.2f|%s|%s", row->target->name, label, row->traps,
+	    per_call, hit, row->wrong_rounds ? "WRONG" : "ok");
 }
 
 /* Under the rows of a target: okprobe's jump against the kernel's. */
@@ -2454,6 +2460,24 @@ static int bench_load(void)
 	return 0;
 }
 
+/*
+ * okprobe_bench.ko's ruler, three times: a loop of a known number of
+ * instructions against the guest's clock. Under -icount shift=0 (tools/bench's
+ * instruction-count runs) the two agree; under plain TCG the line just
+ * says how fast this guest executes.
+ */
+static void bench_ruler(void)
+{
+	char reply[128];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (bench_command("ruler", reply, sizeof(reply)) == 0) {
+			reply[strcspn(reply, "\n")] = '\0';
+			say("# bench: %s", reply);
+		}
+}
+
 static int bench_measure(void)
 {
 	size_t i;
@@ -2480,6 +2504,7 @@ static int bench_measure(void)
 				STEP(bench_sample(row, bench_calls, round));
 		}
 	bench_print_table();
+	bench_ruler();
 	for (i = 0; i < BENCH_ROWS; i++)
 		wrong += bench_rows[i].wrong_rounds;
 	CHECK(!wrong, "%d runs with wrong hit counts or results", wrong);

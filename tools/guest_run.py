@@ -148,18 +148,21 @@ def build_initramfs(path, init, modules, busybox=None, extra_files=(),
 # a stale int3 forever. The kernel's own register_kprobe/unregister_kprobe
 # hang the same way there (checked with the concurrency test's pattern);
 # with thread=single neither does. Documentation/testing.md has the details.
-def qemu_command(arch, kernel, initrd, append, smp=2, memory="1G", cpu="max"):
+def qemu_command(arch, kernel, initrd, append, smp=2, memory="1G", cpu="max",
+                 extra=()):
     if arch == "x86":
         return ["qemu-system-x86_64", "-machine", "q35",
                 "-accel", "tcg,thread=single", "-cpu", cpu,
                 "-smp", str(smp), "-m", memory, "-nodefaults",
                 "-display", "none", "-serial", "stdio", "-no-reboot",
-                "-kernel", kernel, "-initrd", initrd, "-append", append]
+                "-kernel", kernel, "-initrd", initrd, "-append", append] + \
+            list(extra)
     if arch == "riscv":
         return ["qemu-system-riscv64", "-machine", "virt", "-smp", str(smp),
                 "-m", memory, "-nodefaults", "-display", "none",
                 "-serial", "stdio", "-no-reboot", "-bios", OPENSBI,
-                "-kernel", kernel, "-initrd", initrd, "-append", append]
+                "-kernel", kernel, "-initrd", initrd, "-append", append] + \
+            list(extra)
     raise ValueError(f"unknown arch {arch}")
 
 
@@ -201,7 +204,7 @@ class Monitor:
 
 
 def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
-         kernel_args="", on_line=None, cpu="max"):
+         kernel_args="", on_line=None, cpu="max", qemu_extra=(), smp=2):
     """Run the guest; return (console text, seconds, timed_out). A guest
     that has not started init by INIT_DEADLINE counts as timed out.
     on_line(line, console, monitor), if given, sees each console line as
@@ -210,7 +213,8 @@ def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
     append = f"console=ttyS0 panic=-1 okptest={suite} {kernel_args}".strip()
     if arch == "riscv":
         append += " earlycon"
-    command = qemu_command(arch, kernel, initrd, append, cpu=cpu)
+    command = qemu_command(arch, kernel, initrd, append, smp=smp, cpu=cpu,
+                           extra=qemu_extra)
     # For a hung guest: "info registers -a" on this socket shows where
     # every CPU is (Documentation/testing.md).
     monitor_path = os.environ.get("OKPROBE_QEMU_MONITOR")
@@ -367,7 +371,8 @@ def judge(console, timed_out, label):
 
 def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
         extra_files=(), timeout=600, log_path=None, echo=False, label=None,
-        kernel_args="", trees=(), on_line=None, cpu="max"):
+        kernel_args="", trees=(), on_line=None, cpu="max", qemu_extra=(),
+        smp=2):
     label = label or f"{arch}/{suite}"
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, "initramfs.cpio")
@@ -375,7 +380,8 @@ def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
         for attempt in range(EARLY_BOOT_RETRIES + 1):
             console, seconds, timed_out = boot(arch, kernel, initrd, suite,
                                                timeout, log_path, echo,
-                                               kernel_args, on_line, cpu)
+                                               kernel_args, on_line, cpu,
+                                               qemu_extra, smp)
             # Only a hang before init is retried: nothing of okprobe's
             # (nor any test) has run yet. Every retry is reported.
             if not timed_out or started_init(console.splitlines()) or \

@@ -30,6 +30,10 @@
  *                 preemption off (and interrupts, where the kernel traces
  *                 irq flags), timing only the batches
  *   disarm        unregister the probe
+ *   ruler         time a loop of a known number of instructions with
+ *                 interrupts off: under QEMU's -icount shift=0 (make
+ *                 bench's instruction-count runs) a nanosecond of the
+ *                 guest's clock is one instruction, and this checks it
  *
  * and, for the coverage of kernel instructions:
  *
@@ -51,6 +55,7 @@
  *   cover okprobe sites=1000 registered=812 ns=1234567 moved=0 errors=-1:100,-16:88
  *   cover-state jumps=600 changed=812 hits=12345 missed=0 optimized=600
  *   uncover okprobe unregistered=812 ns=123456
+ *   ruler instructions=2000000 ns=2000093
  *
  * Each handler counts its hits; bad counts calls that returned a wrong
  * value; traps is the number of breakpoint traps (int3, ebreak) one hit
@@ -863,6 +868,33 @@ static int okp_bench_clear_sites(void)
 	return 0;
 }
 
+/*
+ * The ruler: OKP_BENCH_RULER_LOOPS iterations of a two-instruction loop
+ * (decrement, branch back while nonzero), timed like a batch, with
+ * interrupts off so that nothing else runs in between.
+ */
+#define OKP_BENCH_RULER_LOOPS 1000000UL
+
+static int okp_bench_ruler(void)
+{
+	unsigned long left = OKP_BENCH_RULER_LOOPS, flags;
+	u64 start, ns;
+
+	local_irq_save(flags);
+	start = ktime_get_ns();
+#ifdef CONFIG_RISCV
+	asm volatile("1: addi %0, %0, -1\n\tbnez %0, 1b" : "+r"(left));
+#else
+	asm volatile("1: dec %0\n\tjnz 1b" : "+r"(left) : : "cc");
+#endif
+	ns = ktime_get_ns() - start;
+	local_irq_restore(flags);
+	snprintf(okp_bench_result, sizeof(okp_bench_result),
+		 "ruler instructions=%lu ns=%llu\n", 2 * OKP_BENCH_RULER_LOOPS,
+		 ns);
+	return 0;
+}
+
 /* ---- debugfs okprobe_bench/control ---------------------------------------- */
 
 static ssize_t okp_bench_control_write(struct file *file,
@@ -893,6 +925,8 @@ static ssize_t okp_bench_control_write(struct file *file,
 	} else if (sysfs_streq(command, "uncover")) {
 		okp_bench_uncover();
 		ret = 0;
+	} else if (sysfs_streq(command, "ruler")) {
+		ret = okp_bench_ruler();
 	} else if (sysfs_streq(command, "sites-clear")) {
 		ret = okp_bench_clear_sites();
 	} else if (sscanf(command, "arm %31s %47s", name, target) >= 1) {
