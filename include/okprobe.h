@@ -20,7 +20,7 @@ extern "C" {
  * okprobe_api_version() of the loaded module and refuses to run on a
  * mismatch rather than misinterpreting structures.
  */
-#define OKPROBE_API_VERSION 5
+#define OKPROBE_API_VERSION 6
 
 /* Returns the OKPROBE_API_VERSION okprobe.ko was built with. */
 int okprobe_api_version(void);
@@ -72,6 +72,14 @@ typedef void (*okprobe_post_handler_t)(struct okprobe *probe,
 #define OKPROBE_FLAG_LOST	0x8
 /* ftrace calls its handlers at the function's entry (no breakpoint) */
 #define OKPROBE_FLAG_FTRACE	0x10
+/*
+ * A counting probe (set by the client before registering, with neither
+ * handler): it only counts its hits, read with okprobe_read_count(). Once
+ * optimized its detour adds one to a per-CPU counter and runs the
+ * relocated instructions: no register save, no call. It has its address
+ * to itself: no other probe may share it (-EBUSY either way).
+ */
+#define OKPROBE_FLAG_COUNTER	0x20
 
 struct okprobe {
 	/* Where: symbol_name + offset, or addr (not both). */
@@ -123,6 +131,13 @@ void okprobe_unregister_many(struct okprobe **probes, int count);
  */
 int okprobe_disable(struct okprobe *probe);
 int okprobe_enable(struct okprobe *probe);
+
+/*
+ * A registered probe's hits so far, into *count: every CPU's for a
+ * counting probe (OKPROBE_FLAG_COUNTER), the handled hits of any other.
+ * 0, or -EINVAL when the probe is not registered. May sleep.
+ */
+int okprobe_read_count(struct okprobe *probe, unsigned long long *count);
 
 /*
  * Return probes, shaped like kretprobes (Documentation/api.md). An

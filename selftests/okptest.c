@@ -1863,6 +1863,9 @@ static const struct bench_config bench_configs[] = {
 	{ .label = "okprobe, pre_handler, optimization 1", .arm = "okprobe-pre",
 	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
 	  .optimized = 1, .on = BENCH_ON_INSTRUCTION },
+	{ .label = "okprobe counter, optimization 1", .arm = "okprobe-count",
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
+	  .optimized = 1, .on = BENCH_ON_INSTRUCTION },
 #ifdef __x86_64__
 	{ .label = "kernel kretprobe, optimization 0", .arm = "kretprobe",
 	  .kernel_optimization = "0", .okprobe_optimization = "0",

@@ -76,6 +76,17 @@ public:
 		put32(encode::jalr(link, tmp, encode::low_part(displacement)));
 	}
 
+	// A jump (no link) to target: one jal where it reaches (+-1 MiB, as
+	// between a module's text and a detour page near it), else far_jump
+	// through tmp.
+	void jump(unsigned tmp, uint64_t target)
+	{
+		const int64_t displacement = int64_t(target - pc());
+		if (displacement >= -(int64_t(1) << 20) && displacement < (int64_t(1) << 20) && !(displacement & 1))
+			return put32(encode::jal(reg::zero, int32_t(displacement)));
+		far_jump(tmp, target);
+	}
+
 private:
 	uint8_t *out_;
 	size_t capacity_, length_ = 0;

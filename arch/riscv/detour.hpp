@@ -43,4 +43,39 @@ constexpr size_t max_detour_size = detour_frame_size + max_relocated_window + 4 
 size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, uint64_t entry,
 		    uint64_t context, uint8_t *out, size_t capacity);
 
+// A counting probe's detour (OKPROBE_FLAG_COUNTER): one added to the
+// running CPU's cell, then the window's copy and the jump back; no
+// register save, no call. E is the patched jump's register, S another
+// register dead at the probe (both are clobbered before the window runs,
+// which reads neither before writing it):
+//   lw   S, cpu_offset(tp)      the task's thread_info.cpu
+//   slli S, S, log2(stride)
+//   auipc E, 0; ld E, literal(E) the cells
+//   add  E, E, S
+//   addi S, zero, 1
+//   amoadd.d zero, S, (E)
+//   <relocated window>           detour + counting_prologue_size
+//   .align 3; .dword cells
+// amoadd.d, not a load/add/store: the task may be preempted or migrate
+// between reading cpu and adding, and then still adds to the right cell
+// (the one it read) without losing another task's count.
+struct CounterCall {
+	uint64_t cells = 0;	   // cell of CPU n at cells + n * stride
+	int32_t cpu_offset = 0;	   // of thread_info.cpu in task_struct (tp)
+	unsigned stride_shift = 6; // log2 of the stride
+};
+
+constexpr size_t counting_prologue_size = 7 * 4;
+constexpr size_t max_counting_detour_size = counting_prologue_size + max_relocated_window + 4 + 8;
+
+// The counting detour's second register (temporaries first), or 0 when
+// only the entry's register is dead at the probe.
+unsigned counting_second_register(const OptimizationPlan &plan);
+
+// Builds the counting detour of plan's window, or returns 0 when no
+// second register is dead at the probe (the caller then builds the full
+// detour), or something is out of reach or capacity.
+size_t build_counting_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address,
+			     const CounterCall &counter, uint8_t *out, size_t capacity);
+
 } // namespace okp::riscv

@@ -35,6 +35,13 @@ unsigned long okp_glue_exception_fixup(unsigned long address);
  */
 unsigned long okp_glue_read_trap_text(unsigned long address, void *buffer,
 				      unsigned long size);
+/*
+ * riscv: where the running task's CPU number (a u32) is, from tp (the
+ * task_struct): offsetof(struct task_struct, thread_info.cpu).
+ */
+int okp_glue_thread_cpu_offset(void);
+/* riscv: the bytes between two CPUs' counter cells (a cache line). */
+#define OKP_COUNTER_CELL_STRIDE 64
 /* riscv: okprobe.ko's psabi_liveness parameter (1: psABI, 0: strict). */
 int okp_glue_psabi_liveness(void);
 /*

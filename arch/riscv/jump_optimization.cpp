@@ -380,7 +380,7 @@ size_t relocate_window(const OptimizationPlan &plan, uint64_t address, uint64_t 
 		}
 	}
 	if (!plan.ends_in_transfer)
-		writer.far_jump(plan.return_register, address + plan.window_length);
+		writer.jump(plan.return_register, address + plan.window_length);
 	return writer.length();
 }
 

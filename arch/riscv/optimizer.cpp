@@ -218,7 +218,17 @@ const char *plan_jump(Site &site, const OriginalText &original)
 const char *build_detour(Site &site, Detour &detour)
 {
 	const OptimizationPlan &plan = site.arch.plan;
+	// A counting probe's detour needs a second dead register; without
+	// one it gets the full detour, which counts through the handler path.
+	const bool counting = site.counting && counting_second_register(plan);
+	CounterCall counter;
+	counter.cells = site.counter_cells;
+	counter.cpu_offset = okp_glue_thread_cpu_offset();
+	static_assert(OKP_COUNTER_CELL_STRIDE == 1 << 6);
+	counter.stride_shift = 6;
 	const auto build = [&](uint64_t at, uint8_t *bytes) -> size_t {
+		if (counting)
+			return riscv::build_counting_detour(plan, site.address, at, counter, bytes, max_detour_size);
 		return riscv::build_detour(plan, site.address, at,
 					   reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
 					   reinterpret_cast<uint64_t>(&site), bytes, max_detour_size);
@@ -254,7 +264,7 @@ const char *build_detour(Site &site, Detour &detour)
 					    : "no detour memory within reach of auipc+jalr";
 	detour.code = code;
 	detour.entry = entry;
-	detour.copy = code + detour_frame_size;
+	detour.copy = code + (counting ? counting_prologue_size : detour_frame_size);
 	detour.size = static_cast<uint16_t>(length);
 	return nullptr;
 }

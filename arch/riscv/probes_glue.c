@@ -29,6 +29,8 @@
 #include <linux/module.h>
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/stop_machine.h>
 #include <linux/vmalloc.h>
 #include <asm/cacheflush.h>
@@ -618,3 +620,34 @@ void notrace okp_glue_optimized_entry(void *site, void *raw_regs)
 	preempt_enable_notrace();
 }
 NOKPROBE_SYMBOL(okp_glue_optimized_entry);
+
+/*
+ * A counting site's cells: one u64 per CPU, OKP_COUNTER_CELL_STRIDE bytes
+ * apart (a cache line each), which riscv's counting detour addresses from
+ * the running task's thread_info.cpu and adds to with amoadd.d.
+ */
+unsigned long okp_glue_counter_cells_alloc(void)
+{
+	return (unsigned long)kzalloc(nr_cpu_ids * OKP_COUNTER_CELL_STRIDE,
+				      GFP_KERNEL);
+}
+
+void okp_glue_counter_cells_free(unsigned long cells)
+{
+	kfree((void *)cells);
+}
+
+unsigned long long okp_glue_counter_cells_sum(unsigned long cells)
+{
+	unsigned long long sum = 0;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		sum += READ_ONCE(*(u64 *)(cells + cpu * OKP_COUNTER_CELL_STRIDE));
+	return sum;
+}
+
+int okp_glue_thread_cpu_offset(void)
+{
+	return offsetof(struct task_struct, thread_info.cpu);
+}

@@ -116,6 +116,54 @@ size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_
 	return region_length ? at + region_length : 0;
 }
 
+namespace {
+
+bool fits_disp32(uint64_t value)
+{
+	const int64_t signed_value = static_cast<int64_t>(value);
+	return signed_value >= INT32_MIN && signed_value <= INT32_MAX;
+}
+
+constexpr uint8_t incq_gs_absolute[] = {0x65, 0x48, 0xff, 0x04, 0x25}; // disp32 follows
+constexpr uint8_t push_rax = 0x50, pop_rax = 0x58, pushfq = 0x9c, popfq = 0x9d;
+constexpr uint8_t movabs_rax[] = {0x48, 0xb8};		       // imm64 follows
+constexpr uint8_t incq_gs_at_rax[] = {0x65, 0x48, 0xff, 0x00}; // incq %gs:(%rax)
+
+} // namespace
+
+size_t counting_prologue_size(const CounterCall &counter)
+{
+	const size_t flags = counter.flags_dead ? 0 : 2;
+	return flags + (fits_disp32(counter.cell) ? sizeof(incq_gs_absolute) + 4
+						  : 1 + sizeof(movabs_rax) + 8 + sizeof(incq_gs_at_rax) + 1);
+}
+
+size_t build_counting_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address,
+			     const Thunks &thunks, uint64_t detour_address, const CounterCall &counter, uint8_t *out,
+			     size_t capacity)
+{
+	if (plan.refusal != OptimizationRefusal::none || capacity < counting_prologue_size(counter))
+		return 0;
+	size_t at = 0;
+	if (!counter.flags_dead)
+		out[at++] = pushfq;
+	if (fits_disp32(counter.cell)) {
+		put_bytes(out, at, incq_gs_absolute);
+		put_le(out, at, counter.cell, 4);
+	} else {
+		out[at++] = push_rax;
+		put_bytes(out, at, movabs_rax);
+		put_le(out, at, counter.cell, 8);
+		put_bytes(out, at, incq_gs_at_rax);
+		out[at++] = pop_rax;
+	}
+	if (!counter.flags_dead)
+		out[at++] = popfq;
+	const size_t region_length =
+		relocate_region(plan, region, address, thunks, detour_address + at, out + at, capacity - at);
+	return region_length ? at + region_length : 0;
+}
+
 bool build_jump(uint64_t address, uint64_t detour_address, uint8_t (&jump)[jump_size])
 {
 	jump[0] = 0xe9;

@@ -54,6 +54,31 @@ constexpr size_t pt_regs_size = 21 * 8;
 size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
 		    uint64_t detour_address, const DetourCall &call, uint8_t *out, size_t capacity);
 
+// A counting probe's detour (OKPROBE_FLAG_COUNTER): one added to this
+// CPU's counter cell, then the region, then the jump back; no register
+// save, no call:
+//   [pushfq]                               unless the flags are dead
+//   incq %gs:cell                          cell fits a sign-extended disp32
+//   push %rax; movabs $cell,%rax; incq %gs:(%rax); pop %rax     otherwise
+//   [popfq]
+//   <relocated region>; jmp back
+// One incq is atomic against interrupts and preemption on its CPU
+// (this_cpu_inc's guarantee), so no count is lost whatever the hits
+// interleave with; the stack below the probed code's sp is free (the
+// kernel has no red zone).
+struct CounterCall {
+	uint64_t cell = 0;	 // the per-CPU pointer (alloc_percpu) of the counter
+	bool flags_dead = false; // status_flags_dead() at the probe
+};
+
+size_t counting_prologue_size(const CounterCall &counter);
+constexpr size_t max_counting_prologue_size = 1 + 1 + 10 + 4 + 1 + 1;
+
+// As build_detour, for a counting probe.
+size_t build_counting_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address,
+			     const Thunks &thunks, uint64_t detour_address, const CounterCall &counter, uint8_t *out,
+			     size_t capacity);
+
 // The 5 bytes that replace the region's start: jmp rel32 to the detour.
 // False when the detour is out of reach.
 bool build_jump(uint64_t address, uint64_t detour_address, uint8_t (&jump)[jump_size]);

@@ -13,6 +13,37 @@ bool decode_instruction(const uint8_t *bytes, size_t available, ZydisDecodedInst
 	       ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes, available, instruction));
 }
 
+bool status_flags_dead(const uint8_t *function, size_t function_size, size_t offset)
+{
+	constexpr ZydisAccessedFlagsMask status =
+		ZYDIS_CPUFLAG_OF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_PF;
+	// A few instructions are enough: compilers set flags right before
+	// they use them.
+	constexpr int max_instructions = 16;
+	ZydisDecoder decoder;
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+		return false;
+	ZydisAccessedFlagsMask unwritten = status;
+	for (int n = 0; n < max_instructions && offset < function_size; ++n) {
+		ZydisDecodedInstruction instruction;
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, function + offset,
+								function_size - offset, &instruction)) ||
+		    !instruction.cpu_flags)
+			return false;
+		const ZydisAccessedFlags &flags = *instruction.cpu_flags;
+		if (flags.tested & unwritten)
+			return false;
+		unwritten &= ~(flags.modified | flags.set_0 | flags.set_1 | flags.undefined);
+		if (!unwritten)
+			return true;
+		if (instruction.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE ||
+		    !falls_through(function + offset, instruction.length))
+			return false;
+		offset += instruction.length;
+	}
+	return false;
+}
+
 unsigned instruction_length(const uint8_t *bytes, size_t available)
 {
 	ZydisDecodedInstruction instruction;

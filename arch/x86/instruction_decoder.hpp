@@ -37,4 +37,13 @@ enum class Boundary {
 // linearly from its first byte, as the kernel's kprobes do.
 Boundary check_instruction_boundary(const uint8_t *function, size_t function_size, size_t offset);
 
+// Whether the status flags an inc changes (OF, SF, ZF, AF, PF) are dead at
+// offset, the start of an instruction of the function: on the straight
+// path from there, an instruction writes (or leaves undefined) all of them
+// before any instruction tests one, and before a jump, call, return or the
+// function's end, where the answer is "live" (a callee or caller written
+// in assembly may pass results in flags: the kernel's
+// this_cpu_cmpxchg16b_emu returns ZF). From Zydis's flag tables.
+bool status_flags_dead(const uint8_t *function, size_t function_size, size_t offset);
+
 } // namespace okp::x86

@@ -113,6 +113,7 @@ const char *plan_jump(Site &site, const OriginalText &original)
 	if (jump_label < 0)
 		return "the function has jump labels and the kernel's jump table is unknown";
 	site.arch.plan = plan;
+	site.arch.flags_dead = status_flags_dead(function.bytes, size, site.address - start);
 	__builtin_memcpy(site.arch.region, function.bytes + (site.address - start), plan.region_length);
 	site.jump_region_length = plan.region_length;
 	return nullptr;
@@ -122,12 +123,17 @@ const char *build_detour(Site &site, Detour &detour)
 {
 	DetourCall call = probe_pools.detour_call;
 	call.context = reinterpret_cast<uint64_t>(&site);
+	const CounterCall counter{site.counter_cells, site.arch.flags_dead};
 	size_t length = 0;
 	const uint64_t code = probe_pools.detours.place<max_detour_size>(
 		[&](uint64_t at, uint8_t *bytes) -> size_t {
 			uint8_t jump[jump_size];
 			if (!build_jump(site.address, at, jump))
 				return 0;
+			if (site.counting)
+				return x86::build_counting_detour(site.arch.plan, site.arch.region, site.address,
+								  probe_pools.thunks, at, counter, bytes,
+								  max_detour_size);
 			return x86::build_detour(site.arch.plan, site.arch.region, site.address, probe_pools.thunks, at,
 						 call, bytes, max_detour_size);
 		},
@@ -136,7 +142,7 @@ const char *build_detour(Site &site, Detour &detour)
 		return "no detour memory within reach of a jump";
 	detour.code = code;
 	detour.entry = code;
-	detour.copy = code + detour_frame_size(call);
+	detour.copy = code + (site.counting ? counting_prologue_size(counter) : detour_frame_size(call));
 	detour.size = static_cast<uint16_t>(length);
 	return nullptr;
 }

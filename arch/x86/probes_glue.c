@@ -204,3 +204,27 @@ void okp_glue_detour_percpu(struct okp_detour_percpu *percpu)
 	percpu->preempt_schedule = 0;
 #endif
 }
+
+/*
+ * A counting site's cells: one u64 per CPU (alloc_percpu), which x86's
+ * counting detour increments with one %gs-relative incq.
+ */
+unsigned long okp_glue_counter_cells_alloc(void)
+{
+	return (unsigned long)alloc_percpu(u64);
+}
+
+void okp_glue_counter_cells_free(unsigned long cells)
+{
+	free_percpu((u64 __percpu *)cells);
+}
+
+unsigned long long okp_glue_counter_cells_sum(unsigned long cells)
+{
+	unsigned long long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(*per_cpu_ptr((u64 __percpu *)cells, cpu));
+	return sum;
+}

@@ -19,6 +19,9 @@ struct SiteData {
 	// The jump's plan, when plan_jump allowed one, and the original bytes
 	// of its region (up to 4 + 15).
 	x86::OptimizationPlan plan;
+	// The status flags are dead at the probe (a counting detour's incq
+	// needs no pushfq/popfq around it).
+	bool flags_dead = false;
 	uint8_t region[x86::jump_size - 1 + x86::max_instruction_length] = {};
 };
 

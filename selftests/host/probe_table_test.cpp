@@ -25,6 +25,8 @@ struct FakeKernel {
 	uint8_t text[text_size];
 	int rcu = 0, rcu_tasks = 0, retired = 0, created = 0;
 	int optimizer_scheduled = 0, detours_created = 0, detours_freed = 0;
+	// Counter cells handed out and not freed, each one CPU's count.
+	std::map<unsigned long, unsigned long long> counter_cells;
 	int unoptimize_calls = 0;		      // riscv waits a grace period in each
 	int text_writes = 0, text_batches = 0;	      // synchronizing writes, single and batched
 	std::map<uint64_t, int> arms;		      // times each address was armed
@@ -95,6 +97,7 @@ protected:
 		kernel.rcu = kernel.rcu_tasks = kernel.retired = kernel.created = 0;
 		kernel.text_writes = kernel.text_batches = 0;
 		kernel.optimizer_scheduled = kernel.detours_created = kernel.detours_freed = 0;
+		kernel.counter_cells.clear();
 		kernel.arms.clear();
 		kernel.unplannable.clear();
 		kernel.claims.clear();
@@ -122,6 +125,7 @@ protected:
 		EXPECT_EQ(kernel.pins, 0) << "okprobe.ko stays pinned";
 		EXPECT_EQ(kernel.created, kernel.retired) << "a site leaked";
 		EXPECT_EQ(kernel.detours_created, kernel.detours_freed) << "a detour leaked";
+		EXPECT_TRUE(kernel.counter_cells.empty()) << "counter cells leaked";
 		for (const auto &[function, users] : kernel.claims)
 			EXPECT_EQ(users, 0) << "a claim on 0x" << std::hex << function << " leaked";
 		okp_core_set_optimization(1);
@@ -554,6 +558,57 @@ TEST_F(ProbeTableTest, RegisteringTwiceOrWithForeignFlagsIsRefused)
 	okprobe &gone_flag = probe_at(8);
 	gone_flag.flags = OKPROBE_FLAG_GONE;
 	EXPECT_EQ(add(gone_flag), -22);
+}
+
+TEST_F(ProbeTableTest, ACountingProbeHasNoHandlersAndItsAddressToItself)
+{
+	okprobe &with_handler = probe_at(0x10);
+	with_handler.flags = OKPROBE_FLAG_COUNTER;
+	EXPECT_EQ(add(with_handler), -22) << "a counting probe has no handlers";
+	EXPECT_TRUE(kernel.counter_cells.empty());
+
+	okprobe &counter = probe_at(0x10);
+	counter.flags = OKPROBE_FLAG_COUNTER;
+	counter.pre_handler = nullptr;
+	ASSERT_EQ(add(counter), 0);
+	EXPECT_EQ(kernel.counter_cells.size(), 1u);
+	okprobe &beside = probe_at(0x10);
+	EXPECT_EQ(add(beside), -16) << "no probe joins a counting probe";
+	okprobe &second = probe_at(0x10);
+	second.flags = OKPROBE_FLAG_COUNTER;
+	second.pre_handler = nullptr;
+	EXPECT_EQ(add(second), -16) << "nor another counting probe";
+
+	okprobe &plain = probe_at(0x40);
+	ASSERT_EQ(add(plain), 0);
+	okprobe &late_counter = probe_at(0x40);
+	late_counter.flags = OKPROBE_FLAG_COUNTER;
+	late_counter.pre_handler = nullptr;
+	EXPECT_EQ(add(late_counter), -16) << "a counting probe joins no other probe";
+	EXPECT_EQ(kernel.counter_cells.size(), 1u) << "a refused counting probe keeps no cells";
+}
+
+TEST_F(ProbeTableTest, ACountingProbesCountIsItsBreakpointHitsPlusItsCells)
+{
+	okprobe &counter = probe_at(0x10);
+	counter.flags = OKPROBE_FLAG_COUNTER;
+	counter.pre_handler = nullptr;
+	ASSERT_EQ(add(counter), 0);
+	okp::Site *site = table.lookup(text_start + 0x10);
+	ASSERT_NE(site, nullptr);
+	EXPECT_TRUE(site->counting);
+	site->hits[0].store(3, okp::Order::relaxed);	   // the breakpoint path's
+	kernel.counter_cells.at(site->counter_cells) = 40; // the detour's
+	unsigned long long count = 0;
+	EXPECT_EQ(table.read_count(&counter, &count), 0);
+	EXPECT_EQ(count, 43u);
+	unsigned long listed = 0;
+	table.for_each_line([&](const okp::ListLine &line) { listed = line.hits; });
+	EXPECT_EQ(listed, 43u) << "okprobe/list shows the same count";
+	okprobe *one[] = {&counter};
+	table.unregister_probes(one, 1);
+	EXPECT_TRUE(kernel.counter_cells.empty()) << "the cells go with the site";
+	EXPECT_EQ(table.read_count(&counter, &count), -22) << "not registered any more";
 }
 
 TEST_F(ProbeTableTest, ProbesWithinAModulesMemoryAreFound)
@@ -1096,6 +1151,24 @@ extern "C" void okp_glue_text_write_batch(const okp_text_patch *patches, unsigne
 extern "C" void okp_glue_schedule_optimizer(void)
 {
 	++kernel.optimizer_scheduled;
+}
+
+extern "C" unsigned long okp_glue_counter_cells_alloc(void)
+{
+	static unsigned long next = 0x1000;
+	next += 8;
+	kernel.counter_cells[next] = 0;
+	return next;
+}
+
+extern "C" void okp_glue_counter_cells_free(unsigned long cells)
+{
+	EXPECT_EQ(kernel.counter_cells.erase(cells), 1u) << "freed cells never handed out, or twice";
+}
+
+extern "C" unsigned long long okp_glue_counter_cells_sum(unsigned long cells)
+{
+	return kernel.counter_cells.at(cells);
 }
 
 extern "C" void okp_glue_synchronize_rcu(void)

@@ -142,4 +142,94 @@ TEST(RiscvDetour, RefusesAnEntryOutOfReachAndAMisalignedDetour)
 	EXPECT_EQ(build_detour(plan, base + 2, detour, entry, site, out, detour_frame_size), 0u);
 }
 
+// The counting detour: the CPU's cell from tp's thread_info.cpu, an
+// amoadd.d of 1 through the entry's register and a second dead one, then
+// the window and the cells in the literal.
+TEST(RiscvDetour, ACountingDetourAddsOneToTheCpusCellThenRunsTheWindow)
+{
+	const std::vector<uint8_t> function =
+		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	FunctionAnalysis analysis;
+	const OptimizationPlan plan = plan_at_2(analysis, function);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
+	const unsigned second = counting_second_register(plan);
+	ASSERT_NE(second, 0u) << "t1 and t0 are dead at +2";
+	ASSERT_NE(second, plan.entry_register);
+	CounterCall counter;
+	counter.cells = site;
+	counter.cpu_offset = 0x20;
+	uint8_t out[max_counting_detour_size];
+	const size_t length = build_counting_detour(plan, base + 2, detour, counter, out, sizeof(out));
+	ASSERT_GT(length, counting_prologue_size);
+	const unsigned e = plan.entry_register;
+
+	Instruction insn = at(out, 0);
+	EXPECT_EQ(insn.operation, Operation::lw);
+	EXPECT_EQ(insn.rd, second);
+	EXPECT_EQ(insn.rs1, reg::tp);
+	EXPECT_EQ(insn.immediate, 0x20);
+	insn = at(out, 4);
+	EXPECT_EQ(insn.operation, Operation::slli);
+	EXPECT_EQ(insn.immediate, 6);
+	insn = at(out, 8);
+	EXPECT_EQ(insn.operation, Operation::auipc);
+	EXPECT_EQ(insn.rd, e);
+	insn = at(out, 12);
+	EXPECT_EQ(insn.operation, Operation::ld);
+	const size_t literal = 8 + size_t(insn.immediate);
+	ASSERT_EQ(literal % 8, 0u);
+	ASSERT_LE(literal + 8, length);
+	uint64_t cells = 0;
+	for (int b = 0; b < 8; ++b)
+		cells |= uint64_t(out[literal + b]) << (8 * b);
+	EXPECT_EQ(cells, site);
+	insn = at(out, 16);
+	EXPECT_EQ(insn.operation, Operation::add);
+	EXPECT_EQ(insn.rd, e);
+	EXPECT_EQ(insn.rs2, second);
+	insn = at(out, 20);
+	EXPECT_EQ(insn.operation, Operation::addi);
+	EXPECT_EQ(insn.rd, second);
+	EXPECT_EQ(insn.immediate, 1);
+	insn = at(out, 24);
+	EXPECT_EQ(insn.operation, Operation::amoadd);
+	EXPECT_EQ(insn.rs1, e);
+	EXPECT_EQ(insn.rs2, second);
+	EXPECT_EQ(insn.rd, reg::zero);
+	// Then the window: addi a0, a1, -5 first.
+	insn = at(out, counting_prologue_size);
+	EXPECT_EQ(insn.operation, Operation::addi);
+	EXPECT_EQ(insn.rd, reg::a0);
+	EXPECT_EQ(insn.immediate, -5);
+	// No second dead register, no counting detour.
+	OptimizationPlan lone = plan;
+	lone.entry_candidates = register_bit(lone.entry_register);
+	EXPECT_EQ(counting_second_register(lone), 0u);
+	EXPECT_EQ(build_counting_detour(lone, base + 2, detour, counter, out, sizeof(out)), 0u);
+}
+
+TEST(RiscvDetour, TheJumpBackIsOneJalWhereItReaches)
+{
+	const std::vector<uint8_t> function =
+		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	FunctionAnalysis analysis;
+	const OptimizationPlan plan = plan_at_2(analysis, function);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
+	CounterCall counter;
+	counter.cells = site;
+	uint8_t out[max_counting_detour_size];
+	const uint64_t near = base + 0x80000; // 512 KiB past the function
+	const size_t length = build_counting_detour(plan, base + 2, near, counter, out, sizeof(out));
+	ASSERT_GT(length, counting_prologue_size);
+	// The window (two 4-byte addi), then jal zero back to base + 10.
+	const size_t back = counting_prologue_size + 8;
+	const Instruction jal = at(out, back);
+	EXPECT_EQ(jal.operation, Operation::jal);
+	EXPECT_EQ(jal.rd, reg::zero);
+	EXPECT_EQ(near + back + uint64_t(jal.immediate), base + 10);
+	// Far away, auipc + jalr through the return register.
+	build_counting_detour(plan, base + 2, detour, counter, out, sizeof(out));
+	EXPECT_EQ(at(out, back).operation, Operation::auipc);
+}
+
 } // namespace

@@ -9,6 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <asm/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -164,6 +168,129 @@ TEST(X86DetourPerCpu, TheCallIsBracketedByThePreemptCountAndItsPreemptionPoint)
 	int32_t schedule_rel;
 	memcpy(&schedule_rel, &code[enable + 11], 4);
 	EXPECT_EQ(detour_address + enable + 15 + schedule_rel, call.preempt_schedule);
+}
+
+// ---- Counting detours ----------------------------------------------------
+
+// A counting detour's incq %gs:cell runs here with the GS base set to a
+// local array, so that %gs:cell is an element of it (as this_cpu_inc's
+// %gs:ptr is this CPU's copy in the kernel).
+class CountingDetour : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		ASSERT_TRUE(page.ok());
+		ASSERT_EQ(syscall(SYS_arch_prctl, ARCH_GET_GS, &saved_gs), 0);
+	}
+	void TearDown() override { syscall(SYS_arch_prctl, ARCH_SET_GS, saved_gs); }
+
+	// Puts function on the page, builds the counting detour of the probe at
+	// offset with cell, patches the jump in; the detour's length.
+	size_t optimize(const std::vector<uint8_t> &code, size_t offset, uint64_t cell)
+	{
+		page.put(0, code);
+		const uint64_t address = page.address(offset);
+		const CodeRange range{page.at(0), page.address(0), code.size()};
+		const OptimizationPlan plan = plan_jump_optimization(range, nullptr, 0, address, {}, nullptr, nullptr);
+		EXPECT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+		CounterCall counter;
+		counter.cell = cell;
+		counter.flags_dead = status_flags_dead(code.data(), code.size(), offset);
+		flags_dead = counter.flags_dead;
+		uint8_t detour[max_detour_size];
+		const size_t length =
+			build_counting_detour(plan, page.at(offset), address, {}, page.address(detour_offset), counter,
+					      detour, sizeof(detour));
+		EXPECT_GT(length, counting_prologue_size(counter));
+		memcpy(page.at(detour_offset), detour, length);
+		uint8_t jump[jump_size];
+		EXPECT_TRUE(build_jump(address, page.address(detour_offset), jump));
+		memcpy(page.at(offset), jump, jump_size);
+		return length;
+	}
+
+	// %gs:cell is cells[1].
+	void point_gs_at_cells(uint64_t cell)
+	{
+		const uint64_t base = reinterpret_cast<uint64_t>(&cells[1]) - cell;
+		ASSERT_EQ(syscall(SYS_arch_prctl, ARCH_SET_GS, base), 0);
+	}
+
+	CodePage page;
+	uint64_t cells[3] = {};
+	unsigned long saved_gs = 0;
+	bool flags_dead = false;
+};
+
+// Returns (di == si): ZF of the cmp is live across the probed lea.
+// 0: xor %eax,%eax; 2: cmp %rsi,%rdi; 5: lea 1(%rdi),%rdx <- probed;
+// 9: lea 2(%rdx),%rdx; 13: sete %al; 16: ret
+const std::vector<uint8_t> equal_function = {0x31, 0xc0, 0x48, 0x39, 0xf7, 0x48, 0x8d, 0x57, 0x01,
+					     0x48, 0x8d, 0x52, 0x02, 0x0f, 0x94, 0xc0, 0xc3};
+
+uint64_t call_with(CodePage &page, uint64_t di, uint64_t si)
+{
+	return reinterpret_cast<uint64_t (*)(uint64_t, uint64_t)>(page.at(0))(di, si);
+}
+
+TEST_F(CountingDetour, CountsEveryCallAndKeepsTheCarryAnIncLeavesAlone)
+{
+	// CF is live at the probe (setc), but an inc does not touch CF and
+	// the add after it writes the rest: the flags count as dead there.
+	const uint64_t cell = 8;
+	const size_t length = optimize(function, probe_offset, cell);
+	EXPECT_TRUE(flags_dead);
+	EXPECT_LE(length, 9u + 8 + 5) << "incq %gs:disp32, the region, the jump back";
+	point_gs_at_cells(cell);
+	for (int i = 0; i < 5; ++i)
+		EXPECT_EQ(page.call(0), 0x1234u + 3 + 1);
+	EXPECT_EQ(cells[1], 5u);
+	EXPECT_EQ(cells[0] + cells[2], 0u);
+}
+
+TEST_F(CountingDetour, LiveFlagsAreSavedAroundTheIncrement)
+{
+	const uint64_t cell = 16;
+	optimize(equal_function, 5, cell);
+	EXPECT_FALSE(flags_dead) << "sete reads ZF";
+	point_gs_at_cells(cell);
+	EXPECT_EQ(call_with(page, 7, 7), 1u) << "ZF of the cmp survived";
+	EXPECT_EQ(call_with(page, 7, 8), 0u);
+	EXPECT_EQ(cells[1], 2u);
+}
+
+TEST_F(CountingDetour, ACellBeyondADisp32GoesThroughRaxAndRaxSurvives)
+{
+	const uint64_t cell = 0x100000008ull;
+	CounterCall counter;
+	counter.cell = cell;
+	EXPECT_GT(counting_prologue_size(counter), 9u + 2) << "push, movabs, incq (%rax), pop";
+	optimize(equal_function, 5, cell);
+	point_gs_at_cells(cell);
+	EXPECT_EQ(call_with(page, 3, 3), 1u);
+	EXPECT_EQ(cells[1], 1u);
+}
+
+TEST(StatusFlags, DeadOnlyWhenWrittenBeforeTestedOnTheStraightPath)
+{
+	// add writes all of them: dead.
+	const uint8_t add_first[] = {0x48, 0x01, 0xf0, 0xc3}; // add %rsi,%rax; ret
+	EXPECT_TRUE(status_flags_dead(add_first, sizeof(add_first), 0));
+	// a jcc tests them first: live.
+	const uint8_t jcc_first[] = {0x74, 0x00, 0xc3}; // je; ret
+	EXPECT_FALSE(status_flags_dead(jcc_first, sizeof(jcc_first), 0));
+	// a ret before any write: live (an assembly callee may return in ZF).
+	const uint8_t ret_first[] = {0xc3};
+	EXPECT_FALSE(status_flags_dead(ret_first, sizeof(ret_first), 0));
+	// a call before any write: live.
+	const uint8_t call_first[] = {0xe8, 0, 0, 0, 0, 0x48, 0x01, 0xf0};
+	EXPECT_FALSE(status_flags_dead(call_first, sizeof(call_first), 0));
+	// adc reads CF only, which inc leaves alone, and writes the rest.
+	const uint8_t adc_first[] = {0x48, 0x11, 0xf0, 0xc3}; // adc %rsi,%rax
+	EXPECT_TRUE(status_flags_dead(adc_first, sizeof(adc_first), 0));
+	// the function's end before a write: live.
+	const uint8_t mov_only[] = {0x48, 0x89, 0xf0};
+	EXPECT_FALSE(status_flags_dead(mov_only, sizeof(mov_only), 0));
 }
 
 } // namespace

@@ -24,7 +24,9 @@
  *                 kretprobe or okretprobe (counting in their return
  *                 handlers: one entry and one return per call), or
  *                 ftrace-ops (a bare ftrace_ops of this module that
- *                 counts: the floor of any probe through ftrace)
+ *                 counts: the floor of any probe through ftrace), or
+ *                 okprobe-count (a counting okprobe, OKPROBE_FLAG_COUNTER:
+ *                 its hits are okprobe_read_count()'s)
  *   state         whether the armed probe is optimized now
  *   run CALLS     call the armed target CALLS times, in batches with
  *                 preemption off (and interrupts, where the kernel traces
@@ -133,6 +135,7 @@ enum okp_bench_config {
 	OKP_BENCH_KRETPROBE,
 	OKP_BENCH_OKRETPROBE,
 	OKP_BENCH_FTRACE_OPS,
+	OKP_BENCH_OKPROBE_COUNT,
 	OKP_BENCH_DISARMED = -1,
 };
 
@@ -144,6 +147,7 @@ static const char *const okp_bench_names[] = {
 	[OKP_BENCH_KRETPROBE] = "kretprobe",
 	[OKP_BENCH_OKRETPROBE] = "okretprobe",
 	[OKP_BENCH_FTRACE_OPS] = "ftrace-ops",
+	[OKP_BENCH_OKPROBE_COUNT] = "okprobe-count",
 };
 
 /* Calls per batch run with preemption off. */
@@ -208,6 +212,8 @@ static struct kretprobe okp_bench_kretprobe;
 #endif
 static struct okretprobe okp_bench_okretprobe;
 static atomic_long_t okp_bench_hits;
+/* The armed counting probe's count at the end of the last run. */
+static unsigned long long okp_bench_counted;
 
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
 /*
@@ -320,6 +326,7 @@ static int okp_bench_traps(void)
 	case OKP_BENCH_OKPROBE_POST:
 		return 2;
 	case OKP_BENCH_OKPROBE_PRE:
+	case OKP_BENCH_OKPROBE_COUNT:
 		return okp_bench_okprobe.flags & OKPROBE_FLAG_FTRACE ? 0 : 1;
 #ifdef CONFIG_KRETPROBES
 	case OKP_BENCH_KRETPROBE:
@@ -348,6 +355,7 @@ static int okp_bench_optimized(void)
 		return okp_bench_jump_at(okp_bench_kprobe.addr);
 	case OKP_BENCH_OKPROBE_POST:
 	case OKP_BENCH_OKPROBE_PRE:
+	case OKP_BENCH_OKPROBE_COUNT:
 		return !!(READ_ONCE(okp_bench_okprobe.flags) &
 			  OKPROBE_FLAG_OPTIMIZED);
 #ifdef CONFIG_KRETPROBES
@@ -369,6 +377,7 @@ static unsigned long okp_bench_missed(void)
 		return okp_bench_kprobe.nmissed;
 	case OKP_BENCH_OKPROBE_POST:
 	case OKP_BENCH_OKPROBE_PRE:
+	case OKP_BENCH_OKPROBE_COUNT:
 		return okp_bench_okprobe.nmissed;
 #ifdef CONFIG_KRETPROBES
 	case OKP_BENCH_KRETPROBE:
@@ -423,6 +432,12 @@ static int okp_bench_arm(const char *name, const char *target_name)
 			okp_bench_okprobe.pre_handler = okp_bench_okprobe_pre;
 		ret = okprobe_register(&okp_bench_okprobe);
 		break;
+	case OKP_BENCH_OKPROBE_COUNT:
+		memset(&okp_bench_okprobe, 0, sizeof(okp_bench_okprobe));
+		okp_bench_okprobe.addr = address;
+		okp_bench_okprobe.flags = OKPROBE_FLAG_COUNTER;
+		ret = okprobe_register(&okp_bench_okprobe);
+		break;
 	case OKP_BENCH_KRETPROBE:
 #ifdef CONFIG_KRETPROBES
 		memset(&okp_bench_kretprobe, 0, sizeof(okp_bench_kretprobe));
@@ -460,6 +475,7 @@ static int okp_bench_arm(const char *name, const char *target_name)
 		return ret;
 	}
 	okp_bench_armed = config;
+	okp_bench_counted = 0;
 	okp_bench_armed_target = target;
 	snprintf(okp_bench_result, sizeof(okp_bench_result),
 		 "%s armed traps=%d preemption=%d irqs_off=%d\n", name,
@@ -483,7 +499,8 @@ static void okp_bench_disarm(void)
 	if (okp_bench_armed == OKP_BENCH_KPROBE)
 		unregister_kprobe(&okp_bench_kprobe);
 	else if (okp_bench_armed == OKP_BENCH_OKPROBE_POST ||
-		 okp_bench_armed == OKP_BENCH_OKPROBE_PRE)
+		 okp_bench_armed == OKP_BENCH_OKPROBE_PRE ||
+		 okp_bench_armed == OKP_BENCH_OKPROBE_COUNT)
 		okprobe_unregister(&okp_bench_okprobe);
 #ifdef CONFIG_KRETPROBES
 	else if (okp_bench_armed == OKP_BENCH_KRETPROBE)
@@ -562,6 +579,14 @@ static int okp_bench_run(unsigned long calls)
 			return -EINTR;
 	}
 	optimized_after = okp_bench_optimized();
+	if (okp_bench_armed == OKP_BENCH_OKPROBE_COUNT) {
+		unsigned long long counted = 0;
+
+		/* It counts from its registration: the calls of every run. */
+		okprobe_read_count(&okp_bench_okprobe, &counted);
+		atomic_long_set(&okp_bench_hits, counted - okp_bench_counted);
+		okp_bench_counted = counted;
+	}
 	snprintf(okp_bench_result, sizeof(okp_bench_result),
 		 "%s calls=%lu ns=%llu hits=%ld missed=%lu bad=%lu traps=%d jump=%s\n",
 		 okp_bench_names[okp_bench_armed], calls, ns,

@@ -337,6 +337,118 @@ out:
 	return ok;
 }
 
+/* The bytes a jump replaces, at most: enough to see the text restored. */
+#define OKP_COUNTING_TEXT 8
+
+void okp_test_counting(const struct okp_cycle_target *targets, size_t count,
+		       long min_calls)
+{
+	struct okprobe *counters = kcalloc(count, sizeof(*counters),
+					   GFP_KERNEL);
+	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
+					     GFP_KERNEL);
+	u8 (*original)[OKP_COUNTING_TEXT] = kcalloc(count, OKP_COUNTING_TEXT,
+						      GFP_KERNEL);
+	unsigned int cpus = num_online_cpus(), started;
+	struct okp_counted_probe extra = {};
+	unsigned long long counted, before;
+	long rounds = 0, wrong = 0;
+	size_t registered = 0, i;
+	char why[200] = "";
+	bool ok = false;
+	int ret;
+
+	EXPECT(counters && hammers && original, "out of memory");
+	for (; registered < count; registered++) {
+		struct okprobe *probe = &counters[registered];
+
+		probe->addr = okp_at(targets[registered].target,
+				     targets[registered].offset);
+		probe->flags = OKPROBE_FLAG_COUNTER;
+		EXPECT(!copy_from_kernel_nofault(original[registered],
+						 probe->addr,
+						 OKP_COUNTING_TEXT),
+		       "unreadable text at %pS", probe->addr);
+		ret = okprobe_register(probe);
+		EXPECT(!ret, "register a counter at %pS failed: %d",
+		       probe->addr, ret);
+	}
+	for (i = 0; i < count; i++)
+		EXPECT(okp_wait_optimized(&counters[i], true),
+		       "the counter at %pS never optimized", counters[i].addr);
+	/* Nothing shares a counter's address; a counter has no handler. */
+	extra.probe.addr = counters[0].addr;
+	extra.probe.pre_handler = okp_count_pre;
+	ret = okprobe_register(&extra.probe);
+	if (!ret)
+		okprobe_unregister(&extra.probe);
+	EXPECT(ret == -EBUSY, "a probe beside a counter: %d, not -EBUSY", ret);
+	memset(&extra, 0, sizeof(extra));
+	extra.probe.addr = okp_at(targets[0].target, targets[0].offset);
+	extra.probe.flags = OKPROBE_FLAG_COUNTER;
+	extra.probe.pre_handler = okp_count_pre;
+	ret = okprobe_register(&extra.probe);
+	if (!ret)
+		okprobe_unregister(&extra.probe);
+	EXPECT(ret == -EINVAL, "a counter with a handler: %d, not -EINVAL",
+	       ret);
+
+	started = okp_start_target_hammers(hammers, targets, count);
+	while (started == cpus &&
+	       okp_hammer_calls(hammers) * (long)count < min_calls)
+		msleep(20);
+	okp_stop_hammers(hammers, &rounds, &wrong);
+	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	EXPECT(rounds * (long)count >= min_calls, "only %ld calls",
+	       rounds * (long)count);
+	for (i = 0; i < count; i++) {
+		EXPECT(!okprobe_read_count(&counters[i], &counted),
+		       "reading the count failed");
+		EXPECT(counted == rounds,
+		       "the counter at %pS counted %llu of %ld calls",
+		       counters[i].addr, counted, rounds);
+		EXPECT(okp_optimized(&counters[i]),
+		       "the counter at %pS is no longer optimized",
+		       counters[i].addr);
+	}
+
+	/* Disabled, it stops; enabled again, it counts on. */
+	EXPECT(!okprobe_disable(&counters[0]), "disable failed");
+	targets[0].target(1, 1);
+	EXPECT(!okprobe_read_count(&counters[0], &before) && before == rounds,
+	       "a disabled counter counted: %llu, not %ld", before, rounds);
+	EXPECT(!okprobe_enable(&counters[0]), "enable failed");
+	EXPECT(okp_wait_optimized(&counters[0], true),
+	       "not optimized again once enabled");
+	targets[0].target(1, 1);
+	targets[0].target(2, 1);
+	EXPECT(!okprobe_read_count(&counters[0], &counted) &&
+	       counted == before + 2,
+	       "enabled again, it counted %llu, not %llu", counted,
+	       before + 2);
+	ok = true;
+out:
+	while (registered) {
+		u8 now[OKP_COUNTING_TEXT];
+
+		registered--;
+		okprobe_unregister(&counters[registered]);
+		if (ok && (copy_from_kernel_nofault(now, counters[registered].addr,
+						    sizeof(now)) ||
+			   memcmp(now, original[registered], sizeof(now)))) {
+			snprintf(why, sizeof(why), "the text at %pS is not restored",
+				 counters[registered].addr);
+			ok = false;
+		}
+	}
+	okp_report(ok, "counting probes count every call of every target exactly, with its registers and flags intact",
+		   why);
+	kfree(counters);
+	kfree(hammers);
+	kfree(original);
+}
+
 static bool okp_all_optimized(struct okp_counted_probe *steady, size_t count,
 			      bool optimized)
 {

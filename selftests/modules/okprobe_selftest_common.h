@@ -187,6 +187,17 @@ void okp_test_optimization_cycles(const struct okp_cycle_target *targets,
 				  const char *name);
 
 /*
+ * Counting probes (OKPROBE_FLAG_COUNTER) at every target, all optimized,
+ * every CPU calling every target until min_calls calls in all: each count
+ * is exactly its target's calls and every result is right (the targets'
+ * registers and flags went through). Then: a disabled counter stops
+ * counting and counts again once enabled; a handler, or a second probe at
+ * a counter's address, is refused; unregistering restores the text.
+ */
+void okp_test_counting(const struct okp_cycle_target *targets, size_t count,
+		       long min_calls);
+
+/*
  * A probe at target + inner_offset, inside the jump of an optimized probe
  * at target: registering it takes the outer jump out first (both are
  * breakpoints, is_breakpoint says so from the text), the outer stays a

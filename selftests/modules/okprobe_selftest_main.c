@@ -752,6 +752,8 @@ static int __init okp_selftest_init(void)
 	okp_test_optimization_cycles(okp_cycle_targets,
 				     ARRAY_SIZE(okp_cycle_targets),
 				     okp_scaled(OKP_HAMMER_HITS), name);
+	okp_test_counting(okp_cycle_targets, ARRAY_SIZE(okp_cycle_targets),
+			  okp_scaled(OKP_HAMMER_HITS));
 	okp_test_kernel_kprobes(&okp_coexist_target, &okp_coexist_other);
 	okp_test_kernel_kprobes_on_kernel_functions();
 	okp_test_kernel_kprobe_in_piece(okp_target_split, okp_target_split_cold, okp_expect_split);

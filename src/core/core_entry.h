@@ -123,6 +123,8 @@ unsigned long okp_core_unregister_many(struct okprobe **probes,
 				       unsigned long count);
 /* okprobe_enable/okprobe_disable: 0 or -EINVAL. */
 int okp_core_set_probe_enabled(struct okprobe *probe, int enabled);
+/* okprobe_read_count: 0 or -EINVAL. */
+int okp_core_read_count(struct okprobe *probe, unsigned long long *count);
 /* debugfs okprobe/enabled: 0 disarms every probe without unregistering. */
 int okp_core_probes_enabled(void);
 void okp_core_set_probes_enabled(int enabled);

@@ -134,6 +134,16 @@ struct okp_cpu_state *okp_glue_cpu_state(void);
 void okp_glue_schedule_optimizer(void);
 
 /*
+ * A counting site's per-CPU counter cells (arch/ glue: what its counting
+ * detour adds to, arch::build_detour): 0 when out of memory. Freed only
+ * once no detour can run (after the site's grace periods).
+ */
+unsigned long okp_glue_counter_cells_alloc(void);
+void okp_glue_counter_cells_free(unsigned long cells);
+/* The sum of every CPU's cell. */
+unsigned long long okp_glue_counter_cells_sum(unsigned long cells);
+
+/*
  * okprobe_events at a hit (src/kernel/probe_events.c; NOKPROBE, notrace):
  * size bytes at address into to with the kernel's nofault copies, 1 or 0
  * when it faulted; the string at address into to (at most size bytes, the

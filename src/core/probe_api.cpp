@@ -43,6 +43,11 @@ extern "C" int okp_core_set_probe_enabled(struct okprobe *probe, int enabled)
 	return registered_probes.set_probe_enabled(probe, enabled != 0);
 }
 
+extern "C" int okp_core_read_count(struct okprobe *probe, unsigned long long *count)
+{
+	return registered_probes.read_count(probe, count);
+}
+
 extern "C" int okp_core_probes_enabled(void)
 {
 	return registered_probes.all_enabled();

@@ -727,6 +727,8 @@ void ProbeTable::abandon_new_site(Site *site)
 
 void ProbeTable::free_site(Site *site)
 {
+	if (site->counter_cells)
+		okp_glue_counter_cells_free(site->counter_cells);
 	if (site->via_ftrace) {
 		delete site;
 		return;
@@ -796,14 +798,19 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 	// struct, a copy of one, or garbage.
 	if (probe->okp_site || site_of(probe))
 		return refuse(error::einval, "the probe is already registered (or okp_site is not zero)");
-	if (probe->flags & ~static_cast<unsigned int>(OKPROBE_FLAG_DISABLED))
-		return refuse(error::einval, "only OKPROBE_FLAG_DISABLED may be set at registration");
+	if (probe->flags & ~static_cast<unsigned int>(OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_COUNTER))
+		return refuse(error::einval,
+			      "only OKPROBE_FLAG_DISABLED and OKPROBE_FLAG_COUNTER may be set at registration");
+	const bool counter = probe->flags & OKPROBE_FLAG_COUNTER;
+	if (counter && (probe->pre_handler || probe->post_handler))
+		return refuse(error::einval, "a counting probe has no handlers");
 	ProbeRequest request;
 	request.symbol_name = symbol_name;
 	request.offset = probe->offset;
 	request.address = reinterpret_cast<uint64_t>(probe->addr);
 	request.has_pre_handler = probe->pre_handler != nullptr;
 	request.has_post_handler = probe->post_handler != nullptr;
+	request.counter = counter;
 
 	// Every registration is checked, also one joining an existing site,
 	// against the original text rather than okprobe's patches.
@@ -862,6 +869,18 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 			return created.refusal();
 		}
 		site = created.value();
+	}
+	// A counting detour counts for its one probe and runs no handler.
+	if (!new_site && (counter || site->counting))
+		return refuse(error::ebusy, counter ? "a counting probe needs the address to itself"
+						    : "a counting probe has this address to itself");
+	if (counter) {
+		site->counter_cells = okp_glue_counter_cells_alloc();
+		if (!site->counter_cells) {
+			abandon_new_site(site);
+			return out_of_memory;
+		}
+		site->counting = true;
 	}
 	int index = -1;
 	for (int i = 0; i < max_probes_per_site && index < 0; ++i)
@@ -1041,6 +1060,25 @@ int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 		return -refused;
 	}
 	return 0;
+}
+
+int ProbeTable::read_count(okprobe *probe, unsigned long long *count) const
+{
+	const Site *site = site_of(probe);
+	if (!site)
+		return -error::einval;
+	for (int i = 0; i < max_probes_per_site; ++i)
+		if (site->probe_at(i) == probe)
+			*count = hits_of(*site, i);
+	return 0;
+}
+
+unsigned long long ProbeTable::hits_of(const Site &site, int index)
+{
+	unsigned long long hits = site.hits[index].load(Order::relaxed);
+	if (site.counter_cells)
+		hits += okp_glue_counter_cells_sum(site.counter_cells);
+	return hits;
 }
 
 void ProbeTable::set_all_enabled(bool enabled)

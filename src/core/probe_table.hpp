@@ -144,6 +144,13 @@ struct Site {
 	// site to here (Registration::past_ftrace): listed as such.
 	bool past_ftrace = false;
 
+	// A counting probe's site (OKPROBE_FLAG_COUNTER; it has the site to
+	// itself): the per-CPU cells its counting detour adds to
+	// (okp_glue_counter_cells_alloc), owned by the site. Its hits are
+	// hits[] (the breakpoint, ftrace and full-detour paths) plus the cells.
+	bool counting = false;
+	unsigned long counter_cells = 0;
+
 	// The architecture's part: its instruction, copies and jump plan.
 	arch::SiteData arch;
 
@@ -261,6 +268,11 @@ public:
 	// okprobe_enable/okprobe_disable: 0, or -EINVAL when the probe is not
 	// registered or (to enable) gone.
 	int set_probe_enabled(okprobe *probe, bool enabled);
+	// okprobe_read_count: 0, or -EINVAL when the probe is not registered.
+	int read_count(okprobe *probe, unsigned long long *count) const;
+	// The hits of the probe in slot index of site, a counting site's
+	// cells included.
+	static unsigned long long hits_of(const Site &site, int index);
 	// The site holding probe, found in the table: a client's struct is
 	// never trusted (its okp_site may be garbage or a copy's). nullptr when
 	// the probe is not registered.
@@ -465,7 +477,7 @@ template <typename Visit> void ProbeTable::for_each_line(Visit visit) const
 			ListLine line;
 			line.address = site->address;
 			line.description = site->description;
-			line.hits = site->hits[i].load(Order::relaxed);
+			line.hits = static_cast<unsigned long>(hits_of(*site, i));
 			line.missed = AtomicRef(probe->nmissed).load(Order::relaxed);
 			line.flags = AtomicRef(probe->flags).load(Order::relaxed);
 			line.optimized = site->jump == JumpState::optimized && !site->is_lost();

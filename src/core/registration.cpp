@@ -28,8 +28,9 @@ private:
 Result<Registration> check_registration(const ProbeRequest &request, const OriginalText &text, InstructionRules rules,
 					const Registration *earlier)
 {
-	if (!request.has_pre_handler && !request.has_post_handler)
-		return refuse(error::einval, "a probe needs a pre_handler or a post_handler");
+	if (!request.has_pre_handler && !request.has_post_handler && !request.counter)
+		return refuse(error::einval,
+			      "a probe needs a pre_handler or a post_handler (or OKPROBE_FLAG_COUNTER and neither)");
 	if (request.symbol_name && request.address)
 		return refuse(error::einval, "give symbol_name or addr, not both");
 	if (!request.symbol_name && !request.address)

@@ -40,6 +40,7 @@ struct ProbeRequest {
 	uint64_t address = 0; // okprobe.addr
 	bool has_pre_handler = false;
 	bool has_post_handler = false;
+	bool counter = false; // OKPROBE_FLAG_COUNTER: no handler, by design
 };
 
 // The per-architecture instruction rules (arch/*/probe_rules.cpp).

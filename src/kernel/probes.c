@@ -472,6 +472,20 @@ int okprobe_disable(struct okprobe *probe)
 }
 EXPORT_SYMBOL_GPL(okprobe_disable);
 
+int okprobe_read_count(struct okprobe *probe, unsigned long long *count)
+{
+	int ret;
+
+	might_sleep();
+	if (!probe || !count)
+		return -EINVAL;
+	mutex_lock(&okp_probe_mutex);
+	ret = okp_core_read_count(probe, count);
+	mutex_unlock(&okp_probe_mutex);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(okprobe_read_count);
+
 /* ---- debugfs ------------------------------------------------------------- */
 
 static void okp_show_line(const struct okp_list_line *line, void *context)
@@ -483,9 +497,10 @@ static void okp_show_line(const struct okp_list_line *line, void *context)
 	/* A return probe's misses: its entry's and its instances'. */
 	if (return_probe)
 		missed += okp_return_missed_of(line->probe);
-	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s%s%s%s\n",
+	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s%s%s%s%s\n",
 		   line->address, line->description, line->hits, missed,
 		   return_probe ? " [RETURN]" : "",
+		   line->flags & OKPROBE_FLAG_COUNTER ? " [COUNTER]" : "",
 		   line->optimized ? " [OPTIMIZED]" : "",
 		   line->flags & OKPROBE_FLAG_FTRACE ? " [FTRACE]" : "",
 		   line->past_ftrace ? " [AFTER FTRACE]" : "",
