@@ -307,9 +307,12 @@ def guest_tools(t):
 
 
 def guest_extras(t):
-    """What the initramfs gets besides init and modules: busybox and the
-    loader script on x86 (Debian ships no riscv64 busybox)."""
+    """What the initramfs gets besides init and modules: busybox, the
+    loader script and okprobe-cover on x86 (Debian ships no riscv64
+    busybox)."""
     if t.arch == "x86":
         return "/bin/busybox", [("sbin/okprobe-load",
-                                 os.path.join(TOOLS, "okprobe-load"), 0o755)]
+                                 os.path.join(TOOLS, "okprobe-load"), 0o755),
+                                ("sbin/okprobe-cover",
+                                 os.path.join(TOOLS, "okprobe-cover"), 0o755)]
     return None, []

@@ -215,4 +215,9 @@ OKP_HANDLER_PATH void present_hit_at(Registers &regs, uint64_t address)
 	regs.epc = address; // as at an ebreak
 }
 
+void flow_step(const CodeRange &function, size_t offset, FlowStep &step)
+{
+	riscv::flow_step(function, offset, step);
+}
+
 } // namespace okp::arch

@@ -806,4 +806,40 @@ Boundary check_instruction_boundary(const uint8_t *function, size_t function_siz
 	return at == offset ? Boundary::instruction_start : Boundary::inside_instruction;
 }
 
+void flow_step(const CodeRange &function, size_t offset, FlowStep &step)
+{
+	step = FlowStep{};
+	if (offset >= function.size)
+		return;
+	const Instruction insn = decode_instruction(function.bytes + offset, function.size - offset);
+	if (!insn.length || insn.kind == InstructionClass::illegal)
+		return;
+	step.length = insn.length;
+	const uint64_t here = function.address + offset;
+	switch (insn.kind) {
+	case InstructionClass::conditional_branch:
+		step.kind = FlowKind::branch;
+		step.target = here + uint64_t(insn.immediate);
+		return;
+	case InstructionClass::direct_jump:
+		// A jal that links is a call: it returns here.
+		step.kind = insn.rd ? FlowKind::next : FlowKind::jump;
+		step.target = insn.rd ? 0 : here + uint64_t(insn.immediate);
+		return;
+	case InstructionClass::indirect_jump:
+		step.kind = insn.rd ? FlowKind::next : FlowKind::stop;
+		return;
+	case InstructionClass::system:
+		// ebreak (a BUG) and sret end the block; csr* and the rest go on.
+		step.kind = insn.operation == Operation::ebreak || insn.operation == Operation::c_ebreak ||
+					    insn.operation == Operation::sret || insn.operation == Operation::mret
+				    ? FlowKind::stop
+				    : FlowKind::next;
+		return;
+	default:
+		step.kind = FlowKind::next;
+		return;
+	}
+}
+
 } // namespace okp::riscv

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/basic_blocks.hpp"
+
 namespace okp::riscv {
 
 // The longest instruction okprobe decodes (48-bit and longer encodings are
@@ -129,6 +131,12 @@ struct Instruction {
 // Decodes the instruction at bytes (little-endian, 2-byte aligned in the
 // kernel). available: how many bytes may be read; RVC needs 2, the rest 4.
 Instruction decode_instruction(const uint8_t *bytes, size_t available);
+
+// The control flow of the instruction at function.bytes + offset, for
+// core/basic_blocks.hpp: conditional branches branch; jal/c.j without a
+// link jump, with one (a call) go on; jalr, c.jr, system instructions and
+// illegal ones stop (a call through a register goes on).
+void flow_step(const CodeRange &function, size_t offset, FlowStep &step);
 
 const char *operation_name(Operation operation);
 const char *instruction_class_name(InstructionClass kind);

@@ -227,4 +227,9 @@ OKP_HANDLER_PATH void present_hit_at(Registers &regs, uint64_t address)
 	regs.ip = address + 1; // as after an int3
 }
 
+void flow_step(const CodeRange &function, size_t offset, FlowStep &step)
+{
+	x86::flow_step(function, offset, step);
+}
+
 } // namespace okp::arch

@@ -13,6 +13,35 @@ bool decode_instruction(const uint8_t *bytes, size_t available, ZydisDecodedInst
 	       ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes, available, instruction));
 }
 
+void flow_step(const CodeRange &function, size_t offset, FlowStep &step)
+{
+	ZydisDecodedInstruction instruction;
+	step = FlowStep{};
+	if (offset >= function.size ||
+	    !decode_instruction(function.bytes + offset, function.size - offset, &instruction))
+		return;
+	step.length = instruction.length;
+	const uint64_t next = function.address + offset + instruction.length;
+	const bool relative = instruction.raw.imm[0].is_relative;
+	const uint64_t target = next + static_cast<uint64_t>(instruction.raw.imm[0].value.s);
+	switch (instruction.meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+		step.kind = FlowKind::branch;
+		step.target = relative ? target : 0;
+		return;
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		step.kind = relative ? FlowKind::jump : FlowKind::stop;
+		step.target = relative ? target : 0;
+		return;
+	default:
+		step.kind = falls_through(function.bytes + offset, instruction.length) ||
+					    instruction.meta.category == ZYDIS_CATEGORY_CALL
+				    ? FlowKind::next
+				    : FlowKind::stop;
+		return;
+	}
+}
+
 bool status_flags_dead(const uint8_t *function, size_t function_size, size_t offset)
 {
 	constexpr ZydisAccessedFlagsMask status =

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/basic_blocks.hpp"
+
 namespace okp::x86 {
 
 // The longest legal x86 instruction.
@@ -36,6 +38,11 @@ enum class Boundary {
 // Proves whether offset is an instruction boundary by decoding the function
 // linearly from its first byte, as the kernel's kprobes do.
 Boundary check_instruction_boundary(const uint8_t *function, size_t function_size, size_t offset);
+
+// The control flow of the instruction at function.bytes + offset, for
+// core/basic_blocks.hpp: rel8/rel32 jcc, jrcxz and loop are branches,
+// jmp rel a jump; indirect jmp, ret, int3, ud2 stop; calls go on.
+void flow_step(const CodeRange &function, size_t offset, FlowStep &step);
 
 // Whether the status flags an inc changes (OF, SF, ZF, AF, PF) are dead at
 // offset, the start of an instruction of the function: on the straight

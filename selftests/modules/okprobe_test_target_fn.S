@@ -12,3 +12,25 @@ SYM_FUNC_START(okp_gone_target)
 	add	$1, %rax		/* +3 */
 	RET
 SYM_FUNC_END(okp_gone_target)
+
+/*
+ * okprobe-cover's target: five basic blocks, driven by a.
+ *   entry: a < 1 goes to "small"
+ *   +6:    a > 10 goes to "big"
+ *   +15:   returns a + 1
+ *   big:   returns a + 2
+ *   small: returns 0
+ */
+SYM_FUNC_START(okp_cover_target)
+	cmp	$1, %rdi		/* +0 */
+	jl	2f			/* +4 */
+	mov	%rdi, %rax		/* +6 */
+	cmp	$10, %rdi
+	jg	1f
+	add	$1, %rax		/* +15 */
+	RET
+1:	add	$2, %rax		/* big */
+	RET
+2:	xor	%eax, %eax		/* small */
+	RET
+SYM_FUNC_END(okp_cover_target)

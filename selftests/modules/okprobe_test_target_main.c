@@ -6,6 +6,10 @@
  *   /sys/module/okprobe_test_target/parameters/call          write N: call
  *                                                            okp_gone_target
  *                                                            N times
+ *   /sys/module/okprobe_test_target/parameters/cover         write A: call
+ *                                                            okp_cover_target(A)
+ *                                                            once (okprobe-cover's
+ *                                                            test)
  *   /sys/module/okprobe_test_target/parameters/init_address  where this
  *                                                            module's init
  *                                                            text was
@@ -14,7 +18,25 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 
-long okp_gone_target(long a);
+#include "okprobe_test_target.h"
+
+static int okp_target_cover(const char *value, const struct kernel_param *kp)
+{
+	long a, expected;
+	int ret;
+
+	ret = kstrtol(value, 0, &a);
+	if (ret)
+		return ret;
+	expected = a < 1 ? 0 : a > 10 ? a + 2 : a + 1;
+	return okp_cover_target(a) == expected ? 0 : -EIO;
+}
+
+static const struct kernel_param_ops okp_target_cover_ops = {
+	.set = okp_target_cover,
+};
+module_param_cb(cover, &okp_target_cover_ops, NULL, 0200);
+MODULE_PARM_DESC(cover, "Call okp_cover_target once with this value");
 
 static int okp_target_call(const char *value, const struct kernel_param *kp)
 {

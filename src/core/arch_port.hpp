@@ -14,6 +14,7 @@
 //                    out-of-line slot, jump plan); Site holds it by value
 #pragma once
 
+#include "core/basic_blocks.hpp"
 #include "core/code_graph.hpp"
 #include "core/registration.hpp"
 
@@ -43,6 +44,11 @@ namespace arch {
 const events::RegisterName *event_registers(size_t *count);
 // Where pt_regs holds the arguments, stack pointer and return value.
 const events::RegisterLayout &event_register_layout();
+
+// The control flow of one instruction, for the basic blocks
+// okprobe-cover counts (core/basic_blocks.hpp; x86::flow_step,
+// riscv::flow_step).
+void flow_step(const CodeRange &function, size_t offset, FlowStep &step);
 
 // ---- Lifecycle (the probe table's writer: probe mutex held, may sleep) ----
 

@@ -123,6 +123,16 @@ unsigned long okp_core_unregister_many(struct okprobe **probes,
 				       unsigned long count);
 /* okprobe_enable/okprobe_disable: 0 or -EINVAL. */
 int okp_core_set_probe_enabled(struct okprobe *probe, int enabled);
+/*
+ * okprobe-cover: the function holding address ([*start, *start + *size)),
+ * and the offsets of its basic blocks' first instructions, decoded from
+ * its text as it was before okprobe (core/basic_blocks.hpp): their count,
+ * of which at most capacity are written, or -ENOENT (no function there),
+ * -E2BIG, -ENOMEM, -EIO. Probe mutex held.
+ */
+long okp_core_block_starts(unsigned long address, unsigned long *start,
+			   unsigned long *size, unsigned int *offsets,
+			   unsigned long capacity);
 /* okprobe_read_count: 0 or -EINVAL. */
 int okp_core_read_count(struct okprobe *probe, unsigned long long *count);
 /* debugfs okprobe/enabled: 0 disarms every probe without unregistering. */

@@ -3,7 +3,9 @@
 // module's one ProbeTable.
 // Every entry point but okp_core_breakpoint (arch) is called with the
 // glue's probe mutex held.
+#include "core/basic_blocks.hpp"
 #include "core/core_api.h"
+#include "core/owned.hpp"
 #include "core/kernel_facts.hpp"
 #include "core/probe_table.hpp"
 
@@ -152,4 +154,27 @@ extern "C" long okp_core_refuse_trap_path(const char **why, unsigned long *culpr
 		}
 	reached.clear();
 	return result;
+}
+
+// The largest function okprobe-cover decodes (a byte of marks per byte).
+constexpr uint64_t max_covered_function = 1 << 20;
+
+extern "C" long okp_core_block_starts(unsigned long address, unsigned long *start, unsigned long *size,
+				      unsigned int *offsets, unsigned long capacity)
+{
+	uint64_t function = 0, length = 0;
+	if (!kernel::function_of(address, &function, &length) || !length)
+		return -error::enoent;
+	if (length > max_covered_function)
+		return -error::e2big;
+	OwnedArray<uint8_t> bytes = OwnedArray<uint8_t>::make(length);
+	if (!bytes)
+		return -error::enomem;
+	// The text as it was before okprobe's breakpoints and jumps.
+	if (registered_probes.read_original_text(function, &bytes[0], length) != length)
+		return -error::eio;
+	*start = function;
+	*size = length;
+	const long count = block_starts(CodeRange{&bytes[0], function, length}, arch::flow_step, offsets, capacity);
+	return count < 0 ? -error::enomem : count;
 }

@@ -12,6 +12,7 @@
  *   blacklist  the address ranges okprobe refuses to probe
  *   writer_steps  each step of registering, optimizing and unregistering:
  *              how many times it ran and its nanoseconds, since load
+ *   cover      basic-block coverage with counting probes (cover.c)
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -100,6 +101,8 @@ int okp_debugfs_init(void)
 			    &okp_blacklist_fops);
 	debugfs_create_file("writer_steps", 0400, okp_debugfs_dir, NULL,
 			    &okp_writer_steps_fops);
+	debugfs_create_file("cover", 0600, okp_debugfs_dir, NULL,
+			    &okp_cover_fops);
 	return 0;
 }
 

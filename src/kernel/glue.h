@@ -90,6 +90,20 @@ void okp_probes_set_enabled(int enabled);
 int okp_probes_enabled(void);
 /* Writes debugfs okprobe/jumps. */
 void okp_probes_show_jumps(struct seq_file *m);
+/*
+ * For okprobe-cover: okprobe_register() without the log line, *why set
+ * to the reason of a refusal; and okp_core_block_starts() under the probe
+ * mutex.
+ */
+int okp_probes_register_quietly(struct okprobe *probe, const char **why);
+long okp_probes_block_starts(unsigned long address, unsigned long *start,
+			     unsigned long *size, unsigned int *offsets,
+			     unsigned long capacity);
+
+/* src/kernel/cover.c: debugfs okprobe/cover. */
+extern const struct file_operations okp_cover_fops;
+/* Unregisters every cover probe (module exit, before okp_probes_exit). */
+void okp_cover_exit(void);
 /* Writes debugfs okprobe/writer_steps. */
 void okp_probes_show_writer_steps(struct seq_file *m);
 /* sysctl debug.kprobes_optimization changed. */

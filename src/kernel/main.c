@@ -97,6 +97,7 @@ static void __exit okp_exit(void)
 {
 	okp_probe_events_exit();
 	okp_debugfs_exit();
+	okp_cover_exit();
 	okp_return_probes_exit();
 	okp_probes_exit();
 	okp_sysctl_exit();

@@ -371,6 +371,28 @@ static int okp_register_locked(struct okprobe *probe)
 	return ret;
 }
 
+int okp_probes_register_quietly(struct okprobe *probe, const char **why)
+{
+	int ret;
+
+	mutex_lock(&okp_probe_mutex);
+	ret = okp_core_register(probe, NULL, why);
+	mutex_unlock(&okp_probe_mutex);
+	return ret;
+}
+
+long okp_probes_block_starts(unsigned long address, unsigned long *start,
+			     unsigned long *size, unsigned int *offsets,
+			     unsigned long capacity)
+{
+	long ret;
+
+	mutex_lock(&okp_probe_mutex);
+	ret = okp_core_block_starts(address, start, size, offsets, capacity);
+	mutex_unlock(&okp_probe_mutex);
+	return ret;
+}
+
 int okprobe_register(struct okprobe *probe)
 {
 	int ret;

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/debug/okprobe/cover: basic-block coverage of kernel functions
+ * on a stock kernel, with counting probes (OKPROBE_FLAG_COUNTER), driven by
+ * tools/okprobe-cover.
+ *
+ *   echo add 0xADDRESS > cover   a counting probe at the first instruction of
+ *                                every basic block of the function holding
+ *                                ADDRESS (core/basic_blocks.hpp, decoded from
+ *                                its text); blocks okprobe refuses are
+ *                                listed with the reason
+ *   echo clear > cover           unregister them all
+ *   cat cover                    per function: its blocks, each with its hits
+ *                                and how it is probed
+ *
+ *   function 0xffffffffc0a01000 okp_cover_target+0x0/0x1c [okprobe_test_target] blocks=5 reached=3
+ *   +0x0 hits=1 optimized
+ *   +0x19 hits=0 refused: a jump label site (-16)
+ *
+ * Locking: okp_cover_mutex, then okp_probe_mutex (inside the probe calls).
+ */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kallsyms.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <okprobe.h>
+
+#include "core/core_api.h"
+#include "glue.h"
+
+/* The most blocks of one function okprobe-cover probes. */
+#define OKP_COVER_MAX_BLOCKS 4096
+
+struct okp_cover_block {
+	struct okprobe probe;
+	int error;		/* 0, or why the registration was refused */
+	char why[80];
+};
+
+struct okp_cover_function {
+	struct list_head node;
+	unsigned long start, size;
+	unsigned int count;
+	struct okp_cover_block blocks[];
+};
+
+static DEFINE_MUTEX(okp_cover_mutex);
+static LIST_HEAD(okp_cover_functions);
+
+static struct okp_cover_function *okp_cover_find(unsigned long address)
+{
+	struct okp_cover_function *function;
+
+	list_for_each_entry(function, &okp_cover_functions, node)
+		if (address >= function->start &&
+		    address < function->start + function->size)
+			return function;
+	return NULL;
+}
+
+static int okp_cover_add(unsigned long address)
+{
+	unsigned long start, size;
+	struct okp_cover_function *function;
+	unsigned int *offsets;
+	const char *why;
+	long count, i;
+
+	if (okp_cover_find(address))
+		return -EEXIST;
+	offsets = kvmalloc_array(OKP_COVER_MAX_BLOCKS, sizeof(*offsets),
+				 GFP_KERNEL);
+	if (!offsets)
+		return -ENOMEM;
+	count = okp_probes_block_starts(address, &start, &size, offsets,
+					OKP_COVER_MAX_BLOCKS);
+	if (count <= 0 || count > OKP_COVER_MAX_BLOCKS) {
+		kvfree(offsets);
+		return count < 0 ? count : count ? -E2BIG : -EILSEQ;
+	}
+	function = kvzalloc(struct_size(function, blocks, count), GFP_KERNEL);
+	if (!function) {
+		kvfree(offsets);
+		return -ENOMEM;
+	}
+	function->start = start;
+	function->size = size;
+	function->count = count;
+	for (i = 0; i < count; i++) {
+		struct okp_cover_block *block = &function->blocks[i];
+
+		block->probe.addr = (void *)(start + offsets[i]);
+		block->probe.flags = OKPROBE_FLAG_COUNTER;
+		why = "";
+		block->error = okp_probes_register_quietly(&block->probe, &why);
+		if (block->error)
+			strscpy(block->why, why, sizeof(block->why));
+	}
+	kvfree(offsets);
+	list_add_tail(&function->node, &okp_cover_functions);
+	return 0;
+}
+
+static void okp_cover_clear(void)
+{
+	struct okp_cover_function *function, *next;
+	struct okprobe **probes;
+	unsigned int i, n;
+
+	list_for_each_entry_safe(function, next, &okp_cover_functions, node) {
+		probes = kvmalloc_array(function->count, sizeof(*probes),
+					GFP_KERNEL);
+		for (i = 0, n = 0; i < function->count; i++) {
+			if (function->blocks[i].error)
+				continue;
+			if (probes)
+				probes[n++] = &function->blocks[i].probe;
+			else
+				okprobe_unregister(&function->blocks[i].probe);
+		}
+		if (probes && n)
+			okprobe_unregister_many(probes, n);
+		kvfree(probes);
+		list_del(&function->node);
+		kvfree(function);
+	}
+}
+
+static const char *okp_cover_state(const struct okprobe *probe)
+{
+	unsigned int flags = READ_ONCE(probe->flags);
+
+	if (flags & OKPROBE_FLAG_GONE)
+		return "gone";
+	if (flags & OKPROBE_FLAG_LOST)
+		return "lost";
+	if (flags & OKPROBE_FLAG_OPTIMIZED)
+		return "optimized";
+	if (flags & OKPROBE_FLAG_FTRACE)
+		return "ftrace";
+	return "breakpoint";
+}
+
+static int okp_cover_show(struct seq_file *m, void *unused)
+{
+	struct okp_cover_function *function;
+	unsigned long long hits;
+	unsigned int i, reached;
+	char where[KSYM_SYMBOL_LEN];
+
+	mutex_lock(&okp_cover_mutex);
+	list_for_each_entry(function, &okp_cover_functions, node) {
+		reached = 0;
+		for (i = 0; i < function->count; i++) {
+			hits = 0;
+			if (!function->blocks[i].error)
+				okprobe_read_count(&function->blocks[i].probe,
+						   &hits);
+			reached += hits != 0;
+		}
+		sprint_symbol(where, function->start);
+		seq_printf(m, "function 0x%016lx %s blocks=%u reached=%u\n",
+			   function->start, where, function->count, reached);
+		for (i = 0; i < function->count; i++) {
+			struct okp_cover_block *block = &function->blocks[i];
+			unsigned long offset =
+				(unsigned long)block->probe.addr -
+				function->start;
+
+			if (block->error) {
+				seq_printf(m, "+0x%lx hits=0 refused: %s (%d)\n",
+					   offset, block->why, block->error);
+				continue;
+			}
+			hits = 0;
+			okprobe_read_count(&block->probe, &hits);
+			seq_printf(m, "+0x%lx hits=%llu %s\n", offset, hits,
+				   okp_cover_state(&block->probe));
+		}
+	}
+	mutex_unlock(&okp_cover_mutex);
+	return 0;
+}
+
+static int okp_cover_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, okp_cover_show, NULL);
+}
+
+static ssize_t okp_cover_write(struct file *file, const char __user *buffer,
+			       size_t count, loff_t *position)
+{
+	char command[64], *argument;
+	unsigned long address;
+	int ret;
+
+	if (count >= sizeof(command))
+		return -EINVAL;
+	if (copy_from_user(command, buffer, count))
+		return -EFAULT;
+	command[count] = '\0';
+	argument = strim(command);
+	mutex_lock(&okp_cover_mutex);
+	if (!strcmp(argument, "clear")) {
+		okp_cover_clear();
+		ret = 0;
+	} else if (!strncmp(argument, "add ", 4)) {
+		ret = kstrtoul(skip_spaces(argument + 4), 0, &address);
+		if (!ret)
+			ret = okp_cover_add(address);
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&okp_cover_mutex);
+	return ret ? ret : count;
+}
+
+const struct file_operations okp_cover_fops = {
+	.owner = THIS_MODULE,
+	.open = okp_cover_open,
+	.read = seq_read,
+	.write = okp_cover_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+void okp_cover_exit(void)
+{
+	mutex_lock(&okp_cover_mutex);
+	okp_cover_clear();
+	mutex_unlock(&okp_cover_mutex);
+}
