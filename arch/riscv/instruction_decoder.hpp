@@ -134,8 +134,9 @@ Instruction decode_instruction(const uint8_t *bytes, size_t available);
 
 // The control flow of the instruction at function.bytes + offset, for
 // core/basic_blocks.hpp: conditional branches branch; jal/c.j without a
-// link jump, with one (a call) go on; jalr, c.jr, system instructions and
-// illegal ones stop (a call through a register goes on).
+// link jump, with one (a call) go on; jalr and c.jr without a link stop
+// (with one, a call, they go on); ebreak, c.ebreak, sret and mret stop,
+// other system instructions go on; an illegal one ends the walk.
 void flow_step(const CodeRange &function, size_t offset, FlowStep &step);
 
 const char *operation_name(Operation operation);

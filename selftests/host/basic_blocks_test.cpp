@@ -46,6 +46,63 @@ TEST(BasicBlocks, X86CallsGoOnAndIndirectJumpsStop)
 		<< "nothing branches to 7: it starts no block";
 }
 
+okp::FlowKind x86_kind(const std::vector<uint8_t> &code)
+{
+	okp::FlowStep step;
+	okp::x86::flow_step(CodeRange{code.data(), 0x1000, code.size()}, 0, step);
+	EXPECT_EQ(step.length, code.size());
+	return step.kind;
+}
+
+okp::FlowKind riscv_kind(uint32_t word, uint64_t *target = nullptr)
+{
+	const uint8_t bytes[4] = {uint8_t(word), uint8_t(word >> 8), uint8_t(word >> 16), uint8_t(word >> 24)};
+	okp::FlowStep step;
+	okp::riscv::flow_step(CodeRange{bytes, 0x1000, (word & 3) == 3 ? 4u : 2u}, 0, step);
+	if (target)
+		*target = step.target;
+	return step.kind;
+}
+
+TEST(BasicBlocks, EachInstructionsFlowOnX86)
+{
+	using okp::FlowKind;
+	EXPECT_EQ(x86_kind({0xe8, 0, 0, 0, 0}), FlowKind::next) << "call rel32";
+	EXPECT_EQ(x86_kind({0xff, 0xd0}), FlowKind::next) << "call *%rax";
+	EXPECT_EQ(x86_kind({0xff, 0xe0}), FlowKind::stop) << "jmp *%rax";
+	EXPECT_EQ(x86_kind({0xc3}), FlowKind::stop) << "ret";
+	EXPECT_EQ(x86_kind({0x0f, 0x0b}), FlowKind::stop) << "ud2";
+	EXPECT_EQ(x86_kind({0xcc}), FlowKind::stop) << "int3";
+	EXPECT_EQ(x86_kind({0xeb, 0x10}), FlowKind::jump) << "jmp rel8";
+	EXPECT_EQ(x86_kind({0x0f, 0x84, 0, 1, 0, 0}), FlowKind::branch) << "je rel32";
+	EXPECT_EQ(x86_kind({0xe2, 0xfe}), FlowKind::branch) << "loop";
+	EXPECT_EQ(x86_kind({0xe3, 0x00}), FlowKind::branch) << "jrcxz";
+	EXPECT_EQ(x86_kind({0x48, 0x01, 0xf0}), FlowKind::next) << "add";
+	okp::FlowStep step;
+	const std::vector<uint8_t> jcc = {0x74, 0x10};
+	okp::x86::flow_step(CodeRange{jcc.data(), 0x1000, jcc.size()}, 0, step);
+	EXPECT_EQ(step.target, 0x1012u);
+}
+
+TEST(BasicBlocks, EachInstructionsFlowOnRiscv)
+{
+	using okp::FlowKind;
+	using namespace okp::riscv;
+	uint64_t target = 0;
+	EXPECT_EQ(riscv_kind(encode::jal(reg::ra, 0x40)), FlowKind::next) << "jal ra: a call";
+	EXPECT_EQ(riscv_kind(encode::jal(reg::zero, 0x40), &target), FlowKind::jump) << "j";
+	EXPECT_EQ(target, 0x1040u);
+	EXPECT_EQ(riscv_kind(encode::jalr(reg::ra, reg::t0, 0)), FlowKind::next) << "jalr ra: a call";
+	EXPECT_EQ(riscv_kind(encode::jalr(reg::zero, reg::ra, 0)), FlowKind::stop) << "ret";
+	EXPECT_EQ(riscv_kind(0x9282), FlowKind::next) << "c.jalr t0: a call";
+	EXPECT_EQ(riscv_kind(0x8082), FlowKind::stop) << "c.jr ra";
+	EXPECT_EQ(riscv_kind(encode::branch(0, reg::a0, reg::a1, -8), &target), FlowKind::branch) << "beq";
+	EXPECT_EQ(target, 0x1000u - 8);
+	EXPECT_EQ(riscv_kind(0x00100073), FlowKind::stop) << "ebreak";
+	EXPECT_EQ(riscv_kind(0x9002), FlowKind::stop) << "c.ebreak";
+	EXPECT_EQ(riscv_kind(0x00000000), FlowKind::undecodable) << "illegal";
+}
+
 TEST(BasicBlocks, ATargetInsideAnInstructionLeadsNothing)
 {
 	// 0: jmp 2 (into the mov's middle); 2..: mov $0x90c3,%eax (b8 c3 90 00 00); ret

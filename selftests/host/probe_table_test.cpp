@@ -602,9 +602,14 @@ TEST_F(ProbeTableTest, ACountingProbesCountIsItsBreakpointHitsPlusItsCells)
 	unsigned long long count = 0;
 	EXPECT_EQ(table.read_count(&counter, &count), 0);
 	EXPECT_EQ(count, 43u);
+	// A hit inside another probe's handler: counted, not missed.
+	okp::ProbeTable::count_missed(*site);
+	EXPECT_EQ(table.read_count(&counter, &count), 0);
+	EXPECT_EQ(count, 44u);
+	EXPECT_EQ(counter.nmissed, 0u);
 	unsigned long listed = 0;
 	table.for_each_line([&](const okp::ListLine &line) { listed = line.hits; });
-	EXPECT_EQ(listed, 43u) << "okprobe/list shows the same count";
+	EXPECT_EQ(listed, 44u) << "okprobe/list shows the same count";
 	okprobe *one[] = {&counter};
 	table.unregister_probes(one, 1);
 	EXPECT_TRUE(kernel.counter_cells.empty()) << "the cells go with the site";

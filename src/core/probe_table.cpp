@@ -1218,9 +1218,20 @@ OKP_HANDLER_PATH okprobe *ProbeTable::sole_pre_probe(Site &site)
 
 OKP_HANDLER_PATH void ProbeTable::count_missed(Site &site)
 {
-	for (const Atomic<okprobe *> &slot : site.probes)
-		if (okprobe *probe = slot.load(Order::acquire))
-			AtomicRef(probe->nmissed).fetch_add(1, Order::relaxed);
+	for (int i = 0; i < max_probes_per_site; ++i) {
+		okprobe *probe = site.probes[i].load(Order::acquire);
+		if (!probe)
+			continue;
+		// A counting probe runs no handler, so nothing is missed: a hit
+		// inside another probe's handler is one more hit (the counting
+		// detour counts it too).
+		if (site.counting) {
+			if (probe_active(probe))
+				site.hits[i].fetch_add(1, Order::relaxed);
+			continue;
+		}
+		AtomicRef(probe->nmissed).fetch_add(1, Order::relaxed);
+	}
 }
 
 } // namespace okp

@@ -334,7 +334,8 @@ public:
 	static void run_post_handlers(const HitProbes &hit, pt_regs *regs);
 	// Whether one of them has a post_handler (the hit cannot boost).
 	static bool wants_post_handlers(const HitProbes &hit);
-	// A hit while a handler already ran on this CPU: counted, not run.
+	// A hit while a handler already ran on this CPU: counted in nmissed,
+	// not run; a counting probe's is a hit like any other.
 	static void count_missed(Site &site);
 	// An optimized hit (no post_handler can be active): counts a hit for
 	// each active probe and runs its pre_handler; every one runs, whatever

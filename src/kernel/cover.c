@@ -64,16 +64,52 @@ static struct okp_cover_function *okp_cover_find(unsigned long address)
 	return NULL;
 }
 
+static void okp_cover_remove(struct okp_cover_function *function);
+
+/* Whether the function's text went away (its module unloaded). */
+static bool okp_cover_gone(const struct okp_cover_function *function)
+{
+	unsigned int i;
+
+	for (i = 0; i < function->count; i++)
+		if (!function->blocks[i].error)
+			return READ_ONCE(function->blocks[i].probe.flags) &
+			       OKPROBE_FLAG_GONE;
+	return false;
+}
+
+/*
+ * Whether block i starts where an earlier block's probe went: a +0
+ * probe moves past endbr64 or the ftrace call site, where a branch of
+ * the function may lead too. That one is the same block.
+ */
+static bool okp_cover_same_block(const struct okp_cover_function *function,
+				 unsigned int i)
+{
+	unsigned long address = (unsigned long)function->blocks[i].probe.addr;
+	unsigned int j;
+
+	for (j = 0; j < i; j++)
+		if (!function->blocks[j].error &&
+		    (unsigned long)function->blocks[j].probe.addr == address)
+			return true;
+	return false;
+}
+
 static int okp_cover_add(unsigned long address)
 {
 	unsigned long start, size;
 	struct okp_cover_function *function;
 	unsigned int *offsets;
 	const char *why;
-	long count, i;
+	long count, i, kept;
 
-	if (okp_cover_find(address))
+	function = okp_cover_find(address);
+	if (function && !okp_cover_gone(function))
 		return -EEXIST;
+	/* Its module went and came back: cover the new text. */
+	if (function)
+		okp_cover_remove(function);
 	offsets = kvmalloc_array(OKP_COVER_MAX_BLOCKS, sizeof(*offsets),
 				 GFP_KERNEL);
 	if (!offsets)
@@ -91,45 +127,55 @@ static int okp_cover_add(unsigned long address)
 	}
 	function->start = start;
 	function->size = size;
-	function->count = count;
-	for (i = 0; i < count; i++) {
-		struct okp_cover_block *block = &function->blocks[i];
+	for (i = 0, kept = 0; i < count; i++) {
+		struct okp_cover_block *block = &function->blocks[kept];
 
+		memset(block, 0, sizeof(*block));
 		block->probe.addr = (void *)(start + offsets[i]);
 		block->probe.flags = OKPROBE_FLAG_COUNTER;
 		why = "";
 		block->error = okp_probes_register_quietly(&block->probe, &why);
+		if (block->error == -EBUSY &&
+		    okp_cover_same_block(function, kept))
+			continue;
 		if (block->error)
 			strscpy(block->why, why, sizeof(block->why));
+		kept++;
 	}
+	function->count = kept;
 	kvfree(offsets);
 	list_add_tail(&function->node, &okp_cover_functions);
 	return 0;
 }
 
-static void okp_cover_clear(void)
+/* Unregisters the function's probes (one batch) and forgets it. */
+static void okp_cover_remove(struct okp_cover_function *function)
 {
-	struct okp_cover_function *function, *next;
 	struct okprobe **probes;
 	unsigned int i, n;
 
-	list_for_each_entry_safe(function, next, &okp_cover_functions, node) {
-		probes = kvmalloc_array(function->count, sizeof(*probes),
-					GFP_KERNEL);
-		for (i = 0, n = 0; i < function->count; i++) {
-			if (function->blocks[i].error)
-				continue;
-			if (probes)
-				probes[n++] = &function->blocks[i].probe;
-			else
-				okprobe_unregister(&function->blocks[i].probe);
-		}
-		if (probes && n)
-			okprobe_unregister_many(probes, n);
-		kvfree(probes);
-		list_del(&function->node);
-		kvfree(function);
+	probes = kvmalloc_array(function->count, sizeof(*probes), GFP_KERNEL);
+	for (i = 0, n = 0; i < function->count; i++) {
+		if (function->blocks[i].error)
+			continue;
+		if (probes)
+			probes[n++] = &function->blocks[i].probe;
+		else
+			okprobe_unregister(&function->blocks[i].probe);
 	}
+	if (probes && n)
+		okprobe_unregister_many(probes, n);
+	kvfree(probes);
+	list_del(&function->node);
+	kvfree(function);
+}
+
+static void okp_cover_clear(void)
+{
+	struct okp_cover_function *function, *next;
+
+	list_for_each_entry_safe(function, next, &okp_cover_functions, node)
+		okp_cover_remove(function);
 }
 
 static const char *okp_cover_state(const struct okprobe *probe)
@@ -150,19 +196,23 @@ static const char *okp_cover_state(const struct okprobe *probe)
 static int okp_cover_show(struct seq_file *m, void *unused)
 {
 	struct okp_cover_function *function;
-	unsigned long long hits;
+	unsigned long long *hits;
 	unsigned int i, reached;
 	char where[KSYM_SYMBOL_LEN];
 
+	hits = kvmalloc_array(OKP_COVER_MAX_BLOCKS, sizeof(*hits), GFP_KERNEL);
+	if (!hits)
+		return -ENOMEM;
 	mutex_lock(&okp_cover_mutex);
 	list_for_each_entry(function, &okp_cover_functions, node) {
+		/* Each count read once: the header agrees with the lines. */
 		reached = 0;
 		for (i = 0; i < function->count; i++) {
-			hits = 0;
+			hits[i] = 0;
 			if (!function->blocks[i].error)
 				okprobe_read_count(&function->blocks[i].probe,
-						   &hits);
-			reached += hits != 0;
+						   &hits[i]);
+			reached += hits[i] != 0;
 		}
 		sprint_symbol(where, function->start);
 		seq_printf(m, "function 0x%016lx %s blocks=%u reached=%u\n",
@@ -178,13 +228,12 @@ static int okp_cover_show(struct seq_file *m, void *unused)
 					   offset, block->why, block->error);
 				continue;
 			}
-			hits = 0;
-			okprobe_read_count(&block->probe, &hits);
-			seq_printf(m, "+0x%lx hits=%llu %s\n", offset, hits,
+			seq_printf(m, "+0x%lx hits=%llu %s\n", offset, hits[i],
 				   okp_cover_state(&block->probe));
 		}
 	}
 	mutex_unlock(&okp_cover_mutex);
+	kvfree(hits);
 	return 0;
 }
 
