@@ -31,6 +31,16 @@ const std::vector<uint8_t> function = {0xbf, 0x34, 0x12, 0x00, 0x00, 0xf9, 0x8d,
 constexpr size_t probe_offset = 6;
 constexpr size_t detour_offset = 4096, trampoline_offset = 0x600;
 
+// Copies the detour to detour_offset and patches the jump to it in at
+// offset, as the optimizer does in the kernel.
+void patch_in(CodePage &page, const uint8_t *detour, size_t length, size_t offset)
+{
+	memcpy(page.at(detour_offset), detour, length);
+	uint8_t jump[jump_size];
+	EXPECT_TRUE(build_jump(page.address(offset), page.address(detour_offset), jump));
+	memcpy(page.at(offset), jump, jump_size);
+}
+
 struct Seen {
 	int calls = 0;
 	uint64_t context = 0, di = 0, flags = 0, sp = 0, regs_address = 0;
@@ -82,10 +92,7 @@ protected:
 		const size_t length = build_detour(plan, page.at(probe_offset), address, {},
 						   page.address(detour_offset), call, detour, sizeof(detour));
 		EXPECT_GT(length, detour_frame_size(call));
-		memcpy(page.at(detour_offset), detour, length);
-		uint8_t jump[jump_size];
-		EXPECT_TRUE(build_jump(address, page.address(detour_offset), jump));
-		memcpy(page.at(probe_offset), jump, jump_size);
+		patch_in(page, detour, length, probe_offset);
 		return length;
 	}
 
@@ -202,10 +209,7 @@ protected:
 			build_counting_detour(plan, page.at(offset), address, {}, page.address(detour_offset), counter,
 					      detour, sizeof(detour));
 		EXPECT_GT(length, counting_prologue_size(counter));
-		memcpy(page.at(detour_offset), detour, length);
-		uint8_t jump[jump_size];
-		EXPECT_TRUE(build_jump(address, page.address(detour_offset), jump));
-		memcpy(page.at(offset), jump, jump_size);
+		patch_in(page, detour, length, offset);
 		return length;
 	}
 

@@ -27,6 +27,7 @@
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include <okprobe.h>
@@ -245,15 +246,15 @@ static int okp_cover_open(struct inode *inode, struct file *file)
 static ssize_t okp_cover_write(struct file *file, const char __user *buffer,
 			       size_t count, loff_t *position)
 {
-	char command[64], *argument;
+	char *command, *argument;
 	unsigned long address;
 	int ret;
 
-	if (count >= sizeof(command))
+	if (count > 64)
 		return -EINVAL;
-	if (copy_from_user(command, buffer, count))
-		return -EFAULT;
-	command[count] = '\0';
+	command = memdup_user_nul(buffer, count);
+	if (IS_ERR(command))
+		return PTR_ERR(command);
 	argument = strim(command);
 	mutex_lock(&okp_cover_mutex);
 	if (!strcmp(argument, "clear")) {
@@ -267,6 +268,7 @@ static ssize_t okp_cover_write(struct file *file, const char __user *buffer,
 		ret = -EINVAL;
 	}
 	mutex_unlock(&okp_cover_mutex);
+	kfree(command);
 	return ret ? ret : count;
 }
 
