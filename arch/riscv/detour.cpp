@@ -5,18 +5,50 @@
 
 namespace okp::riscv {
 
+namespace {
+
+// A detour's layout: a frame of frame_size bytes, the window's copy behind
+// it (written first: the frame loads the literal that follows it), then
+// the 8-byte literal, aligned.
+struct Layout {
+	size_t frame, copy, literal;
+};
+
+// Writes plan's window copy behind the frame; false when it cannot.
+bool relocate_behind(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, size_t frame_size,
+		     uint8_t *out, size_t capacity, Layout &layout)
+{
+	if (plan.refusal != OptimizationRefusal::none || (detour_address & 7) || capacity < frame_size)
+		return false;
+	layout.frame = frame_size;
+	layout.copy =
+		relocate_window(plan, address, detour_address + frame_size, out + frame_size, capacity - frame_size);
+	layout.literal = (frame_size + layout.copy + 7) & ~size_t(7);
+	return layout.copy != 0;
+}
+
+// After the frame: the copy, never-run nops up to the literal, the
+// literal. The detour's length, or 0 when the frame came out another size
+// or something did not fit.
+size_t finish_detour(CodeWriter &code, const Layout &layout, uint64_t literal)
+{
+	if (code.length() != layout.frame)
+		return 0;
+	code.skip(layout.copy);
+	while (code.length() && code.length() < layout.literal)
+		code.put16(encode::c_nop); // never run: the copy ends in a jump
+	code.put64(literal);
+	return code.length();
+}
+
+} // namespace
+
 size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, uint64_t entry,
 		    uint64_t context, uint8_t *out, size_t capacity)
 {
-	if (plan.refusal != OptimizationRefusal::none || (detour_address & 7) || capacity < detour_frame_size)
+	Layout layout;
+	if (!relocate_behind(plan, address, detour_address, detour_frame_size, out, capacity, layout))
 		return 0;
-	// The window's copy first: the frame loads the literal that follows it.
-	const size_t copy = relocate_window(plan, address, detour_address + detour_frame_size, out + detour_frame_size,
-					    capacity - detour_frame_size);
-	if (!copy)
-		return 0;
-	const size_t literal = (detour_frame_size + copy + 7) & ~size_t(7);
-
 	CodeWriter code(out, capacity, detour_address);
 	code.put32(encode::addi(reg::sp, reg::sp, -int32_t(pt_regs_size)));
 	for (unsigned n = 1; n < 32; ++n)
@@ -27,84 +59,39 @@ size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t det
 	// a0 = the literal: auipc a0, 0; ld a0, (literal - auipc)(a0)
 	const size_t literal_load = code.length();
 	code.put32(encode::auipc(reg::a0, 0));
-	code.put32(encode::ld(reg::a0, reg::a0, int32_t(literal - literal_load)));
+	code.put32(encode::ld(reg::a0, reg::a0, int32_t(layout.literal - literal_load)));
 	code.put32(encode::addi(reg::a1, reg::sp, 0));
 	code.far_jump(reg::ra, entry, reg::ra);
 	for (unsigned n = 1; n < 32; ++n)
 		if (n != reg::sp)
 			code.put32(encode::ld(n, reg::sp, int32_t(n * 8)));
 	code.put32(encode::addi(reg::sp, reg::sp, int32_t(pt_regs_size)));
-	if (code.length() != detour_frame_size)
-		return 0;
-	code.skip(copy);
-	while (code.length() && code.length() < literal)
-		code.put16(encode::c_nop); // never run: the copy ends in a jump
-	code.put64(context);
-	return code.length();
+	return finish_detour(code, layout, context);
 }
-
-namespace {
-
-uint32_t lw(unsigned destination, unsigned base, int32_t offset)
-{
-	return ((uint32_t(offset) & 0xfff) << 20) | (base << 15) | (2u << 12) | (destination << 7) | 0x03;
-}
-
-uint32_t slli(unsigned rd, unsigned rs1, unsigned shift)
-{
-	return ((shift & 0x3f) << 20) | (rs1 << 15) | (1u << 12) | (rd << 7) | 0x13;
-}
-
-uint32_t add(unsigned rd, unsigned rs1, unsigned rs2)
-{
-	return (rs2 << 20) | (rs1 << 15) | (rd << 7) | 0x33;
-}
-
-// amoadd.d rd, rs2, (rs1)
-uint32_t amoadd_d(unsigned rd, unsigned rs2, unsigned rs1)
-{
-	return (rs2 << 20) | (rs1 << 15) | (3u << 12) | (rd << 7) | 0x2f;
-}
-
-} // namespace
 
 unsigned counting_second_register(const OptimizationPlan &plan)
 {
-	constexpr uint8_t preference[] = {6, 7, 28, 29, 30, 31, 17, 16, 15, 14, 13, 12, 11, 10, 5};
-	for (uint8_t n : preference)
-		if (n != plan.entry_register && (plan.entry_candidates & register_bit(n)))
-			return n;
-	return 0;
+	return pick_dead_register(plan.entry_candidates & ~register_bit(plan.entry_register));
 }
 
 size_t build_counting_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address,
 			     const CounterCall &counter, uint8_t *out, size_t capacity)
 {
 	const unsigned entry = plan.entry_register, second = counting_second_register(plan);
-	if (plan.refusal != OptimizationRefusal::none || (detour_address & 7) || !entry || !second ||
-	    capacity < counting_prologue_size || counter.cpu_offset < -2048 || counter.cpu_offset > 2047)
+	Layout layout;
+	if (!entry || !second || counter.cpu_offset < -2048 || counter.cpu_offset > 2047 ||
+	    !relocate_behind(plan, address, detour_address, counting_prologue_size, out, capacity, layout))
 		return 0;
-	const size_t copy = relocate_window(plan, address, detour_address + counting_prologue_size,
-					    out + counting_prologue_size, capacity - counting_prologue_size);
-	if (!copy)
-		return 0;
-	const size_t literal = (counting_prologue_size + copy + 7) & ~size_t(7);
 	CodeWriter code(out, capacity, detour_address);
-	code.put32(lw(second, reg::tp, counter.cpu_offset));
-	code.put32(slli(second, second, counter.stride_shift));
+	code.put32(encode::lw(second, reg::tp, counter.cpu_offset));
+	code.put32(encode::slli(second, second, counter.stride_shift));
 	const size_t literal_load = code.length();
 	code.put32(encode::auipc(entry, 0));
-	code.put32(encode::ld(entry, entry, int32_t(literal - literal_load)));
-	code.put32(add(entry, entry, second));
+	code.put32(encode::ld(entry, entry, int32_t(layout.literal - literal_load)));
+	code.put32(encode::add(entry, entry, second));
 	code.put32(encode::addi(second, reg::zero, 1));
-	code.put32(amoadd_d(reg::zero, second, entry));
-	if (code.length() != counting_prologue_size)
-		return 0;
-	code.skip(copy);
-	while (code.length() && code.length() < literal)
-		code.put16(encode::c_nop); // never run: the copy ends in a jump
-	code.put64(counter.cells);
-	return code.length() == literal + 8 ? code.length() : 0;
+	code.put32(encode::amoadd_d(reg::zero, second, entry));
+	return finish_detour(code, layout, counter.cells);
 }
 
 } // namespace okp::riscv

@@ -5,24 +5,24 @@
 
 namespace okp::riscv {
 
-namespace {
-
 // Which dead register to take, in order: temporaries first (nobody expects
 // them to survive anything), then arguments, and callee-saved registers
 // last (s0 last of all: the frame pointer when there is one). t0 and ra
 // come after the other temporaries and arguments: the ISA's return-address
 // stack hints take "jalr x0" or "c.jr" through x1 or x5 for a return, and
 // a jump through them would pop the predictor's stack on real harts.
-constexpr uint8_t register_preference[] = {6, 7, 28, 29, 30, 31, 17, 16, 15, 14, 13, 12, 11, 10,
-					   5, 1, 9,  18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 8};
+static constexpr uint8_t register_preference[] = {6, 7, 28, 29, 30, 31, 17, 16, 15, 14, 13, 12, 11, 10,
+						  5, 1, 9,  18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 8};
 
-uint8_t pick(RegisterSet candidates)
+uint8_t pick_dead_register(RegisterSet candidates)
 {
 	for (uint8_t n : register_preference)
 		if (candidates & register_bit(n))
 			return n;
 	return 0;
 }
+
+namespace {
 
 bool is_unconditional_transfer(const Instruction &insn)
 {
@@ -103,6 +103,26 @@ uint32_t sd(unsigned source, unsigned base, int32_t offset)
 uint32_t ld(unsigned destination, unsigned base, int32_t offset)
 {
 	return ((uint32_t(offset) & 0xfff) << 20) | (base << 15) | (3u << 12) | (destination << 7) | 0x03;
+}
+
+uint32_t lw(unsigned destination, unsigned base, int32_t offset)
+{
+	return ((uint32_t(offset) & 0xfff) << 20) | (base << 15) | (2u << 12) | (destination << 7) | 0x03;
+}
+
+uint32_t slli(unsigned rd, unsigned rs1, unsigned shift)
+{
+	return ((shift & 0x3f) << 20) | (rs1 << 15) | (1u << 12) | (rd << 7) | 0x13;
+}
+
+uint32_t add(unsigned rd, unsigned rs1, unsigned rs2)
+{
+	return (rs2 << 20) | (rs1 << 15) | (rd << 7) | 0x33;
+}
+
+uint32_t amoadd_d(unsigned rd, unsigned rs2, unsigned rs1)
+{
+	return (rs2 << 20) | (rs1 << 15) | (3u << 12) | (rd << 7) | 0x2f;
 }
 
 uint16_t c_jr(unsigned rs1)
@@ -294,14 +314,15 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 		return refuse(OptimizationRefusal::no_return_register, address + length);
 	if (has_exit) {
 		const RegisterSet both = plan.entry_candidates & plan.return_candidates;
-		plan.entry_register = pick(both ? both : plan.entry_candidates);
-		plan.return_register = pick(both ? both : plan.return_candidates);
+		plan.entry_register = pick_dead_register(both ? both : plan.entry_candidates);
+		plan.return_register = pick_dead_register(both ? both : plan.return_candidates);
 	} else {
-		plan.entry_register = pick(plan.entry_candidates);
+		plan.entry_register = pick_dead_register(plan.entry_candidates);
 	}
 	if (has_call)
-		plan.call_register = (call_candidates & register_bit(plan.return_register)) ? plan.return_register
-											    : pick(call_candidates);
+		plan.call_register = (call_candidates & register_bit(plan.return_register))
+					     ? plan.return_register
+					     : pick_dead_register(call_candidates);
 	return plan;
 }
 

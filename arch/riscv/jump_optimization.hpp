@@ -97,6 +97,11 @@ struct OptimizationPlan {
 	bool needs_landing() const { return window_length == short_jump_size; }
 };
 
+// The register to take of candidates (dead ones): temporaries first, then
+// arguments, callee-saved last (jump_optimization.cpp says why); 0 when
+// there is none.
+uint8_t pick_dead_register(RegisterSet candidates);
+
 // The plan for a jump at address, from the function's analysis.
 OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64_t address,
 					const PlanOptions &options = PlanOptions{});
@@ -133,6 +138,10 @@ uint32_t jal(unsigned rd, int32_t offset);
 uint32_t branch(unsigned funct3, unsigned rs1, unsigned rs2, int32_t offset);
 uint32_t sd(unsigned source, unsigned base, int32_t offset);
 uint32_t ld(unsigned destination, unsigned base, int32_t offset);
+uint32_t lw(unsigned destination, unsigned base, int32_t offset);
+uint32_t slli(unsigned rd, unsigned rs1, unsigned shift);
+uint32_t add(unsigned rd, unsigned rs1, unsigned rs2);
+uint32_t amoadd_d(unsigned rd, unsigned rs2, unsigned rs1); // amoadd.d rd, rs2, (rs1)
 uint16_t c_jr(unsigned rs1);
 uint16_t c_j(int32_t offset); // offset within c_j_reach
 constexpr uint16_t c_nop = 0x0001;

@@ -220,12 +220,12 @@ const char *build_detour(Site &site, Detour &detour)
 	const OptimizationPlan &plan = site.arch.plan;
 	// A counting probe's detour needs a second dead register; without
 	// one it gets the full detour, which counts through the handler path.
-	const bool counting = site.counting && counting_second_register(plan);
+	const bool counting = site.counting() && counting_second_register(plan);
 	CounterCall counter;
 	counter.cells = site.counter_cells;
 	counter.cpu_offset = okp_glue_thread_cpu_offset();
-	static_assert(OKP_COUNTER_CELL_STRIDE == 1 << 6);
-	counter.stride_shift = 6;
+	static_assert(OKP_COUNTER_CELL_STRIDE == 1u << CounterCall{}.stride_shift,
+		      "the glue's cells, the detour's shift");
 	const auto build = [&](uint64_t at, uint8_t *bytes) -> size_t {
 		if (counting)
 			return riscv::build_counting_detour(plan, site.address, at, counter, bytes, max_detour_size);

@@ -72,7 +72,6 @@ struct CounterCall {
 };
 
 size_t counting_prologue_size(const CounterCall &counter);
-constexpr size_t max_counting_prologue_size = 1 + 1 + 10 + 4 + 1 + 1;
 
 // As build_detour, for a counting probe.
 size_t build_counting_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address,

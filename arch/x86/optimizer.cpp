@@ -130,7 +130,7 @@ const char *build_detour(Site &site, Detour &detour)
 			uint8_t jump[jump_size];
 			if (!build_jump(site.address, at, jump))
 				return 0;
-			if (site.counting)
+			if (site.counting())
 				return x86::build_counting_detour(site.arch.plan, site.arch.region, site.address,
 								  probe_pools.thunks, at, counter, bytes,
 								  max_detour_size);
@@ -142,7 +142,7 @@ const char *build_detour(Site &site, Detour &detour)
 		return "no detour memory within reach of a jump";
 	detour.code = code;
 	detour.entry = code;
-	detour.copy = code + (site.counting ? counting_prologue_size(counter) : detour_frame_size(call));
+	detour.copy = code + (site.counting() ? counting_prologue_size(counter) : detour_frame_size(call));
 	detour.size = static_cast<uint16_t>(length);
 	return nullptr;
 }

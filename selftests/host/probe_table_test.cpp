@@ -596,7 +596,7 @@ TEST_F(ProbeTableTest, ACountingProbesCountIsItsBreakpointHitsPlusItsCells)
 	ASSERT_EQ(add(counter), 0);
 	okp::Site *site = table.lookup(text_start + 0x10);
 	ASSERT_NE(site, nullptr);
-	EXPECT_TRUE(site->counting);
+	EXPECT_TRUE(site->counting());
 	site->hits[0].store(3, okp::Order::relaxed);	   // the breakpoint path's
 	kernel.counter_cells.at(site->counter_cells) = 40; // the detour's
 	unsigned long long count = 0;

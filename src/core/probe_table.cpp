@@ -727,7 +727,7 @@ void ProbeTable::abandon_new_site(Site *site)
 
 void ProbeTable::free_site(Site *site)
 {
-	if (site->counter_cells)
+	if (site->counting())
 		okp_glue_counter_cells_free(site->counter_cells);
 	if (site->via_ftrace) {
 		delete site;
@@ -871,7 +871,7 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 		site = created.value();
 	}
 	// A counting detour counts for its one probe and runs no handler.
-	if (!new_site && (counter || site->counting))
+	if (!new_site && (counter || site->counting()))
 		return refuse(error::ebusy, counter ? "a counting probe needs the address to itself"
 						    : "a counting probe has this address to itself");
 	if (counter) {
@@ -880,7 +880,6 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 			abandon_new_site(site);
 			return out_of_memory;
 		}
-		site->counting = true;
 	}
 	int index = -1;
 	for (int i = 0; i < max_probes_per_site && index < 0; ++i)
@@ -1076,7 +1075,7 @@ int ProbeTable::read_count(okprobe *probe, unsigned long long *count) const
 unsigned long long ProbeTable::hits_of(const Site &site, int index)
 {
 	unsigned long long hits = site.hits[index].load(Order::relaxed);
-	if (site.counter_cells)
+	if (site.counting())
 		hits += okp_glue_counter_cells_sum(site.counter_cells);
 	return hits;
 }
@@ -1225,7 +1224,7 @@ OKP_HANDLER_PATH void ProbeTable::count_missed(Site &site)
 		// A counting probe runs no handler, so nothing is missed: a hit
 		// inside another probe's handler is one more hit (the counting
 		// detour counts it too).
-		if (site.counting) {
+		if (site.counting()) {
 			if (probe_active(probe))
 				site.hits[i].fetch_add(1, Order::relaxed);
 			continue;

@@ -145,15 +145,16 @@ struct Site {
 	bool past_ftrace = false;
 
 	// A counting probe's site (OKPROBE_FLAG_COUNTER; it has the site to
-	// itself): the per-CPU cells its counting detour adds to
-	// (okp_glue_counter_cells_alloc), owned by the site. Its hits are
+	// itself) has the per-CPU cells its counting detour adds to
+	// (okp_glue_counter_cells_alloc), owned by the site and set before
+	// its probe is published; any other site has none. Its hits are
 	// hits[] (the breakpoint, ftrace and full-detour paths) plus the cells.
-	bool counting = false;
 	unsigned long counter_cells = 0;
 
 	// The architecture's part: its instruction, copies and jump plan.
 	arch::SiteData arch;
 
+	bool counting() const { return counter_cells != 0; }
 	// Whether okprobe lost the text (relaxed: writer and handlers alike).
 	bool is_lost() const { return lost.load(Order::relaxed) != nullptr; }
 	// The writer's view of the detour (it alone stores it).
