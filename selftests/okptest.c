@@ -2637,6 +2637,30 @@ static void bench_print_table(void)
 	tcdrain(1);
 }
 
+/*
+ * For tools/trace-hit: the text symbols of okprobe's modules, so that a
+ * trace of single-stepped hits names them; then a pause in which the host
+ * puts its breakpoint on the bench target before the first row runs.
+ */
+static void bench_print_module_symbols(void)
+{
+	FILE *kallsyms = fopen("/proc/kallsyms", "re");
+	char line[256];
+
+	if (!kallsyms)
+		return;
+	while (fgets(line, sizeof(line), kallsyms)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strstr(line, "\t[okprobe") &&
+		    (strstr(line, " t ") || strstr(line, " T ")))
+			say("# bench: symbol %s", line);
+	}
+	fclose(kallsyms);
+	say("# bench: trace pause");
+	tcdrain(1);
+	sleep(3);
+}
+
 static int bench_load(void)
 {
 	const char *calls = getenv("bench_calls");
@@ -2669,6 +2693,8 @@ static int bench_load(void)
 	say("# bench: version %s", version);
 	say("# bench: calls %lu", bench_calls);
 	say("# bench: rounds %d", bench_rounds);
+	if (getenv("bench_trace"))
+		bench_print_module_symbols();
 	return 0;
 }
 
