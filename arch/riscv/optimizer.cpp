@@ -215,7 +215,8 @@ const char *plan_jump(Site &site, const OriginalText &original)
 	return why;
 }
 
-const char *build_detour(Site &site, Detour &detour)
+// The riscv detour always calls the core's entry (direct is not used yet).
+const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 {
 	const OptimizationPlan &plan = site.arch.plan;
 	// A counting probe's detour needs a second dead register; without

@@ -6,11 +6,18 @@ namespace {
 
 // push $0x18 (__KERNEL_DS); push %rsp; pushfq; addq $8,8(%rsp) (the pushed
 // sp is the probed code's once the ss slot is counted; the add comes after
-// pushfq because it changes the flags); sub $24,%rsp; then push di, si, dx,
-// cx, ax, r8-r11, bx, bp, r12-r15 (pt_regs from the top down).
-constexpr uint8_t save[] = {0x6a, 0x18, 0x54, 0x9c, 0x48, 0x83, 0x44, 0x24, 0x08, 0x08, 0x48, 0x83, 0xec,
-			    0x18, 0x57, 0x56, 0x52, 0x51, 0x50, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41,
-			    0x53, 0x53, 0x55, 0x41, 0x54, 0x41, 0x55, 0x41, 0x56, 0x41, 0x57};
+// pushfq because it changes the flags).
+constexpr uint8_t save_top[] = {0x6a, 0x18, 0x54, 0x9c, 0x48, 0x83, 0x44, 0x24, 0x08, 0x08};
+// sub $24,%rsp: cs, ip and orig_ax, which the core's entry fills.
+constexpr uint8_t leave_cs_ip_orig_ax[] = {0x48, 0x83, 0xec, 0x18};
+// push $0x10 (__KERNEL_CS); push $ip (imm32 follows); push $-1 (orig_ax)
+constexpr uint8_t push_cs[] = {0x6a, 0x10};
+constexpr uint8_t push_imm32 = 0x68;
+constexpr uint8_t push_orig_ax[] = {0x6a, 0xff};
+// push di, si, dx, cx, ax, r8-r11, bx, bp, r12-r15 (pt_regs from the top
+// down).
+constexpr uint8_t save_registers[] = {0x57, 0x56, 0x52, 0x51, 0x50, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41,
+				      0x53, 0x53, 0x55, 0x41, 0x54, 0x41, 0x55, 0x41, 0x56, 0x41, 0x57};
 // mov %rsp,%rsi; movabs $context,%rdi (imm64 follows)
 constexpr uint8_t call_setup[] = {0x48, 0x89, 0xe6, 0x48, 0xbf};
 // pop r15-r12, bp, bx, r11-r8, ax, cx, dx, si, di; add $24,%rsp; popfq;
@@ -18,21 +25,37 @@ constexpr uint8_t call_setup[] = {0x48, 0x89, 0xe6, 0x48, 0xbf};
 constexpr uint8_t restore[] = {0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, 0x5b, 0x41,
 			       0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, 0x58, 0x59, 0x5a, 0x5e,
 			       0x5f, 0x48, 0x83, 0xc4, 0x18, 0x9d, 0x48, 0x8d, 0x64, 0x24, 0x10};
-constexpr size_t plain_frame_size = sizeof(save) + sizeof(call_setup) + 8 + 5 + sizeof(restore);
-static_assert(plain_frame_size == 88);
 
 bool fast_path(const DetourCall &call)
 {
 	return call.preempt_count != 0;
 }
 
-// movabs $cpu_states,%rdx; add %gs:this_cpu_off,%rdx; incl %gs:preempt_count
-constexpr size_t per_cpu_before = 10 + 9 + 8;
-// decl %gs:preempt_count [; jnz 1f; call preempt_schedule]
-size_t per_cpu_after(const DetourCall &call)
-{
-	return 8 + (call.preempt_schedule ? 2 + 5 : 0);
-}
+constexpr uint8_t movabs_rdx[] = {0x48, 0xba};
+constexpr uint8_t movabs_rax[] = {0x48, 0xb8};
+constexpr uint8_t movabs_rdi[] = {0x48, 0xbf};
+constexpr uint8_t add_gs_rdx[] = {0x65, 0x48, 0x03, 0x14, 0x25}; // disp32 follows
+constexpr uint8_t incl_gs[] = {0x65, 0xff, 0x04, 0x25};		 // disp32 follows
+constexpr uint8_t decl_gs[] = {0x65, 0xff, 0x0c, 0x25};		 // disp32 follows
+constexpr uint8_t xor_edx[] = {0x31, 0xd2};
+constexpr uint8_t jnz_over_call[] = {0x75, 0x05, 0xe8}; // rel32 follows
+constexpr uint8_t call_opcode = 0xe8, jump_opcode = 0xe9;
+// The direct hit's checks and bookkeeping (core/direct_hit.hpp), with the
+// CPU state in %rdx, the site in %rax and the probe in %rdi.
+constexpr uint8_t cmpq_0_at_rdx[] = {0x48, 0x83, 0x3a, 0x00};
+constexpr uint8_t jne_rel32[] = {0x0f, 0x85};
+constexpr uint8_t je_rel32[] = {0x0f, 0x84};
+constexpr uint8_t cmpb_at_rax[] = {0x80, 0xb8};		    // disp32, imm8 follow
+constexpr uint8_t cmp_rdi_at_rax[] = {0x48, 0x39, 0xb8};    // disp32 follows
+constexpr uint8_t cmpq_at_rax[] = {0x48, 0x83, 0xb8};	    // disp32, imm8 follow
+constexpr uint8_t cmpb_absolute[] = {0x80, 0x3c, 0x25};	    // disp32, imm8 follow
+constexpr uint8_t testb_at_rdi[] = {0xf6, 0x87};	    // disp32, imm8 follow
+constexpr uint8_t cmpq_imm32_at_rdi[] = {0x48, 0x81, 0xbf}; // disp32, imm32 follow
+constexpr uint8_t mov_rax_to_at_rdx[] = {0x48, 0x89, 0x02};
+constexpr uint8_t mov_rdx_to_rbx[] = {0x48, 0x89, 0xd3};
+constexpr uint8_t lock_incq_at_rax[] = {0xf0, 0x48, 0xff, 0x80}; // disp32 follows
+constexpr uint8_t mov_rsp_to_rsi[] = {0x48, 0x89, 0xe6};
+constexpr uint8_t movq_0_to_at_rbx[] = {0x48, 0xc7, 0x03, 0x00, 0x00, 0x00, 0x00};
 
 bool rel32_from(uint64_t end, uint64_t target, uint8_t *where)
 {
@@ -44,89 +67,198 @@ bool rel32_from(uint64_t end, uint64_t target, uint8_t *where)
 	return true;
 }
 
-} // namespace
-
-size_t detour_frame_size(const DetourCall &call)
+bool fits_imm32(uint64_t value)
 {
-	return plain_frame_size + (fast_path(call) ? per_cpu_before + per_cpu_after(call) : 2);
+	const int64_t signed_value = static_cast<int64_t>(value);
+	return signed_value >= INT32_MIN && signed_value <= INT32_MAX;
 }
 
-namespace {
-
-template <size_t count> void put_bytes(uint8_t *out, size_t &at, const uint8_t (&bytes)[count])
+// The detour calls its probe's pre_handler itself when the core asks for it
+// and the addresses it compares with immediates fit them (kernel text and
+// module data do: they lie in the top 2 GiB); its call must reach too (a
+// few hundred bytes in, far less than the margin).
+bool direct_path(const DetourCall &call, uint64_t address, uint64_t detour_address)
 {
-	for (uint8_t byte : bytes)
-		out[at++] = byte;
+	const DirectHit &direct = call.direct;
+	constexpr uint64_t margin = 4096;
+	return fast_path(call) && direct.wanted() && fits_imm32(address + 1) && fits_imm32(direct.handler) &&
+	       fits_imm32(direct.all_enabled) && fits_imm32(direct.handler - detour_address + margin) &&
+	       fits_imm32(direct.handler - detour_address - margin);
 }
 
-constexpr uint8_t movabs_rdx[] = {0x48, 0xba};
-constexpr uint8_t add_gs_rdx[] = {0x65, 0x48, 0x03, 0x14, 0x25}; // disp32 follows
-constexpr uint8_t incl_gs[] = {0x65, 0xff, 0x04, 0x25};		 // disp32 follows
-constexpr uint8_t decl_gs[] = {0x65, 0xff, 0x0c, 0x25};		 // disp32 follows
-constexpr uint8_t xor_edx[] = {0x31, 0xd2};
-constexpr uint8_t jnz_over_call[] = {0x75, 0x05, 0xe8}; // rel32 follows
+// Writes code into out from at, keeping at; knows where it is running.
+struct Emitter {
+	uint8_t *out;
+	size_t at;
+	uint64_t base;
+	bool reached = true;
 
-void put_le(uint8_t *out, size_t &at, uint64_t value, int bytes)
+	template <size_t count> void bytes(const uint8_t (&code)[count])
+	{
+		for (uint8_t byte : code)
+			out[at++] = byte;
+	}
+	void byte(uint8_t value) { out[at++] = value; }
+	void le(uint64_t value, int count)
+	{
+		for (int i = 0; i < count; ++i)
+			out[at++] = static_cast<uint8_t>(value >> (8 * i));
+	}
+	// A rel32 to target, as the last 4 bytes of its instruction.
+	void rel32(uint64_t target)
+	{
+		reached = rel32_from(base + at + 4, target, out + at) && reached;
+		at += 4;
+	}
+	// A rel32 patched later by land(); returns where it is.
+	size_t forward()
+	{
+		at += 4;
+		return at - 4;
+	}
+	void land(size_t where) { reached = rel32_from(base + where + 4, base + at, out + where) && reached; }
+};
+
+void emit_per_cpu_enter(Emitter &code, const DetourCall &call)
 {
-	for (int i = 0; i < bytes; ++i)
-		out[at++] = static_cast<uint8_t>(value >> (8 * i));
+	// Preemption first: the CPU state must be the CPU's that runs the
+	// rest.
+	code.bytes(incl_gs); // incl %gs:__preempt_count
+	code.le(static_cast<uint32_t>(call.preempt_count), 4);
+	code.bytes(movabs_rdx); // movabs $cpu_states,%rdx
+	code.le(call.cpu_states, 8);
+	code.bytes(add_gs_rdx); // add %gs:this_cpu_off,%rdx
+	code.le(static_cast<uint32_t>(call.this_cpu_off), 4);
+}
+
+void emit_per_cpu_leave(Emitter &code, const DetourCall &call)
+{
+	code.bytes(decl_gs); // decl %gs:__preempt_count
+	code.le(static_cast<uint32_t>(call.preempt_count), 4);
+	if (call.preempt_schedule) {
+		code.bytes(jnz_over_call); // jnz 1f; call preempt_schedule; 1:
+		code.rel32(call.preempt_schedule);
+	}
+}
+
+void emit_entry_call(Emitter &code, const DetourCall &call)
+{
+	code.bytes(call_setup); // mov %rsp,%rsi; movabs $context,%rdi
+	code.le(call.context, 8);
+	code.byte(call_opcode); // call entry
+	code.rel32(call.entry);
+}
+
+// The direct hit (core/direct_hit.hpp); every jne/je of a failed check is
+// recorded in general[] for the caller to land on the entry's call.
+size_t emit_direct_hit(Emitter &code, const DirectHit &direct, size_t (&general)[8])
+{
+	size_t checks = 0;
+	auto otherwise = [&](const uint8_t(&jump)[2]) {
+		code.bytes(jump);
+		general[checks++] = code.forward();
+	};
+	code.bytes(movabs_rax); // movabs $site,%rax
+	code.le(direct.site, 8);
+	code.bytes(movabs_rdi); // movabs $probe,%rdi
+	code.le(direct.probe, 8);
+	code.bytes(cmpq_0_at_rdx); // cmpq $0,(%rdx): inside another hit?
+	otherwise(jne_rel32);
+	code.bytes(cmpb_at_rax); // cmpb $1,slots(%rax)
+	code.le(static_cast<uint32_t>(direct.slots), 4);
+	code.byte(1);
+	otherwise(jne_rel32);
+	code.bytes(cmp_rdi_at_rax); // cmp %rdi,probes(%rax)
+	code.le(static_cast<uint32_t>(direct.first_probe), 4);
+	otherwise(jne_rel32);
+	code.bytes(cmpq_at_rax); // cmpq $0,lost(%rax)
+	code.le(static_cast<uint32_t>(direct.lost), 4);
+	code.byte(0);
+	otherwise(jne_rel32);
+	code.bytes(cmpb_absolute); // cmpb $0,all_enabled
+	code.le(direct.all_enabled, 4);
+	code.byte(0);
+	otherwise(je_rel32);
+	code.bytes(testb_at_rdi); // testb $inactive,flags(%rdi)
+	code.le(static_cast<uint32_t>(direct.probe_flags), 4);
+	code.byte(direct.inactive_flags);
+	otherwise(jne_rel32);
+	code.bytes(cmpq_imm32_at_rdi); // cmpq $handler,pre_handler(%rdi)
+	code.le(static_cast<uint32_t>(direct.probe_pre_handler), 4);
+	code.le(direct.handler, 4);
+	otherwise(jne_rel32);
+	code.bytes(mov_rax_to_at_rdx); // active_site = site
+	code.bytes(mov_rdx_to_rbx);    // the CPU state, kept across the call
+	code.bytes(lock_incq_at_rax);  // lock incq hits(%rax)
+	code.le(static_cast<uint32_t>(direct.first_hits), 4);
+	code.bytes(mov_rsp_to_rsi); // handler(probe, regs)
+	code.byte(call_opcode);
+	code.rel32(direct.handler);
+	code.bytes(movq_0_to_at_rbx); // active_site = 0
+	return checks;
 }
 
 } // namespace
 
 size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
-		    uint64_t detour_address, const DetourCall &call, uint8_t *out, size_t capacity)
+		    uint64_t detour_address, const DetourCall &call, uint8_t *out, size_t capacity, size_t *copy_at)
 {
-	if (plan.refusal != OptimizationRefusal::none || capacity < detour_frame_size(call))
+	if (plan.refusal != OptimizationRefusal::none || capacity < max_detour_frame_size)
 		return 0;
-	size_t at = 0;
-	for (uint8_t byte : save)
-		out[at++] = byte;
-	if (fast_path(call)) {
-		put_bytes(out, at, movabs_rdx); // movabs $cpu_states,%rdx
-		put_le(out, at, call.cpu_states, 8);
-		put_bytes(out, at, add_gs_rdx); // add %gs:this_cpu_off,%rdx
-		put_le(out, at, static_cast<uint32_t>(call.this_cpu_off), 4);
-		put_bytes(out, at, incl_gs); // incl %gs:__preempt_count
-		put_le(out, at, static_cast<uint32_t>(call.preempt_count), 4);
+	Emitter code{out, 0, detour_address};
+	const bool direct = direct_path(call, address, detour_address);
+	code.bytes(save_top);
+	if (direct) {
+		// What the core's entry would fill, as after the int3.
+		code.bytes(push_cs);
+		code.byte(push_imm32);
+		code.le(address + 1, 4);
+		code.bytes(push_orig_ax);
 	} else {
-		put_bytes(out, at, xor_edx); // no CPU state
+		code.bytes(leave_cs_ip_orig_ax);
 	}
-	for (uint8_t byte : call_setup)
-		out[at++] = byte;
-	put_le(out, at, call.context, 8);
-	out[at++] = 0xe8; // call entry
-	if (!rel32_from(detour_address + at + 4, call.entry, out + at))
+	code.bytes(save_registers);
+	size_t general[8];
+	size_t checks = 0;
+	if (fast_path(call))
+		emit_per_cpu_enter(code, call);
+	else
+		code.bytes(xor_edx); // no CPU state
+	if (direct)
+		checks = emit_direct_hit(code, call.direct, general);
+	else
+		emit_entry_call(code, call);
+	const size_t tail = code.at;
+	if (fast_path(call))
+		emit_per_cpu_leave(code, call);
+	code.bytes(restore);
+	if (copy_at)
+		*copy_at = code.at;
+	const size_t region_length = relocate_region(plan, region, address, thunks, detour_address + code.at,
+						     out + code.at, capacity - code.at - max_detour_general_size);
+	if (!region_length)
 		return 0;
-	at += 4;
-	if (fast_path(call)) {
-		put_bytes(out, at, decl_gs); // decl %gs:__preempt_count
-		put_le(out, at, static_cast<uint32_t>(call.preempt_count), 4);
-		if (call.preempt_schedule) {
-			put_bytes(out, at, jnz_over_call); // jnz 1f; call preempt_schedule
-			if (!rel32_from(detour_address + at + 4, call.preempt_schedule, out + at))
-				return 0;
-			at += 4;
-		}
+	code.at += region_length;
+	if (direct) {
+		// The core's entry, when a check failed; then the common tail.
+		for (size_t i = 0; i < checks; ++i)
+			code.land(general[i]);
+		emit_entry_call(code, call);
+		code.byte(jump_opcode);
+		code.rel32(detour_address + tail);
 	}
-	for (uint8_t byte : restore)
-		out[at++] = byte;
-	const size_t region_length =
-		relocate_region(plan, region, address, thunks, detour_address + at, out + at, capacity - at);
-	return region_length ? at + region_length : 0;
+	return code.reached ? code.at : 0;
 }
 
 namespace {
 
 bool fits_disp32(uint64_t value)
 {
-	const int64_t signed_value = static_cast<int64_t>(value);
-	return signed_value >= INT32_MIN && signed_value <= INT32_MAX;
+	return fits_imm32(value);
 }
 
 constexpr uint8_t incq_gs_absolute[] = {0x65, 0x48, 0xff, 0x04, 0x25}; // disp32 follows
 constexpr uint8_t push_rax = 0x50, pop_rax = 0x58, pushfq = 0x9c, popfq = 0x9d;
-constexpr uint8_t movabs_rax[] = {0x48, 0xb8};		       // imm64 follows
 constexpr uint8_t incq_gs_at_rax[] = {0x65, 0x48, 0xff, 0x00}; // incq %gs:(%rax)
 
 } // namespace
@@ -144,24 +276,24 @@ size_t build_counting_detour(const OptimizationPlan &plan, const uint8_t *region
 {
 	if (plan.refusal != OptimizationRefusal::none || capacity < counting_prologue_size(counter))
 		return 0;
-	size_t at = 0;
+	Emitter code{out, 0, detour_address};
 	if (!counter.flags_dead)
-		out[at++] = pushfq;
+		code.byte(pushfq);
 	if (fits_disp32(counter.cell)) {
-		put_bytes(out, at, incq_gs_absolute);
-		put_le(out, at, counter.cell, 4);
+		code.bytes(incq_gs_absolute);
+		code.le(counter.cell, 4);
 	} else {
-		out[at++] = push_rax;
-		put_bytes(out, at, movabs_rax);
-		put_le(out, at, counter.cell, 8);
-		put_bytes(out, at, incq_gs_at_rax);
-		out[at++] = pop_rax;
+		code.byte(push_rax);
+		code.bytes(movabs_rax);
+		code.le(counter.cell, 8);
+		code.bytes(incq_gs_at_rax);
+		code.byte(pop_rax);
 	}
 	if (!counter.flags_dead)
-		out[at++] = popfq;
-	const size_t region_length =
-		relocate_region(plan, region, address, thunks, detour_address + at, out + at, capacity - at);
-	return region_length ? at + region_length : 0;
+		code.byte(popfq);
+	const size_t region_length = relocate_region(plan, region, address, thunks, detour_address + code.at,
+						     out + code.at, capacity - code.at);
+	return region_length ? code.at + region_length : 0;
 }
 
 bool build_jump(uint64_t address, uint64_t detour_address, uint8_t (&jump)[jump_size])

@@ -13,10 +13,26 @@
 //   <relocated region>; jmp back
 //
 // The entry sees regs->sp as the stack pointer at the probe, and fills
-// regs->ip, cs and orig_ax itself. Pure C++: the bytes are built here and
-// run on the host CPU by the tests.
+// regs->ip, cs and orig_ax itself.
+//
+// A direct hit (core/direct_hit.hpp) pushes cs, ip and orig_ax instead of
+// leaving room for them, checks with the per-CPU state in %rdx, and calls
+// the probe's pre_handler itself; a failed check jumps past the region to
+// the entry's call, which comes back to the common tail:
+//   ... push $__KERNEL_CS; push $ip; push $-1; push %rdi ... %r15
+//   incl %gs:preempt_count; %rdx = this CPU's state
+//   movabs $site,%rax; movabs $probe,%rdi; <checks, jne 2f>
+//   mov %rax,(%rdx); mov %rdx,%rbx; lock incq hits(%rax)
+//   mov %rsp,%rsi; call handler; movq $0,(%rbx)
+//   1: decl %gs:preempt_count; ...; pop ...; <relocated region>; jmp back
+//   2: mov %rsp,%rsi; movabs $context,%rdi; call entry; jmp 1b
+// %rbx is the probed code's again once popped (the handler preserves it,
+// and the frame holds the probed code's value).
+//
+// Pure C++: the bytes are built here and run on the host CPU by the tests.
 #pragma once
 
+#include "core/direct_hit.hpp"
 #include "x86/jump_optimization.hpp"
 
 namespace okp::x86 {
@@ -38,21 +54,25 @@ struct DetourCall {
 	int32_t this_cpu_off = 0;      // %gs offset of this_cpu_off
 	int32_t preempt_count = 0;     // %gs offset of __preempt_count; 0: none
 	uint64_t preempt_schedule = 0; // called when the count drops to 0; 0: none
+	DirectHit direct;	       // with preempt_count only
 };
 
-// The save/call/restore part, without the region and the jump back.
-size_t detour_frame_size(const DetourCall &call);
-constexpr size_t max_detour_frame_size = 88 + 42;
-constexpr size_t max_detour_size = max_detour_frame_size + max_relocated_region;
+// The most the save/call/restore part takes before the region, and the
+// entry's call after it (a direct hit's).
+constexpr size_t max_detour_frame_size = 272;
+constexpr size_t max_detour_general_size = 32;
+constexpr size_t max_detour_size = max_detour_frame_size + max_relocated_region + max_detour_general_size;
 // Where regs->ss, the first value pushed, lands: the detour's pt_regs sits
 // exactly below the stack pointer of the probed code.
 constexpr size_t pt_regs_size = 21 * 8;
 
 // Builds the detour for plan's region (the original bytes at address) to
-// run at detour_address. Returns its length, or 0 when something is out of
-// rel32 reach or capacity is too small.
+// run at detour_address; *copy_at (if given) is where the region's copy
+// starts in it. Returns its length, or 0 when something is out of rel32
+// reach or capacity is too small.
 size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
-		    uint64_t detour_address, const DetourCall &call, uint8_t *out, size_t capacity);
+		    uint64_t detour_address, const DetourCall &call, uint8_t *out, size_t capacity,
+		    size_t *copy_at = nullptr);
 
 // A counting probe's detour (OKPROBE_FLAG_COUNTER): one added to this
 // CPU's counter cell, then the region, then the jump back; no register

@@ -119,30 +119,33 @@ const char *plan_jump(Site &site, const OriginalText &original)
 	return nullptr;
 }
 
-const char *build_detour(Site &site, Detour &detour)
+const char *build_detour(Site &site, const DirectHit &direct, Detour &detour)
 {
 	DetourCall call = probe_pools.detour_call;
 	call.context = reinterpret_cast<uint64_t>(&site);
+	call.direct = direct;
 	const CounterCall counter{site.counter_cells, site.arch.flags_dead};
-	size_t length = 0;
+	size_t length = 0, copy_at = 0;
 	const uint64_t code = probe_pools.detours.place<max_detour_size>(
 		[&](uint64_t at, uint8_t *bytes) -> size_t {
 			uint8_t jump[jump_size];
 			if (!build_jump(site.address, at, jump))
 				return 0;
-			if (site.counting())
+			if (site.counting()) {
+				copy_at = counting_prologue_size(counter);
 				return x86::build_counting_detour(site.arch.plan, site.arch.region, site.address,
 								  probe_pools.thunks, at, counter, bytes,
 								  max_detour_size);
+			}
 			return x86::build_detour(site.arch.plan, site.arch.region, site.address, probe_pools.thunks, at,
-						 call, bytes, max_detour_size);
+						 call, bytes, max_detour_size, &copy_at);
 		},
 		&length);
 	if (!code)
 		return "no detour memory within reach of a jump";
 	detour.code = code;
 	detour.entry = code;
-	detour.copy = code + (site.counting() ? counting_prologue_size(counter) : detour_frame_size(call));
+	detour.copy = code + copy_at;
 	detour.size = static_cast<uint16_t>(length);
 	return nullptr;
 }

@@ -10,9 +10,12 @@
 
 class CodePage {
 public:
-	explicit CodePage(size_t size = 8192) : size_(size)
+	// low: in the first 2 GiB (MAP_32BIT), where addresses fit the
+	// sign-extended imm32 that kernel addresses (the top 2 GiB) fit too.
+	explicit CodePage(size_t size = 8192, bool low = false) : size_(size)
 	{
-		void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE | PROT_EXEC,
+			       MAP_PRIVATE | MAP_ANONYMOUS | (low ? MAP_32BIT : 0), -1, 0);
 		base_ = p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
 		if (base_)
 			memset(base_, 0xcc, size);

@@ -27,17 +27,18 @@ struct FakeKernel {
 	int optimizer_scheduled = 0, detours_created = 0, detours_freed = 0;
 	// Counter cells handed out and not freed, each one CPU's count.
 	std::map<unsigned long, unsigned long long> counter_cells;
-	int unoptimize_calls = 0;		      // riscv waits a grace period in each
-	int text_writes = 0, text_batches = 0;	      // synchronizing writes, single and batched
-	std::map<uint64_t, int> arms;		      // times each address was armed
-	std::map<uint64_t, const char *> unplannable; // plan_jump refuses these
-	std::map<uint64_t, int> claims;		      // okprobe's claims on each function
-	bool kernel_kprobe_in_function = false;	      // the glue refuses every claim
-	uint64_t breakpoint_on_claim = 0;	      // someone's int3 appears there as okprobe claims
-	std::map<uint64_t, int> lost;		      // times each address was reported lost
-	int pins = 0;				      // okprobe.ko's pins for lost text
-	std::set<uint64_t> emulated;		      // sites emulated instead of copied
-	std::set<uint64_t> unboostable;		      // sites whose copy cannot jump back
+	int unoptimize_calls = 0;			// riscv waits a grace period in each
+	std::map<uint64_t, okp::DirectHit> direct_hits; // what each site's last detour was asked
+	int text_writes = 0, text_batches = 0;		// synchronizing writes, single and batched
+	std::map<uint64_t, int> arms;			// times each address was armed
+	std::map<uint64_t, const char *> unplannable;	// plan_jump refuses these
+	std::map<uint64_t, int> claims;			// okprobe's claims on each function
+	bool kernel_kprobe_in_function = false;		// the glue refuses every claim
+	uint64_t breakpoint_on_claim = 0;		// someone's int3 appears there as okprobe claims
+	std::map<uint64_t, int> lost;			// times each address was reported lost
+	int pins = 0;					// okprobe.ko's pins for lost text
+	std::set<uint64_t> emulated;			// sites emulated instead of copied
+	std::set<uint64_t> unboostable;			// sites whose copy cannot jump back
 	int emulations = 0;
 	okp_cpu_state cpu; // the hit path's per-CPU state
 	// ftrace: a one-byte call site at this address (0: none), what arming
@@ -650,6 +651,46 @@ TEST_F(ProbeTableTest, AnArmedProbeWaitsThenTheOptimizerPutsTheJumpIn)
 	EXPECT_TRUE(listed_optimized);
 }
 
+// The detour runs the pre_handler itself only where one active probe with
+// just a pre_handler is all the site has when the detour is built
+// (core/direct_hit.hpp); the offsets it is given are the site's and the
+// probe's own fields.
+TEST_F(ProbeTableTest, TheDetourCallsASoleProbesPreHandlerDirectly)
+{
+	okprobe &sole = probe_at(0x10);
+	ASSERT_EQ(add(sole), 0);
+	okp::Site *site = table.lookup(text_start + 0x10);
+	ASSERT_NE(site, nullptr);
+	const okp::DirectHit direct = kernel.direct_hits[site->address];
+	ASSERT_TRUE(direct.wanted());
+	EXPECT_EQ(direct.site, reinterpret_cast<uint64_t>(site));
+	EXPECT_EQ(direct.probe, reinterpret_cast<uint64_t>(&sole));
+	EXPECT_EQ(direct.handler, reinterpret_cast<uint64_t>(sole.pre_handler));
+	const auto *base = reinterpret_cast<const uint8_t *>(site);
+	EXPECT_EQ(base + direct.slots, reinterpret_cast<const uint8_t *>(&site->probe_slots));
+	EXPECT_EQ(base + direct.first_probe, reinterpret_cast<const uint8_t *>(&site->probes[0]));
+	EXPECT_EQ(base + direct.first_hits, reinterpret_cast<const uint8_t *>(&site->hits[0]));
+	EXPECT_EQ(base + direct.lost, reinterpret_cast<const uint8_t *>(&site->lost));
+	EXPECT_EQ(reinterpret_cast<const uint8_t *>(&sole) + direct.probe_flags,
+		  reinterpret_cast<const uint8_t *>(&sole.flags));
+	EXPECT_EQ(reinterpret_cast<const uint8_t *>(&sole) + direct.probe_pre_handler,
+		  reinterpret_cast<const uint8_t *>(&sole.pre_handler));
+	EXPECT_EQ(direct.inactive_flags, OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_GONE);
+	EXPECT_EQ(*reinterpret_cast<const bool *>(direct.all_enabled), true);
+
+	okprobe &with_post = probe_at(0x20);
+	with_post.post_handler = post_handler;
+	ASSERT_EQ(add(with_post), 0);
+	EXPECT_FALSE(kernel.direct_hits[text_start + 0x20].wanted()) << "a post_handler needs the core";
+
+	okprobe &first = probe_at(0x30), &second = probe_at(0x30);
+	first.flags = OKPROBE_FLAG_DISABLED;
+	ASSERT_EQ(add(first), 0);
+	EXPECT_EQ(kernel.direct_hits.count(text_start + 0x30), 0u) << "disabled: no detour";
+	ASSERT_EQ(add(second), 0);
+	EXPECT_FALSE(kernel.direct_hits[text_start + 0x30].wanted()) << "two probes: the core runs both";
+}
+
 TEST_F(ProbeTableTest, ASitePublishedDuringTheGracePeriodWaitsForTheNextOne)
 {
 	okprobe &early = probe_at(0x10), &late = probe_at(0x40);
@@ -891,9 +932,10 @@ const char *plan_jump(Site &site, const OriginalText &)
 	return nullptr;
 }
 
-const char *build_detour(Site &site, Detour &detour)
+const char *build_detour(Site &site, const DirectHit &direct, Detour &detour)
 {
 	++kernel.detours_created;
+	kernel.direct_hits[site.address] = direct;
 	detour.code = 0x900000 + site.address;
 	detour.copy = detour.code + 0x40;
 	detour.size = 0x50;

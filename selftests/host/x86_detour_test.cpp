@@ -5,6 +5,9 @@
 #include "x86/detour.hpp"
 #include "x86/out_of_line.hpp"
 
+#include "core/core_entry.h"
+#include <okprobe.h>
+
 #include "code_page.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -21,6 +25,7 @@ namespace {
 
 using namespace okp::x86;
 using okp::CodeRange;
+using okp::DirectHit;
 
 // 0: mov $0x1234,%edi; 5: stc; 6: lea 1(%rdi),%eax  <- probed; 9: lea 2(%rax),%eax
 // 12: setc %dl; 15: movzbl %dl,%edx; 18: add %edx,%eax; 20: ret
@@ -46,6 +51,11 @@ struct Seen {
 	uint64_t context = 0, di = 0, flags = 0, sp = 0, regs_address = 0;
 	uint64_t new_di = 0; // nonzero: the entry writes it into regs->di
 } seen;
+
+extern "C" int pre_elsewhere(okprobe *, Registers *)
+{
+	return 0;
+}
 
 extern "C" void record_entry(uint64_t context, Registers *regs)
 {
@@ -89,9 +99,10 @@ protected:
 		DetourCall call;
 		call.entry = page.address(trampoline_offset);
 		call.context = 0xc0ffee;
+		size_t copy_at = 0;
 		const size_t length = build_detour(plan, page.at(probe_offset), address, {},
-						   page.address(detour_offset), call, detour, sizeof(detour));
-		EXPECT_GT(length, detour_frame_size(call));
+						   page.address(detour_offset), call, detour, sizeof(detour), &copy_at);
+		EXPECT_GT(length, copy_at);
 		patch_in(page, detour, length, probe_offset);
 		return length;
 	}
@@ -148,9 +159,10 @@ TEST(X86DetourPerCpu, TheCallIsBracketedByThePreemptCountAndItsPreemptionPoint)
 	call.preempt_schedule = address + 0x2000;
 	const uint64_t detour_address = address + 0x40000000;
 	uint8_t detour[max_detour_size];
-	const size_t length = build_detour(plan, bytes, address, {}, detour_address, call, detour, sizeof(detour));
-	ASSERT_EQ(detour_frame_size(call), max_detour_frame_size);
-	ASSERT_EQ(length, detour_frame_size(call) + 6 + 5) << "frame, mov and add, jmp back";
+	size_t copy_at = 0;
+	const size_t length =
+		build_detour(plan, bytes, address, {}, detour_address, call, detour, sizeof(detour), &copy_at);
+	ASSERT_EQ(length, copy_at + 6 + 5) << "frame, mov and add, jmp back";
 	const std::vector<uint8_t> code(detour, detour + length);
 	auto find = [&](std::vector<uint8_t> needle) {
 		return std::search(code.begin(), code.end(), needle.begin(), needle.end()) - code.begin();
@@ -161,9 +173,9 @@ TEST(X86DetourPerCpu, TheCallIsBracketedByThePreemptCountAndItsPreemptionPoint)
 	const long context = find({0x48, 0xbf, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11});
 	const long enable = find({0x65, 0xff, 0x0c, 0x25, 0xc8, 0xf0, 0x01, 0x00});
 	ASSERT_LT(enable, static_cast<long>(length));
+	EXPECT_LT(disable, cpu) << "preemption off before this CPU's state is found";
 	EXPECT_LT(cpu, add);
-	EXPECT_LT(add, disable);
-	EXPECT_LT(disable, context);
+	EXPECT_LT(add, context);
 	EXPECT_EQ(code[context + 10], 0xe8) << "call entry right after the context";
 	int32_t entry_rel;
 	memcpy(&entry_rel, &code[context + 11], 4);
@@ -175,6 +187,221 @@ TEST(X86DetourPerCpu, TheCallIsBracketedByThePreemptCountAndItsPreemptionPoint)
 	int32_t schedule_rel;
 	memcpy(&schedule_rel, &code[enable + 11], 4);
 	EXPECT_EQ(detour_address + enable + 15 + schedule_rel, call.preempt_schedule);
+}
+
+// ---- Direct hits -----------------------------------------------------------
+
+// A direct hit (core/direct_hit.hpp) runs here on the host: the page is in
+// the first 2 GiB so that ip, the handler (a trampoline on the page) and the
+// all_enabled byte fit imm32 as kernel addresses do; %gs points at a local
+// area holding the preempt count and this_cpu_off, which leads to cpu.
+struct FakeSite {
+	uint8_t slots = 1;
+	okprobe *first_probe = nullptr;
+	unsigned long first_hits = 0;
+	const char *lost = nullptr;
+};
+
+struct DirectSeen {
+	int calls = 0;
+	okprobe *probe = nullptr;
+	Registers regs{};
+	uint64_t active_site = 0; // this CPU's, during the handler
+	int preempt_count = 0;	  // during the handler
+	uint64_t new_di = 0;	  // nonzero: the handler writes it into regs->di
+} direct_seen;
+
+struct GsArea {
+	uint64_t unused[2];
+	int32_t preempt_count; // at %gs:0x10
+	int32_t pad;
+	uint64_t this_cpu_off; // at %gs:0x18
+};
+GsArea gs_area;
+okp_cpu_state direct_cpu;
+
+extern "C" int record_direct(okprobe *probe, Registers *regs)
+{
+	++direct_seen.calls;
+	direct_seen.probe = probe;
+	direct_seen.regs = *regs;
+	direct_seen.active_site = reinterpret_cast<uint64_t>(direct_cpu.active_site);
+	direct_seen.preempt_count = gs_area.preempt_count;
+	if (direct_seen.new_di)
+		regs->di = direct_seen.new_di;
+	return 1; // ignored, as opt_pre_handler() ignores it
+}
+
+class DirectDetour : public ::testing::Test {
+public:
+	static constexpr size_t handler_offset = 0x700, all_enabled_offset = 0x7f0;
+
+	void SetUp() override
+	{
+		ASSERT_TRUE(page.ok());
+		ASSERT_LT(page.address(0), 1ull << 31);
+		ASSERT_EQ(syscall(SYS_arch_prctl, ARCH_GET_GS, &saved_gs), 0);
+		page.put(0, function);
+		put_trampoline(trampoline_offset, reinterpret_cast<uint64_t>(&record_entry));
+		put_trampoline(handler_offset, reinterpret_cast<uint64_t>(&record_direct));
+		reset();
+	}
+	// Everything the detour reads and the handlers record, as at the start.
+	void reset()
+	{
+		seen = Seen{};
+		direct_seen = DirectSeen{};
+		direct_cpu = okp_cpu_state{};
+		gs_area = GsArea{};
+		gs_area.this_cpu_off = reinterpret_cast<uint64_t>(&direct_cpu);
+		*page.at(all_enabled_offset) = 1;
+		site = FakeSite{};
+		site.first_probe = &probe;
+		probe = okprobe{};
+		probe.pre_handler = reinterpret_cast<okprobe_pre_handler_t>(page.address(handler_offset));
+	}
+	void TearDown() override { syscall(SYS_arch_prctl, ARCH_SET_GS, saved_gs); }
+
+	// push %rbp; mov %rsp,%rbp; and $-16,%rsp; movabs $target,%rax;
+	// call *%rax; leave; ret
+	void put_trampoline(size_t offset, uint64_t target)
+	{
+		std::vector<uint8_t> code = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xe4, 0xf0, 0x48, 0xb8};
+		for (int i = 0; i < 8; ++i)
+			code.push_back(static_cast<uint8_t>(target >> (8 * i)));
+		code.insert(code.end(), {0xff, 0xd0, 0xc9, 0xc3});
+		page.put(offset, code);
+	}
+
+	DetourCall call_with_direct(bool direct)
+	{
+		DetourCall call;
+		call.entry = page.address(trampoline_offset);
+		call.context = 0xc0ffee;
+		call.cpu_states = 0; // + this_cpu_off = &direct_cpu
+		call.this_cpu_off = offsetof(GsArea, this_cpu_off);
+		call.preempt_count = offsetof(GsArea, preempt_count);
+		if (direct) {
+			DirectHit &hit = call.direct;
+			hit.site = reinterpret_cast<uint64_t>(&site);
+			hit.probe = reinterpret_cast<uint64_t>(&probe);
+			hit.handler = page.address(handler_offset);
+			hit.all_enabled = page.address(all_enabled_offset);
+			hit.slots = offsetof(FakeSite, slots);
+			hit.first_probe = offsetof(FakeSite, first_probe);
+			hit.first_hits = offsetof(FakeSite, first_hits);
+			hit.lost = offsetof(FakeSite, lost);
+			hit.probe_flags = offsetof(okprobe, flags);
+			hit.probe_pre_handler = offsetof(okprobe, pre_handler);
+			hit.inactive_flags = OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_GONE;
+		}
+		return call;
+	}
+
+	size_t optimize(bool direct = true)
+	{
+		const uint64_t address = page.address(probe_offset);
+		const CodeRange range{page.at(0), page.address(0), function.size()};
+		const OptimizationPlan plan = plan_jump_optimization(range, nullptr, 0, address, {}, nullptr, nullptr);
+		EXPECT_EQ(plan.refusal, OptimizationRefusal::none);
+		uint8_t detour[max_detour_size];
+		size_t copy_at = 0;
+		const size_t length =
+			build_detour(plan, page.at(probe_offset), address, {}, page.address(detour_offset),
+				     call_with_direct(direct), detour, sizeof(detour), &copy_at);
+		EXPECT_GT(length, copy_at);
+		EXPECT_LE(copy_at, max_detour_frame_size);
+		patch_in(page, detour, length, probe_offset);
+		return length;
+	}
+
+	// The function through the detour, with %gs on gs_area.
+	uint64_t call_function()
+	{
+		EXPECT_EQ(syscall(SYS_arch_prctl, ARCH_SET_GS, reinterpret_cast<uint64_t>(&gs_area)), 0);
+		const uint64_t result = page.call(0);
+		syscall(SYS_arch_prctl, ARCH_SET_GS, saved_gs);
+		return result;
+	}
+
+	CodePage page{8192, true};
+	FakeSite site;
+	okprobe probe{};
+	unsigned long saved_gs = 0;
+};
+
+TEST_F(DirectDetour, TheHandlerRunsWithBreakpointRegistersAndTheHitIsCounted)
+{
+	optimize();
+	EXPECT_EQ(call_function(), 0x1234u + 3 + 1) << "the region ran with the flags kept";
+	EXPECT_EQ(direct_seen.calls, 1);
+	EXPECT_EQ(seen.calls, 0) << "the core's entry is not called";
+	EXPECT_EQ(direct_seen.probe, &probe);
+	EXPECT_EQ(direct_seen.regs.ip, page.address(probe_offset) + 1) << "as after the int3";
+	EXPECT_EQ(direct_seen.regs.cs, 0x10u);
+	EXPECT_EQ(direct_seen.regs.orig_ax, ~0ull);
+	EXPECT_EQ(direct_seen.regs.di, 0x1234u);
+	EXPECT_TRUE(direct_seen.regs.flags & flag::carry);
+	EXPECT_EQ(direct_seen.regs.ss, 0x18u);
+	EXPECT_EQ(direct_seen.active_site, reinterpret_cast<uint64_t>(&site)) << "nested hits are missed";
+	EXPECT_EQ(direct_seen.preempt_count, 1) << "preemption off in the handler";
+	EXPECT_EQ(site.first_hits, 1u);
+	EXPECT_EQ(direct_cpu.active_site, nullptr);
+	EXPECT_EQ(gs_area.preempt_count, 0);
+	EXPECT_EQ(call_function(), 0x1234u + 3 + 1);
+	EXPECT_EQ(site.first_hits, 2u);
+}
+
+TEST_F(DirectDetour, TheHandlersRegisterChangesAreWhatTheCodeContinuesWith)
+{
+	optimize();
+	direct_seen.new_di = 0x2000;
+	EXPECT_EQ(call_function(), 0x2000u + 3 + 1);
+}
+
+// Each of the live checks, failed, takes the core's entry, which gets the
+// same registers; nothing of the direct hit's bookkeeping happens.
+TEST_F(DirectDetour, AnyFailedCheckCallsTheCoresEntryInstead)
+{
+	const struct {
+		const char *what;
+		void (*change)(DirectDetour &);
+	} cases[] = {
+		{"inside another hit", [](DirectDetour &t) { direct_cpu.active_site = &t.site; }},
+		{"a second probe", [](DirectDetour &t) { t.site.slots = 2; }},
+		{"another probe", [](DirectDetour &t) { t.site.first_probe = nullptr; }},
+		{"lost text", [](DirectDetour &t) { t.site.lost = "changed"; }},
+		{"everything disarmed", [](DirectDetour &t) { *t.page.at(all_enabled_offset) = 0; }},
+		{"disabled", [](DirectDetour &t) { t.probe.flags = OKPROBE_FLAG_DISABLED; }},
+		{"gone", [](DirectDetour &t) { t.probe.flags = OKPROBE_FLAG_GONE; }},
+		{"another handler",
+		 [](DirectDetour &t) { t.probe.pre_handler = reinterpret_cast<okprobe_pre_handler_t>(pre_elsewhere); }},
+	};
+	optimize();
+	for (const auto &change : cases) {
+		SCOPED_TRACE(change.what);
+		reset();
+		change.change(*this);
+		void *active = direct_cpu.active_site;
+		EXPECT_EQ(call_function(), 0x1234u + 3 + 1);
+		EXPECT_EQ(direct_seen.calls, 0);
+		EXPECT_EQ(seen.calls, 1);
+		EXPECT_EQ(seen.context, 0xc0ffeeu);
+		EXPECT_EQ(seen.di, 0x1234u);
+		EXPECT_TRUE(seen.flags & flag::carry);
+		EXPECT_EQ(site.first_hits, 0u);
+		EXPECT_EQ(direct_cpu.active_site, active);
+		EXPECT_EQ(gs_area.preempt_count, 0);
+	}
+}
+
+TEST_F(DirectDetour, WithoutADirectHitTheEntryIsCalledWithTheCpuState)
+{
+	optimize(false);
+	EXPECT_EQ(call_function(), 0x1234u + 3 + 1);
+	EXPECT_EQ(seen.calls, 1);
+	EXPECT_EQ(direct_seen.calls, 0);
+	EXPECT_EQ(gs_area.preempt_count, 0);
 }
 
 // ---- Counting detours ----------------------------------------------------

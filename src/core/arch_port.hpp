@@ -16,6 +16,7 @@
 
 #include "core/basic_blocks.hpp"
 #include "core/code_graph.hpp"
+#include "core/direct_hit.hpp"
 #include "core/registration.hpp"
 
 #include "site_data.hpp"
@@ -83,8 +84,10 @@ TrapPath trap_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(con
 // when the site is created.
 const char *plan_jump(Site &site, const OriginalText &text);
 // Builds the planned site's detour code and fills detour (not yet
-// published). nullptr, or why it cannot (no memory within reach).
-const char *build_detour(Site &site, Detour &detour);
+// published); direct says whether its one probe's pre_handler may be
+// called from the detour itself (core/direct_hit.hpp; an arch may ignore
+// it). nullptr, or why it cannot (no memory within reach).
+const char *build_detour(Site &site, const DirectHit &direct, Detour &detour);
 // After the grace periods (no CPU or task is inside it): gives the
 // detour's code back.
 void release_detour(const Detour &detour);

@@ -158,6 +158,39 @@ OKP_HANDLER_PATH bool ProbeTable::probe_active(const okprobe *probe)
 	return probe && !(load_flags(probe) & inactive_flags);
 }
 
+DirectHit ProbeTable::direct_hit(const Site &site) const
+{
+	DirectHit direct;
+	if (site.counting() || site.via_ftrace || site.probe_slots.load(Order::relaxed) != 1)
+		return direct;
+	okprobe *probe = site.probes[0].load(Order::relaxed);
+	if (!probe_active(probe) || !probe->pre_handler || probe->post_handler)
+		return direct;
+	direct.site = reinterpret_cast<uint64_t>(&site);
+	direct.probe = reinterpret_cast<uint64_t>(probe);
+	direct.handler = reinterpret_cast<uint64_t>(probe->pre_handler);
+	direct.all_enabled = reinterpret_cast<uint64_t>(&all_enabled_);
+	// Site is not standard-layout (it has an arch part), but GCC and
+	// Clang lay it out as declared: offsetof is well defined for them.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+	direct.slots = offsetof(Site, probe_slots);
+	direct.first_probe = offsetof(Site, probes);
+	direct.first_hits = offsetof(Site, hits);
+	direct.lost = offsetof(Site, lost);
+#pragma GCC diagnostic pop
+	direct.probe_flags = offsetof(okprobe, flags);
+	direct.probe_pre_handler = offsetof(okprobe, pre_handler);
+	direct.inactive_flags = inactive_flags;
+	static_assert(sizeof(site.probe_slots) == 1 && sizeof(site.probes[0]) == 8 && sizeof(site.hits[0]) == 8 &&
+		      sizeof(site.lost) == 8 && sizeof(all_enabled_) == 1 && sizeof(probe->flags) == 4 &&
+		      inactive_flags < 0x80);
+	// The detour tests and sets okp_cpu_state::active_site at the
+	// state's address.
+	static_assert(offsetof(okp_cpu_state, active_site) == 0);
+	return direct;
+}
+
 bool ProbeTable::should_be_armed(const Site &site) const
 {
 	if (!all_enabled() || site.gone)
@@ -201,7 +234,7 @@ void ProbeTable::enter_waiting(Site &site)
 		site.unoptimized_why = "out of memory";
 		return;
 	}
-	if (const char *why = arch::build_detour(site, *owned)) {
+	if (const char *why = arch::build_detour(site, direct_hit(site), *owned)) {
 		site.unoptimized_why = why;
 		return;
 	}

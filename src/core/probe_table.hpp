@@ -354,6 +354,8 @@ public:
 
 private:
 	static bool probe_active(const okprobe *probe);
+	// Whether the site's detour may call its one probe itself.
+	DirectHit direct_hit(const Site &site) const;
 	bool should_be_armed(const Site &site) const;
 	const char *jump_refusal(const Site &site) const;
 	// Writes / removes the site's breakpoint (the text write includes its
