@@ -2656,6 +2656,17 @@ static void bench_print_module_symbols(void)
 			say("# bench: symbol %s", line);
 	}
 	fclose(kallsyms);
+	/* Each module's start and size: what lies outside is okprobe's code
+	 * pages (detours, slots) or the kernel's.
+	 */
+	kallsyms = fopen("/proc/modules", "re");
+	while (kallsyms && fgets(line, sizeof(line), kallsyms)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "okprobe", 7))
+			say("# bench: module %s", line);
+	}
+	if (kallsyms)
+		fclose(kallsyms);
 	say("# bench: trace pause");
 	tcdrain(1);
 	sleep(3);
