@@ -203,7 +203,7 @@ size_t emit_direct_hit(Emitter &code, const DirectHit &direct, size_t (&general)
 size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
 		    uint64_t detour_address, const DetourCall &call, uint8_t *out, size_t capacity, size_t *copy_at)
 {
-	if (plan.refusal != OptimizationRefusal::none || capacity < max_detour_frame_size)
+	if (plan.refusal != OptimizationRefusal::none || capacity < max_detour_frame_size + max_detour_general_size)
 		return 0;
 	Emitter code{out, 0, detour_address};
 	const bool direct = direct_path(call, address, detour_address);

@@ -195,8 +195,11 @@ TEST(X86DetourPerCpu, TheCallIsBracketedByThePreemptCountAndItsPreemptionPoint)
 // the first 2 GiB so that ip, the handler (a trampoline on the page) and the
 // all_enabled byte fit imm32 as kernel addresses do; %gs points at a local
 // area holding the preempt count and this_cpu_off, which leads to cpu.
+// Its fields' neighbours are not zero, as the real Site's are not, so
+// that a compare wider than its field shows.
 struct FakeSite {
 	uint8_t slots = 1;
+	uint8_t after_slots[7] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	okprobe *first_probe = nullptr;
 	unsigned long first_hits = 0;
 	const char *lost = nullptr;
@@ -220,6 +223,13 @@ struct GsArea {
 GsArea gs_area;
 okp_cpu_state direct_cpu;
 
+int preempt_schedules = 0;
+
+extern "C" void record_preempt_schedule()
+{
+	++preempt_schedules;
+}
+
 extern "C" int record_direct(okprobe *probe, Registers *regs)
 {
 	++direct_seen.calls;
@@ -234,7 +244,10 @@ extern "C" int record_direct(okprobe *probe, Registers *regs)
 
 class DirectDetour : public ::testing::Test {
 public:
-	static constexpr size_t handler_offset = 0x700, all_enabled_offset = 0x7f0;
+	static constexpr size_t handler_offset = 0x700, schedule_offset = 0x780, all_enabled_offset = 0x7f0;
+	// x86's preempt count holds PREEMPT_NEED_RESCHED inverted: set, no
+	// reschedule is due and the count never drops to 0.
+	static constexpr int32_t no_resched_due = INT32_MIN;
 
 	void SetUp() override
 	{
@@ -244,6 +257,7 @@ public:
 		page.put(0, function);
 		put_trampoline(trampoline_offset, reinterpret_cast<uint64_t>(&record_entry));
 		put_trampoline(handler_offset, reinterpret_cast<uint64_t>(&record_direct));
+		put_trampoline(schedule_offset, reinterpret_cast<uint64_t>(&record_preempt_schedule));
 		reset();
 	}
 	// Everything the detour reads and the handlers record, as at the start.
@@ -254,6 +268,8 @@ public:
 		direct_cpu = okp_cpu_state{};
 		gs_area = GsArea{};
 		gs_area.this_cpu_off = reinterpret_cast<uint64_t>(&direct_cpu);
+		gs_area.preempt_count = no_resched_due;
+		preempt_schedules = 0;
 		*page.at(all_enabled_offset) = 1;
 		site = FakeSite{};
 		site.first_probe = &probe;
@@ -281,6 +297,7 @@ public:
 		call.cpu_states = 0; // + this_cpu_off = &direct_cpu
 		call.this_cpu_off = offsetof(GsArea, this_cpu_off);
 		call.preempt_count = offsetof(GsArea, preempt_count);
+		call.preempt_schedule = page.address(schedule_offset);
 		if (direct) {
 			DirectHit &hit = call.direct;
 			hit.site = reinterpret_cast<uint64_t>(&site);
@@ -344,12 +361,60 @@ TEST_F(DirectDetour, TheHandlerRunsWithBreakpointRegistersAndTheHitIsCounted)
 	EXPECT_TRUE(direct_seen.regs.flags & flag::carry);
 	EXPECT_EQ(direct_seen.regs.ss, 0x18u);
 	EXPECT_EQ(direct_seen.active_site, reinterpret_cast<uint64_t>(&site)) << "nested hits are missed";
-	EXPECT_EQ(direct_seen.preempt_count, 1) << "preemption off in the handler";
+	EXPECT_EQ(direct_seen.preempt_count, no_resched_due + 1) << "preemption off in the handler";
 	EXPECT_EQ(site.first_hits, 1u);
 	EXPECT_EQ(direct_cpu.active_site, nullptr);
-	EXPECT_EQ(gs_area.preempt_count, 0);
+	EXPECT_EQ(gs_area.preempt_count, no_resched_due);
+	EXPECT_EQ(preempt_schedules, 0);
 	EXPECT_EQ(call_function(), 0x1234u + 3 + 1);
 	EXPECT_EQ(site.first_hits, 2u);
+	gs_area.preempt_count = 0; // a reschedule is due
+	EXPECT_EQ(call_function(), 0x1234u + 3 + 1);
+	EXPECT_EQ(preempt_schedules, 1) << "the preemption point on the way out";
+	EXPECT_EQ(direct_seen.calls, 3);
+}
+
+// The bytes the host run cannot tell apart: the hit is counted with a
+// locked add.
+TEST_F(DirectDetour, TheHitIsCountedWithALockedAdd)
+{
+	const uint64_t address = page.address(probe_offset);
+	const CodeRange range{page.at(0), page.address(0), function.size()};
+	const OptimizationPlan plan = plan_jump_optimization(range, nullptr, 0, address, {}, nullptr, nullptr);
+	uint8_t detour[max_detour_size];
+	const DetourCall call = call_with_direct(true);
+	const size_t length = build_detour(plan, page.at(probe_offset), address, {}, page.address(detour_offset), call,
+					   detour, sizeof(detour));
+	ASSERT_GT(length, 0u);
+	const uint8_t lock_incq[] = {0xf0, 0x48, 0xff, 0x80, static_cast<uint8_t>(call.direct.first_hits), 0, 0, 0};
+	EXPECT_NE(std::search(detour, detour + length, std::begin(lock_incq), std::end(lock_incq)), detour + length);
+	EXPECT_EQ(build_detour(plan, page.at(probe_offset), address, {}, page.address(detour_offset), call, detour,
+			       max_detour_frame_size + max_detour_general_size - 1),
+		  0u)
+		<< "too small a buffer is refused, not overrun";
+}
+
+// A handler out of imm32 reach (or any address the direct hit compares
+// with an immediate) gives the ordinary detour, which calls the entry.
+TEST_F(DirectDetour, AnAddressBeyondImm32GivesTheOrdinaryDetour)
+{
+	const uint64_t address = page.address(probe_offset);
+	const CodeRange range{page.at(0), page.address(0), function.size()};
+	const OptimizationPlan plan = plan_jump_optimization(range, nullptr, 0, address, {}, nullptr, nullptr);
+	uint8_t direct[max_detour_size], ordinary[max_detour_size];
+	DetourCall call = call_with_direct(true);
+	const size_t direct_length = build_detour(plan, page.at(probe_offset), address, {}, page.address(detour_offset),
+						  call, direct, sizeof(direct));
+	call.direct.all_enabled = 1ull << 40;
+	size_t copy_at = 0;
+	const size_t ordinary_length =
+		build_detour(plan, page.at(probe_offset), address, {}, page.address(detour_offset), call, ordinary,
+			     sizeof(ordinary), &copy_at);
+	EXPECT_LT(ordinary_length, direct_length);
+	patch_in(page, ordinary, ordinary_length, probe_offset);
+	EXPECT_EQ(call_function(), 0x1234u + 3 + 1);
+	EXPECT_EQ(seen.calls, 1);
+	EXPECT_EQ(direct_seen.calls, 0);
 }
 
 TEST_F(DirectDetour, TheHandlersRegisterChangesAreWhatTheCodeContinuesWith)
@@ -371,6 +436,8 @@ TEST_F(DirectDetour, AnyFailedCheckCallsTheCoresEntryInstead)
 		{"a second probe", [](DirectDetour &t) { t.site.slots = 2; }},
 		{"another probe", [](DirectDetour &t) { t.site.first_probe = nullptr; }},
 		{"lost text", [](DirectDetour &t) { t.site.lost = "changed"; }},
+		{"lost text (a pointer's high half)",
+		 [](DirectDetour &t) { t.site.lost = reinterpret_cast<const char *>(1ull << 32); }},
 		{"everything disarmed", [](DirectDetour &t) { *t.page.at(all_enabled_offset) = 0; }},
 		{"disabled", [](DirectDetour &t) { t.probe.flags = OKPROBE_FLAG_DISABLED; }},
 		{"gone", [](DirectDetour &t) { t.probe.flags = OKPROBE_FLAG_GONE; }},
@@ -391,7 +458,8 @@ TEST_F(DirectDetour, AnyFailedCheckCallsTheCoresEntryInstead)
 		EXPECT_TRUE(seen.flags & flag::carry);
 		EXPECT_EQ(site.first_hits, 0u);
 		EXPECT_EQ(direct_cpu.active_site, active);
-		EXPECT_EQ(gs_area.preempt_count, 0);
+		EXPECT_EQ(gs_area.preempt_count, no_resched_due);
+		EXPECT_EQ(preempt_schedules, 0);
 	}
 }
 
@@ -401,7 +469,7 @@ TEST_F(DirectDetour, WithoutADirectHitTheEntryIsCalledWithTheCpuState)
 	EXPECT_EQ(call_function(), 0x1234u + 3 + 1);
 	EXPECT_EQ(seen.calls, 1);
 	EXPECT_EQ(direct_seen.calls, 0);
-	EXPECT_EQ(gs_area.preempt_count, 0);
+	EXPECT_EQ(gs_area.preempt_count, no_resched_due);
 }
 
 // ---- Counting detours ----------------------------------------------------

@@ -311,6 +311,8 @@ void okp_test_recursion(const struct okp_cycle_target *outer,
 void okp_test_redirect(const struct okp_cycle_target *target,
 		       unsigned long return_offset);
 void okp_test_aggregation(const struct okp_cycle_target *target);
+void okp_test_optimized_probe_changes(const struct okp_cycle_target *target,
+				      const struct okp_cycle_target *outer_target);
 void okp_test_double_registration(const struct okp_cycle_target *target);
 void okp_test_enable_disable(const struct okp_cycle_target *target,
 			     bool (*is_breakpoint)(void *address));

@@ -183,6 +183,116 @@ out:
 	kfree(inner);
 }
 
+/* Counts two hits a call: a handler put in place of okp_count_pre. */
+static int okp_count_pre_twice(struct okprobe *probe, struct pt_regs *regs)
+{
+	okp_count_pre(probe, regs);
+	return okp_count_pre(probe, regs);
+}
+
+/* Calls the target n times; whether every result was right. */
+static bool okp_target_calls(const struct okp_cycle_target *target, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!okp_target_right(target, i, 2))
+			return false;
+	return true;
+}
+
+/*
+ * An optimized site while its probes change under it: x86's detour calls
+ * a sole probe's pre_handler itself and checks at every hit that it still
+ * may (src/core/direct_hit.hpp); whatever changed, each hit must run
+ * exactly the handlers a breakpoint hit would. A hit inside the outer
+ * probe's handler (both optimized) is missed; a second probe at the
+ * address, the first removed, the second disabled and enabled again, its
+ * pre_handler replaced, are each counted exactly.
+ */
+void okp_test_optimized_probe_changes(const struct okp_cycle_target *target,
+				      const struct okp_cycle_target *outer_target)
+{
+	struct okp_counted_probe *a = okp_counted_alloc(target);
+	struct okp_counted_probe *b = okp_counted_alloc(target);
+	struct okp_counted_probe *c = okp_counted_alloc(target);
+	struct okp_counted_probe *outer = okp_counted_alloc(outer_target);
+	char why[200] = "";
+	bool ok = false;
+
+	EXPECT(a && b && c && outer, "out of memory");
+	EXPECT(!okprobe_register(&a->probe), "register a failed");
+	EXPECT(okp_wait_optimized(&a->probe, true), "a never optimized");
+	EXPECT(okp_target_calls(target, 100) && atomic_read(&a->hits) == 100,
+	       "a alone: %d hits of 100", atomic_read(&a->hits));
+
+	/* A hit inside another optimized probe's handler. */
+	outer->probe.pre_handler = okp_outer_pre;
+	okp_inner_target = target;
+	EXPECT(!okprobe_register(&outer->probe), "register outer failed");
+	EXPECT(okp_wait_optimized(&outer->probe, true),
+	       "outer never optimized");
+	EXPECT(okp_target_right(outer_target, 2, 3) &&
+	       okp_inner_result == target->expect(1, 2),
+	       "wrong results with the outer probe");
+	EXPECT(atomic_read(&outer->hits) == 1 && atomic_read(&a->hits) == 100 &&
+	       a->probe.nmissed == 1,
+	       "outer %d, inner %d hits and %lu missed",
+	       atomic_read(&outer->hits), atomic_read(&a->hits),
+	       a->probe.nmissed);
+	okprobe_unregister(&outer->probe);
+
+	/* A second probe at the address: both run. */
+	EXPECT(!okprobe_register(&b->probe), "register b failed");
+	EXPECT(okp_wait_optimized(&b->probe, true), "a and b not optimized");
+	EXPECT(okp_target_calls(target, 100) && atomic_read(&a->hits) == 200 &&
+	       atomic_read(&b->hits) == 100,
+	       "a and b: %d and %d hits", atomic_read(&a->hits),
+	       atomic_read(&b->hits));
+
+	/* The first removed: the second alone. */
+	okprobe_unregister(&a->probe);
+	EXPECT(okp_target_calls(target, 100) && atomic_read(&a->hits) == 200 &&
+	       atomic_read(&b->hits) == 200,
+	       "b alone: a %d, b %d hits", atomic_read(&a->hits),
+	       atomic_read(&b->hits));
+
+	/* Disabled, then enabled (optimized again, a new detour). */
+	EXPECT(!okprobe_disable(&b->probe), "disable b failed");
+	EXPECT(okp_target_calls(target, 100) && atomic_read(&b->hits) == 200,
+	       "disabled b ran: %d hits", atomic_read(&b->hits));
+	EXPECT(!okprobe_enable(&b->probe), "enable b failed");
+	EXPECT(okp_wait_optimized(&b->probe, true), "b never optimized again");
+	EXPECT(okp_target_calls(target, 100) && atomic_read(&b->hits) == 300,
+	       "enabled b: %d hits", atomic_read(&b->hits));
+
+	/* Its pre_handler replaced: the new one runs. */
+	WRITE_ONCE(b->probe.pre_handler, okp_count_pre_twice);
+	EXPECT(okp_target_calls(target, 100) && atomic_read(&b->hits) == 500,
+	       "replaced handler: %d hits", atomic_read(&b->hits));
+	okprobe_unregister(&b->probe);
+	EXPECT(okp_text_restored(b), "the text is not restored");
+
+	/* The same on a site that has had one probe only (x86: direct). */
+	EXPECT(!okprobe_register(&c->probe), "register c failed");
+	EXPECT(okp_wait_optimized(&c->probe, true), "c never optimized");
+	EXPECT(okp_target_calls(target, 100) && atomic_read(&c->hits) == 100,
+	       "c: %d hits", atomic_read(&c->hits));
+	WRITE_ONCE(c->probe.pre_handler, okp_count_pre_twice);
+	EXPECT(okp_target_calls(target, 100) && atomic_read(&c->hits) == 300,
+	       "c's replaced handler: %d hits", atomic_read(&c->hits));
+	okprobe_unregister(&c->probe);
+	EXPECT(okp_text_restored(c), "the text is not restored after c");
+	ok = true;
+out:
+	okp_report(ok, "an optimized site's probes added, removed, disabled, replaced; a nested hit missed",
+		   why);
+	okp_counted_free(a);
+	okp_counted_free(b);
+	okp_counted_free(c);
+	okp_counted_free(outer);
+}
+
 /* A pre_handler that moves the instruction pointer and returns 1 skips. */
 void okp_test_redirect(const struct okp_cycle_target *target,
 		       unsigned long return_offset)

@@ -699,6 +699,8 @@ static int __init okp_selftest_init(void)
 	okp_test_emulated_results();
 	okp_test_redirect(&okp_lifecycle_targets[0], 6);
 	okp_test_aggregation(&okp_cycle_targets[0]);
+	okp_test_optimized_probe_changes(&okp_cycle_targets[0],
+					 &okp_cycle_targets[1]);
 	okp_test_x86_bad_registrations();
 	okp_test_static_call_sites();
 	okp_test_bad_input(okp_target_add, 3, okp_expect_add);

@@ -645,6 +645,8 @@ static int __init okp_selftest_init(void)
 	okp_test_breakpoint_bytes();
 	okp_test_redirect(&okp_lifecycle_targets[0], 8);
 	okp_test_aggregation(&okp_concurrency_targets[0]);
+	okp_test_optimized_probe_changes(&okp_cycle_targets[0],
+					 &okp_cycle_targets[1]);
 	okp_test_double_registration(&okp_lifecycle_targets[0]);
 	okp_test_recursion(&okp_lifecycle_targets[0], &okp_lifecycle_targets[2]);
 	okp_test_riscv_bad_registrations();

@@ -17,8 +17,10 @@
 namespace okp {
 
 struct DetourPool {
-	// 4 MiB: room for 10,000 optimized probes (x86 ~146 bytes each).
-	static constexpr int max_pages = 1024;
+	// 8 MiB at most, allocated a page at a time: room for about 26,000
+	// optimized probes (x86: 146 bytes each, 304 where the detour calls
+	// its probe directly; riscv: about 330).
+	static constexpr int max_pages = 2048;
 	static constexpr unsigned long granule = 16;
 	static constexpr unsigned long page_size = 4096;
 	static constexpr unsigned long granules = page_size / granule;
