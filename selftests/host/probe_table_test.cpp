@@ -1432,6 +1432,36 @@ TEST_F(HitPathTest, APostHandlerRunsAfterTheTrappingCopyWithInterruptsBlockedUnt
 	EXPECT_EQ(kernel.cpu.active_site, nullptr);
 }
 
+// A sole pre_handler-only probe skips the snapshot (hit_path.cpp): its
+// trapping copy's post trap must not run what an earlier hit's snapshot
+// on this CPU held.
+TEST_F(HitPathTest, ASoleProbesTrappingCopyRunsNoEarlierHitsPostHandler)
+{
+	ASSERT_EQ(add(logged_probe(5, true)), 0);
+	kernel.unboostable.insert(text_start + 9);
+	okprobe &sole = logged_probe(9, false);
+	ASSERT_EQ(add(sole), 0);
+	okp::arch::Registers regs;
+	ASSERT_EQ(trap_at(text_start + 5, regs), 1);
+	okp::arch::Registers after = {regs.pc + 1, regs.interrupts};
+	ASSERT_EQ(okp_core_breakpoint(&after), 1);
+	ASSERT_EQ(hit_log.post, 1);
+	EXPECT_EQ(trap_at(text_start + 9, regs), 1);
+	EXPECT_EQ(hit_log.pre, 2);
+	const uint64_t copy = fake_slot_of(text_start + 9) + fake_copy_distance;
+	EXPECT_EQ(regs.pc, copy) << "the trapping copy";
+	EXPECT_EQ(regs.interrupts, 0u);
+	after = {copy + 1, regs.interrupts};
+	EXPECT_EQ(okp_core_breakpoint(&after), 1);
+	EXPECT_EQ(hit_log.post, 1) << "the earlier hit's post_handler ran again";
+	EXPECT_EQ(after.pc, text_start + 10);
+	EXPECT_EQ(after.interrupts, 1u);
+	EXPECT_EQ(kernel.cpu.active_site, nullptr);
+	const okp::Site *site = table.lookup(text_start + 9);
+	ASSERT_NE(site, nullptr);
+	EXPECT_EQ(site->hits[0].load(okp::Order::relaxed), 1u);
+}
+
 TEST_F(HitPathTest, AnEmulatedInstructionRunsBothHandlersInOneTrap)
 {
 	kernel.emulated.insert(text_start + 7);

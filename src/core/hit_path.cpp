@@ -54,6 +54,36 @@ OKP_HANDLER_PATH bool execute_without_handlers(const Site &site, arch::Registers
 	return false;
 }
 
+// After the pre_handlers of a breakpoint hit (none moved the pc): where
+// the CPU goes on, and the post_handlers of probes (the emulated
+// instruction's at once, a trapping copy's at its post trap).
+OKP_HANDLER_PATH [[gnu::always_inline]] inline int leave_breakpoint(Site &site, arch::Registers &regs,
+								    okp_cpu_state &cpu,
+								    const ProbeTable::HitProbes &probes,
+								    const Detour *detour, bool post_handlers)
+{
+	if (detour && !post_handlers) {
+		arch::continue_at(regs, detour->copy); // waiting for the jump
+		cpu.active_site = nullptr;
+		return 1;
+	}
+	if (arch::emulated(site)) {
+		arch::emulate(site, regs);
+		ProbeTable::run_post_handlers(probes, as_pt_regs(regs));
+		cpu.active_site = nullptr;
+		return 1;
+	}
+	if (const uint64_t copy = arch::boosted_copy(site); copy && !post_handlers) {
+		arch::continue_at(regs, copy); // the copy jumps back by itself
+		cpu.active_site = nullptr;
+		return 1;
+	}
+	// The trapping copy, with interrupts off until its post trap.
+	cpu.saved_flags = arch::block_interrupts(regs);
+	arch::continue_at(regs, arch::trapping_copy(site));
+	return 1;
+}
+
 OKP_HANDLER_PATH int breakpoint_hit(Site &site, arch::Registers &regs, okp_cpu_state &cpu)
 {
 	if (site.is_lost()) {
@@ -79,6 +109,19 @@ OKP_HANDLER_PATH int breakpoint_hit(Site &site, arch::Registers &regs, okp_cpu_s
 	}
 	cpu.active_site = &site;
 	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(cpu);
+	// The common case, one probe with a pre_handler only (tools/trace-hit:
+	// the snapshot and its loops were 35 of okprobe's 141 instructions of
+	// a trap): the post trap of a trapping copy finds no probe to run.
+	if (okprobe *sole = ProbeTable::sole_pre_probe(site)) {
+		probes.count = 0;
+		// Read after the probe, as after the snapshot below.
+		const Detour *detour = ProbeTable::published_detour(site);
+		if (sole->pre_handler(sole, as_pt_regs(regs))) {
+			cpu.active_site = nullptr;
+			return 1;
+		}
+		return leave_breakpoint(site, regs, cpu, probes, detour, false);
+	}
 	ProbeTable::start_hit(site, probes);
 	// Read after the snapshot: a probe with a post_handler is published
 	// only after the detour is withdrawn.
@@ -88,27 +131,7 @@ OKP_HANDLER_PATH int breakpoint_hit(Site &site, arch::Registers &regs, okp_cpu_s
 		cpu.active_site = nullptr;
 		return 1;
 	}
-	const bool post_handlers = ProbeTable::wants_post_handlers(probes);
-	if (detour && !post_handlers) {
-		arch::continue_at(regs, detour->copy); // waiting for the jump
-		cpu.active_site = nullptr;
-		return 1;
-	}
-	if (arch::emulated(site)) {
-		arch::emulate(site, regs);
-		ProbeTable::run_post_handlers(probes, as_pt_regs(regs));
-		cpu.active_site = nullptr;
-		return 1;
-	}
-	if (const uint64_t copy = arch::boosted_copy(site); copy && !post_handlers) {
-		arch::continue_at(regs, copy); // the copy jumps back by itself
-		cpu.active_site = nullptr;
-		return 1;
-	}
-	// The trapping copy, with interrupts off until its post trap.
-	cpu.saved_flags = arch::block_interrupts(regs);
-	arch::continue_at(regs, arch::trapping_copy(site));
-	return 1;
+	return leave_breakpoint(site, regs, cpu, probes, detour, ProbeTable::wants_post_handlers(probes));
 }
 
 OKP_HANDLER_PATH int post_trap_hit(Site &site, arch::Registers &regs, okp_cpu_state &cpu)
