@@ -1237,17 +1237,6 @@ OKP_HANDLER_PATH void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
 	}
 }
 
-OKP_HANDLER_PATH okprobe *ProbeTable::sole_pre_probe(Site &site)
-{
-	if (site.probe_slots.load(Order::acquire) != 1)
-		return nullptr;
-	okprobe *probe = site.probes[0].load(Order::acquire);
-	if (!probe_active(probe) || probe->post_handler || !probe->pre_handler)
-		return nullptr;
-	site.hits[0].fetch_add(1, Order::relaxed);
-	return probe;
-}
-
 OKP_HANDLER_PATH void ProbeTable::count_missed(Site &site)
 {
 	for (int i = 0; i < max_probes_per_site; ++i) {

@@ -44,6 +44,7 @@
 #include "core/arch_port.hpp"
 #include "core/atomic.hpp"
 #include "core/core_api.h"
+#include "core/handler_path.hpp"
 #include "core/owned.hpp"
 #include "core/result.hpp"
 #include "core/writer_clock.hpp"
@@ -513,6 +514,18 @@ template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
 
 // The module's probe table (src/core/probe_api.cpp).
 extern ProbeTable registered_probes;
+
+// Inlined into both hit paths: as a call it cost a fifth more.
+OKP_HANDLER_PATH [[gnu::always_inline]] inline okprobe *ProbeTable::sole_pre_probe(Site &site)
+{
+	if (site.probe_slots.load(Order::acquire) != 1)
+		return nullptr;
+	okprobe *probe = site.probes[0].load(Order::acquire);
+	if (!probe_active(probe) || probe->post_handler || !probe->pre_handler)
+		return nullptr;
+	site.hits[0].fetch_add(1, Order::relaxed);
+	return probe;
+}
 
 inline ProbeTable::HitProbes &ProbeTable::hit_probes_of(okp_cpu_state &cpu)
 {
