@@ -18,8 +18,6 @@ constexpr uint8_t push_orig_ax[] = {0x6a, 0xff};
 // down).
 constexpr uint8_t save_registers[] = {0x57, 0x56, 0x52, 0x51, 0x50, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41,
 				      0x53, 0x53, 0x55, 0x41, 0x54, 0x41, 0x55, 0x41, 0x56, 0x41, 0x57};
-// mov %rsp,%rsi; movabs $context,%rdi (imm64 follows)
-constexpr uint8_t call_setup[] = {0x48, 0x89, 0xe6, 0x48, 0xbf};
 // pop r15-r12, bp, bx, r11-r8, ax, cx, dx, si, di; add $24,%rsp; popfq;
 // lea 16(%rsp),%rsp
 constexpr uint8_t restore[] = {0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, 0x5b, 0x41,
@@ -57,20 +55,21 @@ constexpr uint8_t lock_incq_at_rax[] = {0xf0, 0x48, 0xff, 0x80}; // disp32 follo
 constexpr uint8_t mov_rsp_to_rsi[] = {0x48, 0x89, 0xe6};
 constexpr uint8_t movq_0_to_at_rbx[] = {0x48, 0xc7, 0x03, 0x00, 0x00, 0x00, 0x00};
 
+// Whether value is a sign-extended 32-bit one (an imm32, a disp32, a rel32).
+bool fits_int32(uint64_t value)
+{
+	const int64_t signed_value = static_cast<int64_t>(value);
+	return signed_value >= INT32_MIN && signed_value <= INT32_MAX;
+}
+
 bool rel32_from(uint64_t end, uint64_t target, uint8_t *where)
 {
-	const int64_t relative = static_cast<int64_t>(target - end);
-	if (relative < INT32_MIN || relative > INT32_MAX)
+	const uint64_t relative = target - end;
+	if (!fits_int32(relative))
 		return false;
 	for (int i = 0; i < 4; ++i)
 		where[i] = static_cast<uint8_t>(static_cast<uint32_t>(relative) >> (8 * i));
 	return true;
-}
-
-bool fits_imm32(uint64_t value)
-{
-	const int64_t signed_value = static_cast<int64_t>(value);
-	return signed_value >= INT32_MIN && signed_value <= INT32_MAX;
 }
 
 // The detour calls its probe's pre_handler itself when the core asks for it
@@ -81,9 +80,9 @@ bool direct_path(const DetourCall &call, uint64_t address, uint64_t detour_addre
 {
 	const DirectHit &direct = call.direct;
 	constexpr uint64_t margin = 4096;
-	return fast_path(call) && direct.wanted() && fits_imm32(address + 1) && fits_imm32(direct.handler) &&
-	       fits_imm32(direct.all_enabled) && fits_imm32(direct.handler - detour_address + margin) &&
-	       fits_imm32(direct.handler - detour_address - margin);
+	return fast_path(call) && direct.wanted() && fits_int32(address + 1) && fits_int32(direct.handler) &&
+	       fits_int32(direct.all_enabled) && fits_int32(direct.handler - detour_address + margin) &&
+	       fits_int32(direct.handler - detour_address - margin);
 }
 
 // Writes code into out from at, keeping at; knows where it is running.
@@ -143,7 +142,8 @@ void emit_per_cpu_leave(Emitter &code, const DetourCall &call)
 
 void emit_entry_call(Emitter &code, const DetourCall &call)
 {
-	code.bytes(call_setup); // mov %rsp,%rsi; movabs $context,%rdi
+	code.bytes(mov_rsp_to_rsi); // entry(context, regs)
+	code.bytes(movabs_rdi);
 	code.le(call.context, 8);
 	code.byte(call_opcode); // call entry
 	code.rel32(call.entry);
@@ -252,11 +252,6 @@ size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_
 
 namespace {
 
-bool fits_disp32(uint64_t value)
-{
-	return fits_imm32(value);
-}
-
 constexpr uint8_t incq_gs_absolute[] = {0x65, 0x48, 0xff, 0x04, 0x25}; // disp32 follows
 constexpr uint8_t push_rax = 0x50, pop_rax = 0x58, pushfq = 0x9c, popfq = 0x9d;
 constexpr uint8_t incq_gs_at_rax[] = {0x65, 0x48, 0xff, 0x00}; // incq %gs:(%rax)
@@ -266,8 +261,8 @@ constexpr uint8_t incq_gs_at_rax[] = {0x65, 0x48, 0xff, 0x00}; // incq %gs:(%rax
 size_t counting_prologue_size(const CounterCall &counter)
 {
 	const size_t flags = counter.flags_dead ? 0 : 2;
-	return flags + (fits_disp32(counter.cell) ? sizeof(incq_gs_absolute) + 4
-						  : 1 + sizeof(movabs_rax) + 8 + sizeof(incq_gs_at_rax) + 1);
+	return flags + (fits_int32(counter.cell) ? sizeof(incq_gs_absolute) + 4
+						 : 1 + sizeof(movabs_rax) + 8 + sizeof(incq_gs_at_rax) + 1);
 }
 
 size_t build_counting_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address,
@@ -279,7 +274,7 @@ size_t build_counting_detour(const OptimizationPlan &plan, const uint8_t *region
 	Emitter code{out, 0, detour_address};
 	if (!counter.flags_dead)
 		code.byte(pushfq);
-	if (fits_disp32(counter.cell)) {
+	if (fits_int32(counter.cell)) {
 		code.bytes(incq_gs_absolute);
 		code.le(counter.cell, 4);
 	} else {

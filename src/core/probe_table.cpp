@@ -161,10 +161,8 @@ OKP_HANDLER_PATH bool ProbeTable::probe_active(const okprobe *probe)
 DirectHit ProbeTable::direct_hit(const Site &site) const
 {
 	DirectHit direct;
-	if (site.counting() || site.via_ftrace || site.probe_slots.load(Order::relaxed) != 1)
-		return direct;
-	okprobe *probe = site.probes[0].load(Order::relaxed);
-	if (!probe_active(probe) || !probe->pre_handler || probe->post_handler)
+	okprobe *probe = site.counting() || site.via_ftrace ? nullptr : sole_pre_candidate(site);
+	if (!probe)
 		return direct;
 	direct.site = reinterpret_cast<uint64_t>(&site);
 	direct.probe = reinterpret_cast<uint64_t>(probe);

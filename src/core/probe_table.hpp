@@ -347,6 +347,9 @@ public:
 	// entry probe as most are), its hit counted; else nullptr. Its hit
 	// needs no snapshot: nothing runs after the pre_handler.
 	static okprobe *sole_pre_probe(Site &site);
+	// The same probe, its hit not counted: what the detour of an x86
+	// site calls directly (direct_hit).
+	static okprobe *sole_pre_candidate(const Site &site);
 	// The per-CPU state's storage for the probes of the hit in progress.
 	static HitProbes &hit_probes_of(okp_cpu_state &cpu);
 	// The site's detour while it waits or jumps (acquire: read after the
@@ -516,14 +519,21 @@ template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
 extern ProbeTable registered_probes;
 
 // Inlined into both hit paths: as a call it cost a fifth more.
-OKP_HANDLER_PATH [[gnu::always_inline]] inline okprobe *ProbeTable::sole_pre_probe(Site &site)
+OKP_HANDLER_PATH [[gnu::always_inline]] inline okprobe *ProbeTable::sole_pre_candidate(const Site &site)
 {
 	if (site.probe_slots.load(Order::acquire) != 1)
 		return nullptr;
 	okprobe *probe = site.probes[0].load(Order::acquire);
 	if (!probe_active(probe) || probe->post_handler || !probe->pre_handler)
 		return nullptr;
-	site.hits[0].fetch_add(1, Order::relaxed);
+	return probe;
+}
+
+OKP_HANDLER_PATH [[gnu::always_inline]] inline okprobe *ProbeTable::sole_pre_probe(Site &site)
+{
+	okprobe *probe = sole_pre_candidate(site);
+	if (probe)
+		site.hits[0].fetch_add(1, Order::relaxed);
 	return probe;
 }
 
