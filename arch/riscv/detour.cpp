@@ -74,24 +74,54 @@ unsigned counting_second_register(const OptimizationPlan &plan)
 	return pick_dead_register(plan.entry_candidates & ~register_bit(plan.entry_register));
 }
 
-size_t build_counting_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address,
-			     const CounterCall &counter, uint8_t *out, size_t capacity)
+namespace {
+
+// The counting detour with the literal found from E's value on arrival
+// (short) or by an auipc of its own; 0 when the short one cannot reach.
+size_t build_counting(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address,
+		      const CounterCall &counter, uint8_t *out, size_t capacity, bool short_prologue)
 {
 	const unsigned entry = plan.entry_register, second = counting_second_register(plan);
+	const size_t prologue = short_prologue ? short_counting_prologue_size : counting_prologue_size;
 	Layout layout;
 	if (!entry || !second || counter.cpu_offset < -2048 || counter.cpu_offset > 2047 ||
-	    !relocate_behind(plan, address, detour_address, counting_prologue_size, out, capacity, layout))
+	    (short_prologue && !counter.arrival) ||
+	    !relocate_behind(plan, address, detour_address, prologue, out, capacity, layout))
 		return 0;
 	CodeWriter code(out, capacity, detour_address);
 	code.put32(encode::lw(second, reg::tp, counter.cpu_offset));
 	code.put32(encode::slli(second, second, counter.stride_shift));
-	const size_t literal_load = code.length();
-	code.put32(encode::auipc(entry, 0));
-	code.put32(encode::ld(entry, entry, int32_t(layout.literal - literal_load)));
+	if (short_prologue) {
+		const int64_t reach = int64_t(detour_address + layout.literal - counter.arrival);
+		if (reach < -2048 || reach > 2047)
+			return 0;
+		code.put32(encode::ld(entry, entry, int32_t(reach)));
+	} else {
+		const size_t literal_load = code.length();
+		code.put32(encode::auipc(entry, 0));
+		code.put32(encode::ld(entry, entry, int32_t(layout.literal - literal_load)));
+	}
 	code.put32(encode::add(entry, entry, second));
 	code.put32(encode::addi(second, reg::zero, 1));
 	code.put32(encode::amoadd_d(reg::zero, second, entry));
 	return finish_detour(code, layout, counter.cells);
+}
+
+} // namespace
+
+size_t build_counting_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address,
+			     const CounterCall &counter, uint8_t *out, size_t capacity, size_t *prologue)
+{
+	const bool attempts[] = {true, false};
+	for (const bool short_prologue : attempts) {
+		const size_t length =
+			build_counting(plan, address, detour_address, counter, out, capacity, short_prologue);
+		if (length) {
+			*prologue = short_prologue ? short_counting_prologue_size : counting_prologue_size;
+			return length;
+		}
+	}
+	return 0;
 }
 
 } // namespace okp::riscv

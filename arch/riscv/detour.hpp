@@ -50,12 +50,16 @@ size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t det
 // which reads neither before writing it):
 //   lw   S, cpu_offset(tp)      the task's thread_info.cpu
 //   slli S, S, log2(stride)
-//   auipc E, 0; ld E, literal(E) the cells
+//   ld   E, literal-arrival(E)  the cells: E still holds what the jump
+//                                put there (arrival)
 //   add  E, E, S
 //   addi S, zero, 1
 //   amoadd.d zero, S, (E)
-//   <relocated window>           detour + counting_prologue_size
+//   <relocated window>           detour + the prologue's length
 //   .align 3; .dword cells
+// Where the literal is beyond ld's 12-bit reach of arrival (or arrival is
+// unknown), "auipc E, 0; ld E, literal(E)" finds it instead, one
+// instruction more.
 // amoadd.d, not a load/add/store: the task may be preempted or migrate
 // between reading cpu and adding, and then still adds to the right cell
 // (the one it read) without losing another task's count.
@@ -63,9 +67,11 @@ struct CounterCall {
 	uint64_t cells = 0;	   // cell of CPU n at cells + n * stride
 	int32_t cpu_offset = 0;	   // of thread_info.cpu in task_struct (tp)
 	unsigned stride_shift = 6; // log2 of the stride
+	uint64_t arrival = 0;	   // E on arrival (window_jump_register_value), or 0
 };
 
-constexpr size_t counting_prologue_size = 7 * 4;
+constexpr size_t short_counting_prologue_size = 6 * 4;
+constexpr size_t counting_prologue_size = 7 * 4; // the longest
 constexpr size_t max_counting_detour_size = counting_prologue_size + max_relocated_window + 4 + 8;
 
 // The counting detour's second register (temporaries first), or 0 when
@@ -74,8 +80,9 @@ unsigned counting_second_register(const OptimizationPlan &plan);
 
 // Builds the counting detour of plan's window, or returns 0 when no
 // second register is dead at the probe (the caller then builds the full
-// detour), or something is out of reach or capacity.
+// detour), or something is out of reach or capacity. *prologue gets the
+// length of the code before the window's copy.
 size_t build_counting_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address,
-			     const CounterCall &counter, uint8_t *out, size_t capacity);
+			     const CounterCall &counter, uint8_t *out, size_t capacity, size_t *prologue);
 
 } // namespace okp::riscv

@@ -349,6 +349,13 @@ size_t encode_window_jump(const OptimizationPlan &plan, uint64_t address, uint64
 	}
 }
 
+uint64_t window_jump_register_value(const OptimizationPlan &plan, uint64_t address, uint64_t target)
+{
+	if (plan.needs_landing())
+		return target;
+	return target - uint64_t(int64_t(encode::low_part(int64_t(target - address))));
+}
+
 size_t relocate_window(const OptimizationPlan &plan, uint64_t address, uint64_t copy_address, uint8_t *out,
 		       size_t capacity)
 {

@@ -117,6 +117,10 @@ bool within_far_reach(int64_t displacement);
 size_t encode_window_jump(const OptimizationPlan &plan, uint64_t address, uint64_t target,
 			  uint8_t out[max_window_size]);
 
+// What plan.entry_register holds when that jump arrives at target: the
+// auipc's sum, target less the jalr's offset; for c.jr, target itself.
+uint64_t window_jump_register_value(const OptimizationPlan &plan, uint64_t address, uint64_t target);
+
 // The most a relocated window takes: a branch becomes 12 bytes, the jump
 // back 8 (a call becomes 16, but ends the copy: no jump back).
 constexpr size_t max_relocated_window = max_window_instructions * 12 + long_jump_size;

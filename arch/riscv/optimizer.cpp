@@ -227,9 +227,15 @@ const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 	counter.cpu_offset = okp_glue_thread_cpu_offset();
 	static_assert(OKP_COUNTER_CELL_STRIDE == 1u << CounterCall{}.stride_shift,
 		      "the glue's cells, the detour's shift");
-	const auto build = [&](uint64_t at, uint8_t *bytes) -> size_t {
-		if (counting)
-			return riscv::build_counting_detour(plan, site.address, at, counter, bytes, max_detour_size);
+	size_t prologue = detour_frame_size;
+	// jumped_to: where the window's jump arrives (the detour or its
+	// landing), which the counting detour's prologue starts from.
+	const auto build = [&](uint64_t at, uint64_t jumped_to, uint8_t *bytes) -> size_t {
+		if (counting) {
+			counter.arrival = window_jump_register_value(plan, site.address, jumped_to);
+			return riscv::build_counting_detour(plan, site.address, at, counter, bytes, max_detour_size,
+							    &prologue);
+		}
 		return riscv::build_detour(plan, site.address, at,
 					   reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
 					   reinterpret_cast<uint64_t>(&site), bytes, max_detour_size);
@@ -255,7 +261,7 @@ const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 		code = probe_pools.detours.place<max_detour_size>(
 			[&](uint64_t at, uint8_t *bytes) -> size_t {
 				uint8_t jump[max_window_size];
-				return encode_window_jump(plan, site.address, at, jump) ? build(at, bytes) : 0;
+				return encode_window_jump(plan, site.address, at, jump) ? build(at, at, bytes) : 0;
 			},
 			&length);
 		entry = code;
@@ -265,7 +271,7 @@ const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 					    : "no detour memory within reach of auipc+jalr";
 	detour.code = code;
 	detour.entry = entry;
-	detour.copy = code + (counting ? counting_prologue_size : detour_frame_size);
+	detour.copy = code + prologue;
 	detour.size = static_cast<uint16_t>(length);
 	return nullptr;
 }

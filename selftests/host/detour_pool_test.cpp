@@ -56,6 +56,7 @@ constexpr unsigned long reach = 2046;
 
 struct Placed {
 	uint64_t code = 0, landing = 0;
+	uint64_t landing_told = 0; // the landing build() was given
 	size_t length = 0;
 };
 
@@ -64,7 +65,8 @@ Placed place(DetourPool &pool, unsigned long offset, size_t length = code_size)
 	Placed placed;
 	placed.code = pool.place_with_landing<code_size, 2>(
 		offset, reach,
-		[&](uint64_t, uint8_t *bytes) {
+		[&](uint64_t, uint64_t landing, uint8_t *bytes) {
+			placed.landing_told = landing;
 			std::memset(bytes, 0x11, length);
 			return length;
 		},
@@ -87,6 +89,7 @@ TEST(DetourPool, LandingSitsAtThePageOffsetOfTheCodesPage)
 		const Placed placed = place(pool, offset);
 		ASSERT_NE(placed.code, 0u) << offset;
 		EXPECT_EQ(placed.landing % DetourPool::page_size, offset);
+		EXPECT_EQ(placed.landing_told, placed.landing) << "the code is built knowing its landing";
 		EXPECT_EQ(placed.landing / DetourPool::page_size, placed.code / DetourPool::page_size);
 		EXPECT_LE(placed.code > placed.landing ? placed.code - placed.landing : placed.landing - placed.code,
 			  reach);
@@ -139,7 +142,7 @@ TEST(DetourPool, FailedBuildsGiveEverythingBack)
 	size_t length = 0;
 	uint64_t landing = 0;
 	const uint64_t code = pool.place_with_landing<code_size, 2>(
-		0x200, reach, [](uint64_t, uint8_t *) -> size_t { return 0; },
+		0x200, reach, [](uint64_t, uint64_t, uint8_t *) -> size_t { return 0; },
 		[](uint64_t, uint64_t, uint8_t *) -> size_t { return 2; }, &length, &landing);
 	EXPECT_EQ(code, 0u);
 	for (int p = 0; p < DetourPool::max_pages; ++p)
@@ -147,7 +150,7 @@ TEST(DetourPool, FailedBuildsGiveEverythingBack)
 			EXPECT_EQ(word, 0u);
 	// A landing across a granule boundary is refused.
 	EXPECT_EQ((pool.place_with_landing<code_size, 4>(
-			  0x20e, reach, [](uint64_t, uint8_t *) -> size_t { return 8; },
+			  0x20e, reach, [](uint64_t, uint64_t, uint8_t *) -> size_t { return 8; },
 			  [](uint64_t, uint64_t, uint8_t *) -> size_t { return 4; }, &length, &landing)),
 		  0u);
 	pool.release_all();

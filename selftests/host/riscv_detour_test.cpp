@@ -142,9 +142,19 @@ TEST(RiscvDetour, RefusesAnEntryOutOfReachAndAMisalignedDetour)
 	EXPECT_EQ(build_detour(plan, base + 2, detour, entry, site, out, detour_frame_size), 0u);
 }
 
+// The 8 literal bytes at offset of out.
+uint64_t literal_at(const uint8_t *out, size_t offset)
+{
+	uint64_t value = 0;
+	for (int b = 0; b < 8; ++b)
+		value |= uint64_t(out[offset + b]) << (8 * b);
+	return value;
+}
+
 // The counting detour: the CPU's cell from tp's thread_info.cpu, an
 // amoadd.d of 1 through the entry's register and a second dead one, then
-// the window and the cells in the literal.
+// the window and the cells in the literal. Here the entry's register is
+// unknown on arrival: an auipc of the detour's own finds the literal.
 TEST(RiscvDetour, ACountingDetourAddsOneToTheCpusCellThenRunsTheWindow)
 {
 	const std::vector<uint8_t> function =
@@ -159,8 +169,10 @@ TEST(RiscvDetour, ACountingDetourAddsOneToTheCpusCellThenRunsTheWindow)
 	counter.cells = site;
 	counter.cpu_offset = 0x20;
 	uint8_t out[max_counting_detour_size];
-	const size_t length = build_counting_detour(plan, base + 2, detour, counter, out, sizeof(out));
-	ASSERT_GT(length, counting_prologue_size);
+	size_t prologue = 0;
+	const size_t length = build_counting_detour(plan, base + 2, detour, counter, out, sizeof(out), &prologue);
+	ASSERT_EQ(prologue, counting_prologue_size);
+	ASSERT_GT(length, prologue);
 	const unsigned e = plan.entry_register;
 
 	Instruction insn = at(out, 0);
@@ -179,10 +191,7 @@ TEST(RiscvDetour, ACountingDetourAddsOneToTheCpusCellThenRunsTheWindow)
 	const size_t literal = 8 + size_t(insn.immediate);
 	ASSERT_EQ(literal % 8, 0u);
 	ASSERT_LE(literal + 8, length);
-	uint64_t cells = 0;
-	for (int b = 0; b < 8; ++b)
-		cells |= uint64_t(out[literal + b]) << (8 * b);
-	EXPECT_EQ(cells, site);
+	EXPECT_EQ(literal_at(out, literal), site);
 	insn = at(out, 16);
 	EXPECT_EQ(insn.operation, Operation::add);
 	EXPECT_EQ(insn.rd, e);
@@ -205,7 +214,95 @@ TEST(RiscvDetour, ACountingDetourAddsOneToTheCpusCellThenRunsTheWindow)
 	OptimizationPlan lone = plan;
 	lone.entry_candidates = register_bit(lone.entry_register);
 	EXPECT_EQ(counting_second_register(lone), 0u);
-	EXPECT_EQ(build_counting_detour(lone, base + 2, detour, counter, out, sizeof(out)), 0u);
+	EXPECT_EQ(build_counting_detour(lone, base + 2, detour, counter, out, sizeof(out), &prologue), 0u);
+}
+
+// What the window's jump leaves in its register: auipc's sum for
+// "auipc; jalr", the target for "auipc; c.jr".
+TEST(RiscvDetour, TheEntryRegisterHoldsTheAuipcsSumOnArrival)
+{
+	const std::vector<uint8_t> function =
+		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	FunctionAnalysis analysis;
+	const OptimizationPlan plan = plan_at_2(analysis, function);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
+	ASSERT_FALSE(plan.needs_landing());
+	for (const uint64_t target : {detour, detour + 0x7f8, detour + 0x800, detour + 0xff8, detour - 0x808}) {
+		uint8_t jump[max_window_size];
+		ASSERT_EQ(encode_window_jump(plan, base + 2, target, jump), size_t(long_jump_size));
+		const Instruction auipc = at(jump, 0), jalr = at(jump, 4);
+		ASSERT_EQ(auipc.operation, Operation::auipc);
+		const uint64_t sum = base + 2 + uint64_t(auipc.immediate);
+		EXPECT_EQ(window_jump_register_value(plan, base + 2, target), sum);
+		EXPECT_EQ(sum + uint64_t(jalr.immediate), target);
+	}
+	OptimizationPlan short_plan = plan;
+	short_plan.window_length = short_jump_size;
+	EXPECT_EQ(window_jump_register_value(short_plan, base + 2, detour + 2), detour + 2);
+}
+
+// Where the window's jump arrives with the literal within ld's reach of
+// its register, the prologue loads the cells through it: six instructions.
+TEST(RiscvDetour, ACountingDetourLoadsItsCellsThroughTheArrivingRegister)
+{
+	const std::vector<uint8_t> function =
+		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	FunctionAnalysis analysis;
+	const OptimizationPlan plan = plan_at_2(analysis, function);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
+	const unsigned e = plan.entry_register, second = counting_second_register(plan);
+	CounterCall counter;
+	counter.cells = site;
+	counter.cpu_offset = 0x20;
+	uint8_t out[max_counting_detour_size];
+	size_t prologue = 0;
+	// Detours at both ends of jalr's offset, and in between.
+	for (const uint64_t at_detour : {detour, detour + 0x7f8, detour + 0x800, detour + 0xff8}) {
+		counter.arrival = window_jump_register_value(plan, base + 2, at_detour);
+		const size_t length =
+			build_counting_detour(plan, base + 2, at_detour, counter, out, sizeof(out), &prologue);
+		ASSERT_GT(length, prologue);
+		const Instruction load = at(out, 8);
+		// The short prologue's literal: 24 + the window's 8 + the jump
+		// back's 8, at 40. Out of ld's reach from the arrival, the auipc.
+		const bool reaches = int64_t(at_detour + 40 - counter.arrival) <= 2047;
+		if (!reaches) {
+			EXPECT_EQ(prologue, counting_prologue_size) << std::hex << at_detour;
+			EXPECT_EQ(load.operation, Operation::auipc);
+			continue;
+		}
+		ASSERT_EQ(prologue, short_counting_prologue_size) << std::hex << at_detour;
+		EXPECT_EQ(at(out, 0).operation, Operation::lw);
+		EXPECT_EQ(at(out, 4).operation, Operation::slli);
+		EXPECT_EQ(load.operation, Operation::ld);
+		EXPECT_EQ(load.rd, e);
+		EXPECT_EQ(load.rs1, e);
+		const uint64_t literal = counter.arrival + uint64_t(load.immediate);
+		ASSERT_GE(literal, at_detour);
+		ASSERT_LE(literal + 8, at_detour + length);
+		EXPECT_EQ(literal % 8, 0u);
+		EXPECT_EQ(literal_at(out, literal - at_detour), site);
+		EXPECT_EQ(at(out, 12).operation, Operation::add);
+		EXPECT_EQ(at(out, 16).operation, Operation::addi);
+		EXPECT_EQ(at(out, 16).rd, second);
+		EXPECT_EQ(at(out, 20).operation, Operation::amoadd);
+		// Then the window.
+		EXPECT_EQ(at(out, prologue).operation, Operation::addi);
+		EXPECT_EQ(at(out, prologue).immediate, -5);
+	}
+	// Both kinds came out above: at detour and detour + 0xff8 the short
+	// one, at 0x7f8 and 0x800 (jalr's offsets near +2047) the auipc.
+	counter.arrival = window_jump_register_value(plan, base + 2, detour);
+	build_counting_detour(plan, base + 2, detour, counter, out, sizeof(out), &prologue);
+	EXPECT_EQ(prologue, short_counting_prologue_size);
+	counter.arrival = window_jump_register_value(plan, base + 2, detour + 0x800);
+	build_counting_detour(plan, base + 2, detour + 0x800, counter, out, sizeof(out), &prologue);
+	EXPECT_EQ(prologue, counting_prologue_size);
+	// One far from its literal gets the auipc.
+	counter.arrival = detour - 0x1000;
+	build_counting_detour(plan, base + 2, detour, counter, out, sizeof(out), &prologue);
+	EXPECT_EQ(prologue, counting_prologue_size);
+	EXPECT_EQ(at(out, 8).operation, Operation::auipc);
 }
 
 TEST(RiscvDetour, TheJumpBackIsOneJalWhereItReaches)
@@ -219,7 +316,9 @@ TEST(RiscvDetour, TheJumpBackIsOneJalWhereItReaches)
 	counter.cells = site;
 	uint8_t out[max_counting_detour_size];
 	const uint64_t near = base + 0x80000; // 512 KiB past the function
-	const size_t length = build_counting_detour(plan, base + 2, near, counter, out, sizeof(out));
+	size_t prologue = 0;
+	const size_t length = build_counting_detour(plan, base + 2, near, counter, out, sizeof(out), &prologue);
+	ASSERT_EQ(prologue, counting_prologue_size) << "no arrival given";
 	ASSERT_GT(length, counting_prologue_size);
 	// The window (two 4-byte addi), then jal zero back to base + 10.
 	const size_t back = counting_prologue_size + 8;
@@ -228,7 +327,7 @@ TEST(RiscvDetour, TheJumpBackIsOneJalWhereItReaches)
 	EXPECT_EQ(jal.rd, reg::zero);
 	EXPECT_EQ(near + back + uint64_t(jal.immediate), base + 10);
 	// Far away, auipc + jalr through the return register.
-	build_counting_detour(plan, base + 2, detour, counter, out, sizeof(out));
+	build_counting_detour(plan, base + 2, detour, counter, out, sizeof(out), &prologue);
 	EXPECT_EQ(at(out, back).operation, Operation::auipc);
 }
 

@@ -114,8 +114,9 @@ struct DetourPool {
 	// Like place, with a landing: landing_size bytes (within one granule)
 	// at page offset landing_offset of the code's own page, no farther
 	// than reach bytes before or after the code's start, built by
-	// landing(at, code, bytes) (0 when it cannot lead there). For a jump
-	// that can only land at a fixed page offset (riscv's auipc + c.jr).
+	// landing(at, code, bytes) (0 when it cannot lead there); the code by
+	// build(address, landing's address, bytes). For a jump that can only
+	// land at a fixed page offset (riscv's auipc + c.jr).
 	// Returns the code's address, *length and *landing_address, or 0.
 	template <size_t max_size, size_t landing_size, typename Build, typename Landing>
 	uint64_t place_with_landing(unsigned long landing_offset, unsigned long reach, Build build, Landing landing,
@@ -144,7 +145,7 @@ struct DetourPool {
 			const uint64_t code = reinterpret_cast<uint64_t>(pages[p] + first * granule);
 			const uint64_t at = reinterpret_cast<uint64_t>(pages[p] + landing_offset);
 			uint8_t bytes[max_size], landing_bytes[landing_size];
-			*length = build(code, bytes);
+			*length = build(code, at, bytes);
 			if (!*length || landing(at, code, landing_bytes) != landing_size) {
 				mark(p, first, need, false);
 				mark(p, landing_granule, 1, false);
