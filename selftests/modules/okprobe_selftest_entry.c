@@ -525,6 +525,74 @@ out:
 	kfree(p);
 }
 
+/*
+ * A pre_handler that calls its own function and another probed one: both
+ * calls run without handlers and count a miss (the CPU is inside a hit),
+ * and return what they should; nothing recurses.
+ */
+static int okp_entry_recursing_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	struct okp_entry_probe *p =
+		container_of(probe, struct okp_entry_probe, probe);
+	long (*self)(long a, long b) = okp_entry_target;
+	long (*other)(long a, long b) = okp_entry_target2;
+
+	OPTIMIZER_HIDE_VAR(self);
+	OPTIMIZER_HIDE_VAR(other);
+	atomic_long_inc(&p->hits);
+	if (self(1, 2) != 5 || other(1, 2) != 7)
+		atomic_long_inc(&p->arg_sum); /* a wrong result inside */
+	return 0;
+}
+
+static void okp_test_entry_recursion(void)
+{
+	struct okp_entry_probe *p = kcalloc(2, sizeof(*p), GFP_KERNEL);
+	long (*other)(long a, long b) = okp_entry_target2;
+	long wrong = 0;
+	char why[160] = "";
+	int ret, i;
+
+	EXPECT(p, "out of memory");
+	OPTIMIZER_HIDE_VAR(other);
+	p[0].probe.addr = okp_entry_target;
+	p[0].probe.pre_handler = okp_entry_recursing_pre;
+	p[1].probe.addr = okp_entry_target2;
+	p[1].probe.pre_handler = okp_entry_pre;
+	for (i = 0; i < 2; i++) {
+		ret = okprobe_register(&p[i].probe);
+		EXPECT(!ret, "okprobe_register %d: %d", i, ret);
+	}
+	okp_entry_calls(OKP_ENTRY_CALLS, &wrong);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	EXPECT(!atomic_long_read(&p[0].arg_sum),
+	       "%ld wrong results inside the handler",
+	       atomic_long_read(&p[0].arg_sum));
+	EXPECT(atomic_long_read(&p[0].hits) == OKP_ENTRY_CALLS &&
+	       p[0].probe.nmissed == OKP_ENTRY_CALLS,
+	       "the recursing probe: %ld hits, %lu missed of %d calls",
+	       atomic_long_read(&p[0].hits), p[0].probe.nmissed,
+	       OKP_ENTRY_CALLS);
+	EXPECT(!atomic_long_read(&p[1].hits) &&
+	       p[1].probe.nmissed == OKP_ENTRY_CALLS,
+	       "the other probe, called only inside the handler: %ld hits, %lu missed",
+	       atomic_long_read(&p[1].hits), p[1].probe.nmissed);
+	/* Outside any hit the other probe runs. */
+	for (i = 0; i < 10; i++)
+		if (other(i, 1) != i * 5 + 1)
+			wrong++;
+	EXPECT(!wrong && atomic_long_read(&p[1].hits) == 10,
+	       "called directly: %ld hits, %ld wrong",
+	       atomic_long_read(&p[1].hits), wrong);
+out:
+	for (i = 0; p && i < 2; i++)
+		if (p[i].probe.okp_site)
+			okprobe_unregister(&p[i].probe);
+	okp_report(!why[0], "an entry handler that calls its own and another probed function: each nested call runs without handlers and counts one miss",
+		   why);
+	kfree(p);
+}
+
 void okp_test_entry_probes(void)
 {
 	bool via_ftrace;
@@ -536,6 +604,7 @@ void okp_test_entry_probes(void)
 	if (via_ftrace)
 		okp_test_entry_override(false);
 	okp_test_entry_two_sites();
+	okp_test_entry_recursion();
 #ifdef CONFIG_KPROBES
 	okp_test_entry_against_kprobe(okp_entry_target, "okp_entry_target", false);
 	okp_test_entry_against_kprobe(kstrtoull, "kstrtoull", true);

@@ -46,14 +46,18 @@ public:
 		const Storage *storage = storage_.load(Order::acquire);
 		if (!storage || address == 0)
 			return nullptr;
+		// A storage never changes once published: its fields are read
+		// once, and the home slot's hit (the usual case at a
+		// breakpoint) is tested first.
 		const size_t mask = storage->capacity - 1;
-		for (size_t i = hash(address) & mask, probes = 0; probes < storage->capacity;
-		     i = (i + 1) & mask, ++probes) {
-			const uint64_t key = storage->slots[i].key.load(Order::acquire);
+		const Slot *slots = storage->slots;
+		size_t i = hash(address) & mask;
+		for (size_t probes = 0; probes <= mask; ++probes, i = (i + 1) & mask) {
+			const uint64_t key = slots[i].key.load(Order::acquire);
+			if (key == address)
+				return slots[i].value.load(Order::acquire);
 			if (key == 0)
 				return nullptr;
-			if (key == address)
-				return storage->slots[i].value.load(Order::acquire);
 		}
 		return nullptr;
 	}

@@ -200,6 +200,31 @@ extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_optimized_hit(void *r
 	cpu->active_site = nullptr;
 }
 
+namespace {
+
+// An entry hit with several probes, or one with a post_handler: the
+// snapshot, then the handlers as around a breakpoint. Out of line, so
+// that the common case below saves no registers for it.
+[[gnu::noinline]] OKP_HANDLER_PATH void ftrace_hit_with_snapshot(Site &site, arch::Registers &regs, okp_cpu_state &cpu,
+								 uint64_t address, uint64_t resume)
+{
+	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(cpu);
+	ProbeTable::start_hit(site, probes);
+	arch::present_hit_at(regs, address);
+	if (!ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
+		arch::continue_at(regs, address + site.ftrace_length);
+		ProbeTable::run_post_handlers(probes, as_pt_regs(regs));
+		arch::continue_at(regs, resume);
+	}
+}
+
+[[gnu::noinline]] OKP_HANDLER_PATH void ftrace_hit_missed(Site &site)
+{
+	ProbeTable::count_missed(site);
+}
+
+} // namespace
+
 // ftrace at a function's entry (okprobe's ftrace_ops, preemption off): as
 // kprobes on ftrace, the handlers see regs as a breakpoint hit at the call
 // site shows them; a pre_handler that returns nonzero has set where the
@@ -213,7 +238,7 @@ extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_ftrace_hit(unsigned l
 		return; // disarmed under this call
 	if (!raw_regs || cpu->active_site) {
 		// Inside another hit's handlers on this CPU (or no registers).
-		ProbeTable::count_missed(*site);
+		ftrace_hit_missed(*site);
 		return;
 	}
 	if (!registered_probes.all_enabled())
@@ -227,16 +252,8 @@ extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_ftrace_hit(unsigned l
 		arch::present_hit_at(regs, address);
 		if (!sole->pre_handler(sole, as_pt_regs(regs)))
 			arch::continue_at(regs, resume);
-		cpu->active_site = nullptr;
-		return;
-	}
-	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(*cpu);
-	ProbeTable::start_hit(*site, probes);
-	arch::present_hit_at(regs, address);
-	if (!ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
-		arch::continue_at(regs, address + site->ftrace_length);
-		ProbeTable::run_post_handlers(probes, as_pt_regs(regs));
-		arch::continue_at(regs, resume);
+	} else {
+		ftrace_hit_with_snapshot(*site, regs, *cpu, address, resume);
 	}
 	cpu->active_site = nullptr;
 }

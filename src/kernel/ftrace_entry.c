@@ -45,12 +45,21 @@ unsigned long okp_glue_ftrace_site(unsigned long address,
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
 
 /*
- * ftrace calls this at an armed call site; with the recursion lock taken,
- * preemption is off. regs are ftrace's full save. okprobe's sites and
- * probes live by RCU grace periods, which do not wait for a CPU where RCU
- * is not watching (idle code ftrace may trace): there nothing of okprobe's
- * is touched, not even a probe's nmissed (as with ftrace recursion, the
- * call simply runs without handlers, as under kprobes on ftrace).
+ * ftrace calls this at an armed call site, perhaps with preemption on.
+ * regs are ftrace's full save. okprobe's sites and probes live by RCU
+ * grace periods, which do not wait for a CPU where RCU is not watching
+ * (idle code ftrace may trace): there nothing of okprobe's is touched, not
+ * even a probe's nmissed (the call simply runs without handlers, as under
+ * ftrace's recursion guard with kprobes on ftrace).
+ *
+ * No ftrace_test_recursion_trylock(): the core's per-CPU active_site is
+ * this callback's recursion guard, as kprobe_running() is kprobes' (which
+ * take both). Everything before the core sets it is notrace and calls
+ * nothing traced (the C++ core is built without ftrace's flags); a
+ * handler that calls a function okprobe hooks through ftrace, or an
+ * interrupt or NMI that does while a hit runs, finds it set and counts a
+ * miss, as a kprobe would. The trylock's 25 instructions were an eighth
+ * of an entry hit (tools/trace-hit).
  *
  * Every call and return counts on the hit path (under QEMU's TCG each
  * return is a lookup of its own): one call into the core, the per-CPU
@@ -64,13 +73,11 @@ static void notrace okp_ftrace_handler(unsigned long ip,
 				       struct ftrace_regs *fregs)
 {
 	struct pt_regs *regs = ftrace_get_regs(fregs);
-	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
 
-	if (bit < 0)
-		return;
+	preempt_disable_notrace();
 	if (likely(!is_idle_task(current)) || rcu_is_watching())
 		okp_core_ftrace_hit(ip, regs, this_cpu_ptr(&okp_cpu_states));
-	ftrace_test_recursion_unlock(bit);
+	preempt_enable_notrace();
 }
 NOKPROBE_SYMBOL(okp_ftrace_handler);
 
