@@ -119,6 +119,7 @@ size_t encode_window_jump(const OptimizationPlan &plan, uint64_t address, uint64
 
 // What plan.entry_register holds when that jump arrives at target: the
 // auipc's sum, target less the jalr's offset; for c.jr, target itself.
+// Meaningful only where encode_window_jump succeeds for the same target.
 uint64_t window_jump_register_value(const OptimizationPlan &plan, uint64_t address, uint64_t target);
 
 // The most a relocated window takes: a branch becomes 12 bytes, the jump

@@ -236,9 +236,16 @@ TEST(RiscvDetour, TheEntryRegisterHoldsTheAuipcsSumOnArrival)
 		EXPECT_EQ(window_jump_register_value(plan, base + 2, target), sum);
 		EXPECT_EQ(sum + uint64_t(jalr.immediate), target);
 	}
+	// "auipc; c.jr" lands at the probe's page offset, E the landing.
 	OptimizationPlan short_plan = plan;
 	short_plan.window_length = short_jump_size;
-	EXPECT_EQ(window_jump_register_value(short_plan, base + 2, detour + 2), detour + 2);
+	const uint64_t landing = (detour & ~uint64_t(0xfff)) + ((base + 2) & 0xfff);
+	uint8_t jump[max_window_size];
+	ASSERT_EQ(encode_window_jump(short_plan, base + 2, landing, jump), size_t(short_jump_size));
+	const Instruction auipc = at(jump, 0);
+	ASSERT_EQ(auipc.operation, Operation::auipc);
+	EXPECT_EQ(base + 2 + uint64_t(auipc.immediate), landing) << "c.jr jumps to E itself";
+	EXPECT_EQ(window_jump_register_value(short_plan, base + 2, landing), landing);
 }
 
 // Where the window's jump arrives with the literal within ld's reach of

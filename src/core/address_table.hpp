@@ -46,9 +46,11 @@ public:
 		const Storage *storage = storage_.load(Order::acquire);
 		if (!storage || address == 0)
 			return nullptr;
-		// A storage never changes once published: its fields are read
-		// once, and the home slot's hit (the usual case at a
-		// breakpoint) is tested first.
+		// A published storage keeps its capacity and slots pointer
+		// (only the slots' contents change): both are read once, and
+		// a match is tested first (the home slot's, the usual case at
+		// a breakpoint). address != 0, so a never-used slot (key 0)
+		// cannot match.
 		const size_t mask = storage->capacity - 1;
 		const Slot *slots = storage->slots;
 		size_t i = hash(address) & mask;

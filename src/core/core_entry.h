@@ -210,9 +210,10 @@ int okp_core_breakpoint(void *regs);
 
 /*
  * okprobe's ftrace_ops callback at the call site address (preemption off,
- * ftrace's recursion lock held): regs as ftrace saved them, or NULL when
- * the handlers cannot run (ftrace recursion, RCU not watching): the hit
- * is then counted as missed.
+ * disabled by the glue; no ftrace recursion lock: the core's active_site
+ * is the guard): regs as ftrace saved them, or NULL when ftrace saved
+ * none, a hit then counted as missed. Not called where RCU is not
+ * watching.
  */
 void okp_core_ftrace_hit(unsigned long address, void *regs,
 			 struct okp_cpu_state *cpu);

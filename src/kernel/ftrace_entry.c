@@ -58,8 +58,11 @@ unsigned long okp_glue_ftrace_site(unsigned long address,
  * nothing traced (the C++ core is built without ftrace's flags); a
  * handler that calls a function okprobe hooks through ftrace, or an
  * interrupt or NMI that does while a hit runs, finds it set and counts a
- * miss, as a kprobe would. The trylock's 25 instructions were an eighth
- * of an entry hit (tools/trace-hit).
+ * miss, as a kprobe would. Of the kernel's functions, only the inline
+ * ones and rcu_is_watching() (notrace on 6.1 and 6.12) run before it.
+ * The trylock's 25 instructions were an eighth of an entry hit
+ * (tools/trace-hit); it let one nested call per context through anyway
+ * (its transition bit), and dropped a second uncounted.
  *
  * Every call and return counts on the hit path (under QEMU's TCG each
  * return is a lookup of its own): one call into the core, the per-CPU

@@ -159,13 +159,34 @@ static void notrace okp_return_want_more(struct okp_return_probe *state,
 }
 NOKPROBE_SYMBOL(okp_return_want_more);
 
+/*
+ * The newest rethook ran out: the worker is asked for another, and the
+ * older ones are tried. Out of line, so that the common case saves no
+ * registers for the loop.
+ */
+static noinline struct rethook_node *notrace
+okp_return_take_older(struct okp_return_probe *state, int count)
+{
+	struct rethook_node *node;
+	int i;
+
+	okp_return_want_more(state, count);
+	for (i = count - 2; i >= 0; i--) {
+		node = okp_rethook_take(state->pools[i]);
+		if (node)
+			return node;
+	}
+	atomic_long_inc(&state->starved);
+	return NULL;
+}
+NOKPROBE_SYMBOL(okp_return_take_older);
+
 static __always_inline struct rethook_node *
 okp_return_take(struct okp_return_probe *state)
 {
 	/* Pairs with the release in okp_return_add(): the pools are set. */
 	int count = smp_load_acquire(&state->pool_count);
 	struct rethook_node *node;
-	int i;
 
 	/*
 	 * An instance is freed by RCU (rethook's, after its probe goes):
@@ -177,14 +198,7 @@ okp_return_take(struct okp_return_probe *state)
 	node = okp_rethook_take(state->pools[count - 1]);
 	if (likely(node))
 		return node;
-	okp_return_want_more(state, count);
-	for (i = count - 2; i >= 0; i--) {
-		node = okp_rethook_take(state->pools[i]);
-		if (node)
-			return node;
-	}
-	atomic_long_inc(&state->starved);
-	return NULL;
+	return okp_return_take_older(state, count);
 }
 
 static void notrace okp_return_missed(struct okretprobe *rp)
