@@ -160,18 +160,22 @@ static void notrace okp_return_want_more(struct okp_return_probe *state,
 NOKPROBE_SYMBOL(okp_return_want_more);
 
 /*
- * The newest rethook ran out: the worker is asked for another, and the
- * older ones are tried. Out of line, so that the common case saves no
- * registers for the loop.
+ * The newest rethook ran out: the worker is asked for another, and every
+ * rethook is tried, newest first (the count read again: one added since
+ * is tried too). Out of line, and given only the probe, so that the
+ * common case keeps nothing across its pop for it.
  */
 static noinline struct rethook_node *notrace
-okp_return_take_older(struct okp_return_probe *state, int count)
+okp_return_take_older(struct okretprobe *rp)
 {
+	struct okp_return_probe *state = READ_ONCE(rp->okp_private);
+	/* Pairs with the release in okp_return_add(): the pools are set. */
+	int count = smp_load_acquire(&state->pool_count);
 	struct rethook_node *node;
 	int i;
 
 	okp_return_want_more(state, count);
-	for (i = count - 2; i >= 0; i--) {
+	for (i = count - 1; i >= 0; i--) {
 		node = okp_rethook_take(state->pools[i]);
 		if (node)
 			return node;
@@ -182,8 +186,9 @@ okp_return_take_older(struct okp_return_probe *state, int count)
 NOKPROBE_SYMBOL(okp_return_take_older);
 
 static __always_inline struct rethook_node *
-okp_return_take(struct okp_return_probe *state)
+okp_return_take(struct okretprobe *rp)
 {
+	struct okp_return_probe *state = READ_ONCE(rp->okp_private);
 	/* Pairs with the release in okp_return_add(): the pools are set. */
 	int count = smp_load_acquire(&state->pool_count);
 	struct rethook_node *node;
@@ -198,7 +203,7 @@ okp_return_take(struct okp_return_probe *state)
 	node = okp_rethook_take(state->pools[count - 1]);
 	if (likely(node))
 		return node;
-	return okp_return_take_older(state, count);
+	return okp_return_take_older(rp);
 }
 
 static void notrace okp_return_missed(struct okretprobe *rp)
@@ -212,11 +217,10 @@ static int notrace okp_return_entry(struct okprobe *probe,
 				    struct pt_regs *regs)
 {
 	struct okretprobe *rp = container_of(probe, struct okretprobe, kp);
-	struct okp_return_probe *state = READ_ONCE(rp->okp_private);
 	struct okp_return_node *taken;
 	struct rethook_node *node;
 
-	node = okp_return_take(state);
+	node = okp_return_take(rp);
 	if (!node) {
 		okp_return_missed(rp);
 		return 0;
