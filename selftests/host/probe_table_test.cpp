@@ -47,7 +47,10 @@ struct FakeKernel {
 	uint64_t ftrace_site = 0;
 	int ftrace_arm_error = 0;
 	std::map<uint64_t, int> ftrace_armed[2];
-	std::map<uint64_t, int> entries_unarmed; // reported: probes that do not run
+	std::set<uint64_t> more_ftrace_sites;		     // call sites too
+	std::set<uint64_t> ftrace_refused;		     // ftrace refuses these (EBUSY)
+	int ftrace_arm_passes = 0, ftrace_disarm_passes = 0; // of ftrace's records
+	std::map<uint64_t, int> entries_unarmed;	     // reported: probes that do not run
 } kernel;
 
 constexpr uint64_t fake_copy_distance = 0x20;
@@ -115,6 +118,9 @@ protected:
 		kernel.ftrace_arm_error = 0;
 		kernel.ftrace_armed[0].clear();
 		kernel.ftrace_armed[1].clear();
+		kernel.more_ftrace_sites.clear();
+		kernel.ftrace_refused.clear();
+		kernel.ftrace_arm_passes = kernel.ftrace_disarm_passes = 0;
 		kernel.entries_unarmed.clear();
 		okp_core_set_optimization(1);
 	}
@@ -198,6 +204,18 @@ protected:
 
 	void reset_counters() { kernel.rcu = kernel.rcu_tasks = 0; }
 
+	// end_arm_batch: 0 or the errno ftrace refused an entry with.
+	int end_batch(std::string *where = nullptr, std::string *why = nullptr)
+	{
+		const char *refused_where = nullptr, *refused_why = nullptr;
+		const int refused = table.end_arm_batch(&refused_where, &refused_why);
+		if (where)
+			*where = refused_where ? refused_where : "";
+		if (why)
+			*why = refused_why ? refused_why : "";
+		return refused;
+	}
+
 	// The hit path finds sites in the module's table.
 	okp::ProbeTable &table = okp::registered_probes;
 
@@ -257,7 +275,7 @@ TEST_F(ProbeTableTest, RegisteringABatchArmsEveryBreakpointWithOneWrite)
 	ASSERT_EQ(add(again), 0) << "a second probe at a pending site";
 	EXPECT_EQ(again.okp_site, batch[1]->okp_site);
 	EXPECT_EQ(kernel.text_writes, 0);
-	table.end_arm_batch();
+	end_batch();
 	EXPECT_EQ(kernel.text_writes, 0) << "no breakpoint goes in on its own";
 	EXPECT_EQ(kernel.text_batches, 1) << "every breakpoint in one synchronized write";
 	for (int i = 0; i < 10; ++i)
@@ -280,7 +298,7 @@ TEST_F(ProbeTableTest, ARollbackInsideAnArmBatchSeesNoLostText)
 		ASSERT_EQ(add(*batch[i]), 0);
 	}
 	table.unregister_probes(batch, 2);
-	table.end_arm_batch();
+	end_batch();
 	EXPECT_TRUE(kernel.lost.empty()) << "a pending breakpoint was taken for someone else's change";
 	EXPECT_EQ(text_at(text_start + 0x10), original_byte);
 	EXPECT_EQ(text_at(text_start + 0x20), original_byte);
@@ -294,7 +312,7 @@ TEST_F(ProbeTableTest, TextChangedBeforeAPendingArmIsWrittenIsLeftAloneAndLost)
 	okprobe &probe = probe_at(0x30);
 	ASSERT_EQ(add(probe), 0);
 	text_at(text_start + 0x30) = 0x55; // someone else's write meanwhile
-	table.end_arm_batch();
+	end_batch();
 	EXPECT_EQ(text_at(text_start + 0x30), 0x55) << "okprobe wrote over someone else's byte";
 	EXPECT_TRUE(probe.flags & OKPROBE_FLAG_LOST);
 	EXPECT_EQ(kernel.lost[text_start + 0x30], 1);
@@ -1126,7 +1144,7 @@ extern "C" int okp_glue_has_exception_entry(unsigned long)
 extern "C" unsigned long okp_glue_ftrace_site(unsigned long address, unsigned long *length)
 {
 	*length = 0;
-	if (!kernel.ftrace_site || address != kernel.ftrace_site)
+	if ((!kernel.ftrace_site || address != kernel.ftrace_site) && !kernel.more_ftrace_sites.count(address))
 		return 0;
 	*length = 1;
 	return address;
@@ -1137,13 +1155,25 @@ extern "C" int okp_glue_ftrace_supported(void)
 	return 1;
 }
 
-extern "C" int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
+extern "C" int okp_glue_ftrace_arm_many(const unsigned long *addresses, unsigned int count, int ipmodify)
 {
+	++kernel.ftrace_arm_passes;
 	if (kernel.ftrace_arm_error)
 		return kernel.ftrace_arm_error;
-	EXPECT_EQ(kernel.ftrace_armed[0][address] + kernel.ftrace_armed[1][address], 0) << "armed twice";
-	++kernel.ftrace_armed[ipmodify ? 1 : 0][address];
+	for (unsigned int i = 0; i < count; ++i)
+		if (kernel.ftrace_refused.count(addresses[i]))
+			return -16; // all or nothing, as ftrace_set_filter_ips()
+	for (unsigned int i = 0; i < count; ++i) {
+		EXPECT_EQ(kernel.ftrace_armed[0][addresses[i]] + kernel.ftrace_armed[1][addresses[i]], 0)
+			<< "armed twice";
+		++kernel.ftrace_armed[ipmodify ? 1 : 0][addresses[i]];
+	}
 	return 0;
+}
+
+extern "C" int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
+{
+	return okp_glue_ftrace_arm_many(&address, 1, ipmodify);
 }
 
 extern "C" void okp_glue_entry_unarmed(unsigned long address, const char *, const char *)
@@ -1151,10 +1181,18 @@ extern "C" void okp_glue_entry_unarmed(unsigned long address, const char *, cons
 	++kernel.entries_unarmed[address];
 }
 
+extern "C" void okp_glue_ftrace_disarm_many(const unsigned long *addresses, unsigned int count, int ipmodify)
+{
+	++kernel.ftrace_disarm_passes;
+	for (unsigned int i = 0; i < count; ++i) {
+		EXPECT_EQ(kernel.ftrace_armed[ipmodify ? 1 : 0][addresses[i]], 1) << "disarmed through the other ops";
+		--kernel.ftrace_armed[ipmodify ? 1 : 0][addresses[i]];
+	}
+}
+
 extern "C" void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
 {
-	EXPECT_EQ(kernel.ftrace_armed[ipmodify ? 1 : 0][address], 1) << "disarmed through the other ops";
-	--kernel.ftrace_armed[ipmodify ? 1 : 0][address];
+	okp_glue_ftrace_disarm_many(&address, 1, ipmodify);
 }
 
 // A clock that moves 100 ns each time it is read.
@@ -1674,6 +1712,82 @@ TEST_F(ProbeTableTest, FtraceRefusingTheEntryRefusesTheRegistrationWithItsErrno)
 	kernel.ftrace_arm_error = 0;
 	EXPECT_EQ(table.set_probe_enabled(&disabled, true), 0);
 	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1);
+}
+
+// okprobe_register_many of entry probes: one pass of ftrace over its
+// records arms them all, and one unregister_many disarms them with one.
+TEST_F(ProbeTableTest, ABatchOfEntriesGoesIntoFtraceInOnePass)
+{
+	okprobe *batch[8];
+	for (int i = 0; i < 8; ++i)
+		kernel.more_ftrace_sites.insert(text_start + 0x10 * i);
+	table.begin_arm_batch();
+	for (int i = 0; i < 8; ++i) {
+		batch[i] = &probe_at(0x10 * i);
+		ASSERT_EQ(add(*batch[i]), 0);
+		EXPECT_TRUE(batch[i]->flags & OKPROBE_FLAG_FTRACE);
+	}
+	EXPECT_EQ(kernel.ftrace_arm_passes, 0) << "ftrace asked before the batch ends";
+	EXPECT_EQ(end_batch(), 0);
+	EXPECT_EQ(kernel.ftrace_arm_passes, 1) << "one pass for the batch";
+	for (int i = 0; i < 8; ++i)
+		EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x10 * i], 1);
+	EXPECT_EQ(kernel.text_writes + kernel.text_batches, 0);
+	table.unregister_probes(batch, 8);
+	EXPECT_EQ(kernel.ftrace_disarm_passes, 1) << "one pass to take them all out";
+	for (int i = 0; i < 8; ++i)
+		EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x10 * i], 0);
+}
+
+// A second probe with a post_handler on an entry of the batch moves it to
+// the other ops: the batch so far goes in first, then that entry again.
+TEST_F(ProbeTableTest, APostHandlerInABatchMovesItsEntryToTheOtherOps)
+{
+	for (int i = 0; i < 3; ++i)
+		kernel.more_ftrace_sites.insert(text_start + 0x10 * i);
+	table.begin_arm_batch();
+	okprobe *batch[4];
+	for (int i = 0; i < 3; ++i) {
+		batch[i] = &probe_at(0x10 * i);
+		ASSERT_EQ(add(*batch[i]), 0);
+	}
+	batch[3] = &probe_at(0x10);
+	batch[3]->post_handler = post_handler;
+	ASSERT_EQ(add(*batch[3]), 0);
+	EXPECT_EQ(end_batch(), 0);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1);
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x10], 0);
+	EXPECT_EQ(kernel.ftrace_armed[1][text_start + 0x10], 1) << "the entry with a post_handler";
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x20], 1);
+	table.unregister_probes(batch, 4);
+}
+
+// ftrace refuses one entry of the batch: the rest are armed one at a
+// time, the refused one is not, and the batch's end says which and why
+// (register_many then unregisters them all).
+TEST_F(ProbeTableTest, AnEntryFtraceRefusesInABatchIsNamedAndTheRestStayArmed)
+{
+	for (int i = 0; i < 4; ++i)
+		kernel.more_ftrace_sites.insert(text_start + 0x10 * i);
+	kernel.ftrace_refused.insert(text_start + 0x20);
+	table.begin_arm_batch();
+	okprobe *batch[4];
+	for (int i = 0; i < 4; ++i) {
+		batch[i] = &probe_at(0x10 * i);
+		ASSERT_EQ(add(*batch[i]), 0);
+	}
+	std::string where, why;
+	EXPECT_EQ(end_batch(&where, &why), 16);
+	EXPECT_EQ(where, "fake_function+0x20/0x100") << where;
+	EXPECT_NE(why.find("ftrace"), std::string::npos) << why;
+	EXPECT_EQ(kernel.ftrace_arm_passes, 1 + 4) << "the batch, then one at a time";
+	EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x20], 0);
+	for (int i : {0, 1, 3})
+		EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x10 * i], 1);
+	EXPECT_TRUE(kernel.entries_unarmed.empty()) << "register_many's refusal says why, once";
+	table.unregister_probes(batch, 4);
+	for (int i = 0; i < 4; ++i)
+		EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x10 * i], 0);
 }
 
 TEST_F(ProbeTableTest, ADisabledPostHandlerLeavesTheEntryInItsOpsAndARefusedReArmIsReported)

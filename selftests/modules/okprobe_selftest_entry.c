@@ -525,6 +525,102 @@ out:
 	kfree(p);
 }
 
+#ifdef CONFIG_KPROBES_ON_FTRACE
+static int okp_entry_owner_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	return 0;
+}
+#endif
+
+/*
+ * okprobe_register_many() of entries: through ftrace they go into its
+ * filters in one pass (a second probe with a post_handler on one of them
+ * moves it to the other ops on the way), count every call, and leave in
+ * one pass with okprobe_unregister_many(). Where the kernel's kprobe with
+ * a post_handler owns one entry's ip, the batch fails with EBUSY and none
+ * of it stays registered.
+ */
+static void okp_test_entry_many(void)
+{
+	struct okp_entry_probe *p = kcalloc(3, sizeof(*p), GFP_KERNEL);
+	struct okprobe *batch[3];
+	long wrong = 0, before;
+	char why[200] = "";
+	bool via_ftrace;
+	int ret, i;
+
+	EXPECT(p, "out of memory");
+	okp_entry_expected(okp_entry_target, &via_ftrace);
+	p[0].probe.addr = okp_entry_target;
+	p[1].probe.addr = okp_entry_target2;
+	p[2].probe.addr = okp_entry_target2;
+	for (i = 0; i < 3; i++) {
+		p[i].probe.pre_handler = okp_entry_pre;
+		batch[i] = &p[i].probe;
+	}
+	p[2].probe.post_handler = okp_entry_post;
+	ret = okprobe_register_many(batch, 3);
+	EXPECT(!ret, "okprobe_register_many: %d", ret);
+	for (i = 0; i < 3; i++)
+		EXPECT(!!(p[i].probe.flags & OKPROBE_FLAG_FTRACE) == via_ftrace,
+		       "probe %d: flags 0x%x", i, p[i].probe.flags);
+	for (i = 0; i < OKP_ENTRY_CALLS; i++)
+		wrong += okp_entry_round(i);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	for (i = 0; i < 3; i++)
+		EXPECT(atomic_long_read(&p[i].hits) == OKP_ENTRY_CALLS,
+		       "probe %d: %ld hits of %d calls", i,
+		       atomic_long_read(&p[i].hits), OKP_ENTRY_CALLS);
+	EXPECT(atomic_long_read(&p[2].post_hits) == OKP_ENTRY_CALLS,
+	       "the post_handler: %ld of %d calls",
+	       atomic_long_read(&p[2].post_hits), OKP_ENTRY_CALLS);
+	okprobe_unregister_many(batch, 3);
+	before = atomic_long_read(&p[0].hits) + atomic_long_read(&p[1].hits);
+	for (i = 0; i < 10; i++)
+		wrong += okp_entry_round(i);
+	EXPECT(!wrong && atomic_long_read(&p[0].hits) +
+	       atomic_long_read(&p[1].hits) == before,
+	       "after unregister_many: %ld wrong, hits went on",
+	       wrong);
+#ifdef CONFIG_KPROBES_ON_FTRACE
+	if (via_ftrace) {
+		struct kprobe owner = {
+			.addr = (kprobe_opcode_t *)okp_entry_target2,
+			.pre_handler = okp_entry_owner_pre,
+			.post_handler = okp_entry_kprobe_post,
+		};
+
+		ret = register_kprobe(&owner);
+		EXPECT(!ret, "register_kprobe with a post_handler: %d", ret);
+		for (i = 0; i < 3; i++) {
+			memset(&p[i].probe, 0, sizeof(p[i].probe));
+			p[i].probe.pre_handler = okp_entry_pre;
+			atomic_long_set(&p[i].hits, 0);
+		}
+		p[0].probe.addr = okp_entry_target;
+		p[1].probe.addr = okp_entry_target2;
+		p[1].probe.post_handler = okp_entry_post;
+		ret = okprobe_register_many(batch, 2);
+		okp_entry_calls(10, &wrong);
+		unregister_kprobe(&owner);
+		EXPECT(ret == -EBUSY,
+		       "a batch with an entry the kernel's kprobe owns: %d", ret);
+		EXPECT(!p[0].probe.okp_site && !p[1].probe.okp_site,
+		       "the batch stays registered in part");
+		EXPECT(!atomic_long_read(&p[0].hits) && !wrong,
+		       "the refused batch's entry counted %ld calls, %ld wrong",
+		       atomic_long_read(&p[0].hits), wrong);
+	}
+#endif
+out:
+	for (i = 0; p && i < 3; i++)
+		if (p[i].probe.okp_site)
+			okprobe_unregister(&p[i].probe);
+	okp_report(!why[0], "okprobe_register_many of entries (a post_handler on one): each counts every call, unregister_many stops them all; a batch with an entry another owns fails whole with EBUSY",
+		   why);
+	kfree(p);
+}
+
 /*
  * A pre_handler that calls its own function and another probed one: both
  * calls run without handlers and count a miss (the CPU is inside a hit),
@@ -588,6 +684,15 @@ static bool okp_entry_recursion_under_kprobe(struct okp_entry_probe *p,
 	long hits = atomic_long_read(&p[0].hits), wrong = 0;
 	unsigned long missed0 = p[0].probe.nmissed;
 	unsigned long missed1 = p[1].probe.nmissed;
+	/*
+	 * On x86 a function with one ftrace_ops gets that ops' own
+	 * trampoline, which calls okprobe's callback directly. riscv has no
+	 * such trampolines: every call goes through ftrace_ops_list_func,
+	 * whose recursion guard drops a call nested two deep in one context
+	 * before okprobe sees it (Documentation/api.md): no miss counted.
+	 */
+	const unsigned long nested = IS_ENABLED(CONFIG_X86_64) ?
+				     OKP_ENTRY_CALLS : 0;
 	int ret, i;
 
 	OPTIMIZER_HIDE_VAR(outer);
@@ -613,11 +718,11 @@ static bool okp_entry_recursion_under_kprobe(struct okp_entry_probe *p,
 			 wrong);
 	else if (atomic_long_read(&okp_entry_outer_hits) != OKP_ENTRY_CALLS ||
 		 atomic_long_read(&p[0].hits) - hits != OKP_ENTRY_CALLS ||
-		 p[0].probe.nmissed - missed0 != OKP_ENTRY_CALLS ||
-		 p[1].probe.nmissed - missed1 != OKP_ENTRY_CALLS)
+		 p[0].probe.nmissed - missed0 != nested ||
+		 p[1].probe.nmissed - missed1 != nested)
 		snprintf(why, size,
-			 "under a kprobe on ftrace, %d calls: kprobe %ld hits, okprobe %ld hits %lu missed, the other %lu missed",
-			 OKP_ENTRY_CALLS,
+			 "under a kprobe on ftrace, %d calls (%lu nested misses expected): kprobe %ld hits, okprobe %ld hits %lu missed, the other %lu missed",
+			 OKP_ENTRY_CALLS, nested,
 			 atomic_long_read(&okp_entry_outer_hits),
 			 atomic_long_read(&p[0].hits) - hits,
 			 p[0].probe.nmissed - missed0,
@@ -677,7 +782,7 @@ out:
 	okp_report(!why[0], "an entry handler that calls its own and another probed function: each nested call runs without handlers and counts one miss",
 		   why);
 	if (under_kprobe)
-		okp_report(!why_under[0], "the same when a kernel kprobe on ftrace's handler makes the call: the nested calls count their misses",
+		okp_report(!why_under[0], "the same when a kernel kprobe on ftrace's handler makes the call: the nested calls count their misses (x86; riscv's ftrace list function drops them first)",
 			   why_under);
 	kfree(p);
 }
@@ -693,6 +798,7 @@ void okp_test_entry_probes(void)
 	if (via_ftrace)
 		okp_test_entry_override(false);
 	okp_test_entry_two_sites();
+	okp_test_entry_many();
 	okp_test_entry_recursion();
 #ifdef CONFIG_KPROBES
 	okp_test_entry_against_kprobe(okp_entry_target, "okp_entry_target", false);

@@ -110,11 +110,14 @@ int okp_core_register(struct okprobe *probe, const char *symbol_name,
 		      const char **why);
 /*
  * okprobe_register_many: the breakpoints of the okp_core_register calls
- * between these two go into the text together, with one synchronization;
- * end before anything else (a rollback) and before the mutex is dropped.
+ * between these two go into the text together, with one synchronization,
+ * and their entries through ftrace into its filters with one pass; end
+ * before anything else (a rollback) and before the mutex is dropped. End
+ * returns 0, or the negative errno ftrace refused an entry with (*where
+ * the site, *why the reason): the batch is then to be unregistered.
  */
 void okp_core_begin_arm_batch(void);
-void okp_core_end_arm_batch(void);
+int okp_core_end_arm_batch(const char **where, const char **why);
 /*
  * One grace period for the batch; entries the table does not hold (NULL,
  * unregistered, copies) are skipped and counted: returns how many.

@@ -99,6 +99,15 @@ int okp_glue_ftrace_supported(void);
  */
 int okp_glue_ftrace_arm(unsigned long address, int ipmodify);
 void okp_glue_ftrace_disarm(unsigned long address, int ipmodify);
+/*
+ * The same for count call sites at once, one pass of ftrace for all
+ * (ftrace_set_filter_ips). Arming is all or nothing: on an error none of
+ * them is armed.
+ */
+int okp_glue_ftrace_arm_many(const unsigned long *addresses,
+			     unsigned int count, int ipmodify);
+void okp_glue_ftrace_disarm_many(const unsigned long *addresses,
+				 unsigned int count, int ipmodify);
 /* An entry ftrace refused: its probes do not run until it is armed. */
 void okp_glue_entry_unarmed(unsigned long address, const char *description,
 			    const char *why);

@@ -30,9 +30,9 @@ extern "C" void okp_core_begin_arm_batch(void)
 	registered_probes.begin_arm_batch();
 }
 
-extern "C" void okp_core_end_arm_batch(void)
+extern "C" int okp_core_end_arm_batch(const char **where, const char **why)
 {
-	registered_probes.end_arm_batch();
+	return -registered_probes.end_arm_batch(where, why);
 }
 
 extern "C" unsigned long okp_core_unregister_many(struct okprobe **probes, unsigned long count)

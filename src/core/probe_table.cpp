@@ -319,10 +319,26 @@ void ProbeTable::retire_detour(Site &site)
 // The breakpoint goes in over the original instruction only; it comes
 // out (the original bytes back) only over okprobe's breakpoint. Anything
 // else there is someone else's change: the site is lost, nothing written.
+void ProbeTable::defer_arm(Site &site)
+{
+	site.arm_pending = true;
+	site.arm_next = pending_arms_;
+	pending_arms_ = &site;
+	++pending_arm_count_;
+}
+
 void ProbeTable::arm(Site &site)
 {
 	if (site.via_ftrace) {
 		const bool ipmodify = wants_ipmodify(site);
+		if (batching_arms_) {
+			// With the batch's other entries, one pass of ftrace
+			// (arm_ftrace_sites undoes armed if ftrace refuses).
+			site.ftrace_ipmodify = ipmodify;
+			site.ftrace_error = 0;
+			defer_arm(site);
+			return;
+		}
 		const int result = okp_glue_ftrace_arm(site.address, ipmodify);
 		site.ftrace_error = -result;
 		if (!result)
@@ -338,10 +354,7 @@ void ProbeTable::arm(Site &site)
 	const StepTimer timer(clock_, WriterStep::arm);
 	site.patched_bytes = uint8_t(length);
 	if (batching_arms_) {
-		site.arm_pending = true;
-		site.arm_next = pending_arms_;
-		pending_arms_ = &site;
-		++pending_arm_count_;
+		defer_arm(site);
 		return;
 	}
 	okp_glue_text_write(site.address, breakpoint, length);
@@ -353,10 +366,19 @@ void ProbeTable::write_pending_arms()
 		return;
 	const StepTimer timer(clock_, WriterStep::arm_batch);
 	PatchBatch batch(pending_arm_count_);
+	OwnedArray<Site *> entries = OwnedArray<Site *>::make(pending_arm_count_);
+	size_t entry_count = 0;
 	for (Site *site = pending_arms_; site; site = site->arm_next) {
 		if (!site->arm_pending)
 			continue;
 		site->arm_pending = false;
+		if (site->via_ftrace) {
+			if (entries)
+				entries[entry_count++] = site;
+			else
+				arm_ftrace_sites(&site, 1); // memory is short
+			continue;
+		}
 		size_t length = 0;
 		const uint8_t *breakpoint = arch::breakpoint_bytes(*site, &length);
 		// Checked again: the batch spans many registrations.
@@ -373,6 +395,7 @@ void ProbeTable::write_pending_arms()
 		batch.add(site->address, breakpoint, length, *site);
 	}
 	batch.write();
+	arm_ftrace_sites(entries.get(), entry_count);
 	pending_arms_ = nullptr;
 	pending_arm_count_ = 0;
 }
@@ -380,7 +403,9 @@ void ProbeTable::write_pending_arms()
 void ProbeTable::disarm(Site &site)
 {
 	if (site.via_ftrace) {
-		okp_glue_ftrace_disarm(site.address, site.ftrace_ipmodify);
+		write_pending_arms(); // its arm may still be pending
+		if (site.armed && !site.ftrace_error)
+			okp_glue_ftrace_disarm(site.address, site.ftrace_ipmodify);
 		return;
 	}
 	write_pending_arms(); // the breakpoint to take out may still be pending
@@ -418,6 +443,61 @@ const char *ftrace_refusal(int error)
 }
 
 } // namespace
+
+void ProbeTable::refuse_ftrace_arm(Site &site, int error)
+{
+	site.armed = false;
+	site.ftrace_error = error;
+	site.unoptimized_why = ftrace_refusal(error);
+	if (!batch_refusal_) {
+		batch_refusal_ = error;
+		batch_refused_where_ = site.description;
+		batch_refused_why_ = site.unoptimized_why;
+	}
+}
+
+void ProbeTable::arm_ftrace_sites(Site *const *sites, size_t count)
+{
+	if (!count)
+		return;
+	OwnedArray<unsigned long> addresses = OwnedArray<unsigned long>::make(count);
+	for (int ipmodify = 0; ipmodify < 2; ++ipmodify) {
+		size_t n = 0;
+		for (size_t i = 0; addresses && i < count; ++i)
+			if (sites[i]->ftrace_ipmodify == (ipmodify != 0))
+				addresses[n++] = sites[i]->address;
+		if (n && okp_glue_ftrace_arm_many(addresses.get(), unsigned(n), ipmodify) == 0)
+			continue;
+		// Refused (all of them), or no memory for the batch: one at a
+		// time, so that only the sites ftrace refuses fail, each with
+		// its errno.
+		for (size_t i = 0; i < count; ++i) {
+			Site &site = *sites[i];
+			if (site.ftrace_ipmodify != (ipmodify != 0))
+				continue;
+			if (const int result = okp_glue_ftrace_arm(site.address, ipmodify))
+				refuse_ftrace_arm(site, -result);
+		}
+	}
+}
+
+void ProbeTable::disarm_ftrace_sites(Site *const *sites, size_t count)
+{
+	OwnedArray<unsigned long> addresses = OwnedArray<unsigned long>::make(count);
+	for (int ipmodify = 0; ipmodify < 2; ++ipmodify) {
+		size_t n = 0;
+		for (size_t i = 0; i < count; ++i) {
+			if (sites[i]->ftrace_ipmodify != (ipmodify != 0))
+				continue;
+			if (addresses)
+				addresses[n++] = sites[i]->address;
+			else
+				okp_glue_ftrace_disarm(sites[i]->address, ipmodify); // memory is short
+		}
+		if (n)
+			okp_glue_ftrace_disarm_many(addresses.get(), unsigned(n), ipmodify);
+	}
+}
 
 void ProbeTable::update_ftrace_site(Site &site, bool report_refusal)
 {
@@ -998,15 +1078,24 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 					out.add(*site);
 		}
 		BreakpointsOut breakpoints(sites);
+		// The entry sites through ftrace leave their ops' filters in
+		// one pass of ftrace.
+		OwnedArray<Site *> entries = OwnedArray<Site *>::make(sites);
+		size_t entry_count = 0;
 		for (Site *site = touched; site; site = site->work_next) {
 			if (site->used_slots())
 				continue;
 			leave_jump(*site);
-			if (site->armed && site->via_ftrace)
-				disarm(*site);
-			else if (site->armed && !site->is_lost())
+			if (site->armed && site->via_ftrace) {
+				if (entries)
+					entries[entry_count++] = site;
+				else
+					disarm(*site);
+			} else if (site->armed && !site->is_lost()) {
 				breakpoints.add(*site);
+			}
 		}
+		disarm_ftrace_sites(entries.get(), entry_count);
 	}
 	Site *dying = nullptr; // linked through next once unlinked
 	const bool detached = touched != nullptr;

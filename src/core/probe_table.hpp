@@ -255,11 +255,23 @@ public:
 	// one synchronization (x86) or stop_machine (riscv) for all; every
 	// probe is live when end_arm_batch returns. Any other writer entry
 	// point writes the batch first.
-	void begin_arm_batch() { batching_arms_ = true; }
-	void end_arm_batch()
+	// Entry probes through ftrace are armed together too, one pass of
+	// ftrace for all; end_arm_batch returns the first errno ftrace
+	// refused one with (0: none), *where and *why saying which and why
+	// (the caller unregisters the batch: register_many is all or
+	// nothing).
+	void begin_arm_batch()
+	{
+		batching_arms_ = true;
+		batch_refusal_ = 0;
+	}
+	int end_arm_batch(const char **where, const char **why)
 	{
 		batching_arms_ = false;
 		write_pending_arms();
+		*where = batch_refused_where_;
+		*why = batch_refused_why_;
+		return batch_refusal_;
 	}
 	// Detaches every probe, then waits one grace period for the whole
 	// batch (and one rcu-tasks grace period when a site dies) before
@@ -369,6 +381,14 @@ private:
 	// Writes the arm batch's breakpoints (each only over the original
 	// instruction still), one synchronization for all.
 	void write_pending_arms();
+	// Puts the site on the batch's pending list.
+	void defer_arm(Site &site);
+	// Arms / disarms entry sites through ftrace, a pass of ftrace per
+	// ops for all of them (one at a time when memory is short or a pass
+	// is refused, to find which site ftrace refuses).
+	void arm_ftrace_sites(Site *const *sites, size_t count);
+	void disarm_ftrace_sites(Site *const *sites, size_t count);
+	void refuse_ftrace_arm(Site &site, int error);
 	// Arms or disarms the site and moves its jump toward what it should
 	// be. defer_detour: a detour to build is left to the optimizer.
 	void update_site(Site &site, bool defer_detour = false);
@@ -448,6 +468,10 @@ private:
 	bool batching_arms_ = false;
 	Site *pending_arms_ = nullptr;
 	size_t pending_arm_count_ = 0;
+	// The batch's first ftrace refusal: errno, the site, why.
+	int batch_refusal_ = 0;
+	const char *batch_refused_where_ = nullptr;
+	const char *batch_refused_why_ = nullptr;
 	WriterClock clock_;
 	// Bumped by optimizer_begin: stamps what a grace period covers.
 	uint64_t generation_ = 1;

@@ -109,59 +109,80 @@ static struct ftrace_ops *okp_ftrace_ops_of(int ipmodify, unsigned int **sites)
 	return ipmodify ? &okp_ftrace_ipmodify_ops : &okp_ftrace_ops;
 }
 
-int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
+/*
+ * One pass of ftrace over its records for the whole batch
+ * (ftrace_set_filter_ips(), as fprobe uses it), where a probe at a time
+ * cost a pass each: registering 1000 entry probes with
+ * okprobe_register_many() no longer updates ftrace's text 1000 times.
+ */
+int okp_glue_ftrace_arm_many(const unsigned long *addresses,
+			     unsigned int count, int ipmodify)
 {
 	unsigned int *sites;
 	struct ftrace_ops *ops = okp_ftrace_ops_of(ipmodify, &sites);
 	int ret;
 
-	ret = ftrace_set_filter_ip(ops, address, 0, 0);
+	ret = ftrace_set_filter_ips(ops, (unsigned long *)addresses, count,
+				    0, 0);
 	if (ret)
 		return ret;
 	if (*sites == 0) {
 		ret = register_ftrace_function(ops);
 		if (ret) {
-			ftrace_set_filter_ip(ops, address, 1, 0);
+			ftrace_set_filter_ips(ops, (unsigned long *)addresses,
+					      count, 1, 0);
 			return ret;
 		}
 	}
-	(*sites)++;
+	*sites += count;
 	return 0;
 }
 
-void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
+int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
+{
+	return okp_glue_ftrace_arm_many(&address, 1, ipmodify);
+}
+
+void okp_glue_ftrace_disarm_many(const unsigned long *addresses,
+				 unsigned int count, int ipmodify)
 {
 	unsigned int *sites;
 	struct ftrace_ops *ops = okp_ftrace_ops_of(ipmodify, &sites);
 	int ret;
 
 	/*
-	 * The last site unregisters the ops first, as kprobes does: an ops
+	 * The last sites unregister the ops first, as kprobes does: an ops
 	 * must not be left registered with an empty filter, which ftrace
 	 * reads as "trace every function". If ftrace cannot (it was killed),
 	 * its call sites may still lead into okprobe: the ops keeps its
 	 * filter, and okprobe.ko stays loaded.
 	 */
-	if (WARN_ON_ONCE(*sites == 0))
+	if (WARN_ON_ONCE(*sites < count))
 		return;
-	if (*sites == 1) {
+	if (*sites == count) {
 		ret = unregister_ftrace_function(ops);
 		if (ret) {
 			__module_get(THIS_MODULE);
 			pr_err("cannot leave %pS: unregister_ftrace_function: %d; okprobe stays loaded\n",
-			       (void *)address, ret);
+			       (void *)addresses[0], ret);
 			return;
 		}
 	}
-	(*sites)--;
+	*sites -= count;
 	/*
-	 * The call site is still in ftrace's records: a module's going text
-	 * is disarmed from its GOING notifier, before ftrace drops them.
+	 * The call sites are still in ftrace's records: a module's going
+	 * text is disarmed from its GOING notifier, before ftrace drops them.
 	 */
-	ret = ftrace_set_filter_ip(ops, address, 1, 0);
+	ret = ftrace_set_filter_ips(ops, (unsigned long *)addresses, count,
+				    1, 0);
 	if (ret)
-		pr_err("ftrace_set_filter_ip(%pS, remove): %d\n",
-		       (void *)address, ret);
+		pr_err("ftrace_set_filter_ips(%pS and %u more, remove): %d\n",
+		       (void *)addresses[0], count - 1, ret);
+}
+
+void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
+{
+	okp_glue_ftrace_disarm_many(&address, 1, ipmodify);
 }
 
 #else /* !CONFIG_DYNAMIC_FTRACE_WITH_REGS */
@@ -177,7 +198,18 @@ int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
 	return -EOPNOTSUPP;
 }
 
+int okp_glue_ftrace_arm_many(const unsigned long *addresses,
+			     unsigned int count, int ipmodify)
+{
+	return -EOPNOTSUPP;
+}
+
 void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
+{
+}
+
+void okp_glue_ftrace_disarm_many(const unsigned long *addresses,
+				 unsigned int count, int ipmodify)
 {
 }
 

@@ -411,7 +411,8 @@ EXPORT_SYMBOL_GPL(okprobe_register);
 
 int okprobe_register_many(struct okprobe **probes, int count)
 {
-	int i, ret = 0;
+	const char *where = NULL, *why = NULL;
+	int i, ret = 0, armed;
 
 	might_sleep();
 	if (!probes || count <= 0) {
@@ -427,14 +428,21 @@ int okprobe_register_many(struct okprobe **probes, int count)
 		}
 	}
 	mutex_lock(&okp_probe_mutex);
-	/* Every breakpoint of the batch in one text write, one CPU sync. */
+	/*
+	 * Every breakpoint of the batch in one text write, one CPU sync;
+	 * every entry through ftrace in one pass of ftrace.
+	 */
 	okp_core_begin_arm_batch();
 	for (i = 0; i < count; i++) {
 		ret = okp_register_locked(probes[i]);
 		if (ret)
 			break;
 	}
-	okp_core_end_arm_batch();
+	armed = okp_core_end_arm_batch(&where, &why);
+	if (armed && !ret) {
+		pr_err("cannot probe %s: %s (%d)\n", where, why, armed);
+		ret = armed;
+	}
 	/* All or nothing, like register_kprobes(). */
 	if (ret)
 		okp_core_unregister_many(probes, i);
