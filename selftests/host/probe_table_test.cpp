@@ -48,7 +48,7 @@ struct FakeKernel {
 	int ftrace_arm_error = 0;
 	std::map<uint64_t, int> ftrace_armed[2];
 	std::set<uint64_t> more_ftrace_sites;		     // call sites too
-	std::set<uint64_t> ftrace_refused;		     // ftrace refuses these (EBUSY)
+	std::set<uint64_t> ftrace_refused;		     // owned by another ipmodify user (EBUSY)
 	int ftrace_arm_passes = 0, ftrace_disarm_passes = 0; // of ftrace's records
 	std::map<uint64_t, int> entries_unarmed;	     // reported: probes that do not run
 } kernel;
@@ -1160,7 +1160,7 @@ extern "C" int okp_glue_ftrace_arm_many(const unsigned long *addresses, unsigned
 	++kernel.ftrace_arm_passes;
 	if (kernel.ftrace_arm_error)
 		return kernel.ftrace_arm_error;
-	for (unsigned int i = 0; i < count; ++i)
+	for (unsigned int i = 0; ipmodify && i < count; ++i)
 		if (kernel.ftrace_refused.count(addresses[i]))
 			return -16; // all or nothing, as ftrace_set_filter_ips()
 	for (unsigned int i = 0; i < count; ++i) {
@@ -1754,7 +1754,11 @@ TEST_F(ProbeTableTest, APostHandlerInABatchMovesItsEntryToTheOtherOps)
 	batch[3] = &probe_at(0x10);
 	batch[3]->post_handler = post_handler;
 	ASSERT_EQ(add(*batch[3]), 0);
+	EXPECT_EQ(kernel.ftrace_arm_passes + kernel.ftrace_disarm_passes, 0)
+		<< "the pending entry changed ops without asking ftrace";
 	EXPECT_EQ(end_batch(), 0);
+	EXPECT_EQ(kernel.ftrace_arm_passes, 2) << "one pass per ops";
+	EXPECT_EQ(kernel.ftrace_disarm_passes, 0);
 	EXPECT_EQ(kernel.ftrace_armed[0][text_start], 1);
 	EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x10], 0);
 	EXPECT_EQ(kernel.ftrace_armed[1][text_start + 0x10], 1) << "the entry with a post_handler";
@@ -1762,32 +1766,55 @@ TEST_F(ProbeTableTest, APostHandlerInABatchMovesItsEntryToTheOtherOps)
 	table.unregister_probes(batch, 4);
 }
 
-// ftrace refuses one entry of the batch: the rest are armed one at a
-// time, the refused one is not, and the batch's end says which and why
+// ftrace refuses one entry of the batch (another user that changes the
+// ip owns it): the halves are tried again until only it is left out, the
+// rest stay armed, and the batch's end says which and why
 // (register_many then unregisters them all).
 TEST_F(ProbeTableTest, AnEntryFtraceRefusesInABatchIsNamedAndTheRestStayArmed)
 {
-	for (int i = 0; i < 4; ++i)
+	for (int i = 0; i < 8; ++i)
 		kernel.more_ftrace_sites.insert(text_start + 0x10 * i);
-	kernel.ftrace_refused.insert(text_start + 0x20);
+	kernel.ftrace_refused.insert(text_start + 0x50);
 	table.begin_arm_batch();
-	okprobe *batch[4];
-	for (int i = 0; i < 4; ++i) {
+	okprobe *batch[8];
+	for (int i = 0; i < 8; ++i) {
 		batch[i] = &probe_at(0x10 * i);
+		batch[i]->post_handler = post_handler;
 		ASSERT_EQ(add(*batch[i]), 0);
 	}
 	std::string where, why;
 	EXPECT_EQ(end_batch(&where, &why), 16);
-	EXPECT_EQ(where, "fake_function+0x20/0x100") << where;
+	EXPECT_EQ(where, "fake_function+0x50/0x100") << where;
 	EXPECT_NE(why.find("ftrace"), std::string::npos) << why;
-	EXPECT_EQ(kernel.ftrace_arm_passes, 1 + 4) << "the batch, then one at a time";
-	EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x20], 0);
-	for (int i : {0, 1, 3})
-		EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x10 * i], 1);
+	EXPECT_EQ(kernel.ftrace_arm_passes, 1 + 2 * 3) << "the batch, then halves down to the one refused";
+	for (int i = 0; i < 8; ++i)
+		EXPECT_EQ(kernel.ftrace_armed[1][text_start + 0x10 * i], i == 5 ? 0 : 1) << i;
 	EXPECT_TRUE(kernel.entries_unarmed.empty()) << "register_many's refusal says why, once";
-	table.unregister_probes(batch, 4);
-	for (int i = 0; i < 4; ++i)
-		EXPECT_EQ(kernel.ftrace_armed[0][text_start + 0x10 * i], 0);
+	table.unregister_probes(batch, 8);
+	for (int i = 0; i < 8; ++i)
+		EXPECT_EQ(kernel.ftrace_armed[1][text_start + 0x10 * i], 0);
+}
+
+// An entry outside the batch that ftrace refuses, re-armed as the batch
+// registers a probe just past it, is reported as before, not blamed on
+// the batch.
+TEST_F(ProbeTableTest, AnOutsideEntryFtraceRefusesDoesNotFailTheBatch)
+{
+	kernel.ftrace_site = text_start;
+	okprobe &outside = probe_at(0);
+	outside.post_handler = post_handler;
+	ASSERT_EQ(add(outside), 0);
+	table.set_all_enabled(false);
+	kernel.ftrace_refused.insert(text_start);
+	table.set_all_enabled(true);
+	ASSERT_EQ(kernel.entries_unarmed[text_start], 1);
+	table.begin_arm_batch();
+	okprobe &inside = probe_at(0x10);
+	ASSERT_EQ(add(inside), 0);
+	EXPECT_EQ(end_batch(), 0) << "the batch failed for an entry it did not register";
+	EXPECT_EQ(text_at(text_start + 0x10), breakpoint);
+	okprobe *both[] = {&outside, &inside};
+	table.unregister_probes(both, 2);
 }
 
 TEST_F(ProbeTableTest, ADisabledPostHandlerLeavesTheEntryInItsOpsAndARefusedReArmIsReported)

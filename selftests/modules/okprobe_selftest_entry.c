@@ -575,12 +575,13 @@ static void okp_test_entry_many(void)
 	       "the post_handler: %ld of %d calls",
 	       atomic_long_read(&p[2].post_hits), OKP_ENTRY_CALLS);
 	okprobe_unregister_many(batch, 3);
-	before = atomic_long_read(&p[0].hits) + atomic_long_read(&p[1].hits);
+	before = atomic_long_read(&p[0].hits) + atomic_long_read(&p[1].hits) +
+		 atomic_long_read(&p[2].hits);
 	for (i = 0; i < 10; i++)
 		wrong += okp_entry_round(i);
 	EXPECT(!wrong && atomic_long_read(&p[0].hits) +
-	       atomic_long_read(&p[1].hits) == before,
-	       "after unregister_many: %ld wrong, hits went on",
+	       atomic_long_read(&p[1].hits) + atomic_long_read(&p[2].hits) ==
+	       before, "after unregister_many: %ld wrong, hits went on",
 	       wrong);
 #ifdef CONFIG_KPROBES_ON_FTRACE
 	if (via_ftrace) {

@@ -331,7 +331,7 @@ void ProbeTable::arm(Site &site)
 {
 	if (site.via_ftrace) {
 		const bool ipmodify = wants_ipmodify(site);
-		if (batching_arms_) {
+		if (batching_arms_ && site.batch_registering) {
 			// With the batch's other entries, one pass of ftrace
 			// (arm_ftrace_sites undoes armed if ftrace refuses).
 			site.ftrace_ipmodify = ipmodify;
@@ -456,21 +456,46 @@ void ProbeTable::refuse_ftrace_arm(Site &site, int error)
 	}
 }
 
+void ProbeTable::arm_ftrace_halves(Site *const *sites, uint64_t *addresses, size_t count, int ipmodify)
+{
+	static_assert(sizeof(uint64_t) == sizeof(unsigned long), "ftrace's addresses");
+	if (!count)
+		return;
+	const int result =
+		okp_glue_ftrace_arm_many(reinterpret_cast<const unsigned long *>(addresses), unsigned(count), ipmodify);
+	if (!result)
+		return;
+	if (count == 1) {
+		refuse_ftrace_arm(*sites[0], -result);
+		return;
+	}
+	// ftrace's update is all or nothing: the half with the entry it
+	// refuses is refused again, the other armed (log2 of the batch
+	// passes more per refused entry).
+	const size_t half = count / 2;
+	arm_ftrace_halves(sites, addresses, half, ipmodify);
+	arm_ftrace_halves(sites + half, addresses + half, count - half, ipmodify);
+}
+
 void ProbeTable::arm_ftrace_sites(Site *const *sites, size_t count)
 {
 	if (!count)
 		return;
-	OwnedArray<unsigned long> addresses = OwnedArray<unsigned long>::make(count);
+	OwnedArray<Site *> ops_sites = OwnedArray<Site *>::make(count);
+	OwnedArray<uint64_t> addresses = OwnedArray<uint64_t>::make(count);
 	for (int ipmodify = 0; ipmodify < 2; ++ipmodify) {
-		size_t n = 0;
-		for (size_t i = 0; addresses && i < count; ++i)
-			if (sites[i]->ftrace_ipmodify == (ipmodify != 0))
+		if (ops_sites && addresses) {
+			size_t n = 0;
+			for (size_t i = 0; i < count; ++i) {
+				if (sites[i]->ftrace_ipmodify != (ipmodify != 0))
+					continue;
+				ops_sites[n] = sites[i];
 				addresses[n++] = sites[i]->address;
-		if (n && okp_glue_ftrace_arm_many(addresses.get(), unsigned(n), ipmodify) == 0)
+			}
+			arm_ftrace_halves(ops_sites.get(), addresses.get(), n, ipmodify);
 			continue;
-		// Refused (all of them), or no memory for the batch: one at a
-		// time, so that only the sites ftrace refuses fail, each with
-		// its errno.
+		}
+		// No memory for the batch: one at a time.
 		for (size_t i = 0; i < count; ++i) {
 			Site &site = *sites[i];
 			if (site.ftrace_ipmodify != (ipmodify != 0))
@@ -506,6 +531,13 @@ void ProbeTable::update_ftrace_site(Site &site, bool report_refusal)
 			disarm(site);
 		site.armed = false;
 		site.unoptimized_why = site.gone ? "its text is gone" : "disabled";
+		return;
+	}
+	// Its arm waits for the batch's pass of ftrace, which reads the ops
+	// it wants then.
+	if (site.arm_pending) {
+		site.ftrace_ipmodify = wants_ipmodify(site);
+		site.unoptimized_why = site.jump_refusal;
 		return;
 	}
 	// A post_handler came or went: ftrace_ops are chosen per call site,
@@ -1018,7 +1050,10 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 	if (index + 1 > site->used_slots())
 		site->probe_slots.store(static_cast<uint8_t>(index + 1), Order::release);
 	site->probes[index].store(probe, Order::release);
-	if (const int refused = update_site_refusing(*site)) {
+	site->batch_registering = batching_arms_;
+	const int refused = update_site_refusing(*site);
+	site->batch_registering = false;
+	if (refused) {
 		// ftrace would not call okprobe there: no probe, and the
 		// reason.
 		okprobe *one[] = {probe};

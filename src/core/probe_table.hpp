@@ -100,10 +100,16 @@ struct Site {
 	// optimize_batch's note of patched_bytes before its write.
 	Site *work_next = nullptr;
 	bool touched = false;
-	// The site's breakpoint waits in the table's arm batch (patched_bytes
-	// already counts it); arm_next chains that batch.
+	// The site's arm waits in the table's arm batch: its breakpoint
+	// (patched_bytes already counts it), or its entry into ftrace's
+	// filter (armed is already set; ftrace_ipmodify says which ops);
+	// arm_next chains that batch.
 	bool arm_pending = false;
 	Site *arm_next = nullptr;
+	// Set while a registration of the batch updates the site: only its
+	// own entry waits for the batch's pass of ftrace (and fails the
+	// batch when refused), not a neighbour's it re-arms.
+	bool batch_registering = false;
 	uint8_t patched_before = 0;
 
 	// Jump optimization. detour is published (release) while waiting or
@@ -135,7 +141,8 @@ struct Site {
 	// (Registration::via_ftrace): okprobe writes no text there and the
 	// site has no arch part and no jump; armed means okprobe's ftrace_ops
 	// call okp_core_ftrace_hit() for address (through the ops that may
-	// change the ip when ftrace_ipmodify). Set before the site is
+	// change the ip when ftrace_ipmodify), or will once the arm batch it
+	// waits in is written (arm_pending). Set before the site is
 	// published; the handler reads it.
 	bool via_ftrace = false;
 	bool ftrace_ipmodify = false;
@@ -253,7 +260,7 @@ public:
 	// okprobe_register_many: the breakpoints of the registrations between
 	// begin_arm_batch and end_arm_batch go into the text together, with
 	// one synchronization (x86) or stop_machine (riscv) for all; every
-	// probe is live when end_arm_batch returns. Any other writer entry
+	// probe is live when end_arm_batch returns 0. Any other writer entry
 	// point writes the batch first.
 	// Entry probes through ftrace are armed together too, one pass of
 	// ftrace for all; end_arm_batch returns the first errno ftrace
@@ -264,6 +271,7 @@ public:
 	{
 		batching_arms_ = true;
 		batch_refusal_ = 0;
+		batch_refused_where_ = batch_refused_why_ = nullptr;
 	}
 	int end_arm_batch(const char **where, const char **why)
 	{
@@ -387,6 +395,8 @@ private:
 	// ops for all of them (one at a time when memory is short or a pass
 	// is refused, to find which site ftrace refuses).
 	void arm_ftrace_sites(Site *const *sites, size_t count);
+	// One ops' sites: all in one pass, or, refused, each half again.
+	void arm_ftrace_halves(Site *const *sites, uint64_t *addresses, size_t count, int ipmodify);
 	void disarm_ftrace_sites(Site *const *sites, size_t count);
 	void refuse_ftrace_arm(Site &site, int error);
 	// Arms or disarms the site and moves its jump toward what it should
@@ -464,7 +474,8 @@ private:
 	// Lost sites still pinning the module (lost_pinned set).
 	size_t lost_pinned_ = 0;
 	// The arm batch (begin_arm_batch): sites whose breakpoint is not yet
-	// in the text, newest first.
+	// in the text, or whose entry not yet in ftrace's filter, newest
+	// first.
 	bool batching_arms_ = false;
 	Site *pending_arms_ = nullptr;
 	size_t pending_arm_count_ = 0;

@@ -21,7 +21,7 @@ enum class WriterStep : uint8_t {
 	recheck,	// check_registration after the claim
 	plan,		// arch::plan_jump (the whole function decoded)
 	arm,		// the breakpoint written (or noted, in an arm batch)
-	arm_batch,	// an arm batch's breakpoints written
+	arm_batch,	// an arm batch written: its breakpoints, its entries into ftrace
 	detour,		// a detour built and published
 	optimize,	// the optimizer's jumps written
 	unregister,	// the whole of ProbeTable::unregister_probes

@@ -129,8 +129,12 @@ int okp_glue_ftrace_arm_many(const unsigned long *addresses,
 	if (*sites == 0) {
 		ret = register_ftrace_function(ops);
 		if (ret) {
-			ftrace_set_filter_ips(ops, (unsigned long *)addresses,
-					      count, 1, 0);
+			/*
+			 * The filter held no other site: emptied whole, so
+			 * that no address is left for the next registration
+			 * even when a removal would find no memory.
+			 */
+			ftrace_set_filter_ips(ops, NULL, 0, 0, 1);
 			return ret;
 		}
 	}
@@ -146,7 +150,7 @@ int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
 void okp_glue_ftrace_disarm_many(const unsigned long *addresses,
 				 unsigned int count, int ipmodify)
 {
-	unsigned int *sites;
+	unsigned int *sites, i;
 	struct ftrace_ops *ops = okp_ftrace_ops_of(ipmodify, &sites);
 	int ret;
 
@@ -175,9 +179,19 @@ void okp_glue_ftrace_disarm_many(const unsigned long *addresses,
 	 */
 	ret = ftrace_set_filter_ips(ops, (unsigned long *)addresses, count,
 				    1, 0);
-	if (ret)
-		pr_err("ftrace_set_filter_ips(%pS and %u more, remove): %d\n",
-		       (void *)addresses[0], count - 1, ret);
+	if (!ret || count == 1) {
+		if (ret)
+			pr_err("ftrace_set_filter_ip(%pS, remove): %d\n",
+			       (void *)addresses[0], ret);
+		return;
+	}
+	/* All or nothing: one at a time, so that only a refused one stays. */
+	for (i = 0; i < count; i++) {
+		ret = ftrace_set_filter_ip(ops, addresses[i], 1, 0);
+		if (ret)
+			pr_err("ftrace_set_filter_ip(%pS, remove): %d\n",
+			       (void *)addresses[i], ret);
+	}
 }
 
 void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)

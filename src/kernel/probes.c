@@ -412,7 +412,7 @@ EXPORT_SYMBOL_GPL(okprobe_register);
 int okprobe_register_many(struct okprobe **probes, int count)
 {
 	const char *where = NULL, *why = NULL;
-	int i, ret = 0, armed;
+	int i, ret = 0, refused;
 
 	might_sleep();
 	if (!probes || count <= 0) {
@@ -438,10 +438,10 @@ int okprobe_register_many(struct okprobe **probes, int count)
 		if (ret)
 			break;
 	}
-	armed = okp_core_end_arm_batch(&where, &why);
-	if (armed && !ret) {
-		pr_err("cannot probe %s: %s (%d)\n", where, why, armed);
-		ret = armed;
+	refused = okp_core_end_arm_batch(&where, &why);
+	if (refused && !ret) {
+		pr_err("cannot probe %s: %s (%d)\n", where, why, refused);
+		ret = refused;
 	}
 	/* All or nothing, like register_kprobes(). */
 	if (ret)
