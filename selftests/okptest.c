@@ -3036,6 +3036,8 @@ static int bench_wait_for_optimizer(struct bench_pass *pass, long long start)
 			waiting = bench_count_state(bench_big_file, "waiting");
 			pass->optimized = bench_count_state(bench_big_file,
 							    "optimized");
+			pass->ftrace = bench_count_state(bench_big_file,
+							 "ftrace");
 			pass->optimizer_done = !waiting;
 		}
 		if (pass->optimizer_done || now_ms() > deadline)
@@ -3269,8 +3271,8 @@ static void bench_print_coverage(const struct bench_pass *k,
 	    o->registered);
 	say("# coverage: %-44s %14d %10d", "optimized (a jmp in the text)",
 	    k->optimized, o->optimized);
-	say("# coverage: %-44s %14d %10s", "on an ftrace site ([FTRACE], no int3)",
-	    k->ftrace, "-");
+	say("# coverage: %-44s %14d %10d", "on an ftrace site ([FTRACE], no int3)",
+	    k->ftrace, o->ftrace);
 	say("# coverage: %-44s %14lld %10lld", "ms to register, one by one",
 	    k->register_ms, o->register_ms);
 	say("# coverage: %-44s %14lld %10lld",
