@@ -20,10 +20,14 @@ constexpr uint64_t detour = 0xffffffff017a4000;
 constexpr uint64_t entry = 0xffffffff017a9a32; // in the module's text
 constexpr uint64_t site = 0xffffaf8001234560;  // a kmalloc'd struct
 
+// The plan at +2 of the sample function at base:
 // 0: c.li t0, 1; 2: addi a0, a1, -5; 6: addi a0, a0, 1; a: c.li t1, 0;
 // c: c.li t0, 0; e: c.jr ra
-OptimizationPlan plan_at_2(FunctionAnalysis &analysis, const std::vector<uint8_t> &bytes)
+OptimizationPlan sample_plan()
 {
+	const std::vector<uint8_t> bytes =
+		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
+	FunctionAnalysis analysis;
 	EXPECT_TRUE(analysis.build({bytes.data(), base, bytes.size()}, nullptr, 0, nullptr, 0));
 	return plan_jump_optimization(analysis, base + 2);
 }
@@ -35,10 +39,7 @@ Instruction at(const uint8_t *bytes, size_t offset)
 
 TEST(RiscvDetour, SavesCallsRestoresThenRunsTheWindow)
 {
-	const std::vector<uint8_t> function =
-		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
-	FunctionAnalysis analysis;
-	const OptimizationPlan plan = plan_at_2(analysis, function);
+	const OptimizationPlan plan = sample_plan();
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
 	uint8_t out[max_detour_size];
 	const size_t length = build_detour(plan, base + 2, detour, entry, site, out, sizeof(out));
@@ -132,10 +133,7 @@ TEST(RiscvDetour, SavesCallsRestoresThenRunsTheWindow)
 
 TEST(RiscvDetour, RefusesAnEntryOutOfReachAndAMisalignedDetour)
 {
-	const std::vector<uint8_t> function =
-		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
-	FunctionAnalysis analysis;
-	const OptimizationPlan plan = plan_at_2(analysis, function);
+	const OptimizationPlan plan = sample_plan();
 	uint8_t out[max_detour_size];
 	EXPECT_EQ(build_detour(plan, base + 2, detour, detour + (uint64_t(1) << 32), site, out, sizeof(out)), 0u);
 	EXPECT_EQ(build_detour(plan, base + 2, detour + 2, entry, site, out, sizeof(out)), 0u);
@@ -157,10 +155,7 @@ uint64_t literal_at(const uint8_t *out, size_t offset)
 // unknown on arrival: an auipc of the detour's own finds the literal.
 TEST(RiscvDetour, ACountingDetourAddsOneToTheCpusCellThenRunsTheWindow)
 {
-	const std::vector<uint8_t> function =
-		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
-	FunctionAnalysis analysis;
-	const OptimizationPlan plan = plan_at_2(analysis, function);
+	const OptimizationPlan plan = sample_plan();
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
 	const unsigned second = counting_second_register(plan);
 	ASSERT_NE(second, 0u) << "t1 and t0 are dead at +2";
@@ -221,10 +216,7 @@ TEST(RiscvDetour, ACountingDetourAddsOneToTheCpusCellThenRunsTheWindow)
 // "auipc; jalr", the target for "auipc; c.jr".
 TEST(RiscvDetour, TheEntryRegisterHoldsTheAuipcsSumOnArrival)
 {
-	const std::vector<uint8_t> function =
-		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
-	FunctionAnalysis analysis;
-	const OptimizationPlan plan = plan_at_2(analysis, function);
+	const OptimizationPlan plan = sample_plan();
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
 	ASSERT_FALSE(plan.needs_landing());
 	for (const uint64_t target : {detour, detour + 0x7f8, detour + 0x800, detour + 0xff8, detour - 0x808}) {
@@ -252,10 +244,7 @@ TEST(RiscvDetour, TheEntryRegisterHoldsTheAuipcsSumOnArrival)
 // its register, the prologue loads the cells through it: six instructions.
 TEST(RiscvDetour, ACountingDetourLoadsItsCellsThroughTheArrivingRegister)
 {
-	const std::vector<uint8_t> function =
-		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
-	FunctionAnalysis analysis;
-	const OptimizationPlan plan = plan_at_2(analysis, function);
+	const OptimizationPlan plan = sample_plan();
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
 	const unsigned e = plan.entry_register, second = counting_second_register(plan);
 	CounterCall counter;
@@ -314,10 +303,7 @@ TEST(RiscvDetour, ACountingDetourLoadsItsCellsThroughTheArrivingRegister)
 
 TEST(RiscvDetour, TheJumpBackIsOneJalWhereItReaches)
 {
-	const std::vector<uint8_t> function =
-		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
-	FunctionAnalysis analysis;
-	const OptimizationPlan plan = plan_at_2(analysis, function);
+	const OptimizationPlan plan = sample_plan();
 	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
 	CounterCall counter;
 	counter.cells = site;
