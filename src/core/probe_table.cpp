@@ -497,18 +497,16 @@ void ProbeTable::arm_ftrace_sites(Site *const *sites, size_t count)
 		}
 		// No memory for the batch: one at a time.
 		for (size_t i = 0; i < count; ++i) {
-			Site &site = *sites[i];
-			if (site.ftrace_ipmodify != (ipmodify != 0))
-				continue;
-			if (const int result = okp_glue_ftrace_arm(site.address, ipmodify))
-				refuse_ftrace_arm(site, -result);
+			uint64_t address = sites[i]->address;
+			if (sites[i]->ftrace_ipmodify == (ipmodify != 0))
+				arm_ftrace_halves(&sites[i], &address, 1, ipmodify);
 		}
 	}
 }
 
 void ProbeTable::disarm_ftrace_sites(Site *const *sites, size_t count)
 {
-	OwnedArray<unsigned long> addresses = OwnedArray<unsigned long>::make(count);
+	OwnedArray<uint64_t> addresses = OwnedArray<uint64_t>::make(count);
 	for (int ipmodify = 0; ipmodify < 2; ++ipmodify) {
 		size_t n = 0;
 		for (size_t i = 0; i < count; ++i) {
@@ -520,7 +518,8 @@ void ProbeTable::disarm_ftrace_sites(Site *const *sites, size_t count)
 				okp_glue_ftrace_disarm(sites[i]->address, ipmodify); // memory is short
 		}
 		if (n)
-			okp_glue_ftrace_disarm_many(addresses.get(), unsigned(n), ipmodify);
+			okp_glue_ftrace_disarm_many(reinterpret_cast<const unsigned long *>(addresses.get()),
+						    unsigned(n), ipmodify);
 	}
 }
 
