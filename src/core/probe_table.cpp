@@ -316,9 +316,6 @@ void ProbeTable::retire_detour(Site &site)
 	okp_glue_schedule_optimizer();
 }
 
-// The breakpoint goes in over the original instruction only; it comes
-// out (the original bytes back) only over okprobe's breakpoint. Anything
-// else there is someone else's change: the site is lost, nothing written.
 void ProbeTable::defer_arm(Site &site)
 {
 	site.arm_pending = true;
@@ -327,6 +324,9 @@ void ProbeTable::defer_arm(Site &site)
 	++pending_arm_count_;
 }
 
+// The breakpoint goes in over the original instruction only; it comes
+// out (the original bytes back) only over okprobe's breakpoint. Anything
+// else there is someone else's change: the site is lost, nothing written.
 void ProbeTable::arm(Site &site)
 {
 	if (site.via_ftrace) {
