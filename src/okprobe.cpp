@@ -15,6 +15,7 @@
 #include "core/function_text.cpp"
 #include "core/code_graph.cpp"
 #include "core/basic_blocks.cpp"
+#include "core/function_exits.cpp"
 #include "core/probe_events.cpp"
 #include "core/event_fetch.cpp"
 

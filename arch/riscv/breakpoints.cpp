@@ -220,4 +220,9 @@ void flow_step(const CodeRange &function, size_t offset, FlowStep &step)
 	riscv::flow_step(function, offset, step);
 }
 
+void exit_step(const CodeRange &code, size_t offset, ExitStep &step)
+{
+	riscv::exit_step(code, offset, step);
+}
+
 } // namespace okp::arch

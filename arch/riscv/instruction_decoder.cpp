@@ -842,4 +842,49 @@ void flow_step(const CodeRange &function, size_t offset, FlowStep &step)
 	}
 }
 
+void exit_step(const CodeRange &code, size_t offset, ExitStep &step)
+{
+	step = ExitStep{};
+	if (offset >= code.size)
+		return;
+	const Instruction insn = decode_instruction(code.bytes + offset, code.size - offset);
+	if (!insn.length || insn.kind == InstructionClass::illegal)
+		return;
+	step.length = insn.length;
+	const uint64_t here = code.address + offset;
+	constexpr uint8_t ra = 1;
+	switch (insn.kind) {
+	case InstructionClass::conditional_branch:
+		step.flow = ExitFlow::branch;
+		step.target = here + uint64_t(insn.immediate);
+		return;
+	case InstructionClass::direct_jump:
+		step.flow = insn.rd ? ExitFlow::call : ExitFlow::jump;
+		step.target = insn.rd ? 0 : here + uint64_t(insn.immediate);
+		return;
+	case InstructionClass::indirect_jump:
+		if (insn.rd)
+			step.flow = ExitFlow::call;
+		else if (insn.rs1 == ra && insn.immediate == 0)
+			step.flow = ExitFlow::returns;
+		else
+			step.flow = ExitFlow::indirect_jump; // a far tail call, a jump table
+		return;
+	case InstructionClass::system:
+		if (insn.operation == Operation::ebreak || insn.operation == Operation::c_ebreak)
+			step.flow = ExitFlow::trap;
+		else if (insn.operation == Operation::sret || insn.operation == Operation::mret)
+			step.flow = ExitFlow::indirect_jump;
+		else
+			step.flow = ExitFlow::next;
+		return;
+	default:
+		step.flow = insn.operation == Operation::c_nop || (insn.operation == Operation::addi && insn.rd == 0 &&
+								   insn.rs1 == 0 && insn.immediate == 0)
+				    ? ExitFlow::padding
+				    : ExitFlow::next;
+		return;
+	}
+}
+
 } // namespace okp::riscv

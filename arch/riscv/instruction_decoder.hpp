@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "core/basic_blocks.hpp"
+#include "core/function_exits.hpp"
 
 namespace okp::riscv {
 
@@ -138,6 +139,11 @@ Instruction decode_instruction(const uint8_t *bytes, size_t available);
 // (with one, a call, they go on); ebreak, c.ebreak, sret and mret stop,
 // other system instructions go on; an illegal one ends the walk.
 void flow_step(const CodeRange &function, size_t offset, FlowStep &step);
+
+// The instruction at code.bytes + offset as the exit census sees it
+// (core/function_exits.hpp): a jump through ra with no link is a return;
+// any other jump through a register without a link, indirect.
+void exit_step(const CodeRange &code, size_t offset, ExitStep &step);
 
 const char *operation_name(Operation operation);
 const char *instruction_class_name(InstructionClass kind);

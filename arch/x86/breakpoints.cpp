@@ -35,6 +35,8 @@ void resolve_thunks()
 		const char *name = indirect_thunk_symbols[reg];
 		probe_pools.thunks.indirect_thunk[reg] = name ? okp_glue_lookup_symbol(name) : 0;
 	}
+	for (size_t i = 0; i < return_thunk_variant_count; ++i)
+		probe_pools.thunks.return_thunk_variants[i] = okp_glue_lookup_symbol(return_thunk_variant_symbols[i]);
 	okp_detour_percpu percpu = {};
 	okp_glue_detour_percpu(&percpu);
 	DetourCall &call = probe_pools.detour_call;
@@ -230,6 +232,12 @@ OKP_HANDLER_PATH void present_hit_at(Registers &regs, uint64_t address)
 void flow_step(const CodeRange &function, size_t offset, FlowStep &step)
 {
 	x86::flow_step(function, offset, step);
+}
+
+void exit_step(const CodeRange &code, size_t offset, ExitStep &step)
+{
+	resolve_thunks();
+	x86::exit_step(code, offset, probe_pools.thunks, step);
 }
 
 } // namespace okp::arch

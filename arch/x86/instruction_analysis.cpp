@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "x86/instruction_analysis.hpp"
 
+#include "x86/instruction_decoder.hpp"
 #include "x86/zydis_decode.hpp"
 
 namespace okp::x86 {
@@ -233,6 +234,91 @@ Analysis analyze_instruction(const uint8_t *bytes, size_t available, uint64_t ad
 	if (!decode_instruction(bytes, available, &insn))
 		return refused(Refusal::undecodable);
 	return analyze_decoded(insn, address, thunks);
+}
+
+namespace {
+
+// nop, xchg ax,ax and the multi-byte 0f 1f nops, behind 66/2e prefixes:
+// what alignment pads with.
+bool is_nop(const uint8_t *bytes, size_t length)
+{
+	size_t i = 0;
+	while (i < length && (bytes[i] == 0x66 || bytes[i] == 0x2e))
+		++i;
+	return (i + 1 == length && bytes[i] == 0x90) || (i + 1 < length && bytes[i] == 0x0f && bytes[i + 1] == 0x1f);
+}
+
+bool is_return_thunk(const Thunks &thunks, uint64_t target)
+{
+	if (thunks.return_thunk && target == thunks.return_thunk)
+		return true;
+	for (uint64_t variant : thunks.return_thunk_variants)
+		if (variant && target == variant)
+			return true;
+	return false;
+}
+
+} // namespace
+
+void exit_step(const CodeRange &code, size_t offset, const Thunks &thunks, ExitStep &step)
+{
+	step = ExitStep{};
+	if (offset >= code.size)
+		return;
+	const size_t left = code.size - offset;
+	const uint8_t *bytes = code.bytes + offset;
+	const Analysis a = analyze_instruction(bytes, left < max_instruction_length ? left : max_instruction_length,
+					       code.address + offset, thunks);
+	if (a.length == 0 || a.refusal == Refusal::undecodable)
+		return;
+	step.length = a.length;
+	const bool conditional = a.condition != Condition::always;
+	switch (a.transfer) {
+	case Transfer::ret:
+		// A jcc to the return thunk returns only when taken: an exit
+		// that must evaluate flags, seen as a branch out.
+		step.flow = conditional ? ExitFlow::branch : ExitFlow::returns;
+		step.target = conditional ? thunks.return_thunk : 0;
+		return;
+	case Transfer::jump:
+		if (a.refusal == Refusal::indirect_through_memory || !a.relative_branch) {
+			step.flow = ExitFlow::indirect_jump;
+			return;
+		}
+		if (!conditional && is_return_thunk(thunks, a.target)) {
+			step.flow = ExitFlow::returns;
+			return;
+		}
+		step.flow = conditional ? ExitFlow::branch : ExitFlow::jump;
+		step.target = a.target;
+		return;
+	case Transfer::jump_register:
+		step.flow = ExitFlow::indirect_jump;
+		return;
+	case Transfer::call:
+	case Transfer::call_register:
+		step.flow = ExitFlow::call;
+		return;
+	case Transfer::none:
+		break;
+	}
+	switch (a.refusal) {
+	case Refusal::breakpoint:
+		step.flow = ExitFlow::padding;
+		return;
+	case Refusal::undefined_opcode:
+	case Refusal::interrupt:
+		step.flow = ExitFlow::trap;
+		return;
+	case Refusal::privileged_flow:
+	case Refusal::far_transfer:
+		// iret, sysret, far returns: an exit no probe can stand for.
+		step.flow = ExitFlow::indirect_jump;
+		return;
+	default:
+		break;
+	}
+	step.flow = is_nop(bytes, a.length) ? ExitFlow::padding : ExitFlow::next;
 }
 
 const char *refusal_text(Refusal refusal)

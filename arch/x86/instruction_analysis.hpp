@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/code_range.hpp"
+#include "core/function_exits.hpp"
+
 namespace okp::x86 {
 
 // How the probe executes the displaced instruction.
@@ -83,9 +86,19 @@ constexpr const char *indirect_thunk_symbols[16] = {"__x86_indirect_thunk_rax",
 						    "__x86_indirect_thunk_r14",
 						    "__x86_indirect_thunk_r15"};
 
+// The other return thunks a boot may send every return to instead of
+// __x86_return_thunk (call depth tracking, SRSO, ITS, retbleed's IBPB):
+// the exit census (core/function_exits.hpp) takes a jump to any of them for
+// a return. Detours keep such a jump as it is.
+constexpr size_t return_thunk_variant_count = 5;
+constexpr const char *return_thunk_variant_symbols[return_thunk_variant_count] = {
+	"call_depth_return_thunk", "srso_return_thunk", "srso_alias_return_thunk", "its_return_thunk",
+	"retbleed_return_thunk"};
+
 struct Thunks {
 	uint64_t return_thunk = 0;	  // __x86_return_thunk
 	uint64_t indirect_thunk[16] = {}; // __x86_indirect_thunk_<reg>, by register number
+	uint64_t return_thunk_variants[return_thunk_variant_count] = {}; // by return_thunk_variant_symbols
 };
 
 struct Analysis {
@@ -108,5 +121,9 @@ struct Analysis {
 Analysis analyze_instruction(const uint8_t *bytes, size_t available, uint64_t address, const Thunks &thunks);
 
 const char *refusal_text(Refusal refusal);
+
+// The instruction at code.bytes + offset as the exit census sees it
+// (core/function_exits.hpp): a jump to any return thunk is a return.
+void exit_step(const CodeRange &code, size_t offset, const Thunks &thunks, ExitStep &step);
 
 } // namespace okp::x86

@@ -581,3 +581,238 @@ TEST(X86KernelBytes, TheInt3PathInTheRuntimeTextReachesWhatTheImageDoes)
 	ASSERT_GE(changed, 0);
 	expect_int3_path(running, "running text");
 }
+
+namespace {
+
+// The exit census (core/function_exits.hpp) over one kernel's functions.
+struct ExitCensusRun {
+	long functions = 0, accepted = 0, exits = 0, tail_calls = 0, pieces = 0;
+	std::map<okp::ExitRefusal, long> refusals;
+	// Accepted functions: their exits, and objtool's return sites in their
+	// ranges that are not among them (must stay empty), and exits that
+	// are neither a return site nor a bare ret (must stay empty).
+	std::map<uint64_t, std::vector<uint64_t>> exits_of;
+	std::map<uint64_t, std::pair<okp::ExitRefusal, uint64_t>> refused_of; // why, where
+	std::vector<std::string> missed_return_sites, unlisted_returns;
+};
+
+struct ExitFactsContext {
+	const Kernel *kernel;
+	std::string name;
+	std::vector<CodeRange> pieces;
+};
+
+// Index of the symbol holding address, or -1.
+long symbol_index(const Kernel &kernel, uint64_t address)
+{
+	const auto it = std::upper_bound(kernel.symbols.begin(), kernel.symbols.end(), address,
+					 [](uint64_t a, const okp::host::KernelSymbol &s) { return a < s.address; });
+	if (it == kernel.symbols.begin())
+		return -1;
+	const long index = long(it - kernel.symbols.begin()) - 1;
+	return address < kernel.end_of(size_t(index)) ? index : -1;
+}
+
+okp::ExitPlace place_in_image(uint64_t target, CodeRange *piece, void *opaque)
+{
+	ExitFactsContext &context = *static_cast<ExitFactsContext *>(opaque);
+	const Kernel &kernel = *context.kernel;
+	long index = symbol_index(kernel, target);
+	if (index < 0)
+		return okp::ExitPlace::elsewhere;
+	// The first of the aliases at this address names it.
+	while (index > 0 && kernel.symbols[size_t(index) - 1].address == kernel.symbols[size_t(index)].address)
+		--index;
+	const okp::host::KernelSymbol &symbol = kernel.symbols[size_t(index)];
+	const std::string cold = context.name + ".cold";
+	if (symbol.name.compare(0, cold.size(), cold) == 0 &&
+	    (symbol.name.size() == cold.size() || symbol.name[cold.size()] == '.')) {
+		*piece = CodeRange{kernel.bytes_at(symbol.address), symbol.address,
+				   kernel.end_of(size_t(index)) - symbol.address};
+		context.pieces.push_back(*piece);
+		return okp::ExitPlace::piece;
+	}
+	return symbol.address == target ? okp::ExitPlace::function_start : okp::ExitPlace::elsewhere;
+}
+
+long hidden_in_image(const CodeRange &range, uint64_t *targets, size_t capacity, void *opaque)
+{
+	const Kernel &kernel = *static_cast<ExitFactsContext *>(opaque)->kernel;
+	auto it = std::lower_bound(kernel.hidden_edges.begin(), kernel.hidden_edges.end(),
+				   std::make_pair(range.address, uint64_t(0)));
+	long count = 0;
+	for (; it != kernel.hidden_edges.end() && it->first < range.address + range.size; ++it) {
+		if (size_t(count) < capacity)
+			targets[count] = it->second;
+		++count;
+	}
+	return count;
+}
+
+// Whether vmlinux's instruction at address is a jump to a static call's
+// trampoline (__SCT__name): a tail call the boot turns into a return when
+// the static call has no function (static_call_cond).
+bool static_call_tail(const Kernel &image, uint64_t address)
+{
+	const uint8_t *bytes = image.bytes_at(address);
+	if (bytes[0] != 0xe9)
+		return false;
+	int32_t relative;
+	std::memcpy(&relative, bytes + 1, 4);
+	const long index = symbol_index(image, address + 5 + uint64_t(int64_t(relative)));
+	return index >= 0 && image.symbols[size_t(index)].name.rfind("__SCT__", 0) == 0;
+}
+
+// Whether the bytes at address are "jmp rel32" to a return thunk (objtool
+// leaves some out of .return_sites on 6.1: init text, a few others).
+bool jumps_to_return_thunk(const Kernel &kernel, uint64_t address, const Thunks &thunks)
+{
+	const uint8_t *bytes = kernel.bytes_at(address);
+	if (bytes[0] != 0xe9)
+		return false;
+	int32_t relative;
+	std::memcpy(&relative, bytes + 1, 4);
+	const uint64_t target = address + 5 + uint64_t(int64_t(relative));
+	if (target == thunks.return_thunk)
+		return true;
+	for (uint64_t variant : thunks.return_thunk_variants)
+		if (variant && target == variant)
+			return true;
+	return false;
+}
+
+ExitCensusRun take_exit_census(const Kernel &kernel, bool variants)
+{
+	static Thunks thunks;
+	thunks = kernel_thunks(kernel);
+	for (size_t i = 0; variants && i < return_thunk_variant_count; ++i) {
+		const auto it = kernel.by_name.find(return_thunk_variant_symbols[i]);
+		thunks.return_thunk_variants[i] = it == kernel.by_name.end() ? 0 : it->second;
+	}
+	const okp::ExitDecoder decode = [](const CodeRange &code, size_t offset, okp::ExitStep &step) {
+		exit_step(code, offset, thunks, step);
+	};
+	ExitCensusRun run;
+	std::vector<okp::FunctionExit> exits(okp::max_function_exits);
+	for (size_t i = 0; i < kernel.symbols.size(); ++i) {
+		const okp::host::KernelSymbol &symbol = kernel.symbols[i];
+		// Pieces are decoded with their function; the return thunks
+		// (refused by okprobe's blacklist) jump to themselves.
+		if ((i > 0 && kernel.symbols[i - 1].address == symbol.address) || is_padding(symbol) ||
+		    symbol.name.find(".cold") != std::string::npos ||
+		    symbol.name.find("return_thunk") != std::string::npos)
+			continue;
+		++run.functions;
+		ExitFactsContext context{&kernel, symbol.name, {}};
+		const okp::ExitFacts facts{place_in_image, hidden_in_image, &context};
+		const CodeRange function{kernel.bytes_at(symbol.address), symbol.address,
+					 kernel.end_of(i) - symbol.address};
+		const okp::ExitCensus census = okp::census_exits(function, decode, facts, exits.data(), exits.size());
+		if (census.refusal != okp::ExitRefusal::none) {
+			++run.refusals[census.refusal];
+			run.refused_of[symbol.address] = {census.refusal, census.at};
+			continue;
+		}
+		++run.accepted;
+		run.pieces += long(census.pieces);
+		std::vector<uint64_t> &found = run.exits_of[symbol.address];
+		for (size_t e = 0; e < census.count; ++e) {
+			const okp::FunctionExit &exit = exits[e];
+			found.push_back(exit.address);
+			++run.exits;
+			if (exit.kind == okp::ExitKind::tail_call) {
+				++run.tail_calls;
+				continue;
+			}
+			const uint8_t first = *kernel.bytes_at(exit.address);
+			if (!std::binary_search(kernel.return_sites.begin(), kernel.return_sites.end(), exit.address) &&
+			    first != 0xc3 && first != 0xc2 && !jumps_to_return_thunk(kernel, exit.address, thunks) &&
+			    !static_call_tail(*load_kernel(), exit.address)) {
+				char where[32];
+				snprintf(where, sizeof(where), "+0x%lx",
+					 (unsigned long)(exit.address - symbol.address));
+				run.unlisted_returns.push_back(symbol.name + where);
+			}
+		}
+		std::vector<CodeRange> ranges = context.pieces;
+		ranges.push_back(function);
+		for (const CodeRange &range : ranges)
+			for (auto it = std::lower_bound(kernel.return_sites.begin(), kernel.return_sites.end(),
+							range.address);
+			     it != kernel.return_sites.end() && *it < range.address + range.size; ++it)
+				if (std::find(found.begin(), found.end(), *it) == found.end())
+					run.missed_return_sites.push_back(symbol.name);
+	}
+	return run;
+}
+
+void print_exit_census(const ExitCensusRun &run, const char *what)
+{
+	const auto percent = [&](long n) { return 100.0 * double(n) / double(run.functions ? run.functions : 1); };
+	std::cout << "x86 exit census of the " << what << ":\n"
+		  << "  functions            " << run.functions << "\n"
+		  << "  exits proven         " << run.accepted << " (" << percent(run.accepted) << " %), " << run.exits
+		  << " exits, " << run.tail_calls << " of them tail calls, " << run.pieces << " .cold pieces\n";
+	for (const auto &[refusal, count] : run.refusals)
+		std::cout << "  refused: " << okp::exit_refusal_text(refusal) << ": " << count << " (" << percent(count)
+			  << " %)\n";
+}
+
+} // namespace
+
+// Every return objtool listed in a function whose exits the census proves is
+// one of them: the census's own decode checked against the kernel build's.
+TEST(X86KernelBytes, TheExitCensusFindsEveryReturnObjtoolListed)
+{
+	const Kernel *kernel = load_kernel();
+	if (!kernel)
+		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS not set";
+	ASSERT_GT(kernel->return_sites.size(), 10000u) << "vmlinux has no .return_sites";
+	ASSERT_GT(kernel->hidden_edges.size(), 5000u) << "vmlinux has no __jump_table";
+	const ExitCensusRun run = take_exit_census(*kernel, false);
+	print_exit_census(run, "vmlinux");
+	EXPECT_GT(run.functions, 40000);
+	EXPECT_GE(run.accepted * 2, run.functions);
+	EXPECT_GT(run.tail_calls, 1000);
+	EXPECT_TRUE(run.missed_return_sites.empty())
+		<< run.missed_return_sites.size() << " return sites missed, first in " << run.missed_return_sites[0];
+	EXPECT_TRUE(run.unlisted_returns.empty())
+		<< run.unlisted_returns.size() << " exits are no return site, first in " << run.unlisted_returns[0];
+	for (const char *name : {"vfs_read", "ksys_read", "do_sys_openat2"})
+		EXPECT_TRUE(run.exits_of.count(kernel->by_name.at(name))) << name;
+}
+
+// As the module decodes it, after the boot rewrote every return (to
+// "ret; int3" or to call depth tracking's thunk) and resolved static calls,
+// paravirt calls and alternatives: again every return objtool listed in a
+// proven function is one of its exits, and a function proven in the image
+// keeps its exits unless alternatives rewrote it (a handful of hand-written
+// ones: copy_page, memmove, the thunks).
+TEST(X86KernelBytes, TheExitCensusOfTheRuntimeTextFindsEveryReturnToo)
+{
+	long changed = -1;
+	const Kernel *running = load_running_kernel(&changed);
+	if (!running)
+		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS / OKPROBE_X86_RUNTIME_TEXT not set";
+	ASSERT_GE(changed, 0);
+	const ExitCensusRun image = take_exit_census(*load_kernel(), false);
+	const ExitCensusRun run = take_exit_census(*running, true);
+	print_exit_census(run, "running text");
+	EXPECT_TRUE(run.missed_return_sites.empty())
+		<< run.missed_return_sites.size() << " return sites missed, first in " << run.missed_return_sites[0];
+	EXPECT_TRUE(run.unlisted_returns.empty())
+		<< run.unlisted_returns.size() << " exits are no return site, first in " << run.unlisted_returns[0]
+		<< " " << run.unlisted_returns[run.unlisted_returns.size() - 1];
+	long rewritten = 0;
+	std::string names;
+	for (const auto &[function, exits] : image.exits_of) {
+		const auto it = run.exits_of.find(function);
+		if (it != run.exits_of.end() && it->second == exits)
+			continue;
+		++rewritten;
+		names += " " + running->symbols[size_t(symbol_index(*running, function))].name;
+	}
+	std::cout << "  proven in the image, other exits or none in the running text:" << names << "\n";
+	EXPECT_LE(rewritten, 10);
+	EXPECT_GE(run.accepted, image.accepted);
+}

@@ -69,23 +69,35 @@ bool load_kernel_image(const char *vmlinux_path, const char *kallsyms_path, Kern
 		return section;
 	};
 	const Elf64_Shdr names = section_header(header.e_shstrndx);
+	std::vector<KernelSection> data; // every section with contents
 	for (unsigned i = 0; i < header.e_shnum; ++i) {
 		const Elf64_Shdr section = section_header(i);
 		const char *name =
 			reinterpret_cast<const char *>(kernel.image.data() + names.sh_offset + section.sh_name);
 		if (section.sh_type == SHT_PROGBITS && (section.sh_flags & SHF_EXECINSTR))
 			kernel.text.push_back({name, section.sh_addr, section.sh_size, section.sh_offset});
+		const auto relative = [&](uint64_t at) {
+			int32_t value;
+			memcpy(&value, kernel.image.data() + section.sh_offset + at, 4);
+			return section.sh_addr + at + value;
+		};
 		// __ex_table: 12-byte entries {int insn, fixup, data}, each
 		// relative to its own field.
-		if (std::strcmp(name, "__ex_table") != 0)
-			continue;
-		for (uint64_t at = 0; at + 12 <= section.sh_size; at += 12) {
-			int32_t insn;
-			memcpy(&insn, kernel.image.data() + section.sh_offset + at, 4);
-			kernel.exception_sites.push_back(section.sh_addr + at + insn);
+		if (std::strcmp(name, "__ex_table") == 0) {
+			for (uint64_t at = 0; at + 12 <= section.sh_size; at += 12) {
+				kernel.exception_sites.push_back(relative(at));
+				kernel.hidden_edges.emplace_back(relative(at), relative(at + 4));
+			}
 		}
+		if (section.sh_type == SHT_PROGBITS)
+			data.push_back({name, section.sh_addr, section.sh_size, section.sh_offset});
+		// .return_sites: ints, each relative to itself.
+		if (std::strcmp(name, ".return_sites") == 0)
+			for (uint64_t at = 0; at + 4 <= section.sh_size; at += 4)
+				kernel.return_sites.push_back(relative(at));
 	}
 	std::sort(kernel.exception_sites.begin(), kernel.exception_sites.end());
+	std::sort(kernel.return_sites.begin(), kernel.return_sites.end());
 
 	std::ifstream lines(kallsyms_path);
 	std::string line;
@@ -102,6 +114,24 @@ bool load_kernel_image(const char *vmlinux_path, const char *kallsyms_path, Kern
 	}
 	std::sort(kernel.symbols.begin(), kernel.symbols.end(),
 		  [](const KernelSymbol &a, const KernelSymbol &b) { return a.address < b.address; });
+	// The jump table lies in a data section, between linker symbols:
+	// 16-byte entries {int code, target; long key}, relative to their
+	// fields.
+	const auto start = kernel.by_name.find("__start___jump_table");
+	const auto stop = kernel.by_name.find("__stop___jump_table");
+	for (const KernelSection &section : data) {
+		if (start == kernel.by_name.end() || stop == kernel.by_name.end() || start->second < section.address ||
+		    stop->second > section.address + section.size)
+			continue;
+		for (uint64_t at = start->second; at + 16 <= stop->second; at += 16) {
+			int32_t code, target;
+			const uint8_t *entry = kernel.image.data() + section.offset + (at - section.address);
+			memcpy(&code, entry, 4);
+			memcpy(&target, entry + 4, 4);
+			kernel.hidden_edges.emplace_back(at + code, at + 4 + target);
+		}
+	}
+	std::sort(kernel.hidden_edges.begin(), kernel.hidden_edges.end());
 	return !kernel.symbols.empty();
 }
 

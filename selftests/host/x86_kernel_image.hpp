@@ -12,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace okp::host {
@@ -33,6 +34,12 @@ struct KernelImage {
 	std::map<std::string, uint64_t> by_name; // the first address of each name
 	std::map<std::string, int> name_count;	 // how many symbols carry each name
 	std::vector<uint64_t> exception_sites;	 // sorted: instructions with an __ex_table entry
+	// Edges the decoder cannot see, sorted by site: jump labels
+	// (__jump_table: a nop's target) and exception fixups (__ex_table).
+	std::vector<std::pair<uint64_t, uint64_t>> hidden_edges;
+	// objtool's list of the return-thunk jumps (.return_sites), sorted:
+	// every return of the kernel's C code and of its RET macro.
+	std::vector<uint64_t> return_sites;
 
 	const KernelSection *section_of(uint64_t address) const;
 	// Where symbols[index] ends: the next higher symbol or its section's end.

@@ -17,6 +17,7 @@
 #include "core/basic_blocks.hpp"
 #include "core/code_graph.hpp"
 #include "core/direct_hit.hpp"
+#include "core/function_exits.hpp"
 #include "core/registration.hpp"
 
 #include "site_data.hpp"
@@ -50,6 +51,9 @@ const events::RegisterLayout &event_register_layout();
 // okprobe-cover counts (core/basic_blocks.hpp; x86::flow_step,
 // riscv::flow_step).
 void flow_step(const CodeRange &function, size_t offset, FlowStep &step);
+// The instruction as the exit census sees it (core/function_exits.hpp;
+// x86::exit_step, riscv::exit_step).
+void exit_step(const CodeRange &code, size_t offset, ExitStep &step);
 
 // ---- Lifecycle (the probe table's writer: probe mutex held, may sleep) ----
 
