@@ -20,7 +20,7 @@ extern "C" {
  * okprobe_api_version() of the loaded module and refuses to run on a
  * mismatch rather than misinterpreting structures.
  */
-#define OKPROBE_API_VERSION 6
+#define OKPROBE_API_VERSION 7
 
 /* Returns the OKPROBE_API_VERSION okprobe.ko was built with. */
 int okprobe_api_version(void);
@@ -80,6 +80,18 @@ typedef void (*okprobe_post_handler_t)(struct okprobe *probe,
  * to itself: no other probe may share it (-EBUSY either way).
  */
 #define OKPROBE_FLAG_COUNTER	0x20
+/*
+ * In an okretprobe's kp, set by okprobe: its handler runs at the function's
+ * exits (no probe at the entry, no return address replaced; see
+ * okretprobe below).
+ */
+#define OKPROBE_FLAG_RETURN_EXITS	0x40
+/*
+ * In an okretprobe's kp, set by the client before registering: replace the
+ * return address at every call (the kernel's rethook), as kretprobes do,
+ * even where the handler could run at the exits. Ignored elsewhere.
+ */
+#define OKPROBE_FLAG_RETURN_RETHOOK	0x80
 
 struct okprobe {
 	/* Where: symbol_name + offset, or addr (not both). */

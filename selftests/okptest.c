@@ -2086,7 +2086,16 @@ static const struct bench_config bench_configs[] = {
 	{ .label = "kernel kretprobe", .arm = "kretprobe",
 	  .okprobe_optimization = "0", .on = BENCH_ON_INSTRUCTION },
 #endif
+	/*
+	 * Without entry_handler: at the function's exits where okprobe can
+	 * prove them (x86); the same probe told to hook the return address
+	 * (OKPROBE_FLAG_RETURN_RETHOOK), as one with an entry_handler does.
+	 */
 	{ .label = "okretprobe, optimization 1", .arm = "okretprobe",
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
+	  .optimized = 1, .on = BENCH_ON_INSTRUCTION },
+	{ .label = "okretprobe with rethook, optimization 1",
+	  .arm = "okretprobe-rethook",
 	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
 	  .optimized = 1, .on = BENCH_ON_INSTRUCTION },
 	{ .label = "a module's bare ftrace_ops (the floor)", .arm = "ftrace-ops",
@@ -2102,6 +2111,10 @@ static const struct bench_config bench_configs[] = {
 	  .kernel_optimization = BENCH_KERNEL_ON, .okprobe_optimization = "0",
 	  .on = BENCH_ON_ENTRY, .may_refuse = 1 },
 	{ .label = "okretprobe: entry and return", .arm = "okretprobe",
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
+	  .optimized = 1, .on = BENCH_ON_ENTRY },
+	{ .label = "okretprobe with rethook: entry and return",
+	  .arm = "okretprobe-rethook",
 	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
 	  .optimized = BENCH_ENTRY_JUMP, .on = BENCH_ON_ENTRY },
 	{ .label = "kernel kprobe event at +0 (arg, comm)", .arm = "kprobe-event",
@@ -2565,6 +2578,9 @@ static void bench_print_optimized_ratio(const struct bench_row *row)
 		bench_print_ratio("okretprobe optimized vs the kernel's kretprobe optimized",
 				  bench_find(row, "okretprobe", 1),
 				  bench_find(row, "kretprobe", 1));
+		bench_print_ratio("okretprobe with rethook vs the kernel's kretprobe optimized",
+				  bench_find(row, "okretprobe-rethook", 1),
+				  bench_find(row, "kretprobe", 1));
 	}
 	if (row->target->entry) {
 		bench_print_ratio("okprobe at +0 vs the kernel's kprobe at +0",
@@ -2572,7 +2588,10 @@ static void bench_print_optimized_ratio(const struct bench_row *row)
 					     BENCH_ENTRY_JUMP),
 				  bench_find(row, "kprobe", 0));
 		bench_print_ratio("okretprobe vs the kernel's kretprobe, entry and return",
-				  bench_find(row, "okretprobe",
+				  bench_find(row, "okretprobe", 1),
+				  bench_find(row, "kretprobe", 0));
+		bench_print_ratio("okretprobe with rethook vs the kernel's kretprobe, entry and return",
+				  bench_find(row, "okretprobe-rethook",
 					     BENCH_ENTRY_JUMP),
 				  bench_find(row, "kretprobe", 0));
 		bench_print_ratio("okprobe_events event vs the kernel's kprobe event, same line",

@@ -5,9 +5,9 @@
 #ifndef OKPROBE_ARCH_GLUE_H
 #define OKPROBE_ARCH_GLUE_H
 
+#include <linux/compiler.h>
 #include <linux/linkage.h>
-
-struct pt_regs;
+#include <linux/ptrace.h>
 
 /* Unexported kernel data riscv's glue reads (ksyms.c): X(name, required). */
 struct okp_arch_symbols {
@@ -26,5 +26,31 @@ asmlinkage int okp_do_trap_break(struct pt_regs *regs);
 
 /* The longest jump label instruction (jump_labels.c's index search). */
 #define OKP_MAX_JUMP_LABEL_SIZE 4
+
+/*
+ * A return probe's exit (src/kernel/return_probes.c), about to return:
+ * regs shown as after the return (the pc where ra points; a return leaves
+ * sp as it is), and the return address; and put back.
+ */
+static __always_inline unsigned long okp_arch_present_return(struct pt_regs *regs)
+{
+	regs->epc = regs->ra;
+	return regs->ra;
+}
+
+/* rethook's frame of a return address hooked in ra (arch_rethook_prepare). */
+static __always_inline unsigned long okp_arch_rethook_frame(struct pt_regs *regs,
+							    unsigned long sp)
+{
+	return regs->s0;
+}
+
+static __always_inline void okp_arch_undo_present_return(struct pt_regs *regs,
+							 unsigned long ip,
+							 unsigned long sp)
+{
+	regs->epc = ip;
+	regs->sp = sp;
+}
 
 #endif

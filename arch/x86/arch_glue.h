@@ -5,6 +5,9 @@
 #ifndef OKPROBE_ARCH_GLUE_H
 #define OKPROBE_ARCH_GLUE_H
 
+#include <linux/compiler.h>
+#include <linux/ptrace.h>
+
 /* Unexported kernel data x86's glue reads: none. */
 #define OKP_ARCH_DATA_SYMBOLS(X)
 
@@ -22,5 +25,35 @@ const char *okp_static_call_reserved(void *start, void *end);
 
 /* The longest jump label instruction (jump_labels.c's index search). */
 #define OKP_MAX_JUMP_LABEL_SIZE 5
+
+/*
+ * A return probe's exit (src/kernel/return_probes.c), about to return:
+ * regs shown as after the return (ret pops the return address into ip),
+ * and the return address; and put back. regs are a probe hit's, whose sp
+ * is the stack pointer at the exit.
+ */
+static __always_inline unsigned long okp_arch_present_return(struct pt_regs *regs)
+{
+	unsigned long ret = *(unsigned long *)regs->sp;
+
+	regs->ip = ret;
+	regs->sp += sizeof(long);
+	return ret;
+}
+
+/* rethook's frame of a return address hooked at sp (arch_rethook_prepare). */
+static __always_inline unsigned long okp_arch_rethook_frame(struct pt_regs *regs,
+							    unsigned long sp)
+{
+	return sp;
+}
+
+static __always_inline void okp_arch_undo_present_return(struct pt_regs *regs,
+							 unsigned long ip,
+							 unsigned long sp)
+{
+	regs->ip = ip;
+	regs->sp = sp;
+}
 
 #endif

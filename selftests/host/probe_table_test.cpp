@@ -7,11 +7,18 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
+
+// What the core told the return-probe glue of exits' probes: the probe, and
+// -1 (a missed hit) or its OKPROBE_FLAG_OPTIMIZED (0, 1).
+std::vector<std::pair<const okprobe *, int>> exit_calls;
 
 namespace {
 
@@ -670,6 +677,24 @@ TEST_F(ProbeTableTest, AnArmedProbeWaitsThenTheOptimizerPutsTheJumpIn)
 	EXPECT_TRUE(listed_optimized);
 }
 
+// An okretprobe at the exits is OKPROBE_FLAG_OPTIMIZED when all its exits'
+// probes are: the glue hears of each one's flag as it changes.
+TEST_F(ProbeTableTest, AReturnProbesExitTellsTheGlueOfItsJump)
+{
+	okprobe &exit = probe_at(0x10), &plain = probe_at(0x20);
+	exit.pre_handler = okp_glue_return_exit_hit;
+	ASSERT_EQ(add(exit), 0);
+	ASSERT_EQ(add(plain), 0);
+	exit_calls.clear();
+	run_optimizer();
+	ASSERT_EQ(jump_state(0x10), okp::JumpState::optimized);
+	ASSERT_EQ(exit_calls.size(), 1u) << "the plain probe's jump is not told";
+	EXPECT_EQ(exit_calls[0], std::make_pair(static_cast<const okprobe *>(&exit), 1));
+	table.unregister_probes(std::array<okprobe *, 1>{&exit}.data(), 1);
+	ASSERT_EQ(exit_calls.size(), 2u);
+	EXPECT_EQ(exit_calls[1], std::make_pair(static_cast<const okprobe *>(&exit), 0));
+}
+
 // The detour runs the pre_handler itself only where one active probe with
 // just a pre_handler is all the site has when the detour is built
 // (core/direct_hit.hpp); the offsets it is given are the site's and the
@@ -828,6 +853,23 @@ TEST_F(ProbeTableTest, TurningOptimizationOnOnlyQueuesTheDetoursForTheOptimizer)
 	table.optimization_changed();
 	EXPECT_EQ(text_at(text_start + 0x10), breakpoint);
 	EXPECT_EQ(jump_state(0x10), okp::JumpState::breakpoint);
+}
+
+// What a return probe at the exits asks before it puts probes there: the
+// refusal a site at the address has or would get, with no site made.
+TEST_F(ProbeTableTest, APlannedJumpRefusalIsWhatASiteThereWouldSay)
+{
+	kernel.unplannable[text_start + 0x50] = "the function jumps indirectly";
+	EXPECT_EQ(table.planned_jump_refusal(text_start + 0x40), nullptr);
+	EXPECT_STREQ(table.planned_jump_refusal(text_start + 0x50), "the function jumps indirectly");
+	EXPECT_EQ(table.lookup(text_start + 0x40), nullptr) << "no site is left behind";
+	okprobe &inside = probe_at(0x42);
+	ASSERT_EQ(add(inside), 0);
+	EXPECT_STREQ(table.planned_jump_refusal(text_start + 0x40), "another probe lies inside the jump's region");
+	okprobe &refused = probe_at(0x50);
+	ASSERT_EQ(add(refused), 0);
+	EXPECT_STREQ(table.planned_jump_refusal(text_start + 0x50), "the function jumps indirectly")
+		<< "an existing site's own plan";
 }
 
 TEST_F(ProbeTableTest, AnUnplannableSiteStaysABreakpointAndSaysWhy)
@@ -1099,6 +1141,24 @@ extern "C" void okp_glue_release_function(unsigned long start)
 
 // Registration's kernel facts: one function over the fake text, core
 // kernel text, nothing blacklisted or reserved.
+// The return-probe glue: the core knows an exit's probe by this
+// pre_handler, and tells the glue of its misses and its jump.
+
+extern "C" int okp_glue_return_exit_hit(okprobe *, pt_regs *)
+{
+	return 0;
+}
+
+extern "C" void okp_glue_return_exit_missed(okprobe *probe)
+{
+	exit_calls.emplace_back(probe, -1);
+}
+
+extern "C" void okp_glue_return_exit_optimized(okprobe *probe, int optimized)
+{
+	exit_calls.emplace_back(probe, optimized);
+}
+
 extern "C" unsigned long okp_glue_lookup_symbol(const char *name)
 {
 	return std::strcmp(name, "fake_function") == 0 ? text_start : 0;
@@ -1526,6 +1586,27 @@ TEST_F(HitPathTest, AProbeHitInsideAHandlerIsOnlyCountedAsMissed)
 	EXPECT_EQ(inner.nmissed, 1u);
 	EXPECT_EQ(outer.nmissed, 0u);
 	EXPECT_EQ(hit_log.nested_regs.pc, fake_slot_of(text_start + 9)) << "its instruction still runs";
+}
+
+// A return probe at the exits counts the returns its exits' probes miss
+// (okretprobe.nmissed): the core tells the glue, and only for those.
+TEST_F(HitPathTest, AMissedHitOfAReturnProbesExitIsToldToTheGlue)
+{
+	okprobe &outer = logged_probe(5, false), &exit = probe_at(9), &plain = probe_at(12);
+	exit.pre_handler = okp_glue_return_exit_hit;
+	ASSERT_EQ(add(outer), 0);
+	ASSERT_EQ(add(exit), 0);
+	ASSERT_EQ(add(plain), 0);
+	exit_calls.clear();
+	okp::arch::Registers regs;
+	hit_log.nested_hit = text_start + 9;
+	EXPECT_EQ(trap_at(text_start + 5, regs), 1);
+	hit_log.nested_hit = text_start + 12;
+	EXPECT_EQ(trap_at(text_start + 5, regs), 1);
+	EXPECT_EQ(exit.nmissed, 1u);
+	EXPECT_EQ(plain.nmissed, 1u);
+	ASSERT_EQ(exit_calls.size(), 1u) << "only the exit's miss is told";
+	EXPECT_EQ(exit_calls[0], std::make_pair(static_cast<const okprobe *>(&exit), -1));
 }
 
 TEST_F(HitPathTest, AHandlerHittingItsOwnUnboostableSiteGetsThePostTrapsInOrder)

@@ -22,7 +22,10 @@
  *                 when okprobe's sysctl allows); and, at a function's
  *                 entry (okp_bench_entry, C, an ftrace call site),
  *                 kretprobe or okretprobe (counting in their return
- *                 handlers: one entry and one return per call), or
+ *                 handlers: one entry and one return per call; on x86
+ *                 at the function's exits), or okretprobe-rethook (the
+ *                 same, OKPROBE_FLAG_RETURN_RETHOOK: the return address
+ *                 hooked at the entry), or
  *                 ftrace-ops (a bare ftrace_ops of this module that
  *                 counts: the floor of any probe through ftrace), or
  *                 okprobe-count (a counting okprobe, OKPROBE_FLAG_COUNTER:
@@ -136,6 +139,7 @@ enum okp_bench_config {
 	OKP_BENCH_OKRETPROBE,
 	OKP_BENCH_FTRACE_OPS,
 	OKP_BENCH_OKPROBE_COUNT,
+	OKP_BENCH_OKRETPROBE_RETHOOK,
 	OKP_BENCH_DISARMED = -1,
 };
 
@@ -148,6 +152,7 @@ static const char *const okp_bench_names[] = {
 	[OKP_BENCH_OKRETPROBE] = "okretprobe",
 	[OKP_BENCH_FTRACE_OPS] = "ftrace-ops",
 	[OKP_BENCH_OKPROBE_COUNT] = "okprobe-count",
+	[OKP_BENCH_OKRETPROBE_RETHOOK] = "okretprobe-rethook",
 };
 
 /* Calls per batch run with preemption off. */
@@ -334,6 +339,7 @@ static int okp_bench_traps(void)
 		return okp_bench_kprobe_traps(&okp_bench_kretprobe.kp);
 #endif
 	case OKP_BENCH_OKRETPROBE:
+	case OKP_BENCH_OKRETPROBE_RETHOOK:
 		return okp_bench_okretprobe.kp.flags & OKPROBE_FLAG_FTRACE ?
 			       0 : 1;
 	default:
@@ -363,6 +369,7 @@ static int okp_bench_optimized(void)
 		return okp_bench_jump_at(okp_bench_kretprobe.kp.addr);
 #endif
 	case OKP_BENCH_OKRETPROBE:
+	case OKP_BENCH_OKRETPROBE_RETHOOK:
 		return !!(READ_ONCE(okp_bench_okretprobe.kp.flags) &
 			  OKPROBE_FLAG_OPTIMIZED);
 	default:
@@ -385,6 +392,7 @@ static unsigned long okp_bench_missed(void)
 		       okp_bench_kretprobe.kp.nmissed;
 #endif
 	case OKP_BENCH_OKRETPROBE:
+	case OKP_BENCH_OKRETPROBE_RETHOOK:
 		return okp_bench_okretprobe.nmissed +
 		       okp_bench_okretprobe.kp.nmissed;
 	default:
@@ -449,9 +457,13 @@ static int okp_bench_arm(const char *name, const char *target_name)
 #endif
 		break;
 	case OKP_BENCH_OKRETPROBE:
+	case OKP_BENCH_OKRETPROBE_RETHOOK:
 		memset(&okp_bench_okretprobe, 0, sizeof(okp_bench_okretprobe));
 		okp_bench_okretprobe.kp.addr = address;
 		okp_bench_okretprobe.handler = okp_bench_okretprobe_handler;
+		if (config == OKP_BENCH_OKRETPROBE_RETHOOK)
+			okp_bench_okretprobe.kp.flags =
+				OKPROBE_FLAG_RETURN_RETHOOK;
 		ret = okretprobe_register(&okp_bench_okretprobe);
 		break;
 	case OKP_BENCH_FTRACE_OPS:
@@ -506,7 +518,8 @@ static void okp_bench_disarm(void)
 	else if (okp_bench_armed == OKP_BENCH_KRETPROBE)
 		unregister_kretprobe(&okp_bench_kretprobe);
 #endif
-	else if (okp_bench_armed == OKP_BENCH_OKRETPROBE)
+	else if (okp_bench_armed == OKP_BENCH_OKRETPROBE ||
+		 okp_bench_armed == OKP_BENCH_OKRETPROBE_RETHOOK)
 		okretprobe_unregister(&okp_bench_okretprobe);
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
 	else if (okp_bench_armed == OKP_BENCH_FTRACE_OPS) {

@@ -11,6 +11,12 @@
  * The kernel's own kretprobe on the same function, in a second phase of
  * the same workload, is the reference for return values, misses and stack
  * traces.
+ *
+ * Each test runs twice: with an entry_handler and data (the return address
+ * hooked through rethook at every call), then with neither, where okprobe
+ * runs the handler at the function's exits wherever it can prove them and
+ * make each a jump (x86; riscv's exits stay with rethook), and where the
+ * handler itself keeps only the test's calls.
  */
 #include <linux/atomic.h>
 #include <linux/compiler.h>
@@ -55,8 +61,24 @@ struct okp_ret_data {
 /* Return values recorded in order (recursion, the differential). */
 #define OKP_RET_RECORDS 64
 
+/*
+ * Whether the tests run without entry_handler and data: at the exits where
+ * okprobe can put the return probe there.
+ */
+static bool okp_ret_exits;
+
 struct okp_ret_probe {
 	struct okretprobe rp;
+	/*
+	 * Without data: the arguments of the call the test makes next, for
+	 * the handler's check (single-task tests only).
+	 */
+	long next_a, next_b;
+	/*
+	 * At the exits, and no tail call (whose callee returns through
+	 * rethook): check regs->sp too.
+	 */
+	bool check_sp;
 	/* Only this task's calls get an instance (NULL: every task's). */
 	struct task_struct *task;
 	long (*expect)(long a, long b);
@@ -88,19 +110,44 @@ static int okp_ret_entry(struct okretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
+/*
+ * At an exit on x86, regs->sp is the stack pointer after the return: the
+ * return address was just below it (rethook's trampoline, which a tail
+ * call's callee returns through, leaves its own address there).
+ */
+static bool okp_ret_stack_after_return(struct okp_ret_probe *probe,
+				       struct okretprobe_instance *ri,
+				       struct pt_regs *regs)
+{
+#ifdef CONFIG_X86_64
+	if (probe->check_sp && (probe->rp.kp.flags & OKPROBE_FLAG_RETURN_EXITS))
+		return *(unsigned long *)(regs->sp - sizeof(long)) == ri->ret_addr;
+#endif
+	return true;
+}
+
 static int okp_ret_return(struct okretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct okp_ret_probe *probe = okp_ret_of(ri);
-	struct okp_ret_data *data = (void *)ri->data;
+	struct okp_ret_data next = { probe->next_a, probe->next_b, OKP_RET_MAGIC };
+	struct okp_ret_data *data = probe->rp.data_size ? (void *)ri->data : &next;
 	long got = regs_return_value(regs);
 	int slot;
-	bool right = data->magic == OKP_RET_MAGIC &&
-		     instruction_pointer(regs) == ri->ret_addr &&
-		     (!probe->caller || (ri->ret_addr > probe->caller &&
-					 ri->ret_addr < probe->caller + 4096)) &&
-		     (!probe->task || current == probe->task) &&
-		     (!probe->expect || got == probe->expect(data->a, data->b));
+	bool right;
 
+	/* No entry_handler: the test's calls are kept here. */
+	if (!probe->rp.entry_handler) {
+		if (probe->task && current != probe->task)
+			return 0;
+		atomic_inc(&probe->entries);
+	}
+	right = data->magic == OKP_RET_MAGIC &&
+		okp_ret_stack_after_return(probe, ri, regs) &&
+		instruction_pointer(regs) == ri->ret_addr &&
+		(!probe->caller || (ri->ret_addr > probe->caller &&
+				    ri->ret_addr < probe->caller + 4096)) &&
+		(!probe->task || current == probe->task) &&
+		(!probe->expect || got == probe->expect(data->a, data->b));
 	if (!right && atomic_inc_return(&probe->wrong) == 1) {
 		probe->wrong_a = data->a;
 		probe->wrong_got = got;
@@ -119,8 +166,10 @@ static void okp_ret_init(struct okp_ret_probe *probe, const char *symbol,
 	memset(probe, 0, sizeof(*probe));
 	probe->rp.kp.symbol_name = symbol;
 	probe->rp.handler = okp_ret_return;
-	probe->rp.entry_handler = okp_ret_entry;
-	probe->rp.data_size = sizeof(struct okp_ret_data);
+	if (!okp_ret_exits) {
+		probe->rp.entry_handler = okp_ret_entry;
+		probe->rp.data_size = sizeof(struct okp_ret_data);
+	}
 	probe->expect = expect;
 }
 
@@ -143,6 +192,33 @@ static bool okp_ret_balanced(struct okp_ret_probe *probe, int calls,
 }
 
 static struct okp_ret_probe okp_ret_probes[2];
+
+/* Each test's report, named for the run it belongs to. */
+static void okp_ret_report(bool ok, const char *name, const char *why)
+{
+	char named[300];
+
+	snprintf(named, sizeof(named), "%s%s", name,
+		 okp_ret_exits ? " [no entry_handler: at the exits where provable]" : "");
+	okp_report(ok, named, why);
+}
+#define okp_report okp_ret_report
+
+/*
+ * Where a return probe without entry_handler and data runs: at the exits
+ * on x86 (the census proves them and each becomes a jump), with rethook
+ * on riscv (a jump there needs bytes past the exit). Empty, or why not.
+ */
+static void okp_ret_check_placement(struct okp_ret_probe *probe, char *why,
+				    size_t size)
+{
+	bool at_exits = probe->rp.kp.flags & OKPROBE_FLAG_RETURN_EXITS;
+	bool expected = okp_ret_exits && IS_ENABLED(CONFIG_X86_64);
+
+	if (at_exits != expected)
+		snprintf(why, size, "%s: %s the exits", probe->rp.kp.symbol_name,
+			 at_exits ? "at" : "not at");
+}
 
 /* Without rethook: a clear refusal, nothing registered. */
 static void okp_test_return_unsupported(void)
@@ -173,16 +249,21 @@ static void okp_test_return_branches(void)
 
 	okp_ret_init(probe, "okp_ret_branches", okp_expect_branches);
 	probe->task = current;
+	probe->check_sp = true;
 	probe->caller = (unsigned long)okp_test_return_branches;
 	ret = okretprobe_register(&probe->rp);
 	EXPECT(!ret, "register: %d", ret);
 	EXPECT(probe->rp.kp.addr == okp_at(okp_ret_branches, 0),
 	       "kp.addr %pS, not the function's first instruction",
 	       probe->rp.kp.addr);
+	okp_ret_check_placement(probe, why, sizeof(why));
+	EXPECT(!why[0], "%s", why);
 	OPTIMIZER_HIDE_VAR(target);
 	for (i = 0; i < calls; i++) {
 		long a = i % 3 == 0 ? -i : i % 3 == 1 ? 0 : i;
 
+		probe->next_a = a;
+		probe->next_b = i;
 		if (target(a, i) != okp_expect_branches(a, i))
 			EXPECT(false, "call %d returned the wrong value", i);
 	}
@@ -223,10 +304,17 @@ static void okp_test_return_tail_call(void)
 		(unsigned long)okp_test_return_tail_call;
 	ret = okretprobe_register_many(both, ARRAY_SIZE(both));
 	EXPECT(!ret, "register_many: %d", ret);
+	okp_ret_check_placement(tail, why, sizeof(why));
+	okp_ret_check_placement(branches, why, sizeof(why));
+	EXPECT(!why[0], "%s", why);
 	OPTIMIZER_HIDE_VAR(target);
-	for (i = 0; i < calls; i++)
+	for (i = 0; i < calls; i++) {
+		tail->next_a = i - 100;
+		branches->next_a = i - 100 + 1;
+		tail->next_b = branches->next_b = i;
 		if (target(i - 100, i) != okp_expect_tail(i - 100, i))
 			EXPECT(false, "call %d returned the wrong value", i);
+	}
 	okretprobe_unregister_many(both, ARRAY_SIZE(both));
 	if (okp_ret_balanced(tail, calls, why, sizeof(why)))
 		okp_ret_balanced(branches, calls, why, sizeof(why));
@@ -251,6 +339,8 @@ static void okp_test_return_recursion(void)
 	probe->task = current;
 	ret = okretprobe_register(&probe->rp);
 	EXPECT(!ret, "register: %d", ret);
+	okp_ret_check_placement(probe, why, sizeof(why));
+	EXPECT(!why[0], "%s", why);
 	OPTIMIZER_HIDE_VAR(target);
 	got = target(depth, 100);
 	EXPECT(got == 100 + depth, "returned %ld", got);
@@ -398,7 +488,11 @@ static bool okp_ret_sleepers_on(struct okp_ret_sleeper_thread *threads,
 	struct okp_ret_probe *probe = &okp_ret_probes[0];
 	int right, ret;
 
-	okp_ret_init(probe, symbol, okp_expect_sleeper);
+	unsigned long seen = 0;
+	int i;
+
+	/* Without data each return's value is checked against the set. */
+	okp_ret_init(probe, symbol, okp_ret_exits ? NULL : okp_expect_sleeper);
 	probe->caller = (unsigned long)okp_ret_sleeper_fn;
 	ret = okretprobe_register(&probe->rp);
 	if (ret) {
@@ -411,6 +505,19 @@ static bool okp_ret_sleepers_on(struct okp_ret_sleeper_thread *threads,
 	if (right != OKP_RET_SLEEPERS) {
 		snprintf(why, size, "%s: %d sleepers returned right", symbol,
 			 right);
+		return false;
+	}
+	for (i = 0; okp_ret_exits && i < OKP_RET_SLEEPERS &&
+		    i < atomic_read(&probe->recorded); i++) {
+		long a = (probe->records[i] - 7) / 3;
+
+		if (a >= 0 && a < OKP_RET_SLEEPERS &&
+		    okp_expect_sleeper(a, 7) == probe->records[i])
+			seen |= 1UL << a;
+	}
+	if (okp_ret_exits && seen != ~0UL) {
+		snprintf(why, size, "%s: returns seen %lx, not every sleeper's",
+			 symbol, seen);
 		return false;
 	}
 	return okp_ret_balanced(probe, OKP_RET_SLEEPERS, why, size);
@@ -495,8 +602,9 @@ static void okp_test_return_unregister_pending(void)
 	right = okp_ret_run_sleepers(threads, pending, okp_ret_sleeper,
 				     okp_ret_unregister_between, &probe->rp);
 	EXPECT(right == pending, "%d of %d returned right", right, pending);
-	EXPECT(atomic_read(&probe->entries) == pending, "%d entries",
-	       atomic_read(&probe->entries));
+	/* Without an entry_handler, entries are counted at the returns. */
+	EXPECT(atomic_read(&probe->entries) == (okp_ret_exits ? 0 : pending),
+	       "%d entries", atomic_read(&probe->entries));
 	EXPECT(!atomic_read(&probe->returns),
 	       "%d handlers ran after unregister",
 	       atomic_read(&probe->returns));
@@ -598,6 +706,8 @@ static unsigned int okp_ret_probed_stack(long (*stacker)(long a, long b),
 
 	okp_ret_init(probe, symbol, okp_expect_stacker);
 	probe->task = current;
+	probe->next_a = 1;
+	probe->next_b = 2;
 	ret = okretprobe_register(&probe->rp);
 	if (ret) {
 		snprintf(why, size, "register on %s: %d", symbol, ret);
@@ -748,7 +858,7 @@ static void okp_test_return_kernel_functions(void)
 	long direct[OKP_RET_RECORDS], seen[OKP_RET_RECORDS];
 	int count, i, numbers = ARRAY_SIZE(okp_ret_numbers), ret;
 	char why[200] = "", name[200];
-	const char *kernel = "not available";
+	const char *kernel = "not available", *placement = "hooked returns";
 
 	for (i = 0; i < ARRAY_SIZE(symbols); i++) {
 		okp_ret_init(&probes[i], symbols[i], NULL);
@@ -756,6 +866,9 @@ static void okp_test_return_kernel_functions(void)
 	}
 	ret = okretprobe_register_many(both, ARRAY_SIZE(both));
 	EXPECT(!ret, "register_many: %d", ret);
+	for (i = 0; i < ARRAY_SIZE(symbols); i++)
+		if (probes[i].rp.kp.flags & OKPROBE_FLAG_RETURN_EXITS)
+			placement = okp_ret_exits ? "at the exits" : "?";
 	okp_ret_workload(direct, &count);
 	okretprobe_unregister_many(both, ARRAY_SIZE(both));
 	EXPECT(atomic_read(&probes[0].recorded) == numbers &&
@@ -811,8 +924,8 @@ out:
 	if (probes[0].rp.okp_private || probes[1].rp.okp_private)
 		okretprobe_unregister_many(both, ARRAY_SIZE(both));
 	snprintf(name, sizeof(name),
-		 "return probes on kstrtoull and kern_path: the test's calls' return values in order (kernel kretprobe: %s)",
-		 kernel);
+		 "return probes on kstrtoull and kern_path: the test's calls' return values in order (kernel kretprobe: %s; okprobe: %s)",
+		 kernel, placement);
 	okp_report(!why[0], name, why);
 }
 
@@ -881,18 +994,117 @@ out:
 		   why);
 }
 
+/* ---- Without entry_handler -------------------------------------------- */
+
+static atomic_t okp_ret_nesting_returns;
+
+/* Calls its own probed function: that return is inside a handler. */
+static int okp_ret_nesting_handler(struct okretprobe_instance *ri,
+				   struct pt_regs *regs)
+{
+	long (*target)(long a, long b) = okp_ret_branches;
+
+	atomic_inc(&okp_ret_nesting_returns);
+	OPTIMIZER_HIDE_VAR(target);
+	target(1, 1);
+	return 0;
+}
+
+/*
+ * A return inside the return handler (the handler calls the function) is
+ * missed, not nested: at the exits the okretprobe's nmissed counts it (the
+ * exit's probe is hit inside a handler); with rethook the entry's kp does
+ * (the call's entry is).
+ */
+static void okp_test_return_exits_missed(void)
+{
+	struct okretprobe rp = {
+		.kp.symbol_name = "okp_ret_branches",
+		.handler = okp_ret_nesting_handler,
+	};
+	long (*target)(long a, long b) = okp_ret_branches;
+	bool at_exits = false;
+	int i, calls = 50, ret;
+	char why[200] = "";
+
+	atomic_set(&okp_ret_nesting_returns, 0);
+	ret = okretprobe_register(&rp);
+	EXPECT(!ret, "register: %d", ret);
+	at_exits = rp.kp.flags & OKPROBE_FLAG_RETURN_EXITS;
+	OPTIMIZER_HIDE_VAR(target);
+	for (i = 0; i < calls; i++)
+		target(i, i);
+	okretprobe_unregister(&rp);
+	EXPECT(atomic_read(&okp_ret_nesting_returns) == calls,
+	       "%d handlers ran for %d calls",
+	       atomic_read(&okp_ret_nesting_returns), calls);
+	if (at_exits)
+		EXPECT(rp.nmissed == calls && !rp.kp.nmissed,
+		       "at the exits: nmissed %lu, kp.nmissed %lu, not %d",
+		       rp.nmissed, rp.kp.nmissed, calls);
+	else
+		EXPECT(rp.kp.nmissed == calls && !rp.nmissed,
+		       "with rethook: kp.nmissed %lu, nmissed %lu, not %d",
+		       rp.kp.nmissed, rp.nmissed, calls);
+out:
+	if (rp.okp_private)
+		okretprobe_unregister(&rp);
+	okp_report(!why[0],
+		   "a return probe whose handler calls its function: that return is missed, counted in nmissed at the exits, in kp.nmissed with rethook",
+		   why);
+}
+
+/* OKPROBE_FLAG_RETURN_RETHOOK: the return address hooked all the same. */
+static void okp_test_return_forced_rethook(void)
+{
+	struct okp_ret_probe *probe = &okp_ret_probes[0];
+	long (*target)(long a, long b) = okp_ret_branches;
+	int i, calls = 100, ret;
+	char why[200] = "";
+
+	okp_ret_exits = true;
+	okp_ret_init(probe, "okp_ret_branches", okp_expect_branches);
+	probe->task = current;
+	probe->rp.kp.flags = OKPROBE_FLAG_RETURN_RETHOOK;
+	ret = okretprobe_register(&probe->rp);
+	EXPECT(!ret, "register: %d", ret);
+	EXPECT(!(probe->rp.kp.flags & OKPROBE_FLAG_RETURN_EXITS),
+	       "at the exits though the client asked for rethook");
+	OPTIMIZER_HIDE_VAR(target);
+	for (i = 0; i < calls; i++) {
+		probe->next_a = i - 50;
+		probe->next_b = i;
+		target(i - 50, i);
+	}
+	okretprobe_unregister(&probe->rp);
+	okp_ret_balanced(probe, calls, why, sizeof(why));
+out:
+	if (probe->rp.okp_private)
+		okretprobe_unregister(&probe->rp);
+	okp_report(!why[0],
+		   "a return probe without entry_handler that asks for rethook (OKPROBE_FLAG_RETURN_RETHOOK) hooks the return address: every return value",
+		   why);
+}
+
 void okp_test_return_probes(void)
 {
 	if (!IS_ENABLED(CONFIG_RETHOOK)) {
 		okp_test_return_unsupported();
 		return;
 	}
-	okp_test_return_refusals();
-	okp_test_return_branches();
-	okp_test_return_tail_call();
-	okp_test_return_recursion();
-	okp_test_return_sleepers();
-	okp_test_return_unregister_pending();
-	okp_test_return_stack_trace();
-	okp_test_return_kernel_functions();
+	for (okp_ret_exits = false;; okp_ret_exits = true) {
+		okp_test_return_refusals();
+		okp_test_return_branches();
+		okp_test_return_tail_call();
+		okp_test_return_recursion();
+		okp_test_return_sleepers();
+		okp_test_return_unregister_pending();
+		okp_test_return_stack_trace();
+		okp_test_return_kernel_functions();
+		if (okp_ret_exits)
+			break;
+	}
+	okp_test_return_exits_missed();
+	okp_test_return_forced_rethook();
+	okp_ret_exits = false;
 }

@@ -195,7 +195,13 @@ SYM_FUNC_END(okp_ret_branches)
 
 SYM_FUNC_START(okp_ret_tail)		/* okp_ret_branches(a + 1, b) */
 	add	$1, %rdi
-	jmp	okp_ret_branches
+	/*
+	 * A jmp rel32, as tail calls between functions further apart are
+	 * (the assembler would make this one a jmp rel8, which no jump can
+	 * replace at a function's end: its return probe would stay at the
+	 * entry).
+	 */
+	{disp32} jmp	okp_ret_branches
 SYM_FUNC_END(okp_ret_tail)
 
 SYM_FUNC_START(okp_ret_recurse)	/* a == 0: b; else okp_ret_recurse(a - 1, b) + 1 */

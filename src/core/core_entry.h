@@ -136,6 +136,27 @@ int okp_core_set_probe_enabled(struct okprobe *probe, int enabled);
 long okp_core_block_starts(unsigned long address, unsigned long *start,
 			   unsigned long *size, unsigned int *offsets,
 			   unsigned long capacity);
+/*
+ * Return probes at the exits: every way out of the function whose entry
+ * probe names (symbol_name, a copy of its symbol_name, or its addr; offset
+ * 0), found by core/function_exits.hpp, each a return or a tail call to
+ * target, written to exits, and the entry probe's address to *entry; their
+ * count (at most capacity), or -EOPNOTSUPP when they cannot be proven or a
+ * jump could not replace a breakpoint at one of them, -EBUSY (someone
+ * else's bytes in the function), -EINVAL (probe names no function's
+ * entry), -E2BIG, -ENOMEM; then *why, and *where the instruction that
+ * decided it. Probe mutex held.
+ */
+struct okp_function_exit {
+	unsigned long address;
+	unsigned long target;
+	int tail_call;
+};
+long okp_core_function_exits(const struct okprobe *probe,
+			     const char *symbol_name, unsigned long *entry,
+			     struct okp_function_exit *exits,
+			     unsigned long capacity, const char **why,
+			     unsigned long *where);
 /* okprobe_read_count: 0 or -EINVAL. */
 int okp_core_read_count(struct okprobe *probe, unsigned long long *count);
 /* debugfs okprobe/enabled: 0 disarms every probe without unregistering. */

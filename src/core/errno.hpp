@@ -5,6 +5,7 @@
 
 namespace okp::error {
 
-constexpr int eperm = 1, enoent = 2, eio = 5, e2big = 7, enomem = 12, ebusy = 16, einval = 22, eilseq = 84;
+constexpr int eperm = 1, enoent = 2, eio = 5, e2big = 7, enomem = 12, ebusy = 16, einval = 22, eilseq = 84,
+	      eopnotsupp = 95;
 
 } // namespace okp::error

@@ -138,6 +138,17 @@ unsigned long okp_glue_now_ns(void);
 void okp_glue_describe(unsigned long address, char *buffer,
 		       unsigned long size);
 void okp_glue_synchronize_rcu_tasks(void);
+/*
+ * A probe at an exit of a return probe (src/kernel/return_probes.c): its
+ * pre_handler, by which the core knows one, and where a missed hit of one
+ * is counted besides its own nmissed (in its okretprobe's nmissed).
+ */
+struct okprobe;
+struct pt_regs;
+int okp_glue_return_exit_hit(struct okprobe *probe, struct pt_regs *regs);
+void okp_glue_return_exit_missed(struct okprobe *probe);
+/* Its OKPROBE_FLAG_OPTIMIZED changed (the probe mutex is held). */
+void okp_glue_return_exit_optimized(struct okprobe *probe, int optimized);
 struct okp_cpu_state *okp_glue_cpu_state(void);
 /* Runs the optimizer's work soon (after a batching delay), unless queued. */
 void okp_glue_schedule_optimizer(void);

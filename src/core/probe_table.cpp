@@ -24,31 +24,21 @@ void set_flag(okprobe *probe, unsigned int flag, bool on)
 	AtomicRef(probe->flags).store(on ? flags | flag : flags & ~flag, Order::release);
 }
 
+// OKPROBE_FLAG_OPTIMIZED follows the probe's jump; an okretprobe at the
+// exits says it once all its exits' probes do (the glue counts).
+void show_probe_optimized(okprobe *probe, bool optimized)
+{
+	if (!!(load_flags(probe) & OKPROBE_FLAG_OPTIMIZED) == optimized)
+		return;
+	set_flag(probe, OKPROBE_FLAG_OPTIMIZED, optimized);
+	if (probe->pre_handler == okp_glue_return_exit_hit)
+		okp_glue_return_exit_optimized(probe, optimized);
+}
+
 bool within(uint64_t address, uint64_t start, uint64_t end)
 {
 	return address >= start && address < end;
 }
-
-// What registration and the jump planner read: the kernel's text with
-// okprobe's own patches read as the original bytes, and lost text counted
-// as someone else's change.
-class TableText final : public OriginalText {
-public:
-	explicit TableText(const ProbeTable &table) : table_(table) {}
-	size_t read(uint64_t address, uint8_t *buffer, size_t size) const override
-	{
-		return table_.read_original_text(address, buffer, size);
-	}
-	const char *changed_by_others(uint64_t start, uint64_t size) const override
-	{
-		if (table_.lost_text_within(start, size))
-			return "okprobe lost text in the function: someone else changed what it wrote";
-		return okp_glue_foreign_probe(start, size);
-	}
-
-private:
-	const ProbeTable &table_;
-};
 
 // A jump region is at most this long (x86: 4 + 15 bytes; riscv: 8).
 constexpr uint64_t max_jump_region = 32;
@@ -220,8 +210,8 @@ void ProbeTable::show_optimized(Site &site)
 {
 	const bool optimized = site.jump == JumpState::optimized && !site.is_lost();
 	for (okprobe *probe : site.attached_probes())
-		if (probe && !!(load_flags(probe) & OKPROBE_FLAG_OPTIMIZED) != optimized)
-			set_flag(probe, OKPROBE_FLAG_OPTIMIZED, optimized);
+		if (probe)
+			show_probe_optimized(probe, optimized);
 }
 
 void ProbeTable::enter_waiting(Site &site)
@@ -255,7 +245,7 @@ void ProbeTable::settle_lost(Site &site)
 	for (okprobe *probe : site.attached_probes()) {
 		if (probe) {
 			set_flag(probe, OKPROBE_FLAG_LOST, true);
-			set_flag(probe, OKPROBE_FLAG_OPTIMIZED, false);
+			show_probe_optimized(probe, false);
 		}
 	}
 	okp_glue_text_lost(site.address, site.description, site.lost.load(Order::relaxed));
@@ -780,6 +770,39 @@ void ProbeTable::release_function(Site &site)
 	okp_glue_release_function(site.function);
 }
 
+const char *ProbeTable::planned_jump_refusal(uint64_t address) const
+{
+	const char *why = nullptr;
+	uint64_t region_length = 0;
+	if (const Site *existing = sites_.lookup(address)) {
+		why = existing->jump_refusal;
+		region_length = existing->jump_region_length;
+	} else {
+		uint8_t original[max_original_bytes] = {};
+		if (read_original_text(address, original, sizeof(original)) == 0)
+			return "the text cannot be read";
+		Owned<Site> site = Owned<Site>::make();
+		if (!site)
+			return "out of memory";
+		site->address = address;
+		for (size_t i = 0; i < max_original_bytes; ++i)
+			site->original[i] = original[i];
+		why = arch::prepare_site(*site, original);
+		if (why)
+			return why;
+		okp_glue_describe(address, site->description, sizeof(site->description));
+		why = arch::plan_jump(*site, TableText(*this));
+		region_length = site->jump_region_length;
+		arch::release_site(*site);
+	}
+	if (why)
+		return why;
+	bool inside = false;
+	for_each_site_in(address + 1, address + region_length,
+			 [&](const Site &other) { inside = inside || !other.gone; });
+	return inside ? "another probe lies inside the jump's region" : nullptr;
+}
+
 Result<Site *> ProbeTable::create_site(const Registration &checked)
 {
 	const uint64_t address = checked.address;
@@ -940,9 +963,10 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 	// struct, a copy of one, or garbage.
 	if (probe->okp_site || site_of(probe))
 		return refuse(error::einval, "the probe is already registered (or okp_site is not zero)");
-	if (probe->flags & ~static_cast<unsigned int>(OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_COUNTER))
-		return refuse(error::einval,
-			      "only OKPROBE_FLAG_DISABLED and OKPROBE_FLAG_COUNTER may be set at registration");
+	if (probe->flags &
+	    ~static_cast<unsigned int>(OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_COUNTER | OKPROBE_FLAG_RETURN_RETHOOK))
+		return refuse(error::einval, "only OKPROBE_FLAG_DISABLED, OKPROBE_FLAG_COUNTER and "
+					     "OKPROBE_FLAG_RETURN_RETHOOK may be set at registration");
 	const bool counter = probe->flags & OKPROBE_FLAG_COUNTER;
 	if (counter && (probe->pre_handler || probe->post_handler))
 		return refuse(error::einval, "a counting probe has no handlers");
@@ -1090,7 +1114,7 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		site->probe_slots.store(slots, Order::relaxed);
 		by_probe_.remove(reinterpret_cast<uint64_t>(probe));
 		probe->okp_site = nullptr;
-		set_flag(probe, OKPROBE_FLAG_OPTIMIZED, false);
+		show_probe_optimized(probe, false);
 		set_flag(probe, OKPROBE_FLAG_FTRACE, false);
 		if (!site->touched) {
 			site->touched = true;
@@ -1373,6 +1397,9 @@ OKP_HANDLER_PATH void ProbeTable::count_missed(Site &site)
 			continue;
 		}
 		AtomicRef(probe->nmissed).fetch_add(1, Order::relaxed);
+		// An okretprobe's exit: the okretprobe missed a return.
+		if (probe->pre_handler == okp_glue_return_exit_hit)
+			okp_glue_return_exit_missed(probe);
 	}
 }
 

@@ -332,6 +332,10 @@ public:
 	// Whether a lost site lies in [start, start + size): bytes okprobe
 	// cannot account for, so no proof may read that function.
 	bool lost_text_within(uint64_t start, uint64_t size) const;
+	// Why no jump could replace a breakpoint at address (the plan a site
+	// there has or would get, and the probes inside its region), or
+	// nullptr. The sysctl is not asked: this is about the text.
+	const char *planned_jump_refusal(uint64_t address) const;
 
 	// ---- Handler (breakpoint context: lock-free, no allocation) ----
 
@@ -579,5 +583,26 @@ inline ProbeTable::HitProbes &ProbeTable::hit_probes_of(okp_cpu_state &cpu)
 		      offsetof(okp_cpu_state, hit_probes) + offsetof(HitProbes, count));
 	return *reinterpret_cast<HitProbes *>(&cpu.hit_probes);
 }
+
+// What registration and the jump planner read: the kernel's text with
+// okprobe's own patches read as the original bytes, and lost text counted
+// as someone else's change.
+class TableText final : public OriginalText {
+public:
+	explicit TableText(const ProbeTable &table) : table_(table) {}
+	size_t read(uint64_t address, uint8_t *buffer, size_t size) const override
+	{
+		return table_.read_original_text(address, buffer, size);
+	}
+	const char *changed_by_others(uint64_t start, uint64_t size) const override
+	{
+		if (table_.lost_text_within(start, size))
+			return "okprobe lost text in the function: someone else changed what it wrote";
+		return okp_glue_foreign_probe(start, size);
+	}
+
+private:
+	const ProbeTable &table_;
+};
 
 } // namespace okp

@@ -67,6 +67,21 @@ int okp_return_probes_init(void);
 void okp_return_probes_exit(void);
 /* Whether probe is an okretprobe's kp; its okretprobe's nmissed. */
 bool okp_return_probe_of(const struct okprobe *probe);
+/* An exit of a return probe whose handler runs at the function's exits. */
+bool okp_return_exit_of(const struct okprobe *probe);
+/*
+ * The exits of the function an okretprobe's kp names
+ * (okp_core_function_exits), under okp_probe_mutex; and the exits' probes
+ * registered in one batch, all or nothing, the refusal in *why rather than
+ * the log (src/kernel/probes.c).
+ */
+struct okp_function_exit;
+long okp_probes_function_exits(struct okprobe *kp,
+			       struct okp_function_exit *exits,
+			       unsigned long capacity, unsigned long *entry,
+			       const char **why, unsigned long *where);
+int okp_probes_register_many_quietly(struct okprobe **probes, int count,
+				     const char **why);
 unsigned long okp_return_missed_of(const struct okprobe *probe);
 
 /* src/kernel/probe_events.c: /sys/kernel/tracing/okprobe_events. */

@@ -409,10 +409,84 @@ int okprobe_register(struct okprobe *probe)
 }
 EXPORT_SYMBOL_GPL(okprobe_register);
 
-int okprobe_register_many(struct okprobe **probes, int count)
+/*
+ * Registers count probes in one arm batch, okp_probe_mutex held: all or
+ * nothing. Logs the refusal unless *why is wanted (not NULL), where it
+ * goes instead.
+ */
+static int okp_register_many_locked(struct okprobe **probes, int count,
+				    const char **quiet_why)
 {
 	const char *where = NULL, *why = NULL;
 	int i, ret = 0, refused;
+
+	lockdep_assert_held(&okp_probe_mutex);
+	/*
+	 * Every breakpoint of the batch in one text write, one CPU sync;
+	 * every entry through ftrace in one pass of ftrace.
+	 */
+	okp_core_begin_arm_batch();
+	for (i = 0; i < count; i++) {
+		if (quiet_why)
+			ret = okp_core_register(probes[i], NULL, quiet_why);
+		else
+			ret = okp_register_locked(probes[i]);
+		if (ret)
+			break;
+	}
+	refused = okp_core_end_arm_batch(&where, &why);
+	if (refused && !ret) {
+		if (quiet_why)
+			*quiet_why = why;
+		else
+			pr_err("cannot probe %s: %s (%d)\n", where, why, refused);
+		ret = refused;
+	}
+	/* All or nothing, like register_kprobes(). */
+	if (ret)
+		okp_core_unregister_many(probes, i);
+	return ret;
+}
+
+long okp_probes_function_exits(struct okprobe *kp,
+			       struct okp_function_exit *exits,
+			       unsigned long capacity, unsigned long *entry,
+			       const char **why, unsigned long *where)
+{
+	const char *name = NULL;
+	long ret, copied;
+
+	mutex_lock(&okp_probe_mutex);
+	if (kp->symbol_name) {
+		copied = okp_copy_name(okp_symbol_name, kp->symbol_name,
+				       sizeof(okp_symbol_name));
+		if (copied < 0 || copied >= sizeof(okp_symbol_name)) {
+			mutex_unlock(&okp_probe_mutex);
+			*why = "symbol_name cannot be read or is too long";
+			return -EINVAL;
+		}
+		name = okp_symbol_name;
+	}
+	ret = okp_core_function_exits(kp, name, entry, exits, capacity,
+				      why, where);
+	mutex_unlock(&okp_probe_mutex);
+	return ret;
+}
+
+int okp_probes_register_many_quietly(struct okprobe **probes, int count,
+				     const char **why)
+{
+	int ret;
+
+	mutex_lock(&okp_probe_mutex);
+	ret = okp_register_many_locked(probes, count, why);
+	mutex_unlock(&okp_probe_mutex);
+	return ret;
+}
+
+int okprobe_register_many(struct okprobe **probes, int count)
+{
+	int i, ret;
 
 	might_sleep();
 	if (!probes || count <= 0) {
@@ -428,24 +502,7 @@ int okprobe_register_many(struct okprobe **probes, int count)
 		}
 	}
 	mutex_lock(&okp_probe_mutex);
-	/*
-	 * Every breakpoint of the batch in one text write, one CPU sync;
-	 * every entry through ftrace in one pass of ftrace.
-	 */
-	okp_core_begin_arm_batch();
-	for (i = 0; i < count; i++) {
-		ret = okp_register_locked(probes[i]);
-		if (ret)
-			break;
-	}
-	refused = okp_core_end_arm_batch(&where, &why);
-	if (refused && !ret) {
-		pr_err("cannot probe %s: %s (%d)\n", where, why, refused);
-		ret = refused;
-	}
-	/* All or nothing, like register_kprobes(). */
-	if (ret)
-		okp_core_unregister_many(probes, i);
+	ret = okp_register_many_locked(probes, count, NULL);
 	mutex_unlock(&okp_probe_mutex);
 	return ret;
 }
@@ -527,9 +584,10 @@ static void okp_show_line(const struct okp_list_line *line, void *context)
 	/* A return probe's misses: its entry's and its instances'. */
 	if (return_probe)
 		missed += okp_return_missed_of(line->probe);
-	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s%s%s%s%s\n",
+	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s%s%s%s%s%s\n",
 		   line->address, line->description, line->hits, missed,
 		   return_probe ? " [RETURN]" : "",
+		   okp_return_exit_of(line->probe) ? " [EXIT]" : "",
 		   line->flags & OKPROBE_FLAG_COUNTER ? " [COUNTER]" : "",
 		   line->optimized ? " [OPTIMIZED]" : "",
 		   line->flags & OKPROBE_FLAG_FTRACE ? " [FTRACE]" : "",

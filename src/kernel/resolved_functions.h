@@ -32,6 +32,15 @@ OKP_RESOLVED_FUNCTION(ftrace_location_range, ftrace_location_range,
 OKP_RESOLVED_FUNCTION(rethook_alloc, rethook_alloc, IS_ENABLED(CONFIG_RETHOOK));
 OKP_RESOLVED_FUNCTION(rethook_free, rethook_free, IS_ENABLED(CONFIG_RETHOOK));
 OKP_RESOLVED_FUNCTION(rethook_hook, rethook_hook, IS_ENABLED(CONFIG_RETHOOK));
+/*
+ * An exit of a return probe finds the trampoline where another return
+ * probe (or the kernel's kretprobe) hooked a tail call's return: the real
+ * return address is on rethook's list.
+ */
+OKP_RESOLVED_FUNCTION(rethook_find_ret_addr, rethook_find_ret_addr,
+		      IS_ENABLED(CONFIG_RETHOOK));
+OKP_RESOLVED_FUNCTION(arch_rethook_trampoline, arch_rethook_trampoline,
+		      IS_ENABLED(CONFIG_RETHOOK));
 #ifndef OKP_HAVE_RETHOOK_OBJPOOL
 /* 6.1's rethook pool grows by nodes; 6.12's is an objpool, sized once. */
 OKP_RESOLVED_FUNCTION(rethook_add_node, rethook_add_node,

@@ -22,6 +22,15 @@
  * OKP_RETURN_INSTANCES_MAX. The hit path never allocates: it may run
  * where the allocator's own locks are held.
  *
+ * Exits: where okprobe can prove every way out of the function (the exit
+ * census, core/function_exits.hpp) and a jump can replace a breakpoint at
+ * each, an okretprobe with neither entry_handler nor data puts no probe at
+ * the entry and replaces no return address. Its handler runs at the
+ * function's exits instead: probes okprobe registers at each return (the
+ * handler runs there, regs shown as after the return) and at each tail
+ * call (which hooks the return address for the callee, as an entry does).
+ * No instance, no trampoline: the return path of an optimized probe.
+ *
  * Lock order: okp_return_mutex, then okp_probe_mutex (taken inside
  * okprobe_register() and friends).
  */
@@ -52,6 +61,7 @@
 #include "core/core_api.h"
 #include "compat.h"
 #include "glue.h"
+#include "arch_glue.h"
 #include "resolved_calls.h"
 
 /* What okretprobe.data_size may be. */
@@ -60,6 +70,23 @@
 #define OKP_RETURN_INSTANCES_MAX 65536
 /* Rethooks in the chain: two halves of 16, each next doubling: 65536. */
 #define OKP_RETURN_POOLS 14
+/* The most exits a return probe puts probes on (core's max_function_exits). */
+#define OKP_RETURN_EXITS_MAX 64
+
+/*
+ * An okretprobe's kp is its own at the exits (never registered): others
+ * than the client update its flags with this (the optimizer's writer,
+ * enable and disable).
+ */
+static void okp_return_set_flag(struct okretprobe *rp, unsigned int flag,
+				bool on)
+{
+	unsigned int old = READ_ONCE(rp->kp.flags), new;
+
+	do {
+		new = on ? old | flag : old & ~flag;
+	} while (!try_cmpxchg(&rp->kp.flags, &old, new));
+}
 
 static DEFINE_MUTEX(okp_return_mutex);
 /* Every registered okretprobe's state, under okp_return_mutex. */
@@ -94,6 +121,19 @@ struct okp_return_probe {
 	unsigned long grow_after;
 	struct irq_work kick;
 	struct work_struct grow;
+	/* At the exits: their probes (NULL: kp at the entry). */
+	struct okp_return_exit *exits;
+	int exit_count;
+	/* How many of them are optimized (okprobe's writer counts). */
+	atomic_t optimized_exits;
+};
+
+/* A probe at one exit of the function (okprobe's, never the client's). */
+struct okp_return_exit {
+	struct okprobe kp;
+	struct okretprobe *rp;
+	int count;		/* the function's exits */
+	bool tail_call;
 };
 
 struct okp_return_node {
@@ -212,31 +252,124 @@ static void notrace okp_return_missed(struct okretprobe *rp)
 }
 NOKPROBE_SYMBOL(okp_return_missed);
 
-/* kp's pre_handler: a call of the function. */
-static int notrace okp_return_entry(struct okprobe *probe,
-				    struct pt_regs *regs)
+/*
+ * Takes an instance and hooks the return address regs show (the entry's,
+ * or a tail call's, where the stack is as at entry): handler runs when the
+ * function returns. mcount: regs are ftrace's, at the function's call site.
+ */
+static __always_inline void okp_return_hook(struct okretprobe *rp,
+					    struct pt_regs *regs, bool mcount)
 {
-	struct okretprobe *rp = container_of(probe, struct okretprobe, kp);
 	struct okp_return_node *taken;
 	struct rethook_node *node;
 
 	node = okp_return_take(rp);
 	if (!node) {
 		okp_return_missed(rp);
-		return 0;
+		return;
 	}
 	taken = container_of(node, struct okp_return_node, node);
 	taken->instance.rp = rp;
 	taken->instance.ret_addr = 0;
 	if (rp->entry_handler && rp->entry_handler(&taken->instance, regs)) {
 		okp_rethook_give_back(node);
-		return 0;
+		return;
 	}
-	okp_call(rethook_hook)(node, regs,
-			       !!(READ_ONCE(probe->flags) & OKPROBE_FLAG_FTRACE));
+	okp_call(rethook_hook)(node, regs, mcount);
+}
+
+/* kp's pre_handler: a call of the function. */
+static int notrace okp_return_entry(struct okprobe *probe,
+				    struct pt_regs *regs)
+{
+	struct okretprobe *rp = container_of(probe, struct okretprobe, kp);
+
+	okp_return_hook(rp, regs,
+			!!(READ_ONCE(probe->flags) & OKPROBE_FLAG_FTRACE));
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_return_entry);
+
+/* arch_rethook_trampoline's address. */
+static unsigned long okp_rethook_trampoline __ro_after_init;
+
+/*
+ * The return address at an exit is the rethook trampoline: a return probe
+ * on a function that tail-called this one hooked it. The real one, for
+ * the instance and regs, is on rethook's list, as unwinders find it.
+ */
+static noinline void notrace okp_return_unhooked(struct okretprobe_instance *instance,
+						 struct pt_regs *regs,
+						 unsigned long sp)
+{
+	struct llist_node *cur = NULL;
+	unsigned long ret;
+
+	ret = okp_call(rethook_find_ret_addr)(current,
+					      okp_arch_rethook_frame(regs, sp),
+					      &cur);
+	if (ret) {
+		instance->ret_addr = ret;
+		instruction_pointer_set(regs, ret);
+	}
+}
+NOKPROBE_SYMBOL(okp_return_unhooked);
+
+/*
+ * An exit's pre_handler: the function returns, or tail-calls, here. At a
+ * return handler runs at once, regs shown as the kernel's return
+ * trampoline shows them: the instruction pointer the caller's return
+ * address, the stack pointer as after the return; both are put back
+ * before the return itself runs. A tail call's callee returns for the
+ * function: its return address is hooked, as at an entry. The core runs
+ * this as any probe's handler: a hit inside another okprobe handler is
+ * missed (okp_glue_return_exit_missed).
+ */
+int notrace okp_glue_return_exit_hit(struct okprobe *probe,
+				     struct pt_regs *regs)
+{
+	struct okp_return_exit *exit =
+		container_of(probe, struct okp_return_exit, kp);
+	struct okretprobe *rp = exit->rp;
+	struct okretprobe_instance instance = { .rp = rp };
+	unsigned long ip, sp;
+
+	if (exit->tail_call) {
+		okp_return_hook(rp, regs, false);
+		return 0;
+	}
+	if (!rp->handler)
+		return 0;
+	ip = instruction_pointer(regs);
+	sp = kernel_stack_pointer(regs);
+	instance.ret_addr = okp_arch_present_return(regs);
+	/* Hooked for a tail call's callee (a return probe on this one). */
+	if (unlikely(instance.ret_addr == okp_rethook_trampoline))
+		okp_return_unhooked(&instance, regs, sp);
+	rp->handler(&instance, regs);
+	okp_arch_undo_present_return(regs, ip, sp);
+	return 0;
+}
+NOKPROBE_SYMBOL(okp_glue_return_exit_hit);
+
+void notrace okp_glue_return_exit_missed(struct okprobe *probe)
+{
+	okp_return_missed(container_of(probe, struct okp_return_exit, kp)->rp);
+}
+NOKPROBE_SYMBOL(okp_glue_return_exit_missed);
+
+/* kp says OKPROBE_FLAG_OPTIMIZED while every exit's probe is a jump. */
+void okp_glue_return_exit_optimized(struct okprobe *probe, int optimized)
+{
+	struct okp_return_exit *exit =
+		container_of(probe, struct okp_return_exit, kp);
+	struct okp_return_probe *state = READ_ONCE(exit->rp->okp_private);
+	int now = atomic_add_return(optimized ? 1 : -1,
+				    &state->optimized_exits);
+
+	okp_return_set_flag(exit->rp, OKPROBE_FLAG_OPTIMIZED,
+			    now == exit->count);
+}
 
 /*
  * The kernel's return trampoline calls this (preemption off) until
@@ -448,6 +581,23 @@ static struct okp_return_probe *okp_return_create(struct okretprobe *rp)
 	return NULL;
 }
 
+/* The core knows exits by their handler: never registered here. */
+int notrace okp_glue_return_exit_hit(struct okprobe *probe,
+				     struct pt_regs *regs)
+{
+	return 0;
+}
+NOKPROBE_SYMBOL(okp_glue_return_exit_hit);
+
+void notrace okp_glue_return_exit_missed(struct okprobe *probe)
+{
+}
+NOKPROBE_SYMBOL(okp_glue_return_exit_missed);
+
+void okp_glue_return_exit_optimized(struct okprobe *probe, int optimized)
+{
+}
+
 static void okp_return_stop(struct okp_return_probe *state)
 {
 }
@@ -460,6 +610,42 @@ static const char *okp_return_unsupported =
 	"this kernel has no rethook (CONFIG_RETHOOK), which okprobe's return probes use";
 
 #endif /* CONFIG_RETHOOK */
+
+#ifdef CONFIG_RETHOOK
+static int okp_return_exit_count(const struct okp_return_probe *state)
+{
+	return state->exit_count;
+}
+
+static struct okprobe *okp_return_exit_probe(struct okp_return_probe *state,
+					     int i)
+{
+	return &state->exits[i].kp;
+}
+
+/* After the exits' probes are unregistered (and a grace period). */
+static void okp_return_free_exits(struct okp_return_probe *state)
+{
+	kfree(state->exits);
+	state->exits = NULL;
+	state->exit_count = 0;
+}
+#else
+static int okp_return_exit_count(const struct okp_return_probe *state)
+{
+	return 0;
+}
+
+static struct okprobe *okp_return_exit_probe(struct okp_return_probe *state,
+					     int i)
+{
+	return NULL;
+}
+
+static void okp_return_free_exits(struct okp_return_probe *state)
+{
+}
+#endif
 
 /* ---- The API ------------------------------------------------------------ */
 
@@ -518,6 +704,87 @@ static bool okp_return_piece(const struct okretprobe *rp)
 	return strstr(name, ".cold");
 }
 
+#ifdef CONFIG_RETHOOK
+/*
+ * Whether rp may run at the exits: no entry_handler and no data (nothing
+ * to carry from the entry to the return), and the client did not ask for
+ * the return address to be hooked.
+ */
+static bool okp_return_wants_exits(const struct okretprobe *rp)
+{
+	return !rp->entry_handler && !rp->data_size &&
+	       !(rp->kp.flags & OKPROBE_FLAG_RETURN_RETHOOK);
+}
+
+/*
+ * Puts rp's probes at the function's exits: 0, or -EOPNOTSUPP when they
+ * cannot be proven or registered (the caller hooks the return address
+ * instead; why goes to the debug log), or -ENOMEM.
+ */
+static int okp_return_register_exits(struct okp_return_probe *state)
+{
+	struct okretprobe *rp = state->rp;
+	struct okp_function_exit *found;
+	struct okp_return_exit *exits = NULL;
+	struct okprobe **kps = NULL;
+	unsigned long entry = 0, where = 0;
+	const char *why = "out of memory";
+	long count;
+	int i, ret = -EOPNOTSUPP;
+
+	found = kmalloc_array(OKP_RETURN_EXITS_MAX, sizeof(*found), GFP_KERNEL);
+	if (!found)
+		return -ENOMEM;
+	count = okp_probes_function_exits(&rp->kp, found, OKP_RETURN_EXITS_MAX,
+					  &entry, &why, &where);
+	if (count <= 0)
+		goto out;
+	exits = kcalloc(count, sizeof(*exits), GFP_KERNEL);
+	kps = kmalloc_array(count, sizeof(*kps), GFP_KERNEL);
+	if (!exits || !kps) {
+		why = "out of memory";
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		exits[i].kp.addr = (void *)found[i].address;
+		exits[i].kp.pre_handler = okp_glue_return_exit_hit;
+		exits[i].kp.flags = rp->kp.flags & OKPROBE_FLAG_DISABLED;
+		exits[i].rp = rp;
+		exits[i].count = count;
+		exits[i].tail_call = found[i].tail_call;
+		kps[i] = &exits[i].kp;
+	}
+	where = entry;
+	if (okp_probes_register_many_quietly(kps, count, &why))
+		goto out;
+	state->exits = exits;
+	state->exit_count = count;
+	exits = NULL;
+	rp->kp.addr = (void *)entry;
+	okp_return_set_flag(rp, OKPROBE_FLAG_RETURN_EXITS, true);
+	ret = 0;
+out:
+	if (ret)
+		pr_debug("return probe at %pS: at the entry, not the exits: %pS: %s\n",
+			 (void *)entry, (void *)where, why);
+	kfree(kps);
+	kfree(exits);
+	kfree(found);
+	return ret;
+}
+#else
+static bool okp_return_wants_exits(const struct okretprobe *rp)
+{
+	return false;
+}
+
+static int okp_return_register_exits(struct okp_return_probe *state)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
 static int okp_return_register_locked(struct okretprobe *rp)
 {
 	struct okp_return_probe *state;
@@ -557,10 +824,24 @@ static int okp_return_register_locked(struct okretprobe *rp)
 		okp_return_refuse("no memory for its instances", -ENOMEM);
 		return -ENOMEM;
 	}
+	rp->nmissed = 0;
+	rp->kp.flags &= ~OKPROBE_FLAG_RETURN_EXITS;
+	WRITE_ONCE(rp->okp_private, state);
+	if (okp_return_wants_exits(rp)) {
+		ret = okp_return_register_exits(state);
+		if (!ret) {
+			list_add_tail(&state->list, &okp_return_probes);
+			return 0;
+		}
+		if (ret != -EOPNOTSUPP) {
+			okp_return_destroy(state);
+			rp->okp_private = NULL;
+			okp_return_refuse("no memory for its exits' probes", ret);
+			return ret;
+		}
+	}
 	rp->kp.pre_handler = okp_return_entry;
 	rp->kp.post_handler = NULL;
-	rp->nmissed = 0;
-	WRITE_ONCE(rp->okp_private, state);
 	ret = okprobe_register(&rp->kp);
 	if (ret) {
 		/* kp never ran: nothing of the state is in use. */
@@ -583,16 +864,24 @@ static void okp_return_unregister_list(struct list_head *list)
 	int i = 0, count = 0;
 
 	lockdep_assert_held(&okp_return_mutex);
+	/* A return probe at the exits stands for as many probes. */
 	list_for_each_entry(state, list, list)
-		count++;
+		count += max(okp_return_exit_count(state), 1);
 	if (!count)
 		return;
 	kps = kmalloc_array(count, sizeof(*kps), GFP_KERNEL);
 	list_for_each_entry(state, list, list) {
-		if (kps)
-			kps[i++] = &state->rp->kp;
-		else
-			okprobe_unregister(&state->rp->kp);
+		int exits = okp_return_exit_count(state), e;
+
+		for (e = 0; e < max(exits, 1); e++) {
+			struct okprobe *kp = exits ? okp_return_exit_probe(state, e) :
+						     &state->rp->kp;
+
+			if (kps)
+				kps[i++] = kp;
+			else
+				okprobe_unregister(kp);
+		}
 	}
 	if (kps) {
 		okprobe_unregister_many(kps, count);
@@ -604,6 +893,7 @@ static void okp_return_unregister_list(struct list_head *list)
 	list_for_each_entry_safe(state, next, list, list) {
 		list_del(&state->list);
 		WRITE_ONCE(state->rp->okp_private, NULL);
+		okp_return_free_exits(state);
 		kfree(state);
 	}
 }
@@ -685,13 +975,29 @@ EXPORT_SYMBOL_GPL(okretprobe_unregister_many);
 
 static int okp_return_set_enabled(struct okretprobe *rp, bool enabled)
 {
-	int ret = -EINVAL;
+	struct okp_return_probe *state = NULL;
+	int ret = -EINVAL, exits = 0, e;
 
 	might_sleep();
 	mutex_lock(&okp_return_mutex);
-	if (rp && okp_return_find(rp))
+	if (rp)
+		state = okp_return_find(rp);
+	if (state)
+		exits = okp_return_exit_count(state);
+	if (state && !exits) {
 		ret = enabled ? okprobe_enable(&rp->kp) :
 				okprobe_disable(&rp->kp);
+	} else if (state) {
+		/* Each exit's probe; kp, never registered, says which. */
+		for (ret = 0, e = 0; e < exits && !ret; e++) {
+			struct okprobe *kp = okp_return_exit_probe(state, e);
+
+			ret = enabled ? okprobe_enable(kp) : okprobe_disable(kp);
+		}
+		if (!ret)
+			okp_return_set_flag(rp, OKPROBE_FLAG_DISABLED,
+					    !enabled);
+	}
 	mutex_unlock(&okp_return_mutex);
 	return ret;
 }
@@ -711,6 +1017,11 @@ EXPORT_SYMBOL_GPL(okretprobe_disable);
 bool okp_return_probe_of(const struct okprobe *probe)
 {
 	return probe->pre_handler == okp_return_entry;
+}
+
+bool okp_return_exit_of(const struct okprobe *probe)
+{
+	return probe->pre_handler == okp_glue_return_exit_hit;
 }
 
 unsigned long okp_return_missed_of(const struct okprobe *probe)
@@ -777,6 +1088,10 @@ static struct notifier_block okp_return_module_block = {
 
 int okp_return_probes_init(void)
 {
+#ifdef CONFIG_RETHOOK
+	okp_rethook_trampoline =
+		(unsigned long)static_call_query(okp_arch_rethook_trampoline);
+#endif
 	return register_module_notifier(&okp_return_module_block);
 }
 

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+// okp_core_function_exits: the exit census (core/function_exits.hpp) over a
+// kernel function as okprobe reads it (its bytes before okprobe's own
+// patches, its .cold pieces, its jump labels and exception fixups), and
+// whether a jump may replace the breakpoint at each exit. The glue's probe
+// mutex is held.
+#include "core/core_api.h"
+#include "core/function_exits.hpp"
+#include "core/function_text.hpp"
+#include "core/kernel_facts.hpp"
+#include "core/owned.hpp"
+#include "core/probe_table.hpp"
+
+namespace okp {
+namespace {
+
+// "name" of "name+0x1/0x2 [module]": its length.
+size_t name_length(const char *description)
+{
+	size_t n = 0;
+	while (description[n] && description[n] != '+')
+		++n;
+	return n;
+}
+
+struct ExitContext {
+	char name[128];	    // the function's
+	size_t name_length; // of name
+	FunctionText pieces[max_exit_pieces];
+	size_t piece_count = 0;
+	const char *why = nullptr; // a piece that could not be read
+};
+
+// A ".cold" piece split off this function: "name.cold", "name.cold.N".
+bool cold_piece_of(const ExitContext &context, const char *description)
+{
+	constexpr const char cold[] = ".cold";
+	const size_t length = name_length(description);
+	if (length < context.name_length + sizeof(cold) - 1 ||
+	    __builtin_memcmp(description, context.name, context.name_length) != 0 ||
+	    __builtin_memcmp(description + context.name_length, cold, sizeof(cold) - 1) != 0)
+		return false;
+	const char after = description[context.name_length + sizeof(cold) - 1];
+	return after == '+' || after == '.' || after == 0;
+}
+
+ExitPlace place(uint64_t target, CodeRange *piece, void *opaque)
+{
+	ExitContext &context = *static_cast<ExitContext *>(opaque);
+	uint64_t start = 0, size = 0;
+	const TextKind kind = kernel::text_kind(target);
+	if ((kind != TextKind::core_kernel && kind != TextKind::module) || !kernel::function_of(target, &start, &size))
+		return ExitPlace::elsewhere;
+	char description[160];
+	okp_glue_describe(start, description, sizeof(description));
+	if (cold_piece_of(context, description)) {
+		*piece = CodeRange{};
+		if (context.piece_count == max_exit_pieces)
+			return ExitPlace::piece; // the census refuses: too many
+		const TableText text(registered_probes);
+		FunctionText &read = context.pieces[context.piece_count];
+		const char *why = text.changed_by_others(start, size);
+		if (!why)
+			why = read.read(text, start, size);
+		if (why) {
+			context.why = why;
+			return ExitPlace::piece; // empty: the census refuses
+		}
+		++context.piece_count;
+		*piece = read.range;
+		return ExitPlace::piece;
+	}
+	return start == target ? ExitPlace::function_start : ExitPlace::elsewhere;
+}
+
+// Jump labels' targets and exception fixups: edges the decoder cannot see.
+long hidden_targets(const CodeRange &range, uint64_t *targets, size_t capacity, void *)
+{
+	size_t count = 0;
+	{
+		okp_jump_label labels[max_hidden_edges];
+		const long found = okp_glue_jump_labels_within(range.address, range.address + range.size, labels,
+							       max_hidden_edges);
+		if (found < 0 || size_t(found) > max_hidden_edges)
+			return -1;
+		for (long i = 0; i < found && count < capacity; ++i)
+			targets[count++] = labels[i].target;
+	}
+	okp_exception_entry entries[max_hidden_edges];
+	const long found =
+		okp_glue_exception_entries_within(range.address, range.address + range.size, entries, max_hidden_edges);
+	if (found < 0 || size_t(found) + count > capacity)
+		return -1;
+	for (long i = 0; i < found; ++i)
+		targets[count++] = entries[i].fixup;
+	return long(count);
+}
+
+} // namespace
+} // namespace okp
+
+using namespace okp;
+
+extern "C" long okp_core_function_exits(const struct okprobe *probe, const char *symbol_name, unsigned long *entry,
+					struct okp_function_exit *exits, unsigned long capacity, const char **why,
+					unsigned long *where)
+{
+	// Where the entry probe would go, found as its registration would.
+	ProbeRequest request;
+	request.symbol_name = symbol_name;
+	request.offset = probe->offset;
+	request.address = reinterpret_cast<uint64_t>(probe->addr);
+	request.has_pre_handler = true;
+	const TableText text(registered_probes);
+	const Result<Registration> checked = check_registration(request, text, arch::probe_rules);
+	if (!checked) {
+		*why = checked.why();
+		*where = request.address;
+		return -checked.error();
+	}
+	const uint64_t start = checked.value().function, size = checked.value().function_size;
+	*entry = checked.value().address;
+	*where = start;
+	if (request.offset) {
+		*why = "a return probe goes at a function's entry (offset 0)";
+		return -error::einval;
+	}
+	FunctionText bytes;
+	*why = text.changed_by_others(start, size);
+	if (!*why)
+		*why = bytes.read(text, start, size);
+	if (*why)
+		return -error::ebusy;
+	ExitContext context;
+	okp_glue_describe(start, context.name, sizeof(context.name));
+	context.name_length = name_length(context.name);
+	const ExitFacts facts{place, hidden_targets, &context};
+	OwnedArray<FunctionExit> found = OwnedArray<FunctionExit>::make(max_function_exits);
+	if (!found) {
+		*why = "out of memory";
+		return -error::enomem;
+	}
+	const ExitCensus census = census_exits(bytes.range, arch::exit_step, facts, &found[0], max_function_exits);
+	if (census.refusal != ExitRefusal::none) {
+		*why = context.why ? context.why : exit_refusal_text(census.refusal);
+		*where = census.at ? census.at : start;
+		return -error::eopnotsupp;
+	}
+	if (census.count > capacity) {
+		*why = exit_refusal_text(ExitRefusal::too_many_exits);
+		return -error::e2big;
+	}
+	for (size_t i = 0; i < census.count; ++i) {
+		// The exits' probes are only worth it as jumps: a breakpoint
+		// at an exit costs more than the kernel's return trampoline.
+		if (const char *refusal = registered_probes.planned_jump_refusal(found[i].address)) {
+			*why = refusal;
+			*where = found[i].address;
+			return -error::eopnotsupp;
+		}
+		exits[i].address = found[i].address;
+		exits[i].target = found[i].target;
+		exits[i].tail_call = found[i].kind == ExitKind::tail_call;
+	}
+	return long(census.count);
+}
