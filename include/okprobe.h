@@ -156,12 +156,15 @@ int okprobe_read_count(struct okprobe *probe, unsigned long long *count);
  * okretprobe's kp says where the function is (symbol_name with offset 0,
  * or addr at its first byte); okprobe sets kp.pre_handler itself, and kp
  * reports flags and the entry address as for any probe. At every call of
- * the function (through ftrace or an optimized jump at its entry, never a
- * breakpoint at its return) okprobe takes an instance, calls entry_handler
- * with the entry's registers, and replaces the return address (the kernel's
- * rethook), so that handler runs when the function returns, with the
- * return value in regs_return_value(regs) and instruction_pointer(regs) the
- * caller's return address.
+ * the function (through ftrace or an optimized jump at its entry) okprobe
+ * takes an instance, calls entry_handler with the entry's registers, and
+ * replaces the return address (the kernel's rethook), so that handler
+ * runs when the function returns, with the return value in
+ * regs_return_value(regs) and instruction_pointer(regs) the caller's
+ * return address. Without entry_handler and data, where okprobe can prove
+ * every exit of the function and put a jump at each (x86), it runs handler
+ * at the exits instead (OKPROBE_FLAG_RETURN_EXITS): no entry probe, no
+ * return address replaced; see api.md for what that changes.
  */
 struct okretprobe;
 
@@ -225,7 +228,8 @@ int okretprobe_register_many(struct okretprobe **rps, int count);
 void okretprobe_unregister_many(struct okretprobe **rps, int count);
 /*
  * No new instances while disabled; calls already inside the function
- * still run handler when they return. As okprobe_disable/enable.
+ * still run handler when they return (at the exits they do not). As
+ * okprobe_disable/enable.
  */
 int okretprobe_disable(struct okretprobe *rp);
 int okretprobe_enable(struct okretprobe *rp);

@@ -38,6 +38,34 @@ static __always_inline unsigned long okp_arch_present_return(struct pt_regs *reg
 	return regs->ra;
 }
 
+/*
+ * At a tail call (a jump at the function's exit) ra holds the return
+ * address, as at entry.
+ */
+static __always_inline unsigned long okp_arch_return_address(struct pt_regs *regs)
+{
+	return regs->ra;
+}
+
+/* The bytes okp_arch_call_ends_here() reads before a return address. */
+#define OKP_ARCH_CALL_MAX 4
+
+/*
+ * Whether the OKP_ARCH_CALL_MAX bytes before a return address end in a
+ * call: jal or jalr linking ra, or c.jalr.
+ */
+static __always_inline bool okp_arch_call_ends_here(const u8 *before)
+{
+	u32 insn = before[0] | before[1] << 8 | before[2] << 16 |
+		   (u32)before[3] << 24;
+	u16 compressed = before[2] | before[3] << 8;
+
+	if (((insn & 0x7f) == 0x6f || (insn & 0x707f) == 0x67) &&
+	    ((insn >> 7) & 0x1f) == 1)
+		return true;
+	return (compressed & 0xf07f) == 0x9002 && (compressed & 0x0f80);
+}
+
 /* rethook's frame of a return address hooked in ra (arch_rethook_prepare). */
 static __always_inline unsigned long okp_arch_rethook_frame(struct pt_regs *regs,
 							    unsigned long sp)

@@ -41,6 +41,39 @@ static __always_inline unsigned long okp_arch_present_return(struct pt_regs *reg
 	return ret;
 }
 
+/*
+ * At a tail call (a jmp at the function's exit) the stack is as at entry:
+ * its top is the return address. What regs say is there.
+ */
+static __always_inline unsigned long okp_arch_return_address(struct pt_regs *regs)
+{
+	return *(unsigned long *)regs->sp;
+}
+
+/* The bytes okp_arch_call_ends_here() reads before a return address. */
+#define OKP_ARCH_CALL_MAX 7
+
+/*
+ * Whether the OKP_ARCH_CALL_MAX bytes before a return address end in a
+ * call: call rel32 (e8), or call through a register or memory (ff /2,
+ * 2 to 7 bytes with its REX, ModRM, SIB and displacement).
+ */
+static __always_inline bool okp_arch_call_ends_here(const u8 *before)
+{
+	int length;
+
+	if (before[OKP_ARCH_CALL_MAX - 5] == 0xe8)
+		return true;
+	for (length = 2; length <= OKP_ARCH_CALL_MAX; length++) {
+		const u8 *insn = before + OKP_ARCH_CALL_MAX - length;
+		int at = insn[0] >= 0x40 && insn[0] <= 0x4f ? 1 : 0;
+
+		if (insn[at] == 0xff && ((insn[at + 1] >> 3) & 7) == 2)
+			return true;
+	}
+	return false;
+}
+
 /* rethook's frame of a return address hooked at sp (arch_rethook_prepare). */
 static __always_inline unsigned long okp_arch_rethook_frame(struct pt_regs *regs,
 							    unsigned long sp)

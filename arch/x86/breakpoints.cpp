@@ -26,6 +26,22 @@ namespace {
 
 constexpr uint64_t kernel_code_segment = 0x10; // __KERNEL_CS
 
+// indirect_jump_thunk_prefixes[variant] + the register's name, or 0.
+uint64_t lookup_variant(size_t variant, int reg)
+{
+	const char *name = indirect_thunk_symbols[reg];
+	if (!name)
+		return 0;
+	char full[64];
+	size_t n = 0;
+	for (const char *c = indirect_jump_thunk_prefixes[variant]; *c && n + 1 < sizeof(full); ++c)
+		full[n++] = *c;
+	for (const char *c = name + sizeof(indirect_thunk_prefix) - 1; *c && n + 1 < sizeof(full); ++c)
+		full[n++] = *c;
+	full[n] = 0;
+	return okp_glue_lookup_symbol(full);
+}
+
 void resolve_thunks()
 {
 	if (probe_pools.thunks_resolved)
@@ -37,6 +53,9 @@ void resolve_thunks()
 	}
 	for (size_t i = 0; i < return_thunk_variant_count; ++i)
 		probe_pools.thunks.return_thunk_variants[i] = okp_glue_lookup_symbol(return_thunk_variant_symbols[i]);
+	for (size_t v = 0; v < indirect_jump_thunk_variant_count; ++v)
+		for (int reg = 0; reg < 16; ++reg)
+			probe_pools.thunks.indirect_jump_thunk_variants[v][reg] = lookup_variant(v, reg);
 	okp_detour_percpu percpu = {};
 	okp_glue_detour_percpu(&percpu);
 	DetourCall &call = probe_pools.detour_call;

@@ -43,11 +43,23 @@ int indirect_thunk_register(const Thunks &thunks, uint64_t target)
 	return -1;
 }
 
+// Register number (0-15) of a jump-only thunk variant at target, or -1.
+int indirect_jump_thunk_register(const Thunks &thunks, uint64_t target)
+{
+	for (const auto &variant : thunks.indirect_jump_thunk_variants)
+		for (int reg = 0; reg < 16; ++reg)
+			if (variant[reg] != 0 && variant[reg] == target)
+				return reg;
+	return -1;
+}
+
 // A relative jump (conditional or not): into a thunk it is a return or an
 // indirect jump in disguise.
 void set_jump_target(Analysis &analysis, const Thunks &thunks, uint64_t target)
 {
-	const int reg = indirect_thunk_register(thunks, target);
+	int reg = indirect_thunk_register(thunks, target);
+	if (reg < 0)
+		reg = indirect_jump_thunk_register(thunks, target);
 	if (thunks.return_thunk != 0 && target == thunks.return_thunk) {
 		analysis.transfer = Transfer::ret;
 	} else if (reg >= 0) {

@@ -95,10 +95,22 @@ constexpr const char *return_thunk_variant_symbols[return_thunk_variant_count] =
 	"call_depth_return_thunk", "srso_return_thunk", "srso_alias_return_thunk", "its_return_thunk",
 	"retbleed_return_thunk"};
 
+// The thunks a boot may send a retpoline's indirect jump to instead of
+// __x86_indirect_thunk_<reg>: call depth tracking's (retbleed=stuff) and
+// ITS'. Such a jump is as indirect as the retpoline: a tail call through a
+// pointer, or a computed goto inside the function.
+constexpr size_t indirect_jump_thunk_variant_count = 2;
+constexpr const char *indirect_jump_thunk_prefixes[indirect_jump_thunk_variant_count] = {"__x86_indirect_jump_thunk_",
+											 "__x86_indirect_its_thunk_"};
+// What follows the prefix: indirect_thunk_symbols[reg] past this.
+constexpr const char indirect_thunk_prefix[] = "__x86_indirect_thunk_";
+
 struct Thunks {
 	uint64_t return_thunk = 0;	  // __x86_return_thunk
 	uint64_t indirect_thunk[16] = {}; // __x86_indirect_thunk_<reg>, by register number
 	uint64_t return_thunk_variants[return_thunk_variant_count] = {}; // by return_thunk_variant_symbols
+	// By indirect_jump_thunk_prefixes, then register number.
+	uint64_t indirect_jump_thunk_variants[indirect_jump_thunk_variant_count][16] = {};
 };
 
 struct Analysis {

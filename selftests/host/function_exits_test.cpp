@@ -184,6 +184,19 @@ TEST(FunctionExits, X86CallsAndTrapsMayEndAFunction)
 	EXPECT_EQ(found.exits[0].address, 0x1007u);
 }
 
+TEST(FunctionExits, AJumpIntoTheMiddleOfAnInstructionIsRefused)
+{
+	// 0: je 5 (inside the mov at 2, whose bytes from 5 would decode
+	// otherwise); 2: mov $1,%eax; 7: ret
+	const Found found = census(join({{0x74, 0x03}, mov_eax_1, ret}));
+	EXPECT_EQ(found.census.refusal, ExitRefusal::mid_instruction);
+	EXPECT_EQ(found.census.at, 0x1005u);
+	// A jump label's hidden target too.
+	World world;
+	world.hidden = {{0x1000, 0x1003}};
+	EXPECT_EQ(census(join({nop5, ret}), world).census.refusal, ExitRefusal::mid_instruction);
+}
+
 TEST(FunctionExits, AFunctionThatNeverReturnsIsRefused)
 {
 	EXPECT_EQ(census(join({rel32({0xe8}, 0x1000, other_function), int3})).census.refusal, ExitRefusal::no_exit);

@@ -95,6 +95,16 @@ Thunks kernel_thunks(const Kernel &kernel)
 		const char *name = indirect_thunk_symbols[reg];
 		const auto it = name ? kernel.by_name.find(name) : kernel.by_name.end();
 		thunks.indirect_thunk[reg] = it == kernel.by_name.end() ? 0 : it->second;
+		for (size_t v = 0; name && v < indirect_jump_thunk_variant_count; ++v) {
+			const std::string variant = std::string(indirect_jump_thunk_prefixes[v]) +
+						    (name + sizeof(indirect_thunk_prefix) - 1);
+			const auto found = kernel.by_name.find(variant);
+			thunks.indirect_jump_thunk_variants[v][reg] = found == kernel.by_name.end() ? 0 : found->second;
+		}
+	}
+	for (size_t i = 0; i < return_thunk_variant_count; ++i) {
+		const auto it = kernel.by_name.find(return_thunk_variant_symbols[i]);
+		thunks.return_thunk_variants[i] = it == kernel.by_name.end() ? 0 : it->second;
 	}
 	return thunks;
 }
@@ -348,6 +358,22 @@ TEST(X86KernelBytes, JumpOptimizationOverTheRuntimeText)
 	EXPECT_GE(breakpoints.fully_decoded * 1000, breakpoints.functions * 999);
 	EXPECT_EQ(census.detours_failed, 0) << "every planned region relocates";
 	EXPECT_GE(census.optimizable * 100, census.instructions * 85);
+	// ___bpf_prog_run's computed goto jumps through a register: through
+	// call depth tracking's jump thunk on 6.12 under retbleed=stuff, which
+	// must count as indirect (a goto may land inside any jump).
+	const uint64_t interpreter = running->by_name.at("___bpf_prog_run");
+	const long index = [&] {
+		for (size_t i = 0; i < running->symbols.size(); ++i)
+			if (running->symbols[i].address == interpreter)
+				return long(i);
+		return -1L;
+	}();
+	ASSERT_GE(index, 0);
+	const CodeRange function{running->bytes_at(interpreter), interpreter,
+				 running->end_of(size_t(index)) - interpreter};
+	FunctionMap map;
+	ASSERT_TRUE(map.build(function, nullptr, 0, kernel_thunks(*running), nullptr, nullptr));
+	EXPECT_EQ(map.function_refusal(), OptimizationRefusal::indirect_jump);
 }
 
 TEST(X86KernelBytes, EveryFunctionOfTheDebianKernel)
@@ -594,6 +620,10 @@ struct ExitCensusRun {
 	std::map<uint64_t, std::vector<uint64_t>> exits_of;
 	std::map<uint64_t, std::pair<okp::ExitRefusal, uint64_t>> refused_of; // why, where
 	std::vector<std::string> missed_return_sites, unlisted_returns;
+	// Tail calls into an indirect-branch thunk: jumps through a register
+	// taken for tail calls (must stay empty: the return address is not
+	// on top of the stack at a computed goto).
+	std::vector<std::string> thunk_tail_calls;
 };
 
 struct ExitFactsContext {
@@ -681,14 +711,10 @@ bool jumps_to_return_thunk(const Kernel &kernel, uint64_t address, const Thunks 
 	return false;
 }
 
-ExitCensusRun take_exit_census(const Kernel &kernel, bool variants)
+ExitCensusRun take_exit_census(const Kernel &kernel)
 {
 	static Thunks thunks;
 	thunks = kernel_thunks(kernel);
-	for (size_t i = 0; variants && i < return_thunk_variant_count; ++i) {
-		const auto it = kernel.by_name.find(return_thunk_variant_symbols[i]);
-		thunks.return_thunk_variants[i] = it == kernel.by_name.end() ? 0 : it->second;
-	}
 	const okp::ExitDecoder decode = [](const CodeRange &code, size_t offset, okp::ExitStep &step) {
 		exit_step(code, offset, thunks, step);
 	};
@@ -722,6 +748,12 @@ ExitCensusRun take_exit_census(const Kernel &kernel, bool variants)
 			++run.exits;
 			if (exit.kind == okp::ExitKind::tail_call) {
 				++run.tail_calls;
+				const long target = symbol_index(kernel, exit.target);
+				const std::string &name =
+					target >= 0 ? kernel.symbols[size_t(target)].name : symbol.name;
+				if (name.find("indirect") != std::string::npos &&
+				    name.find("thunk") != std::string::npos)
+					run.thunk_tail_calls.push_back(symbol.name + " -> " + name);
 				continue;
 			}
 			const uint8_t first = *kernel.bytes_at(exit.address);
@@ -769,8 +801,11 @@ TEST(X86KernelBytes, TheExitCensusFindsEveryReturnObjtoolListed)
 		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS not set";
 	ASSERT_GT(kernel->return_sites.size(), 10000u) << "vmlinux has no .return_sites";
 	ASSERT_GT(kernel->hidden_edges.size(), 5000u) << "vmlinux has no __jump_table";
-	const ExitCensusRun run = take_exit_census(*kernel, false);
+	const ExitCensusRun run = take_exit_census(*kernel);
 	print_exit_census(run, "vmlinux");
+	EXPECT_TRUE(run.thunk_tail_calls.empty())
+		<< run.thunk_tail_calls.size() << " jumps through a register taken for tail calls, first "
+		<< run.thunk_tail_calls[0];
 	EXPECT_GT(run.functions, 40000);
 	EXPECT_GE(run.accepted * 2, run.functions);
 	EXPECT_GT(run.tail_calls, 1000);
@@ -795,9 +830,14 @@ TEST(X86KernelBytes, TheExitCensusOfTheRuntimeTextFindsEveryReturnToo)
 	if (!running)
 		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS / OKPROBE_X86_RUNTIME_TEXT not set";
 	ASSERT_GE(changed, 0);
-	const ExitCensusRun image = take_exit_census(*load_kernel(), false);
-	const ExitCensusRun run = take_exit_census(*running, true);
+	const ExitCensusRun image = take_exit_census(*load_kernel());
+	const ExitCensusRun run = take_exit_census(*running);
 	print_exit_census(run, "running text");
+	EXPECT_TRUE(run.thunk_tail_calls.empty())
+		<< run.thunk_tail_calls.size() << " jumps through a register taken for tail calls, first "
+		<< run.thunk_tail_calls[0];
+	// Its computed goto: a jump through a register inside the function.
+	EXPECT_FALSE(run.exits_of.count(running->by_name.at("___bpf_prog_run")));
 	EXPECT_TRUE(run.missed_return_sites.empty())
 		<< run.missed_return_sites.size() << " return sites missed, first in " << run.missed_return_sites[0];
 	EXPECT_TRUE(run.unlisted_returns.empty())
@@ -814,5 +854,7 @@ TEST(X86KernelBytes, TheExitCensusOfTheRuntimeTextFindsEveryReturnToo)
 	}
 	std::cout << "  proven in the image, other exits or none in the running text:" << names << "\n";
 	EXPECT_LE(rewritten, 10);
-	EXPECT_GE(run.accepted, image.accepted);
+	// Static calls resolved: more proven than in the image, give or take
+	// what alternatives made indirect.
+	EXPECT_GE(run.accepted * 100, image.accepted * 99);
 }

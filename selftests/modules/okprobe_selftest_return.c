@@ -202,7 +202,6 @@ static void okp_ret_report(bool ok, const char *name, const char *why)
 		 okp_ret_exits ? " [no entry_handler: at the exits where provable]" : "");
 	okp_report(ok, named, why);
 }
-#define okp_report okp_ret_report
 
 /*
  * Where a return probe without entry_handler and data runs: at the exits
@@ -234,12 +233,35 @@ static void okp_test_return_unsupported(void)
 out:
 	if (!ret)
 		okretprobe_unregister(&probe->rp);
-	okp_report(!why[0],
+	okp_ret_report(!why[0],
 		   "without rethook (CONFIG_RETHOOK) a return probe is refused with EOPNOTSUPP",
 		   why);
 }
 
-/* okp_ret_branches' three returns, its arguments carried in data. */
+/*
+ * At the exits the probes are breakpoints until okprobe's optimizer makes
+ * them jumps (kp says OKPROBE_FLAG_OPTIMIZED once all are): waits up to
+ * 10 s. True once they are, or when the probe is not at the exits.
+ */
+static bool okp_ret_wait_optimized(struct okp_ret_probe *probe)
+{
+	unsigned long deadline = jiffies + 10 * HZ;
+
+	if (!(probe->rp.kp.flags & OKPROBE_FLAG_RETURN_EXITS))
+		return true;
+	while (!(READ_ONCE(probe->rp.kp.flags) & OKPROBE_FLAG_OPTIMIZED)) {
+		if (time_after(jiffies, deadline))
+			return false;
+		msleep(20);
+	}
+	return true;
+}
+
+/*
+ * okp_ret_branches' three returns, its arguments carried in data; at the
+ * exits, the first half of the calls through their breakpoints, the rest
+ * through their jumps.
+ */
 static void okp_test_return_branches(void)
 {
 	struct okp_ret_probe *probe = &okp_ret_probes[0];
@@ -262,6 +284,9 @@ static void okp_test_return_branches(void)
 	for (i = 0; i < calls; i++) {
 		long a = i % 3 == 0 ? -i : i % 3 == 1 ? 0 : i;
 
+		if (i == calls / 2)
+			EXPECT(okp_ret_wait_optimized(probe),
+			       "the exits not optimized within 10 s");
 		probe->next_a = a;
 		probe->next_b = i;
 		if (target(a, i) != okp_expect_branches(a, i))
@@ -277,8 +302,8 @@ static void okp_test_return_branches(void)
 out:
 	if (probe->rp.okp_private)
 		okretprobe_unregister(&probe->rp);
-	okp_report(!why[0],
-		   "return probe on a function with three returns: every call's return value, its entry arguments in data, the caller's address as ip",
+	okp_ret_report(!why[0],
+		   "return probe on a function with three returns: every call's return value, its entry arguments in data, the caller's address as ip (at the exits: through breakpoints, then jumps)",
 		   why);
 }
 
@@ -309,6 +334,10 @@ static void okp_test_return_tail_call(void)
 	EXPECT(!why[0], "%s", why);
 	OPTIMIZER_HIDE_VAR(target);
 	for (i = 0; i < calls; i++) {
+		if (i == calls / 2)
+			EXPECT(okp_ret_wait_optimized(tail) &&
+			       okp_ret_wait_optimized(branches),
+			       "the exits not optimized within 10 s");
 		tail->next_a = i - 100;
 		branches->next_a = i - 100 + 1;
 		tail->next_b = branches->next_b = i;
@@ -321,7 +350,7 @@ static void okp_test_return_tail_call(void)
 out:
 	if (tail->rp.okp_private)
 		okretprobe_unregister_many(both, ARRAY_SIZE(both));
-	okp_report(!why[0],
+	okp_ret_report(!why[0],
 		   "return probes on a function that tail-calls another and on the other: both handlers run for every call, each with its own data",
 		   why);
 }
@@ -357,7 +386,7 @@ static void okp_test_return_recursion(void)
 out:
 	if (probe->rp.okp_private)
 		okretprobe_unregister(&probe->rp);
-	okp_report(!why[0],
+	okp_ret_report(!why[0],
 		   "return probe on a recursive function: one instance per level, returns innermost first with each level's value",
 		   why);
 }
@@ -575,7 +604,7 @@ out:
 	snprintf(name, sizeof(name),
 		 "%d tasks asleep in a return-probed function on %u CPUs, traced and not: nmissed 0, every return value right (the kernel's kretprobe, default maxactive: %ld missed)",
 		 OKP_RET_SLEEPERS, num_online_cpus(), kernel_missed);
-	okp_report(!why[0], name, why);
+	okp_ret_report(!why[0], name, why);
 }
 
 static void okp_ret_unregister_between(void *context)
@@ -612,7 +641,7 @@ out:
 	if (probe->rp.okp_private)
 		okretprobe_unregister(&probe->rp);
 	kfree(threads);
-	okp_report(!why[0],
+	okp_ret_report(!why[0],
 		   "unregistered while 16 calls are inside the function: they return to their callers, no handler runs",
 		   why);
 }
@@ -779,7 +808,7 @@ static void okp_test_return_stack_trace(void)
 out:
 	snprintf(name, sizeof(name),
 		 "a stack trace below a pending return: %s", verdict);
-	okp_report(!why[0], name, why);
+	okp_ret_report(!why[0], name, why);
 }
 
 /* ---- The kernel's kretprobe on real kernel functions -------------------- */
@@ -926,7 +955,7 @@ out:
 	snprintf(name, sizeof(name),
 		 "return probes on kstrtoull and kern_path: the test's calls' return values in order (kernel kretprobe: %s; okprobe: %s)",
 		 kernel, placement);
-	okp_report(!why[0], name, why);
+	okp_ret_report(!why[0], name, why);
 }
 
 /* ---- Refusals ------------------------------------------------------------ */
@@ -989,7 +1018,7 @@ static void okp_test_return_refusals(void)
 out:
 	if (probe->rp.okp_private)
 		okretprobe_unregister(&probe->rp);
-	okp_report(!why[0],
+	okp_ret_report(!why[0],
 		   "return probe refusals: not at the entry, a .cold piece (x86), data_size, unknown symbol, NULL, twice; disable/enable; unregister twice is ignored",
 		   why);
 }
@@ -1049,7 +1078,7 @@ static void okp_test_return_exits_missed(void)
 out:
 	if (rp.okp_private)
 		okretprobe_unregister(&rp);
-	okp_report(!why[0],
+	okp_ret_report(!why[0],
 		   "a return probe whose handler calls its function: that return is missed, counted in nmissed at the exits, in kp.nmissed with rethook",
 		   why);
 }
@@ -1081,7 +1110,7 @@ static void okp_test_return_forced_rethook(void)
 out:
 	if (probe->rp.okp_private)
 		okretprobe_unregister(&probe->rp);
-	okp_report(!why[0],
+	okp_ret_report(!why[0],
 		   "a return probe without entry_handler that asks for rethook (OKPROBE_FLAG_RETURN_RETHOOK) hooks the return address: every return value",
 		   why);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "core/function_exits.hpp"
 
+#include "core/owned.hpp"
+
 namespace okp {
 
 const char *exit_refusal_text(ExitRefusal refusal)
@@ -16,6 +18,8 @@ const char *exit_refusal_text(ExitRefusal refusal)
 		return "the function branches conditionally out of itself";
 	case ExitRefusal::jump_elsewhere:
 		return "the function jumps into the middle of another function";
+	case ExitRefusal::mid_instruction:
+		return "a jump of the function lands inside one of its instructions";
 	case ExitRefusal::hidden_edge_elsewhere:
 		return "a jump label of the function leads out of it";
 	case ExitRefusal::falls_off_end:
@@ -51,7 +55,13 @@ public:
 		// Pieces are appended while the walk goes: each is decoded in
 		// turn.
 		for (size_t r = 0; r < range_count_ && result_.refusal == ExitRefusal::none; ++r)
-			walk(ranges_[r]);
+			walk(r);
+		// Every edge found inside lands on an instruction the walk
+		// decoded: a landing inside one would run code the linear
+		// decode never saw (overlapping instructions).
+		for (size_t i = 0; i < landings_.size() && result_.refusal == ExitRefusal::none; ++i)
+			if (!starts_instruction(landings_[i]))
+				refuse(ExitRefusal::mid_instruction, landings_[i]);
 		if (result_.refusal == ExitRefusal::none && result_.count > capacity_)
 			refuse(ExitRefusal::too_many_exits, 0);
 		if (result_.refusal == ExitRefusal::none && result_.count == 0)
@@ -69,12 +79,30 @@ private:
 		result_.at = at;
 	}
 
-	bool inside(uint64_t address) const
+	// The range holding address, or range_count_.
+	size_t range_of(uint64_t address) const
 	{
 		for (size_t r = 0; r < range_count_; ++r)
 			if (address >= ranges_[r].address && address < ranges_[r].address + ranges_[r].size)
-				return true;
-		return false;
+				return r;
+		return range_count_;
+	}
+	bool inside(uint64_t address) const { return range_of(address) < range_count_; }
+
+	bool starts_instruction(uint64_t address) const
+	{
+		const size_t r = range_of(address);
+		if (r == range_count_ || !starts_[r])
+			return false;
+		const size_t offset = address - ranges_[r].address;
+		return (starts_[r][offset / 8] >> (offset % 8)) & 1;
+	}
+
+	// An edge landing at target inside the ranges, checked at the end.
+	void land(uint64_t target)
+	{
+		if (!landings_.push(target))
+			refuse(ExitRefusal::out_of_memory, target);
 	}
 
 	void add_exit(uint64_t address, ExitKind kind, uint64_t target)
@@ -90,8 +118,10 @@ private:
 	enum class Lead : uint8_t { inside, tail_call, refused };
 	Lead follow(uint64_t from, uint64_t target, ExitRefusal if_function, ExitRefusal if_elsewhere)
 	{
-		if (inside(target))
+		if (inside(target)) {
+			land(target);
 			return Lead::inside;
+		}
 		CodeRange piece;
 		switch (facts_.place(target, &piece, facts_.context)) {
 		case ExitPlace::piece:
@@ -99,13 +129,14 @@ private:
 				refuse(ExitRefusal::unreadable, target);
 				return Lead::refused;
 			}
-			if (inside(piece.address))
-				return Lead::inside; // a piece entered away from its start
-			if (range_count_ == 1 + max_exit_pieces) {
-				refuse(ExitRefusal::too_many_pieces, target);
-				return Lead::refused;
+			if (!inside(piece.address)) {
+				if (range_count_ == 1 + max_exit_pieces) {
+					refuse(ExitRefusal::too_many_pieces, target);
+					return Lead::refused;
+				}
+				ranges_[range_count_++] = piece;
 			}
-			ranges_[range_count_++] = piece;
+			land(target);
 			return Lead::inside;
 		case ExitPlace::function_start:
 			if (if_function == ExitRefusal::none)
@@ -127,8 +158,16 @@ private:
 		return true;
 	}
 
-	void walk(const CodeRange &range)
+	void walk(size_t r)
 	{
+		const CodeRange &range = ranges_[r];
+		starts_[r] = OwnedArray<uint8_t>::make(range.size / 8 + 1);
+		if (!starts_[r]) {
+			refuse(ExitRefusal::out_of_memory, range.address);
+			return;
+		}
+		for (size_t i = 0; i < starts_[r].size(); ++i)
+			starts_[r][i] = 0;
 		ExitFlow last = ExitFlow::padding;
 		uint64_t last_at = range.address;
 		for (size_t offset = 0; offset < range.size && result_.refusal == ExitRefusal::none;) {
@@ -140,6 +179,7 @@ private:
 					refuse(ExitRefusal::undecodable, at);
 				break;
 			}
+			starts_[r][offset / 8] |= uint8_t(1u << (offset % 8));
 			switch (step.flow) {
 			case ExitFlow::returns:
 				add_exit(at, ExitKind::returns, 0);
@@ -190,7 +230,9 @@ private:
 	FunctionExit *exits_;
 	size_t capacity_;
 	CodeRange ranges_[1 + max_exit_pieces];
+	OwnedArray<uint8_t> starts_[1 + max_exit_pieces]; // a bit per byte: an instruction starts there
 	size_t range_count_ = 0;
+	GrowingArray<uint64_t> landings_; // edges' targets inside the ranges
 	ExitCensus result_;
 };
 

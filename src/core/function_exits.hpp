@@ -17,7 +17,8 @@
 //    BUG()): no way out at all;
 // and every jump, branch and hidden edge (a jump label's target, which a
 // nop hides from the decoder) lands in the function or one of its pieces,
-// or is a tail call. It refuses a function that jumps through a register
+// or is a tail call, and lands where a decoded instruction starts. It
+// refuses a function that jumps through a register
 // (a tail call whose target is unknown, or a jump table), branches
 // conditionally out of itself (a conditional tail call or return: the exit
 // would have to evaluate the condition), jumps into the middle of another
@@ -75,6 +76,7 @@ enum class ExitRefusal : uint8_t {
 	indirect_jump,	       // a jump through a register or memory
 	conditional_exit,      // a conditional branch out of the function
 	jump_elsewhere,	       // a jump into the middle of another function
+	mid_instruction,       // an edge lands inside an instruction the decode saw
 	hidden_edge_elsewhere, // a jump label leaves the function
 	falls_off_end,	       // a range's last instruction runs into what follows
 	too_many_pieces,

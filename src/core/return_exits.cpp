@@ -23,9 +23,19 @@ size_t name_length(const char *description)
 	return n;
 }
 
+// Room for a kernel symbol's name (KSYM_NAME_LEN) and what follows it.
+constexpr size_t exit_description_size = 512 + 64;
+
+// Whether description's name came whole ("name+0x...": not cut short).
+bool whole_name(const char *description)
+{
+	return description[name_length(description)] == '+';
+}
+
 struct ExitContext {
-	char name[128];	    // the function's
-	size_t name_length; // of name
+	char name[exit_description_size];    // the function's description
+	char scratch[exit_description_size]; // a target's
+	size_t name_length;		     // of name
 	FunctionText pieces[max_exit_pieces];
 	size_t piece_count = 0;
 	const char *why = nullptr; // a piece that could not be read
@@ -51,8 +61,10 @@ ExitPlace place(uint64_t target, CodeRange *piece, void *opaque)
 	const TextKind kind = kernel::text_kind(target);
 	if ((kind != TextKind::core_kernel && kind != TextKind::module) || !kernel::function_of(target, &start, &size))
 		return ExitPlace::elsewhere;
-	char description[160];
-	okp_glue_describe(start, description, sizeof(description));
+	char *description = context.scratch;
+	okp_glue_describe(start, description, sizeof(context.scratch));
+	if (!whole_name(description))
+		return ExitPlace::elsewhere;
 	if (cold_piece_of(context, description)) {
 		*piece = CodeRange{};
 		if (context.piece_count == max_exit_pieces)
@@ -131,9 +143,19 @@ extern "C" long okp_core_function_exits(const struct okprobe *probe, const char 
 		*why = bytes.read(text, start, size);
 	if (*why)
 		return -error::ebusy;
-	ExitContext context;
+	// Two descriptions of up to KSYM_NAME_LEN: off the stack.
+	Owned<ExitContext> context_storage = Owned<ExitContext>::make();
+	if (!context_storage) {
+		*why = "out of memory";
+		return -error::enomem;
+	}
+	ExitContext &context = *context_storage;
 	okp_glue_describe(start, context.name, sizeof(context.name));
 	context.name_length = name_length(context.name);
+	if (!whole_name(context.name)) {
+		*why = "the function's name is too long to tell its pieces";
+		return -error::eopnotsupp;
+	}
 	const ExitFacts facts{place, hidden_targets, &context};
 	OwnedArray<FunctionExit> found = OwnedArray<FunctionExit>::make(max_function_exits);
 	if (!found) {

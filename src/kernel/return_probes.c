@@ -316,6 +316,41 @@ static noinline void notrace okp_return_unhooked(struct okretprobe_instance *ins
 NOKPROBE_SYMBOL(okp_return_unhooked);
 
 /*
+ * At a tail call the census proved from the bytes that the stack is as at
+ * the function's entry. Before rethook writes over what should be the
+ * return address, this checks that it is one: text, right after a call.
+ * Should the proof be wrong (hand-written code jumping with its frame up,
+ * a jump through a thunk okprobe does not know), nothing is written.
+ */
+static noinline bool notrace okp_return_address_on_top(struct pt_regs *regs)
+{
+	unsigned long ret = okp_arch_return_address(regs);
+	u8 before[OKP_ARCH_CALL_MAX];
+
+	if (!okp_call(core_kernel_text)(ret) &&
+	    !okp_call(__module_text_address)(ret))
+		return false;
+	if (copy_from_kernel_nofault(before, (void *)(ret - sizeof(before)),
+				     sizeof(before)))
+		return false;
+	return okp_arch_call_ends_here(before);
+}
+NOKPROBE_SYMBOL(okp_return_address_on_top);
+
+/*
+ * The return is missed, and said once: the census was wrong here.
+ * __kprobes: GCC would split the log line into a .cold piece that
+ * NOKPROBE_SYMBOL does not cover.
+ */
+static noinline void notrace __kprobes
+okp_return_not_on_top(struct okp_return_exit *exit)
+{
+	okp_return_missed(exit->rp);
+	pr_err_once("return probe: no return address on the stack at the tail call %pS: its return is not hooked\n",
+		    exit->kp.addr);
+}
+
+/*
  * An exit's pre_handler: the function returns, or tail-calls, here. At a
  * return handler runs at once, regs shown as the kernel's return
  * trampoline shows them: the instruction pointer the caller's return
@@ -323,10 +358,12 @@ NOKPROBE_SYMBOL(okp_return_unhooked);
  * before the return itself runs. A tail call's callee returns for the
  * function: its return address is hooked, as at an entry. The core runs
  * this as any probe's handler: a hit inside another okprobe handler is
- * missed (okp_glue_return_exit_missed).
+ * missed (okp_glue_return_exit_missed). Its one local, the instance, has
+ * a flexible data[] that stays empty (no data_size at the exits): the
+ * stack protector would guard nothing and cost every return.
  */
-int notrace okp_glue_return_exit_hit(struct okprobe *probe,
-				     struct pt_regs *regs)
+int notrace __no_stack_protector
+okp_glue_return_exit_hit(struct okprobe *probe, struct pt_regs *regs)
 {
 	struct okp_return_exit *exit =
 		container_of(probe, struct okp_return_exit, kp);
@@ -335,7 +372,10 @@ int notrace okp_glue_return_exit_hit(struct okprobe *probe,
 	unsigned long ip, sp;
 
 	if (exit->tail_call) {
-		okp_return_hook(rp, regs, false);
+		if (likely(okp_return_address_on_top(regs)))
+			okp_return_hook(rp, regs, false);
+		else
+			okp_return_not_on_top(exit);
 		return 0;
 	}
 	if (!rp->handler)
@@ -712,8 +752,9 @@ static bool okp_return_piece(const struct okretprobe *rp)
  */
 static bool okp_return_wants_exits(const struct okretprobe *rp)
 {
+	/* Other flags are kp's registration's to refuse (COUNTER). */
 	return !rp->entry_handler && !rp->data_size &&
-	       !(rp->kp.flags & OKPROBE_FLAG_RETURN_RETHOOK);
+	       !(rp->kp.flags & ~OKPROBE_FLAG_DISABLED);
 }
 
 /*
@@ -988,11 +1029,22 @@ static int okp_return_set_enabled(struct okretprobe *rp, bool enabled)
 		ret = enabled ? okprobe_enable(&rp->kp) :
 				okprobe_disable(&rp->kp);
 	} else if (state) {
-		/* Each exit's probe; kp, never registered, says which. */
+		/*
+		 * Each exit's probe, all or none (those done go back on a
+		 * failure); kp, never registered, says which.
+		 */
 		for (ret = 0, e = 0; e < exits && !ret; e++) {
 			struct okprobe *kp = okp_return_exit_probe(state, e);
 
 			ret = enabled ? okprobe_enable(kp) : okprobe_disable(kp);
+		}
+		for (e -= 2; ret && e >= 0; e--) {
+			struct okprobe *kp = okp_return_exit_probe(state, e);
+
+			if (enabled)
+				okprobe_disable(kp);
+			else
+				okprobe_enable(kp);
 		}
 		if (!ret)
 			okp_return_set_flag(rp, OKPROBE_FLAG_DISABLED,
