@@ -823,8 +823,11 @@ static const char *const okp_ret_paths[] = {
 	"/sys/kernel/debug", "",
 };
 
-/* One round of the workload: the test task's calls, their results. */
-static void okp_ret_workload(long *results, int *count)
+/*
+ * One round of the workload: the test task's calls, their results. Not
+ * inlined: the calls' return addresses are its own.
+ */
+static noinline void okp_ret_workload(long *results, int *count)
 {
 	unsigned long long value;
 	struct path path;
@@ -947,6 +950,58 @@ static void okp_test_return_kernel_functions(void)
 			       "call %d: okprobe saw %ld, the kernel's kretprobe %ld",
 			       i, seen[i], k);
 		}
+		/*
+		 * Both at once, on kern_path: the kernel's kretprobe hooks
+		 * the return address at the entry (through ftrace, which
+		 * leaves the function's bytes to okprobe), so that at the
+		 * exits okprobe finds rethook's trampoline there and must
+		 * report the caller. (Where the kernel's kretprobe is a
+		 * breakpoint, as on kstrtoull, the function is the kernel's:
+		 * okprobe refuses with EBUSY, checked by the coexistence
+		 * tests.)
+		 */
+		okp_ret_init(&probes[1], symbols[1], NULL);
+		probes[1].task = current;
+		probes[1].caller = (unsigned long)okp_ret_workload;
+		atomic_set(&recorders[1].recorded, 0);
+		memset(&recorders[1].rp, 0, sizeof(recorders[1].rp));
+		recorders[1].rp.kp.symbol_name = symbols[1];
+		recorders[1].rp.entry_handler = okp_kernel_recorder_entry;
+		recorders[1].rp.handler = okp_kernel_recorder_return;
+		ret = register_kretprobe(&recorders[1].rp);
+		EXPECT(!ret, "the kernel's kretprobe again: %d", ret);
+		ret = okretprobe_register(&probes[1].rp);
+		if (ret)
+			unregister_kretprobe(&recorders[1].rp);
+		EXPECT(!ret, "kern_path beside the kernel's kretprobe: %d", ret);
+		/* x86's kern_path: at the exits, meeting the trampoline. */
+		okp_ret_check_placement(&probes[1], why, sizeof(why));
+		if (why[0])
+			okretprobe_unregister(&probes[1].rp);
+		if (why[0])
+			unregister_kretprobe(&recorders[1].rp);
+		EXPECT(!why[0], "%s", why);
+		okp_ret_workload(again, &again_count);
+		okretprobe_unregister(&probes[1].rp);
+		unregister_kretprobe(&recorders[1].rp);
+		kernel = "the same, also at once on kern_path";
+		EXPECT(atomic_read(&probes[1].recorded) == again_count - numbers &&
+			       atomic_read(&recorders[1].recorded) ==
+				       again_count - numbers,
+		       "at once: %d and %d returns recorded of %d calls",
+		       atomic_read(&probes[1].recorded),
+		       atomic_read(&recorders[1].recorded),
+		       again_count - numbers);
+		for (i = numbers; i < again_count; i++) {
+			long ours = (int)probes[1].records[i - numbers];
+			long k = recorders[1].records[i - numbers];
+
+			EXPECT(ours == again[i] && k == again[i],
+			       "at once, call %d returned %ld: okprobe saw %ld, the kernel's kretprobe %ld",
+			       i, again[i], ours, k);
+		}
+		EXPECT(!atomic_read(&probes[1].wrong),
+		       "at once: a return address not in the caller");
 	}
 #endif
 out:
