@@ -10,48 +10,39 @@
 #include "core/kernel_facts.hpp"
 #include "core/owned.hpp"
 #include "core/probe_table.hpp"
+#include "core/symbol_description.hpp"
 
 namespace okp {
 namespace {
 
-// "name" of "name+0x1/0x2 [module]": its length.
-size_t name_length(const char *description)
-{
-	size_t n = 0;
-	while (description[n] && description[n] != '+')
-		++n;
-	return n;
-}
-
 // Room for a kernel symbol's name (KSYM_NAME_LEN) and what follows it.
 constexpr size_t exit_description_size = 512 + 64;
 
-// Whether description's name came whole ("name+0x...": not cut short).
-bool whole_name(const char *description)
-{
-	return description[name_length(description)] == '+';
-}
-
 struct ExitContext {
-	char name[exit_description_size];    // the function's description
-	char scratch[exit_description_size]; // a target's
-	size_t name_length;		     // of name
+	char function_description[exit_description_size];
+	char target_description[exit_description_size];
+	Text name; // the function's, in function_description
 	FunctionText pieces[max_exit_pieces];
 	size_t piece_count = 0;
 	const char *why = nullptr; // a piece that could not be read
 };
 
-// A ".cold" piece split off this function: "name.cold", "name.cold.N".
-bool cold_piece_of(const ExitContext &context, const char *description)
+// The symbol okprobe's description of address names, whole (a name cut
+// short parses as no description at all): false when there is none.
+bool describe(uint64_t address, char (&buffer)[exit_description_size], SymbolDescription &out)
 {
-	constexpr const char cold[] = ".cold";
-	const size_t length = name_length(description);
-	if (length < context.name_length + sizeof(cold) - 1 ||
-	    __builtin_memcmp(description, context.name, context.name_length) != 0 ||
-	    __builtin_memcmp(description + context.name_length, cold, sizeof(cold) - 1) != 0)
+	okp_glue_describe(address, buffer, sizeof(buffer));
+	return parse_symbol_description(Text::of(buffer), out);
+}
+
+// A ".cold" piece split off the function: "name.cold", "name.cold.N".
+bool cold_piece_of(Text function, Text target)
+{
+	const Text cold = Text::of(".cold");
+	if (!target.starts_with(function) || !target.drop(function.size).starts_with(cold))
 		return false;
-	const char after = description[context.name_length + sizeof(cold) - 1];
-	return after == '+' || after == '.' || after == 0;
+	const Text rest = target.drop(function.size + cold.size);
+	return rest.empty() || rest[0] == '.';
 }
 
 ExitPlace place(uint64_t target, CodeRange *piece, void *opaque)
@@ -61,11 +52,10 @@ ExitPlace place(uint64_t target, CodeRange *piece, void *opaque)
 	const TextKind kind = kernel::text_kind(target);
 	if ((kind != TextKind::core_kernel && kind != TextKind::module) || !kernel::function_of(target, &start, &size))
 		return ExitPlace::elsewhere;
-	char *description = context.scratch;
-	okp_glue_describe(start, description, sizeof(context.scratch));
-	if (!whole_name(description))
+	SymbolDescription target_symbol;
+	if (!describe(start, context.target_description, target_symbol))
 		return ExitPlace::elsewhere;
-	if (cold_piece_of(context, description)) {
+	if (cold_piece_of(context.name, target_symbol.name)) {
 		*piece = CodeRange{};
 		if (context.piece_count == max_exit_pieces)
 			return ExitPlace::piece; // the census refuses: too many
@@ -150,12 +140,12 @@ extern "C" long okp_core_function_exits(const struct okprobe *probe, const char 
 		return -error::enomem;
 	}
 	ExitContext &context = *context_storage;
-	okp_glue_describe(start, context.name, sizeof(context.name));
-	context.name_length = name_length(context.name);
-	if (!whole_name(context.name)) {
+	SymbolDescription function_symbol;
+	if (!describe(start, context.function_description, function_symbol)) {
 		*why = "the function's name is too long to tell its pieces";
 		return -error::eopnotsupp;
 	}
+	context.name = function_symbol.name;
 	const ExitFacts facts{place, hidden_targets, &context};
 	OwnedArray<FunctionExit> found = OwnedArray<FunctionExit>::make(max_function_exits);
 	if (!found) {

@@ -346,24 +346,38 @@ long okp_copy_name(char *to, const char *from, long size)
 	return size;
 }
 
+/*
+ * probe's symbol_name, copied into okp_symbol_name (okp_probe_mutex held):
+ * NULL and *name (NULL when it has none), or why it cannot be.
+ */
+static const char *okp_copy_symbol_name(const struct okprobe *probe,
+					const char **name)
+{
+	long copied;
+
+	lockdep_assert_held(&okp_probe_mutex);
+	*name = NULL;
+	if (!probe->symbol_name)
+		return NULL;
+	copied = okp_copy_name(okp_symbol_name, probe->symbol_name,
+			       sizeof(okp_symbol_name));
+	if (copied < 0)
+		return "symbol_name cannot be read";
+	if (copied >= sizeof(okp_symbol_name))
+		return "symbol_name is too long";
+	*name = okp_symbol_name;
+	return NULL;
+}
+
 /* Registers one probe, okp_probe_mutex held; logs a refusal. */
 static int okp_register_locked(struct okprobe *probe)
 {
-	const char *name = NULL, *why = "";
-	long copied;
+	const char *name, *why = okp_copy_symbol_name(probe, &name);
 	int ret;
 
-	lockdep_assert_held(&okp_probe_mutex);
-	if (probe->symbol_name) {
-		copied = okp_copy_name(okp_symbol_name, probe->symbol_name,
-				       sizeof(okp_symbol_name));
-		if (copied < 0 || copied >= sizeof(okp_symbol_name)) {
-			pr_err("cannot probe %p: symbol_name %s (%d)\n", probe,
-			       copied < 0 ? "cannot be read" : "is too long",
-			       -EINVAL);
-			return -EINVAL;
-		}
-		name = okp_symbol_name;
+	if (why) {
+		pr_err("cannot probe %p: %s (%d)\n", probe, why, -EINVAL);
+		return -EINVAL;
 	}
 	ret = okp_core_register(probe, name, &why);
 	if (ret)
@@ -453,22 +467,14 @@ long okp_probes_function_exits(struct okprobe *kp,
 			       unsigned long capacity, unsigned long *entry,
 			       const char **why, unsigned long *where)
 {
-	const char *name = NULL;
-	long ret, copied;
+	const char *name;
+	long ret = -EINVAL;
 
 	mutex_lock(&okp_probe_mutex);
-	if (kp->symbol_name) {
-		copied = okp_copy_name(okp_symbol_name, kp->symbol_name,
-				       sizeof(okp_symbol_name));
-		if (copied < 0 || copied >= sizeof(okp_symbol_name)) {
-			mutex_unlock(&okp_probe_mutex);
-			*why = "symbol_name cannot be read or is too long";
-			return -EINVAL;
-		}
-		name = okp_symbol_name;
-	}
-	ret = okp_core_function_exits(kp, name, entry, exits, capacity,
-				      why, where);
+	*why = okp_copy_symbol_name(kp, &name);
+	if (!*why)
+		ret = okp_core_function_exits(kp, name, entry, exits, capacity,
+					      why, where);
 	mutex_unlock(&okp_probe_mutex);
 	return ret;
 }
