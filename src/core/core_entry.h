@@ -147,6 +147,8 @@ long okp_core_block_starts(unsigned long address, unsigned long *start,
  * entry), -E2BIG, -ENOMEM; then *why, and *where the instruction that
  * decided it. Probe mutex held.
  */
+/* The most exits okp_core_function_exits() reports (max_function_exits). */
+#define OKP_FUNCTION_EXITS_MAX 64
 struct okp_function_exit {
 	unsigned long address;
 	unsigned long target;

@@ -15,6 +15,8 @@
 namespace okp {
 namespace {
 
+static_assert(OKP_FUNCTION_EXITS_MAX == max_function_exits, "the glue's buffer holds every exit the census reports");
+
 // Room for a kernel symbol's name (KSYM_NAME_LEN) and what follows it.
 constexpr size_t exit_description_size = 512 + 64;
 

@@ -70,8 +70,6 @@
 #define OKP_RETURN_INSTANCES_MAX 65536
 /* Rethooks in the chain: two halves of 16, each next doubling: 65536. */
 #define OKP_RETURN_POOLS 14
-/* The most exits a return probe puts probes on (core's max_function_exits). */
-#define OKP_RETURN_EXITS_MAX 64
 
 /*
  * An okretprobe's kp is its own at the exits (never registered): others
@@ -773,10 +771,10 @@ static int okp_return_register_exits(struct okp_return_probe *state)
 	long count;
 	int i, ret = -EOPNOTSUPP;
 
-	found = kmalloc_array(OKP_RETURN_EXITS_MAX, sizeof(*found), GFP_KERNEL);
+	found = kmalloc_array(OKP_FUNCTION_EXITS_MAX, sizeof(*found), GFP_KERNEL);
 	if (!found)
 		return -ENOMEM;
-	count = okp_probes_function_exits(&rp->kp, found, OKP_RETURN_EXITS_MAX,
+	count = okp_probes_function_exits(&rp->kp, found, OKP_FUNCTION_EXITS_MAX,
 					  &entry, &why, &where);
 	if (count <= 0)
 		goto out;
