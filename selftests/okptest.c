@@ -2088,7 +2088,8 @@ static const struct bench_config bench_configs[] = {
 #endif
 	/*
 	 * Without entry_handler: at the function's exits where okprobe can
-	 * prove them (x86); the same probe told to hook the return address
+	 * prove them and a jump fits at each; the same probe told to hook
+	 * the return address
 	 * (OKPROBE_FLAG_RETURN_RETHOOK), as one with an entry_handler does.
 	 */
 	{ .label = "okretprobe, optimization 1", .arm = "okretprobe",

@@ -14,16 +14,20 @@ struct Layout {
 	size_t frame, copy, literal;
 };
 
-// Writes plan's window copy behind the frame; false when it cannot.
-bool relocate_behind(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, size_t frame_size,
-		     uint8_t *out, size_t capacity, Layout &layout)
+// Writes plan's window copy, from its instruction first on, behind the
+// frame (the frame at detour_address, out); false when it cannot. The
+// layout's offsets are from the frame. The literal is 8-byte aligned in
+// memory.
+bool relocate_behind(const OptimizationPlan &plan, uint64_t address, uint8_t first, uint64_t detour_address,
+		     size_t frame_size, uint8_t *out, size_t capacity, Layout &layout)
 {
-	if (plan.refusal != OptimizationRefusal::none || (detour_address & 7) || capacity < frame_size)
+	if (plan.refusal != OptimizationRefusal::none || (detour_address & 1) || capacity < frame_size)
 		return false;
 	layout.frame = frame_size;
-	layout.copy =
-		relocate_window(plan, address, detour_address + frame_size, out + frame_size, capacity - frame_size);
-	layout.literal = (frame_size + layout.copy + 7) & ~size_t(7);
+	layout.copy = relocate_instructions(plan, address, first, plan.copied, !plan.ends_in_transfer,
+					    detour_address + frame_size, out + frame_size, capacity - frame_size);
+	const uint64_t literal = (detour_address + frame_size + layout.copy + 7) & ~uint64_t(7);
+	layout.literal = size_t(literal - detour_address);
 	return layout.copy != 0;
 }
 
@@ -44,12 +48,24 @@ size_t finish_detour(CodeWriter &code, const Layout &layout, uint64_t literal)
 } // namespace
 
 size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, uint64_t entry,
-		    uint64_t context, uint8_t *out, size_t capacity)
+		    uint64_t context, uint8_t *out, size_t capacity, size_t *copy_offset)
 {
-	Layout layout;
-	if (!relocate_behind(plan, address, detour_address, detour_frame_size, out, capacity, layout))
+	// An end-anchored window's instructions before the probed one run
+	// first, ahead of the frame.
+	const uint8_t before = plan.before_frame();
+	if (plan.refusal != OptimizationRefusal::none || (detour_address & 7))
 		return 0;
-	CodeWriter code(out, capacity, detour_address);
+	size_t prefix = 0;
+	if (before) {
+		prefix = relocate_instructions(plan, address, 0, before, false, detour_address, out, capacity);
+		if (!prefix)
+			return 0;
+	}
+	Layout layout;
+	if (!relocate_behind(plan, address, before, detour_address + prefix, detour_frame_size, out + prefix,
+			     capacity - prefix, layout))
+		return 0;
+	CodeWriter code(out + prefix, capacity - prefix, detour_address + prefix);
 	code.put32(encode::addi(reg::sp, reg::sp, -int32_t(pt_regs_size)));
 	for (unsigned n = 1; n < 32; ++n)
 		if (n != reg::sp)
@@ -66,7 +82,12 @@ size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t det
 		if (n != reg::sp)
 			code.put32(encode::ld(n, reg::sp, int32_t(n * 8)));
 	code.put32(encode::addi(reg::sp, reg::sp, int32_t(pt_regs_size)));
-	return finish_detour(code, layout, context);
+	const size_t length = finish_detour(code, layout, context);
+	if (!length)
+		return 0;
+	if (copy_offset)
+		*copy_offset = prefix + detour_frame_size;
+	return prefix + length;
 }
 
 unsigned counting_second_register(const OptimizationPlan &plan)
@@ -85,8 +106,8 @@ size_t build_counting(const OptimizationPlan &plan, uint64_t address, uint64_t d
 	const size_t prologue = short_prologue ? short_counting_prologue_size : counting_prologue_size;
 	Layout layout;
 	if (!entry || !second || counter.cpu_offset < -2048 || counter.cpu_offset > 2047 ||
-	    (short_prologue && !counter.arrival) ||
-	    !relocate_behind(plan, address, detour_address, prologue, out, capacity, layout))
+	    (short_prologue && !counter.arrival) || plan.behind || (detour_address & 7) ||
+	    !relocate_behind(plan, address, 0, detour_address, prologue, out, capacity, layout))
 		return 0;
 	CodeWriter code(out, capacity, detour_address);
 	code.put32(encode::lw(second, reg::tp, counter.cpu_offset));

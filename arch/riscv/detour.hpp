@@ -33,15 +33,25 @@ constexpr size_t pt_regs_size = 36 * 8;
 
 // The save/call/restore part: the copy starts here.
 constexpr size_t detour_frame_size = 4 + 30 * 4 + 8 + 8 + 4 + 8 + 30 * 4 + 4;
-// Frame, the longest copy, alignment and the literal.
-constexpr size_t max_detour_size = detour_frame_size + max_relocated_window + 4 + 8;
+// Frame, the longest copy (an end-anchored window's split around the
+// frame is no longer), alignment and the literal.
+constexpr size_t max_detour_size = detour_frame_size + max_relocated_window + 6 + 8;
 
-// Builds the detour of plan's window (probed at address) to run at
+// Builds the detour of plan's window (at address) to run at
 // detour_address: it calls entry(context, regs). Returns its length, or 0
 // when entry or a window target is out of auipc+jalr reach or capacity is
-// too small.
+// too small. *copy_offset gets where the copy a trapping hit continues in
+// starts. An end-anchored window's detour (plan.behind) begins with the
+// copy of its instructions before the probed one, then the frame, then
+// the probed instruction's copy:
+//   <the window's instructions before the probed one, relocated>
+//   <the frame above>
+//   <the probed instruction, relocated>  detour + *copy_offset
+//   .align 3; .dword context
+// Entered by the window's jump, or at its first byte from the guard
+// breakpoint at the window's start: it reads no register the jump set.
 size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, uint64_t entry,
-		    uint64_t context, uint8_t *out, size_t capacity);
+		    uint64_t context, uint8_t *out, size_t capacity, size_t *copy_offset = nullptr);
 
 // A counting probe's detour (OKPROBE_FLAG_COUNTER): one added to the
 // running CPU's cell, then the window's copy and the jump back; no

@@ -186,11 +186,132 @@ const char *optimization_refusal_text(OptimizationRefusal refusal)
 		return "no register is dead where the detour returns";
 	case OptimizationRefusal::out_of_memory:
 		return "out of memory";
+	case OptimizationRefusal::window_before_function:
+		return "the exit's window would start before the function";
 	}
 	return "?";
 }
 
+namespace {
+
+// The window that ends with the probed instruction, an unconditional
+// transfer (a return, jump or tail call) at index last: the straight-line
+// instructions before it, back to 6 bytes or more. They run in the detour
+// before the probe's frame, so they must be plain (no branch, jump or
+// call: a call's return would land inside) and relocatable; nothing may
+// land inside the window but at its first byte.
+OptimizationPlan plan_end_anchored(const FunctionAnalysis &function, uint64_t address, size_t last,
+				   const PlanOptions &options)
+{
+	OptimizationPlan plan;
+	const auto refuse = [&plan](OptimizationRefusal refusal, uint64_t where) {
+		plan.refusal = refusal;
+		plan.refusal_address = where;
+		return plan;
+	};
+	const Instruction exit = function.instruction(last);
+	size_t first = last, length = exit.length;
+	while (length < short_jump_size) {
+		if (first == 0)
+			return refuse(OptimizationRefusal::window_before_function, address);
+		--first;
+		const Instruction insn = function.instruction(first);
+		const uint64_t at = function.address_of(first);
+		// Indices follow addresses inside one piece only.
+		if (at + insn.length != function.address_of(first + 1))
+			return refuse(OptimizationRefusal::window_before_function, address);
+		switch (insn.kind) {
+		case InstructionClass::illegal:
+		case InstructionClass::system:
+		case InstructionClass::fence_i:
+			return refuse(OptimizationRefusal::window_not_relocatable, at);
+		case InstructionClass::pc_relative:
+			if (!options.relocate)
+				return refuse(OptimizationRefusal::pc_relative_in_window, at);
+			break;
+		case InstructionClass::direct_jump:
+		case InstructionClass::indirect_jump:
+		case InstructionClass::conditional_branch:
+			return refuse(OptimizationRefusal::control_flow_in_window, at);
+		default:
+			break;
+		}
+		length += insn.length;
+	}
+	const uint64_t start = address - (length - exit.length);
+	for (size_t index = first; index <= last; ++index) {
+		const uint64_t at = function.address_of(index);
+		if (function.in_lr_sc_sequence(index))
+			return refuse(OptimizationRefusal::lr_sc_sequence, at);
+		if (function.has_exception_entry(index))
+			return refuse(OptimizationRefusal::exception_entry, at);
+		const Instruction insn = function.instruction(index);
+		if (insn.kind == InstructionClass::pc_relative && insn.rd != reg::zero)
+			plan.relocates = true;
+		plan.instructions[plan.count++] = {uint8_t(at - start), insn};
+	}
+	plan.window_length = uint8_t(length);
+	plan.behind = uint8_t(address - start);
+	plan.copied = plan.count;
+	plan.ends_in_transfer = true;
+	if (const uint64_t target = function.target_within(start + 1, address + exit.length))
+		return refuse(OptimizationRefusal::jump_into_window, target);
+
+	plan.entry_candidates = ~function.live_before(first) & ~options.forbidden & all_registers;
+	if (!plan.entry_candidates)
+		return refuse(OptimizationRefusal::no_entry_register, start);
+	if (exit.kind == InstructionClass::direct_jump) {
+		// A tail call, relocated as a far jump: through a register the
+		// callee does not read.
+		if (!options.relocate)
+			return refuse(OptimizationRefusal::control_flow_in_window, address);
+		plan.relocates = true;
+		plan.return_candidates =
+			~function.live_at_jump_target(address + exit.immediate) & ~options.forbidden & all_registers;
+		if (!plan.return_candidates)
+			return refuse(OptimizationRefusal::no_return_register, address);
+		const RegisterSet both = plan.entry_candidates & plan.return_candidates;
+		plan.entry_register = pick_dead_register(both ? both : plan.entry_candidates);
+		plan.return_register = pick_dead_register(both ? both : plan.return_candidates);
+	} else {
+		// A return or a jump through a register: copied as it is.
+		plan.entry_register = pick_dead_register(plan.entry_candidates);
+	}
+	return plan;
+}
+
+OptimizationPlan plan_start_anchored(const FunctionAnalysis &function, uint64_t address, const PlanOptions &options);
+
+} // namespace
+
 OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64_t address, const PlanOptions &options)
+{
+	const OptimizationPlan plan = plan_start_anchored(function, address, options);
+	switch (plan.refusal) {
+	case OptimizationRefusal::none:
+	case OptimizationRefusal::not_an_instruction:
+	case OptimizationRefusal::function_undecodable:
+	case OptimizationRefusal::indirect_jump:
+	case OptimizationRefusal::out_of_memory:
+		return plan;
+	default:
+		break;
+	}
+	// At a return, jump or tail call the window from the probe runs past
+	// the function, or over code reached only by jumps into it: one that
+	// ends with the probe may fit. Its refusal is the one that tells.
+	if (!options.end_anchored)
+		return plan;
+	const long index = function.index_of(address);
+	const Instruction probed = function.instruction(size_t(index));
+	if (!is_unconditional_transfer(probed) || is_call(probed))
+		return plan;
+	return plan_end_anchored(function, address, size_t(index), options);
+}
+
+namespace {
+
+OptimizationPlan plan_start_anchored(const FunctionAnalysis &function, uint64_t address, const PlanOptions &options)
 {
 	OptimizationPlan plan;
 	const auto refuse = [&plan](OptimizationRefusal refusal, uint64_t where) {
@@ -326,6 +447,8 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 	return plan;
 }
 
+} // namespace
+
 size_t encode_window_jump(const OptimizationPlan &plan, uint64_t address, uint64_t target, uint8_t out[max_window_size])
 {
 	if (plan.refusal != OptimizationRefusal::none)
@@ -359,10 +482,17 @@ uint64_t window_jump_register_value(const OptimizationPlan &plan, uint64_t addre
 size_t relocate_window(const OptimizationPlan &plan, uint64_t address, uint64_t copy_address, uint8_t *out,
 		       size_t capacity)
 {
-	if (plan.refusal != OptimizationRefusal::none)
+	return relocate_instructions(plan, address, 0, plan.copied, !plan.ends_in_transfer, copy_address, out,
+				     capacity);
+}
+
+size_t relocate_instructions(const OptimizationPlan &plan, uint64_t address, uint8_t first, uint8_t end, bool jump_back,
+			     uint64_t copy_address, uint8_t *out, size_t capacity)
+{
+	if (plan.refusal != OptimizationRefusal::none || end > plan.copied || first >= end)
 		return 0;
 	CodeWriter writer(out, capacity, copy_address);
-	for (uint8_t n = 0; n < plan.copied; ++n) {
+	for (uint8_t n = first; n < end; ++n) {
 		const Instruction &insn = plan.instructions[n].instruction;
 		const uint64_t at = address + plan.instructions[n].offset;
 		const uint64_t next = at + insn.length;
@@ -407,7 +537,7 @@ size_t relocate_window(const OptimizationPlan &plan, uint64_t address, uint64_t 
 			break;
 		}
 	}
-	if (!plan.ends_in_transfer)
+	if (jump_back)
 		writer.jump(plan.return_register, address + plan.window_length);
 	return writer.length();
 }

@@ -13,6 +13,17 @@
 //    window holds a compressed instruction, so the hart runs c.jr too.
 // The shorter window is the point: fewer jumps land inside it, fewer calls
 // return inside it, fewer functions end inside it.
+// Where the probed instruction ends the function's straight line (a
+// return, a jump, a tail call: nothing follows it for a jump to cover),
+// the window may end there instead: it starts `behind` bytes before the
+// probed address, over the straight-line instructions that lead to it
+// (an epilogue: "ld ra; addi sp; ret"). The detour then runs their copy
+// first, then the probe's frame (the hit is at the probed address, with
+// the registers as they are there), then the probed instruction's copy.
+// Those instructions must be plain ones: no branch, jump or call, and
+// nothing but the window's first byte may be a target. A breakpoint at the
+// window's start (the site's guard, src/core/probe_table.hpp) keeps tasks
+// out of the window while the jump goes in or out.
 // It is safe when
 //  - the window lies inside the decoded function;
 //  - nothing lands inside it: no branch or jump of the function or its
@@ -64,26 +75,32 @@ enum class OptimizationRefusal : uint8_t {
 	no_entry_register,	// no register is dead at the probe
 	no_return_register,	// no register is dead where the detour returns
 	out_of_memory,
+	window_before_function, // an exit's window would start before the function
 };
 
 const char *optimization_refusal_text(OptimizationRefusal refusal);
 
 struct WindowInstruction {
-	uint8_t offset = 0; // from the probed address
+	uint8_t offset = 0; // from the window's start
 	Instruction instruction;
 };
 
 struct PlanOptions {
 	bool relocate = true;		    // relocate PC-relative and control-flow instructions
 	RegisterSet forbidden = never_free; // never offered as tmp (add s0 under frame pointers)
+	bool end_anchored = true;	    // at a function's end, a window ending with the probe
 };
 
 struct OptimizationPlan {
 	OptimizationRefusal refusal = OptimizationRefusal::none;
 	uint64_t refusal_address = 0; // the instruction or target that decided it
 	uint8_t window_length = 0;    // 6 (auipc + c.jr) or 8 (auipc + jalr)
-	uint8_t count = 0;	      // window instructions
-	uint8_t copied = 0;	      // of those, what the detour runs (a jump or return ends it)
+	// An end-anchored window starts this many bytes before the probed
+	// address, whose instruction is its last (0: the window starts at
+	// the probed address). The window's address is address - behind.
+	uint8_t behind = 0;
+	uint8_t count = 0;  // window instructions
+	uint8_t copied = 0; // of those, what the detour runs (a jump or return ends it)
 	WindowInstruction instructions[max_window_instructions];
 	bool ends_in_transfer = false; // the copy ends in a jump, return or call: no jump back
 	bool relocates = false;	       // some copied instruction is re-encoded
@@ -95,6 +112,9 @@ struct OptimizationPlan {
 	// The jump is auipc + c.jr: the detour is entered through a landing
 	// at the probed address's page offset.
 	bool needs_landing() const { return window_length == short_jump_size; }
+	// The instructions the detour runs before the probe's frame: an
+	// end-anchored window's, up to the probed one.
+	uint8_t before_frame() const { return behind ? uint8_t(count - 1) : 0; }
 };
 
 // The register to take of candidates (dead ones): temporaries first, then
@@ -108,6 +128,9 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 
 // Whether a displacement is within auipc+jalr reach: [-2^31 - 2^11, 2^31 - 2^11).
 bool within_far_reach(int64_t displacement);
+
+// In the functions below, address is the window's (the probed address
+// less plan.behind).
 
 // The bytes patched over the window at address: "auipc tmp, hi;
 // jalr x0, lo(tmp)" to target for an 8-byte window, "auipc tmp, hi;
@@ -132,6 +155,13 @@ constexpr size_t max_relocated_window = max_window_instructions * 12 + long_jump
 // out of auipc+jalr reach or capacity is too small.
 size_t relocate_window(const OptimizationPlan &plan, uint64_t address, uint64_t copy_address, uint8_t *out,
 		       size_t capacity);
+
+// The same for the window's instructions [first, end) alone, with the
+// jump back to the window's end when jump_back (the detour of an
+// end-anchored window copies the instructions before the probed one ahead
+// of its frame, and the probed one after it).
+size_t relocate_instructions(const OptimizationPlan &plan, uint64_t address, uint8_t first, uint8_t end, bool jump_back,
+			     uint64_t copy_address, uint8_t *out, size_t capacity);
 
 // Encoders, for the detour and the tests.
 namespace encode {

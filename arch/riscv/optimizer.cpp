@@ -140,6 +140,24 @@ bool SiteFunction::still_holds(const OriginalText &original) const
 
 namespace {
 
+// Where the site's window starts: its address, or before it (end-anchored).
+uint64_t window_of(const Site &site)
+{
+	return site.address - site.arch.plan.behind;
+}
+
+// An end-anchored window's guard: the breakpoint over its first
+// instruction (never over the next one).
+size_t guard_length(const Site &site)
+{
+	return site.arch.plan.instructions[0].instruction.length;
+}
+
+const uint8_t *guard_bytes(const Site &site)
+{
+	return guard_length(site) == 2 ? c_ebreak_bytes : ebreak_bytes;
+}
+
 // The analysis of the site's function: the last one when neither its
 // bytes, its pieces' nor its edges changed. nullptr and *why when none.
 const SiteFunction *site_function(const Site &site, const OriginalText &original, const char **why)
@@ -206,10 +224,11 @@ const char *plan_jump(Site &site, const OriginalText &original)
 		if (plan.refusal != OptimizationRefusal::none)
 			why = optimization_refusal_text(plan.refusal);
 		else
-			why = kernel::reserved(site.address, plan.window_length);
+			why = kernel::reserved(site.address - plan.behind, plan.window_length);
 		if (!why) {
 			site.arch.plan = plan;
-			site.jump_region_length = plan.window_length;
+			site.jump_region_behind = plan.behind;
+			site.jump_region_length = uint8_t(plan.window_length - plan.behind);
 		}
 	}
 	return why;
@@ -219,26 +238,29 @@ const char *plan_jump(Site &site, const OriginalText &original)
 const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 {
 	const OptimizationPlan &plan = site.arch.plan;
-	// A counting probe's detour needs a second dead register; without
-	// one it gets the full detour, which counts through the handler path.
-	const bool counting = site.counting() && counting_second_register(plan);
+	const uint64_t window = window_of(site);
+	// A counting probe's detour needs a second dead register, and the
+	// jump's arrival (an end-anchored one may be entered from its guard
+	// instead); without them it gets the full detour, which counts
+	// through the handler path.
+	const bool counting = site.counting() && counting_second_register(plan) && !plan.behind;
 	CounterCall counter;
 	counter.cells = site.counter_cells;
 	counter.cpu_offset = okp_glue_thread_cpu_offset();
 	static_assert(OKP_COUNTER_CELL_STRIDE == 1u << CounterCall{}.stride_shift,
 		      "the glue's cells, the detour's shift");
-	size_t prologue = detour_frame_size;
+	// Where the copy that trapping hits continue in starts.
+	size_t copy_offset = detour_frame_size;
 	// jumped_to: where the window's jump arrives (the detour or its
 	// landing), which the counting detour's prologue starts from.
 	const auto build = [&](uint64_t at, uint64_t jumped_to, uint8_t *bytes) -> size_t {
 		if (counting) {
-			counter.arrival = window_jump_register_value(plan, site.address, jumped_to);
-			return riscv::build_counting_detour(plan, site.address, at, counter, bytes, max_detour_size,
-							    &prologue);
+			counter.arrival = window_jump_register_value(plan, window, jumped_to);
+			return riscv::build_counting_detour(plan, window, at, counter, bytes, max_detour_size,
+							    &copy_offset);
 		}
-		return riscv::build_detour(plan, site.address, at,
-					   reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
-					   reinterpret_cast<uint64_t>(&site), bytes, max_detour_size);
+		return riscv::build_detour(plan, window, at, reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
+					   reinterpret_cast<uint64_t>(&site), bytes, max_detour_size, &copy_offset);
 	};
 	size_t length = 0;
 	uint64_t code, entry;
@@ -246,10 +268,10 @@ const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 		// auipc + c.jr lands at the probe's page offset: a c.j there
 		// leads to the detour, on the same page within c.j's reach.
 		code = probe_pools.detours.place_with_landing<max_detour_size, 2>(
-			site.address % landing_alignment, c_j_reach, build,
+			window % landing_alignment, c_j_reach, build,
 			[&](uint64_t at, uint64_t target, uint8_t *bytes) -> size_t {
 				uint8_t jump[max_window_size];
-				if (!encode_window_jump(plan, site.address, at, jump))
+				if (!encode_window_jump(plan, window, at, jump))
 					return 0;
 				const uint16_t c_j = encode::c_j(int32_t(target - at));
 				bytes[0] = uint8_t(c_j);
@@ -261,7 +283,7 @@ const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 		code = probe_pools.detours.place<max_detour_size>(
 			[&](uint64_t at, uint8_t *bytes) -> size_t {
 				uint8_t jump[max_window_size];
-				return encode_window_jump(plan, site.address, at, jump) ? build(at, at, bytes) : 0;
+				return encode_window_jump(plan, window, at, jump) ? build(at, at, bytes) : 0;
 			},
 			&length);
 		entry = code;
@@ -271,7 +293,7 @@ const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 					    : "no detour memory within reach of auipc+jalr";
 	detour.code = code;
 	detour.entry = entry;
-	detour.copy = code + prologue;
+	detour.copy = code + copy_offset;
 	detour.size = static_cast<uint16_t>(length);
 	return nullptr;
 }
@@ -289,31 +311,73 @@ void release_detour(const Detour &detour)
 // grace period since its detour was published). One stop_machine() for the
 // batch writes every window whole, "auipc; jalr" or "auipc; c.jr": no hart
 // runs while the bytes change, and each runs fence.i before it goes on.
+//
+// An end-anchored window (plan.behind) first gets its guard: okprobe's
+// breakpoint over its first instruction, which sends a task to the
+// detour's start (hit_path.cpp). After one rcu-tasks grace period for all
+// of them no task is inside such a window either (a task preempted inside
+// has left it; none has entered since), and it is written with the rest.
 void optimize(Site *const *sites, size_t count)
 {
+	PatchBatch guards(count);
+	bool guarded = false;
+	const auto write_guards = [&] {
+		guards.write();
+		guarded = guarded || guards.size();
+		guards.clear();
+	};
+	for (size_t i = 0; i < count; ++i) {
+		Site &site = *sites[i];
+		uint8_t jump[max_window_size];
+		if (!site.arch.plan.behind || !site.current_detour() ||
+		    !encode_window_jump(site.arch.plan, window_of(site), site.current_detour()->entry, jump))
+			continue;
+		if (!holds_breakpoint_over_original(site, riscv::breakpoint_bytes(site), site.arch.instruction.length,
+						    site.jump_region_length) ||
+		    !text_holds(window_of(site), site.original_behind, site.jump_region_behind)) {
+			mark_lost(site, "someone else changed the jump's window under okprobe's ebreak");
+			continue;
+		}
+		if (guards.full())
+			write_guards();
+		// Before the guard can trap: the handler's sign that it is
+		// okprobe's.
+		site.patched_behind.store(true, Order::release);
+		guards.add(window_of(site), guard_bytes(site), guard_length(site), site);
+	}
+	write_guards();
+	if (guarded)
+		okp_glue_synchronize_rcu_tasks();
+
 	PatchBatch windows(count);
 	const auto write = [&] {
 		windows.write();
 		for (size_t i = 0; i < windows.size(); ++i)
-			windows.site(i).patched_bytes = windows.site(i).arch.plan.window_length;
+			windows.site(i).patched_bytes = windows.site(i).jump_region_length;
 		windows.clear();
 	};
 	for (size_t i = 0; i < count; ++i) {
 		Site &site = *sites[i];
 		uint8_t jump[max_window_size];
-		// Only over what okprobe left there: its breakpoint and the
-		// original bytes. Anything else stays a breakpoint.
-		if (!site.current_detour() ||
-		    !encode_window_jump(site.arch.plan, site.address, site.current_detour()->entry, jump))
+		// Only over what okprobe left there: its breakpoint, its guard
+		// and the original bytes. Anything else stays a breakpoint.
+		if (site.is_lost() || !site.current_detour() ||
+		    !encode_window_jump(site.arch.plan, window_of(site), site.current_detour()->entry, jump))
 			continue;
-		if (!holds_breakpoint_over_original(site, riscv::breakpoint_bytes(site), site.arch.instruction.length,
-						    site.arch.plan.window_length)) {
+		const size_t guard = guard_length(site);
+		if (site.arch.plan.behind && !site.patched_behind.load(Order::relaxed))
+			continue; // no guard went in
+		if ((site.arch.plan.behind && (!text_holds(window_of(site), guard_bytes(site), guard) ||
+					       !text_holds(window_of(site) + guard, site.original_behind + guard,
+							   site.jump_region_behind - guard))) ||
+		    !holds_breakpoint_over_original(site, riscv::breakpoint_bytes(site), site.arch.instruction.length,
+						    site.jump_region_length)) {
 			mark_lost(site, "someone else changed the jump's window under okprobe's ebreak");
 			continue;
 		}
 		if (windows.full())
 			write();
-		windows.add(site.address, jump, site.arch.plan.window_length, site);
+		windows.add(window_of(site), jump, site.arch.plan.window_length, site);
 	}
 	write();
 }
@@ -324,7 +388,10 @@ void optimize(Site *const *sites, size_t count)
 // (the jalr or c.jr stays: such a task still reaches the detour, and new
 // hits trap and run the detour's copy, which stays published until this
 // returns); one rcu-tasks grace period, after which no task is between the
-// two; then the original bytes after the breakpoints.
+// two; then the original bytes after the breakpoints. An end-anchored
+// window's breakpoint over its auipc is its guard (new hits run the whole
+// detour from its start); its original bytes, guard included, then come
+// back with the probe's breakpoint at the probed address.
 void unoptimize(Site *const *sites, size_t count)
 {
 	PatchBatch patches(count);
@@ -332,8 +399,8 @@ void unoptimize(Site *const *sites, size_t count)
 		Site &site = *sites[i];
 		uint8_t jump[max_window_size];
 		// Only over okprobe's own jump.
-		if (!encode_window_jump(site.arch.plan, site.address, site.current_detour()->entry, jump) ||
-		    !text_holds(site.address, jump, site.arch.plan.window_length)) {
+		if (!encode_window_jump(site.arch.plan, window_of(site), site.current_detour()->entry, jump) ||
+		    !text_holds(window_of(site), jump, site.arch.plan.window_length)) {
 			mark_lost(site, "someone else changed okprobe's jump");
 			continue;
 		}
@@ -341,7 +408,10 @@ void unoptimize(Site *const *sites, size_t count)
 			patches.write();
 			patches.clear();
 		}
-		patches.add(site.address, riscv::breakpoint_bytes(site), site.arch.instruction.length, site);
+		if (site.arch.plan.behind)
+			patches.add(window_of(site), guard_bytes(site), guard_length(site), site);
+		else
+			patches.add(site.address, riscv::breakpoint_bytes(site), site.arch.instruction.length, site);
 	}
 	patches.write();
 	patches.clear();
@@ -355,10 +425,26 @@ void unoptimize(Site *const *sites, size_t count)
 			patches.clear();
 		}
 		const size_t first = site.arch.instruction.length;
-		patches.add(site.address + first, site.original + first, site.arch.plan.window_length - first, site);
+		if (site.arch.plan.behind) {
+			// The window whole: its original bytes, and the
+			// probe's breakpoint at the probed address (the last
+			// instruction: nothing of the window follows it).
+			uint8_t bytes[max_window_size];
+			const size_t behind = site.jump_region_behind;
+			__builtin_memcpy(bytes, site.original_behind, behind);
+			__builtin_memcpy(bytes + behind, riscv::breakpoint_bytes(site), first);
+			patches.add(window_of(site), bytes, behind + first, site);
+		} else {
+			patches.add(site.address + first, site.original + first, site.arch.plan.window_length - first,
+				    site);
+		}
 		site.patched_bytes = site.arch.instruction.length;
 	}
 	patches.write();
+	// The guards are out of the text: a trap there is no longer ours.
+	for (size_t i = 0; i < count; ++i)
+		if (sites[i]->arch.plan.behind && !sites[i]->is_lost())
+			sites[i]->patched_behind.store(false, Order::release);
 }
 
 } // namespace okp::arch

@@ -131,6 +131,63 @@ TEST(RiscvDetour, SavesCallsRestoresThenRunsTheWindow)
 	EXPECT_LE(detour_frame_size + copy_length, literal);
 }
 
+// An end-anchored window at a return (+0xa): 6: c.ldsp ra, 8(sp);
+// 8: c.addi16sp sp, 16; a: c.jr ra.
+TEST(RiscvDetour, AnEndAnchoredWindowRunsItsEpilogueBeforeTheFrame)
+{
+	const std::vector<uint8_t> bytes = assemble({c(0x717d), c(0xe406), c(0x4501), c(0x60a2), c(0x6141), c(0x8082)});
+	FunctionAnalysis analysis;
+	ASSERT_TRUE(analysis.build({bytes.data(), base, bytes.size()}, nullptr, 0, nullptr, 0));
+	const OptimizationPlan plan = plan_jump_optimization(analysis, base + 0xa);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	ASSERT_EQ(plan.behind, 4);
+	uint8_t out[max_detour_size];
+	size_t copy_offset = 0;
+	const size_t length = build_detour(plan, base + 6, detour, entry, site, out, sizeof(out), &copy_offset);
+	ASSERT_GT(length, 0u);
+	ASSERT_LE(length, max_detour_size);
+	// The epilogue first, as it was: the frame sees ra and sp as the
+	// return will.
+	EXPECT_EQ(out[0] | out[1] << 8, 0x60a2);
+	EXPECT_EQ(out[2] | out[3] << 8, 0x6141);
+	// Then the frame, whole, where build_detour of a plain window puts it
+	// at the detour's start.
+	EXPECT_EQ(copy_offset, 4 + detour_frame_size);
+	Instruction insn = at(out, 4);
+	EXPECT_EQ(insn.operation, Operation::addi);
+	EXPECT_EQ(insn.rd, reg::sp);
+	EXPECT_EQ(insn.immediate, -int64_t(pt_regs_size));
+	// The site's literal, 8-byte aligned in memory, loaded by the frame.
+	size_t pc = 4 + 4 + 30 * 4 + 8;
+	const Instruction auipc = at(out, pc), load = at(out, pc + 4);
+	ASSERT_EQ(auipc.operation, Operation::auipc);
+	ASSERT_EQ(load.kind, InstructionClass::load);
+	const size_t literal = pc + auipc.immediate + load.immediate;
+	EXPECT_EQ((detour + literal) % 8, 0u);
+	EXPECT_EQ(literal + 8, length);
+	uint64_t value = 0;
+	for (int b = 7; b >= 0; --b)
+		value = value << 8 | out[literal + b];
+	EXPECT_EQ(value, site);
+	// The entry's call, then the restore, then the return's copy.
+	pc += 8 + 4;
+	const Instruction call_high = at(out, pc), call = at(out, pc + 4);
+	EXPECT_EQ(detour + pc + call_high.immediate + call.immediate, entry);
+	insn = at(out, copy_offset - 4);
+	EXPECT_EQ(insn.operation, Operation::addi);
+	EXPECT_EQ(insn.rd, reg::sp);
+	EXPECT_EQ(insn.immediate, int64_t(pt_regs_size));
+	EXPECT_EQ(out[copy_offset] | out[copy_offset + 1] << 8, 0x8082);
+	EXPECT_LE(copy_offset + 2, literal);
+
+	// A counting detour needs the jump's arrival: none for such a window.
+	CounterCall counter;
+	counter.cells = 0xffffaf8001230000;
+	counter.cpu_offset = 32;
+	size_t prologue = 0;
+	EXPECT_EQ(build_counting_detour(plan, base + 6, detour, counter, out, sizeof(out), &prologue), 0u);
+}
+
 TEST(RiscvDetour, RefusesAnEntryOutOfReachAndAMisalignedDetour)
 {
 	const OptimizationPlan plan = sample_plan();

@@ -335,6 +335,158 @@ TEST(RiscvJumpOptimization, FunctionAndWindowRefusals)
 	EXPECT_EQ(fixup.analysis.target_within(base + 3, base + 10), base + 8); // the fixup is a target
 }
 
+// 0: c.addi16sp sp, -16; 2: c.sdsp ra, 8(sp); 4: c.li a0, 0;
+// 6: c.ldsp ra, 8(sp); 8: c.addi16sp sp, 16; a: c.jr ra
+std::initializer_list<Encoding> epilogue_function()
+{
+	static const std::initializer_list<Encoding> code = {c(0x717d), c(0xe406), c(0x4501),
+							     c(0x60a2), c(0x6141), c(0x8082)};
+	return code;
+}
+
+TEST(RiscvJumpOptimization, AtAReturnTheWindowEndsThereOverTheEpilogue)
+{
+	Built f(epilogue_function());
+	const OptimizationPlan plan = f.plan(0xa);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_EQ(plan.behind, 4);
+	EXPECT_EQ(plan.window_length, 6);
+	EXPECT_TRUE(plan.needs_landing()); // auipc + c.jr from base + 6
+	ASSERT_EQ(plan.count, 3);
+	EXPECT_EQ(plan.copied, 3);
+	EXPECT_EQ(plan.before_frame(), 2);
+	EXPECT_EQ(plan.instructions[0].offset, 0);
+	EXPECT_EQ(plan.instructions[1].offset, 2);
+	EXPECT_EQ(plan.instructions[2].offset, 4);
+	EXPECT_EQ(plan.instructions[2].instruction.operation, Operation::c_jr);
+	EXPECT_TRUE(plan.ends_in_transfer);
+	EXPECT_FALSE(plan.relocates);
+	// Dead at the window's start: not a0 (returned), nor s0 (the
+	// caller's); ra is (the epilogue loads it before the return reads
+	// it), and the temporaries, taken first.
+	EXPECT_FALSE(plan.entry_candidates & (register_bit(a0) | register_bit(8)));
+	EXPECT_TRUE(plan.entry_candidates & register_bit(ra));
+	EXPECT_EQ(plan.entry_register, t1);
+	EXPECT_EQ(plan.return_register, 0);
+
+	// The jump goes at the window's start; the copies run from there.
+	uint8_t jump[max_window_size];
+	const uint64_t landing = detour + ((base + 6) % landing_alignment);
+	ASSERT_EQ(encode_window_jump(plan, base + 6, landing, jump), 6u);
+	unsigned reg;
+	EXPECT_EQ(short_jump_target(jump, base + 6, &reg), landing);
+	EXPECT_EQ(reg, t1);
+	uint8_t copy[max_relocated_window];
+	ASSERT_EQ(relocate_instructions(plan, base + 6, 0, plan.before_frame(), false, detour, copy, sizeof(copy)), 4u);
+	EXPECT_EQ(copy[0] | copy[1] << 8, 0x60a2);
+	EXPECT_EQ(copy[2] | copy[3] << 8, 0x6141);
+	ASSERT_EQ(relocate_instructions(plan, base + 6, plan.before_frame(), plan.copied, false, detour, copy,
+					sizeof(copy)),
+		  2u);
+	EXPECT_EQ(copy[0] | copy[1] << 8, 0x8082);
+
+	// Off: the window would run past the function, as before.
+	PlanOptions options;
+	options.end_anchored = false;
+	EXPECT_EQ(plan_jump_optimization(f.analysis, base + 0xa, options).refusal,
+		  OptimizationRefusal::window_past_function);
+	// Only a transfer's window may end there: not a plain instruction's.
+	EXPECT_EQ(f.plan(8).refusal, OptimizationRefusal::window_past_function);
+}
+
+TEST(RiscvJumpOptimization, AnEndAnchoredWindowTakesNoTargetButAtItsStart)
+{
+	// A jump to the epilogue's start (6) is fine: the window starts there.
+	Built to_start(epilogue_function(), {{base + 2, base + 6, ExtraEdge::Kind::jump_label}});
+	EXPECT_EQ(to_start.plan(0xa).refusal, OptimizationRefusal::none);
+	// One into it (8) or at the return itself is refused.
+	Built inside(epilogue_function(), {{base + 2, base + 8, ExtraEdge::Kind::jump_label}});
+	EXPECT_EQ(inside.plan(0xa).refusal, OptimizationRefusal::jump_into_window);
+	EXPECT_EQ(inside.plan(0xa).refusal_address, base + 8);
+	Built at_return(epilogue_function(), {{base + 2, base + 0xa, ExtraEdge::Kind::jump_label}});
+	EXPECT_EQ(at_return.plan(0xa).refusal, OptimizationRefusal::jump_into_window);
+}
+
+TEST(RiscvJumpOptimization, AnEndAnchoredWindowHoldsStraightLineCodeOnly)
+{
+	// 0: c.beqz a0, +6 (-> 6); 2: c.li a0, 1; 4: c.jr ra; 6: c.li a0, 2;
+	// 8: c.jr ra. The second return's window would start on the first.
+	Built branches({c(0xc119), c(0x4505), c(0x8082), c(0x4509), c(0x8082)});
+	EXPECT_EQ(branches.plan(8).refusal, OptimizationRefusal::control_flow_in_window);
+	EXPECT_EQ(branches.plan(8).refusal_address, base + 4);
+	// The first return's would start on the branch.
+	EXPECT_EQ(branches.plan(4).refusal, OptimizationRefusal::control_flow_in_window);
+	EXPECT_EQ(branches.plan(4).refusal_address, base);
+	// Nothing before: 0: c.li a0, 0; 2: c.jr ra.
+	Built tiny({c(0x4501), c(0x8082)});
+	EXPECT_EQ(tiny.plan(2).refusal, OptimizationRefusal::window_before_function);
+	// A system instruction cannot be copied: 0: ecall; 4: c.jr ra.
+	Built ecall({i(0x00000073), c(0x8082)});
+	EXPECT_EQ(ecall.plan(4).refusal, OptimizationRefusal::window_not_relocatable);
+	// Strict liveness: the return reads every register; only ra, which
+	// the epilogue loads, is dead at its start.
+	FunctionAnalysis strict;
+	const std::vector<uint8_t> bytes = assemble(epilogue_function());
+	strict.set_psabi(false);
+	ASSERT_TRUE(strict.build({bytes.data(), base, bytes.size()}, nullptr, 0, nullptr, 0));
+	const OptimizationPlan plan = plan_jump_optimization(strict, base + 0xa);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_EQ(plan.entry_candidates, register_bit(ra));
+	EXPECT_EQ(plan.entry_register, ra);
+	// Without that load, nothing is.
+	const std::vector<uint8_t> no_load = assemble({c(0x0001), c(0x0001), c(0x0001), c(0x8082)});
+	FunctionAnalysis strict_no_load;
+	strict_no_load.set_psabi(false);
+	ASSERT_TRUE(strict_no_load.build({no_load.data(), base, no_load.size()}, nullptr, 0, nullptr, 0));
+	EXPECT_EQ(plan_jump_optimization(strict_no_load, base + 6).refusal, OptimizationRefusal::no_entry_register);
+}
+
+TEST(RiscvJumpOptimization, AnEndAnchoredWindowEndsInAFarTailCall)
+{
+	// 0: c.li a0, 0; 2: addi a0, a1, 3; 6: auipc t1, 0x12;
+	// a: jalr x0, 0x34(t1): a far tail call. Its window starts at the
+	// auipc (6), which is relocated: the value it computed, rebuilt.
+	Built f({c(0x4501), i(0x00358513), i(0x00012317), i(0x03430067)});
+	const OptimizationPlan plan = f.plan(0xa);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_EQ(plan.behind, 4);
+	EXPECT_EQ(plan.window_length, 8);
+	EXPECT_FALSE(plan.needs_landing());
+	EXPECT_TRUE(plan.relocates);
+	// t1 is written by the window's auipc before anything reads it.
+	EXPECT_TRUE(plan.entry_candidates & register_bit(t1));
+	uint8_t copy[max_relocated_window];
+	ASSERT_EQ(relocate_instructions(plan, base + 6, 0, plan.before_frame(), false, detour, copy, sizeof(copy)), 8u);
+	unsigned reg;
+	EXPECT_EQ(materialised_value(copy, &reg), base + 6 + 0x12000);
+	EXPECT_EQ(reg, t1);
+	ASSERT_EQ(relocate_instructions(plan, base + 6, plan.before_frame(), plan.copied, false, detour, copy,
+					sizeof(copy)),
+		  4u);
+	EXPECT_EQ(decode_at(copy).raw, 0x03430067u); // the jump through t1, as it was
+}
+
+TEST(RiscvJumpOptimization, AnEndAnchoredWindowEndsInADirectTailCall)
+{
+	// 0: c.li t0, 1; 2: addi a0, a1, 3; 6: jal x0, +0x400: the tail call
+	// is relocated as a far jump through a register its callee does not
+	// read (not an argument).
+	Built f({c(0x4285), i(0x00358513), i(0x4000006f)});
+	const OptimizationPlan plan = f.plan(6);
+	ASSERT_EQ(plan.refusal, OptimizationRefusal::none) << optimization_refusal_text(plan.refusal);
+	EXPECT_EQ(plan.behind, 4);
+	EXPECT_EQ(plan.window_length, 8);
+	EXPECT_EQ(plan.return_candidates, all_registers & ~read_at_tail_call & ~never_free);
+	EXPECT_EQ(plan.return_register, t1);
+	uint8_t copy[max_relocated_window];
+	ASSERT_EQ(relocate_instructions(plan, base + 2, plan.before_frame(), plan.copied, false, detour, copy,
+					sizeof(copy)),
+		  8u);
+	unsigned reg;
+	EXPECT_EQ(far_jump_target(copy, detour, &reg), base + 6 + 0x400);
+	EXPECT_EQ(reg, t1);
+}
+
 TEST(RiscvJumpOptimization, FarReachAndEncoders)
 {
 	EXPECT_TRUE(within_far_reach((int64_t(1) << 31) - 2049));

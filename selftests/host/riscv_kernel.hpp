@@ -254,6 +254,9 @@ struct Census {
 	// Jump optimization of the probeable sites.
 	long optimizable = 0, optimizable_without_relocation = 0, relocated = 0, short_windows = 0, same_register = 0;
 	long no_return_needed = 0, relocation_failed = 0, detour_failed = 0, optimizable_strict = 0;
+	// Windows that end with the probe (at a return, jump or tail call),
+	// and the probeable returns, of which how many get a jump.
+	long end_anchored = 0, returns = 0, returns_optimizable = 0;
 	size_t relocated_bytes_max = 0, detour_bytes_max = 0, detour_bytes_total = 0;
 	std::map<std::string, long> refusals, refusals_without_relocation;
 	std::map<int, long> entry_registers;
@@ -440,23 +443,28 @@ inline Census take_census(const Kernel &kernel)
 			(breakpoint.execution == Execution::simulate ? census.simulated : census.out_of_line)++;
 
 			const OptimizationPlan strict_plan = plan_jump_optimization(strict, address);
-			census.optimizable_strict += strict_plan.refusal == OptimizationRefusal::none &&
-						     !overlaps_site(kernel.ftrace_sites, ftrace_site_size, address,
-								    address + strict_plan.window_length) &&
-						     !overlaps_site(jump_label_sites, jump_label_site_size, address,
-								    address + strict_plan.window_length);
+			const uint64_t strict_window = address - strict_plan.behind;
+			census.optimizable_strict +=
+				strict_plan.refusal == OptimizationRefusal::none &&
+				!overlaps_site(kernel.ftrace_sites, ftrace_site_size, strict_window,
+					       strict_window + strict_plan.window_length) &&
+				!overlaps_site(jump_label_sites, jump_label_site_size, strict_window,
+					       strict_window + strict_plan.window_length);
+			census.returns += is_return(insn);
 			for (bool relocate : {true, false}) {
 				PlanOptions options;
 				options.relocate = relocate;
 				const OptimizationPlan plan = plan_jump_optimization(analysis, address, options);
+				// Where the window starts: at the probe, or before it.
+				const uint64_t window = address - plan.behind;
 				std::string why;
 				if (plan.refusal != OptimizationRefusal::none)
 					why = optimization_refusal_text(plan.refusal);
-				else if (overlaps_site(kernel.ftrace_sites, ftrace_site_size, address,
-						       address + plan.window_length))
+				else if (overlaps_site(kernel.ftrace_sites, ftrace_site_size, window,
+						       window + plan.window_length))
 					why = "an ftrace site in the window";
-				else if (overlaps_site(jump_label_sites, jump_label_site_size, address,
-						       address + plan.window_length))
+				else if (overlaps_site(jump_label_sites, jump_label_site_size, window,
+						       window + plan.window_length))
 					why = "a jump label site in the window";
 				if (!relocate) {
 					if (why.empty())
@@ -470,27 +478,29 @@ inline Census take_census(const Kernel &kernel)
 					continue;
 				}
 				++census.optimizable;
+				census.end_anchored += plan.behind != 0;
+				census.returns_optimizable += is_return(insn);
 				census.relocated += plan.relocates;
 				census.short_windows += plan.needs_landing();
 				census.no_return_needed += plan.return_register == 0;
 				census.same_register += plan.return_register == plan.entry_register;
 				++census.entry_registers[plan.entry_register];
 				uint8_t copy[max_relocated_window];
-				const size_t length = relocate_window(plan, address, detour, copy, sizeof(copy));
+				const size_t length = relocate_window(plan, window, detour, copy, sizeof(copy));
 				census.relocation_failed += length == 0;
 				census.relocated_bytes_max = std::max(census.relocated_bytes_max, length);
 				// The whole detour, as the module builds it: at the
 				// farthest module address, calling into module text.
 				uint8_t code[max_detour_size];
-				const size_t size = build_detour(plan, address, detour, detour + 0x10000,
+				const size_t size = build_detour(plan, window, detour, detour + 0x10000,
 								 0xffffaf8000000000, code, sizeof(code));
 				// The patched jump, to the detour or to a landing
 				// at the probe's page offset of the detour's page.
 				uint8_t jump[max_window_size];
 				const uint64_t entry = plan.needs_landing() ? (detour & ~(landing_alignment - 1)) +
-										      address % landing_alignment
+										      window % landing_alignment
 									    : detour;
-				census.detour_failed += size == 0 || encode_window_jump(plan, address, entry, jump) !=
+				census.detour_failed += size == 0 || encode_window_jump(plan, window, entry, jump) !=
 									     plan.window_length;
 				census.detour_bytes_max = std::max(census.detour_bytes_max, size);
 				census.detour_bytes_total += size;
@@ -533,6 +543,9 @@ inline std::string format_census(const Census &c, const std::string &title)
 	    << ", one register for entry and return " << c.same_register << " (no return register needed "
 	    << c.no_return_needed << "), relocation failures " << c.relocation_failed << ", longest copy "
 	    << c.relocated_bytes_max << " bytes\n"
+	    << "    ending with the probe (at a return, jump or tail call) " << c.end_anchored
+	    << "; returns with a jump " << c.returns_optimizable << " of " << c.returns << " ("
+	    << c.percent(c.returns_optimizable, c.returns) << " %)\n"
 	    << "    detours built " << c.optimizable - c.detour_failed << " (failures " << c.detour_failed << "), mean "
 	    << (c.optimizable ? c.detour_bytes_total / size_t(c.optimizable) : 0) << " bytes, max "
 	    << c.detour_bytes_max << " bytes\n";

@@ -22,8 +22,9 @@
  *                 when okprobe's sysctl allows); and, at a function's
  *                 entry (okp_bench_entry, C, an ftrace call site),
  *                 kretprobe or okretprobe (counting in their return
- *                 handlers: one entry and one return per call; on x86
- *                 at the function's exits), or okretprobe-rethook (the
+ *                 handlers: one entry and one return per call; the
+ *                 okretprobe at the function's exits where a jump fits
+ *                 at each), or okretprobe-rethook (the
  *                 same, OKPROBE_FLAG_RETURN_RETHOOK: the return address
  *                 hooked at the entry), or
  *                 ftrace-ops (a bare ftrace_ops of this module that

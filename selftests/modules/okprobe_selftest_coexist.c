@@ -543,7 +543,8 @@ static bool okp_random_invariants(struct okp_random_party *parties,
 			return false;
 		}
 		if (p->okprobe.registered && okp_optimized(&p->okprobe.op) &&
-		    !okp_jump_at(p->okprobe.op.addr)) {
+		    !okp_jump_at(p->okprobe.op.addr -
+				 okp_random_targets[i].behind)) {
 			snprintf(why, size, "%pS is [OPTIMIZED] without its jump",
 				 p->okprobe.op.addr);
 			return false;

@@ -340,6 +340,19 @@ out:
 /* The bytes a jump replaces, at most: enough to see the text restored. */
 #define OKP_COUNTING_TEXT 8
 
+/*
+ * Where target t's text is compared, and how much of it: from its jump's
+ * start, the most a jump replaces; for a window that ends at a return
+ * (the function's end), the bytes before it and the return's first two,
+ * not the next function's.
+ */
+static void *okp_counting_text(const struct okp_cycle_target *t,
+			       size_t *length)
+{
+	*length = t->behind ? t->behind + 2 : OKP_COUNTING_TEXT;
+	return okp_at(t->target, t->offset) - t->behind;
+}
+
 void okp_test_counting(const struct okp_cycle_target *targets, size_t count,
 		       long min_calls)
 {
@@ -353,7 +366,8 @@ void okp_test_counting(const struct okp_cycle_target *targets, size_t count,
 	struct okp_counted_probe extra = {};
 	unsigned long long counted, before;
 	long rounds = 0, wrong = 0;
-	size_t registered = 0, i;
+	size_t registered = 0, i, length;
+	void *text;
 	char why[200] = "";
 	bool ok = false;
 	int ret;
@@ -365,9 +379,9 @@ void okp_test_counting(const struct okp_cycle_target *targets, size_t count,
 		probe->addr = okp_at(targets[registered].target,
 				     targets[registered].offset);
 		probe->flags = OKPROBE_FLAG_COUNTER;
-		EXPECT(!copy_from_kernel_nofault(original[registered],
-						 probe->addr,
-						 OKP_COUNTING_TEXT),
+		text = okp_counting_text(&targets[registered], &length);
+		EXPECT(!copy_from_kernel_nofault(original[registered], text,
+						 length),
 		       "unreadable text at %pS", probe->addr);
 		ret = okprobe_register(probe);
 		EXPECT(!ret, "register a counter at %pS failed: %d",
@@ -434,9 +448,9 @@ out:
 
 		registered--;
 		okprobe_unregister(&counters[registered]);
-		if (ok && (copy_from_kernel_nofault(now, counters[registered].addr,
-						    sizeof(now)) ||
-			   memcmp(now, original[registered], sizeof(now)))) {
+		text = okp_counting_text(&targets[registered], &length);
+		if (ok && (copy_from_kernel_nofault(now, text, length) ||
+			   memcmp(now, original[registered], length))) {
 			snprintf(why, sizeof(why), "the text at %pS is not restored",
 				 counters[registered].addr);
 			ok = false;

@@ -158,6 +158,11 @@ struct okp_cycle_target {
 	okp_target_fn target;
 	unsigned long offset;
 	long (*expect)(long a, long b);
+	/*
+	 * Where the jump starts before the probe (riscv: a window that ends
+	 * at a return).
+	 */
+	unsigned int behind;
 };
 
 /*

@@ -271,6 +271,11 @@ struct okp_jump_case {
 	long (*expect)(long a, long b);
 	bool args_moved;	/* a0/a1 no longer hold a/b at the probe */
 	unsigned int window;	/* bytes the jump replaces */
+	/*
+	 * At a return the window ends with the probed instruction: it
+	 * starts this many bytes before it.
+	 */
+	unsigned int behind;
 };
 
 static long okp_expect_sum(long a, long b)
@@ -350,6 +355,16 @@ static const struct okp_jump_case okp_jump_cases[] = {
 	  okp_expect_sum_2, .window = 6 },
 	{ "optimized: 4+2-byte window (auipc + c.jr)", okp_rvcj_mixed, 6,
 	  okp_expect_sum_2, .window = 6 },
+	{ "optimized at a return (c.jr ra): the 6-byte window ends there, over c.addi16sp and c.li",
+	  okp_rvcj_stack, 14, okp_expect_sum, true, .window = 6, .behind = 4 },
+	{ "optimized at a return (c.jr ra): an 8-byte window ends there, over add and c.li",
+	  okp_rvcj_mixed, 12, okp_expect_sum_2, true, .window = 8, .behind = 6 },
+	{ "optimized at a return (jalr x0, 0(ra)): the 8-byte window ends there, over li",
+	  okp_rvj_arith, 12, okp_expect_sum_1, true, .window = 8, .behind = 4 },
+	{ "optimized at a return after an epilogue: addi sp, ret (auipc + jalr)",
+	  okp_rvj_epilogue, 24, okp_expect_sum_1, true, .window = 8, .behind = 4 },
+	{ "optimized at a return after an epilogue: c.ldsp ra, c.addi16sp, c.jr ra (auipc + c.jr)",
+	  okp_rvcj_epilogue, 10, okp_expect_sum, true, .window = 6, .behind = 4 },
 };
 
 #define OKP_JUMP_CALLS 100
@@ -373,9 +388,12 @@ static void *okp_c_j_target(void *at, u16 half)
  * The jump in the text at address, leading to a detour: "auipc tmp, hi;
  * jalr x0, lo(tmp)" over an 8-byte window, straight to it; "auipc tmp, hi;
  * c.jr tmp" over a 6-byte one, to a c.j (the landing, at address's offset
- * within its page) to it.
+ * within its page) to it. A detour starts with its frame, or, where the
+ * window ends with the probe, with the copy of the behind bytes (original)
+ * before it.
  */
-static bool okp_is_window_jump(void *address, unsigned int window)
+static bool okp_is_window_jump(void *address, unsigned int window,
+			       const u8 *original, unsigned int behind)
 {
 	u32 auipc = okp_text_word(address), jalr = okp_text_word(address + 4);
 	unsigned int tmp = (auipc >> 7) & 0x1f;
@@ -393,6 +411,12 @@ static bool okp_is_window_jump(void *address, unsigned int window)
 			return false;
 		target = okp_c_j_target(target, landing);
 	}
+	if (behind) {
+		u8 copy[OKP_WINDOW_MAX];
+
+		return !copy_from_kernel_nofault(copy, target, behind) &&
+		       !memcmp(copy, original, behind);
+	}
 	return okp_text_word(target) == OKP_DETOUR_FIRST_WORD;
 }
 
@@ -405,6 +429,7 @@ static void okp_run_jump_case(const struct okp_jump_case *c)
 {
 	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
 	void *address = okp_at(c->target, c->offset);
+	void *start = address - c->behind; /* the window's */
 	unsigned int window = c->window ?: 8;
 	u8 original[OKP_WINDOW_MAX], now[OKP_WINDOW_MAX];
 	char why[200] = "";
@@ -413,16 +438,16 @@ static void okp_run_jump_case(const struct okp_jump_case *c)
 	int ret, i;
 
 	EXPECT(r, "out of memory");
-	EXPECT(!copy_from_kernel_nofault(original, address, window),
+	EXPECT(!copy_from_kernel_nofault(original, start, window),
 	       "unreadable");
 	r->probe.addr = address;
 	r->probe.pre_handler = okp_record_pre;
 	ret = okprobe_register(&r->probe);
 	EXPECT(ret == 0, "register failed: %d", ret);
 	EXPECT(okp_wait_optimized(&r->probe, true), "never optimized");
-	EXPECT(okp_is_window_jump(address, window),
-	       "text %08x %08x, not a %u-byte jump", okp_text_word(address),
-	       okp_text_word(address + 4), window);
+	EXPECT(okp_is_window_jump(start, window, original, c->behind),
+	       "text %08x %08x, not a %u-byte jump", okp_text_word(start),
+	       okp_text_word(start + 4), window);
 	for (i = 0; i < OKP_JUMP_CALLS; i++) {
 		a = i % 8 - 2; /* both ways through every branch */
 		result = c->target(a, 1);
@@ -437,10 +462,14 @@ static void okp_run_jump_case(const struct okp_jump_case *c)
 	EXPECT(c->args_moved || (r->seen_a0 == a && r->seen_a1 == 1),
 	       "handler saw a0=%ld a1=%ld, not %ld and 1", r->seen_a0,
 	       r->seen_a1, a);
+	/* At a return the registers are the return's: a0 the result. */
+	EXPECT(!c->behind || r->seen_a0 == c->expect(a, 1),
+	       "handler saw a0=%ld at the return, not %ld", r->seen_a0,
+	       c->expect(a, 1));
 	EXPECT(okp_optimized(&r->probe), "unoptimized during the calls");
 	okprobe_unregister(&r->probe);
 	EXPECT(!okp_optimized(&r->probe), "still flagged optimized");
-	EXPECT(!copy_from_kernel_nofault(now, address, window) &&
+	EXPECT(!copy_from_kernel_nofault(now, start, window) &&
 	       !memcmp(now, original, window), "the text is not restored");
 	EXPECT(c->target(3, 1) == c->expect(3, 1), "result after unregister");
 	ok = true;
@@ -527,7 +556,7 @@ static void okp_test_landings_at_one_offset(void)
 
 		EXPECT(okp_wait_optimized(&r[n]->probe, true),
 		       "probe %d never optimized", n);
-		EXPECT(okp_is_window_jump(r[n]->probe.addr, 6),
+		EXPECT(okp_is_window_jump(r[n]->probe.addr, 6, NULL, 0),
 		       "probe %d: text %08x, not auipc + c.jr to a landing", n,
 		       okp_text_word(r[n]->probe.addr));
 		auipc = okp_text_word(r[n]->probe.addr);
@@ -579,6 +608,9 @@ static const struct okp_cycle_target okp_cycle_targets[] = {
 	{ okp_rvcj_jr, 0, okp_expect_sum_2 },
 	{ okp_rvcj_jalr, 12, okp_expect_double_2 },
 	{ okp_rvcj_mixed, 0, okp_expect_sum_2 },
+	/* Windows that end at a return: guarded on the way in and out. */
+	{ okp_rvj_epilogue, 24, okp_expect_sum_1, 4 },
+	{ okp_rvcj_epilogue, 10, okp_expect_sum, 4 },
 };
 
 #define OKP_CYCLE_HITS 500000

@@ -48,6 +48,9 @@ long okp_rvcj_bnez(long a, long b);
 long okp_rvcj_jr(long a, long b);
 long okp_rvcj_jalr(long a, long b);
 long okp_rvcj_mixed(long a, long b);
+/* a + b + 1 and a + b, each returning after its epilogue. */
+long okp_rvj_epilogue(long a, long b);
+long okp_rvcj_epilogue(long a, long b);
 /* a + b + 2, each at the start of a page: their landings share an offset. */
 long okp_rvcj_page_a(long a, long b);
 long okp_rvcj_page_b(long a, long b);

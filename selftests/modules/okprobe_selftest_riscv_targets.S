@@ -235,6 +235,20 @@ SYM_FUNC_START(okp_rvj_jalr)
 SYM_FUNC_END(okp_rvj_jalr)
 
 /*
+ * a + b + 1, returning after an epilogue: the window of a probe on the ret
+ * (X = +24) ends there, over "addi sp, sp, 16".
+ */
+SYM_FUNC_START(okp_rvj_epilogue)
+	addi	sp, sp, -16		/* +0 */
+	sd	ra, 8(sp)		/* +4 */
+	add	a0, a0, a1		/* +8 */
+	addi	a0, a0, 1		/* +12 */
+	ld	ra, 8(sp)		/* +16 */
+	addi	sp, sp, 16		/* +20 */
+	ret				/* +24 */
+SYM_FUNC_END(okp_rvj_epilogue)
+
+/*
  * a + b, but every register a jump could use is read after the window
  * (added and subtracted again): no register is dead at X = +0.
  */
@@ -373,6 +387,20 @@ SYM_FUNC_START(okp_rvcj_bnez)
 	c.jr	ra			/* +12 */
 SYM_FUNC_END(okp_rvcj_bnez)
 
+/*
+ * a + b, returning after its epilogue: the window of a probe on c.jr ra
+ * (X = +10) ends there, over c.ldsp ra and c.addi16sp (the detour reloads
+ * ra before the hit).
+ */
+SYM_FUNC_START(okp_rvcj_epilogue)
+	c.addi16sp	sp, -16		/* +0 */
+	c.sdsp	ra, 8(sp)		/* +2 */
+	c.add	a0, a1			/* +4 */
+	c.ldsp	ra, 8(sp)		/* +6 */
+	c.addi16sp	sp, 16		/* +8 */
+	c.jr	ra			/* +10 */
+SYM_FUNC_END(okp_rvcj_epilogue)
+
 /* a + b + 2: the window ends in c.jr ra (a return is copied). X = +0 */
 SYM_FUNC_START(okp_rvcj_jr)
 	c.add	a0, a1			/* +0 */
@@ -438,8 +466,12 @@ SYM_FUNC_END(okp_rvcj_page_b)
 /*
  * Return probe targets (okprobe_selftest_return.c), no ftrace call site:
  * okp_ret_branches returns from three places, okp_ret_tail leaves through
- * a tail call, okp_ret_recurse calls itself a times.
+ * a tail call, okp_ret_recurse calls itself a times. RVI: each exit has 4
+ * bytes of straight-line code before it, so a return probe without
+ * entry_handler goes at the exits, each an 8-byte jump ending there.
  */
+	.option push
+	.option norvc
 SYM_FUNC_START(okp_ret_branches)	/* a < 0: 1; a == 0: 2; else 2a + b */
 	bltz	a0, 1f
 	beqz	a0, 2f
@@ -452,9 +484,14 @@ SYM_FUNC_START(okp_ret_branches)	/* a < 0: 1; a == 0: 2; else 2a + b */
 	ret
 SYM_FUNC_END(okp_ret_branches)
 
+/*
+ * A direct tail call (jal x0), as the kernel's own are once linked: a
+ * module's "tail" stays auipc + jr, which the census takes for a jump
+ * through a register (that function keeps rethook).
+ */
 SYM_FUNC_START(okp_ret_tail)		/* okp_ret_branches(a + 1, b) */
 	addi	a0, a0, 1
-	tail	okp_ret_branches
+	j	okp_ret_branches
 SYM_FUNC_END(okp_ret_tail)
 
 SYM_FUNC_START(okp_ret_recurse)	/* a == 0: b; else okp_ret_recurse(a - 1, b) + 1 */
@@ -470,5 +507,6 @@ SYM_FUNC_START(okp_ret_recurse)	/* a == 0: b; else okp_ret_recurse(a - 1, b) + 1
 	addi	sp, sp, 16
 	ret
 SYM_FUNC_END(okp_ret_recurse)
+	.option pop
 
 	.option pop

@@ -38,6 +38,9 @@ class RangeList;
 
 // How many bytes of text a site keeps as they were before okprobe.
 constexpr size_t max_original_bytes = 16;
+// The most an end-anchored jump's region starts before its site
+// (Site::jump_region_behind).
+constexpr size_t max_jump_region_behind = 8;
 
 namespace arch {
 
@@ -84,8 +87,9 @@ TrapPath trap_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(con
 
 // Whether a jump may ever replace the site's breakpoint, from the text (read
 // as the original, okprobe's own patches undone) and the kernel's reserved
-// ranges: nullptr and site.jump_region_length set, or why not. Asked once,
-// when the site is created.
+// ranges: nullptr and site.jump_region_length set (and
+// site.jump_region_behind, when the region starts before the site), or
+// why not. Asked once, when the site is created.
 const char *plan_jump(Site &site, const OriginalText &text);
 // Builds the planned site's detour code and fills detour (not yet
 // published); direct says whether its one probe's pre_handler may be

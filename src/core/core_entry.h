@@ -198,6 +198,7 @@ struct okp_jump_line {
 	const char *why;		/* why not optimized, or NULL */
 	unsigned int region_length;	/* bytes the jump replaces (0: none) */
 	unsigned int detour_size;	/* bytes of detour code (0: none) */
+	unsigned int region_behind;	/* of those, before address */
 };
 void okp_core_jumps(void (*emit)(const struct okp_jump_line *line,
 				 void *context),

@@ -166,6 +166,15 @@ extern "C" OKP_HANDLER_PATH int okp_core_breakpoint(void *raw_regs)
 		return breakpoint_hit(*site, regs, cpu);
 	if (Site *site = registered_probes.post_trap_site(address))
 		return post_trap_hit(*site, regs, cpu);
+	// The guard of an end-anchored jump going in or out: the task runs
+	// the region from the detour's start (its hit is the detour's),
+	// never from inside the region.
+	if (Site *site = registered_probes.region_start_site(address);
+	    site && site->patched_behind.load(Order::acquire))
+		if (const Detour *detour = ProbeTable::published_detour(*site)) {
+			arch::continue_at(regs, detour->code);
+			return 1;
+		}
 	// A breakpoint removed while this CPU was already trapping on it: the
 	// text holds the original instruction again, so run it from the start
 	// (as kprobes does). A breakpoint still present is someone else's

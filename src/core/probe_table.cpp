@@ -198,12 +198,29 @@ const char *ProbeTable::jump_refusal(const Site &site) const
 	for (const okprobe *probe : site.attached_probes())
 		if (probe && !(probe->flags & OKPROBE_FLAG_DISABLED) && probe->post_handler)
 			return "a probe at the address has a post_handler";
+	return region_conflict(site);
+}
+
+const char *ProbeTable::region_conflict(const Site &site) const
+{
 	// Another site's breakpoint would land inside the jump (even one
 	// disarmed now: enabling it must not write into the jump).
-	bool inside = false;
-	for_each_site_in(site.address + 1, site.address + site.jump_region_length,
-			 [&](const Site &other) { inside = inside || !other.gone; });
-	return inside ? "another probe lies inside the jump's region" : nullptr;
+	const uint64_t start = site.jump_region_start(), end = site.jump_region_end();
+	bool inside = false, overlap = false;
+	for_each_site_in(start - (max_jump_region - 1), end + max_jump_region_behind, [&](const Site &other) {
+		if (&other == &site || other.gone)
+			return;
+		if (other.address >= start && other.address < end)
+			inside = true;
+		// Only an end-anchored region can overlap another without
+		// holding its site: then neither jump is made.
+		else if ((site.jump_region_behind || other.jump_region_behind) && !other.jump_refusal &&
+			 other.jump_region_start() < end && start < other.jump_region_end())
+			overlap = true;
+	});
+	return inside	 ? "another probe lies inside the jump's region"
+	       : overlap ? "another probe's jump region overlaps the jump's"
+			 : nullptr;
 }
 
 void ProbeTable::show_optimized(Site &site)
@@ -255,6 +272,9 @@ bool ProbeTable::lost_text_released(Site &site)
 {
 	const size_t extent = site.patched_bytes ? site.patched_bytes : 1;
 	if (!site.gone && !text_holds(site.address, site.original, extent))
+		return false;
+	if (!site.gone && site.patched_behind.load(Order::relaxed) &&
+	    !text_holds(site.jump_region_start(), site.original_behind, site.jump_region_behind))
 		return false;
 	if (site.lost_pinned) {
 		site.lost_pinned = false;
@@ -632,10 +652,16 @@ void ProbeTable::update_all_sites()
 
 void ProbeTable::update_sites_before(uint64_t address)
 {
-	for_each_site_in(address - (max_jump_region - 1), address, [&](Site &site) {
-		if (!site.gone && site.address + max_jump_region > address)
-			update_site(site);
-	});
+	// Sites before address whose jump may cover it, and sites after it
+	// whose end-anchored jump may start before it or overlap the jump of
+	// a site at address.
+	for_each_site_in(address - (max_jump_region - 1), address + max_jump_region + max_jump_region_behind,
+			 [&](Site &site) {
+				 if (site.gone || site.address == address)
+					 return;
+				 if (site.address < address || site.jump_region_behind)
+					 update_site(site);
+			 });
 }
 
 void ProbeTable::free_retired_detours(uint64_t up_to_generation)
@@ -708,7 +734,7 @@ void ProbeTable::optimize_batch(Site *const *batch, size_t count)
 {
 	// What each had in the text before, to see which writes happened.
 	for (size_t i = 0; i < count; ++i)
-		batch[i]->patched_before = batch[i]->patched_bytes;
+		batch[i]->patched_before = patched_extent(*batch[i]);
 	{
 		const StepTimer timer(clock_, WriterStep::optimize);
 		arch::optimize(batch, count);
@@ -718,7 +744,7 @@ void ProbeTable::optimize_batch(Site *const *batch, size_t count)
 		const uint8_t before = site.patched_before;
 		if (site.is_lost()) {
 			settle_lost(site);
-		} else if (site.patched_bytes > before) {
+		} else if (patched_extent(site) > before) {
 			site.jump = JumpState::optimized;
 			site.unoptimized_why = nullptr;
 			show_optimized(site);
@@ -750,15 +776,24 @@ void ProbeTable::retire_storage(AddressTable<Site>::Storage *old, void *)
 size_t ProbeTable::read_original_text(uint64_t address, uint8_t *buffer, size_t size) const
 {
 	const size_t read = okp_glue_read_text(address, buffer, size);
-	// A site before address may have patched bytes inside the read.
+	// A site before address may have patched bytes inside the read, and
+	// one after it the bytes before it (an end-anchored jump).
 	const uint64_t reach = max_original_bytes - 1;
-	for_each_site_in(address > reach ? address - reach : 0, address + read, [&](const Site &site) {
-		for (size_t i = 0; i < site.patched_bytes; ++i) {
-			const uint64_t at = site.address + i;
-			if (at >= address && at < address + read)
-				buffer[at - address] = site.original[i];
-		}
-	});
+	for_each_site_in(address > reach ? address - reach : 0, address + read + max_jump_region_behind,
+			 [&](const Site &site) {
+				 for (size_t i = 0; i < site.patched_bytes; ++i) {
+					 const uint64_t at = site.address + i;
+					 if (at >= address && at < address + read)
+						 buffer[at - address] = site.original[i];
+				 }
+				 if (!site.patched_behind.load(Order::relaxed))
+					 return;
+				 for (size_t i = 0; i < site.jump_region_behind; ++i) {
+					 const uint64_t at = site.jump_region_start() + i;
+					 if (at >= address && at < address + read)
+						 buffer[at - address] = site.original_behind[i];
+				 }
+			 });
 	return read;
 }
 
@@ -772,35 +807,31 @@ void ProbeTable::release_function(Site &site)
 
 const char *ProbeTable::planned_jump_refusal(uint64_t address) const
 {
-	const char *why = nullptr;
-	uint64_t region_length = 0;
 	if (const Site *existing = sites_.lookup(address)) {
-		why = existing->jump_refusal;
-		region_length = existing->jump_region_length;
-	} else {
-		uint8_t original[max_original_bytes] = {};
-		if (read_original_text(address, original, sizeof(original)) == 0)
-			return "the text cannot be read";
-		Owned<Site> site = Owned<Site>::make();
-		if (!site)
-			return "out of memory";
-		site->address = address;
-		for (size_t i = 0; i < max_original_bytes; ++i)
-			site->original[i] = original[i];
-		why = arch::prepare_site(*site, original);
-		if (why)
-			return why;
-		okp_glue_describe(address, site->description, sizeof(site->description));
-		why = arch::plan_jump(*site, TableText(*this));
-		region_length = site->jump_region_length;
-		arch::release_site(*site);
+		if (existing->jump_refusal)
+			return existing->jump_refusal;
+		return region_conflict(*existing);
 	}
-	if (why)
+	uint8_t original[max_original_bytes] = {};
+	if (read_original_text(address, original, sizeof(original)) == 0)
+		return "the text cannot be read";
+	Owned<Site> site = Owned<Site>::make();
+	if (!site)
+		return "out of memory";
+	site->address = address;
+	for (size_t i = 0; i < max_original_bytes; ++i)
+		site->original[i] = original[i];
+	if (const char *why = arch::prepare_site(*site, original))
 		return why;
-	bool inside = false;
-	for_each_site_in(address + 1, address + region_length,
-			 [&](const Site &other) { inside = inside || !other.gone; });
-	return inside ? "another probe lies inside the jump's region" : nullptr;
+	okp_glue_describe(address, site->description, sizeof(site->description));
+	const char *why = arch::plan_jump(*site, TableText(*this));
+	uint8_t behind[max_jump_region_behind];
+	if (!why && site->jump_region_behind)
+		why = behind_refusal(*site, behind);
+	if (!why)
+		why = region_conflict(*site);
+	arch::release_site(*site);
+	return why;
 }
 
 Result<Site *> ProbeTable::create_site(const Registration &checked)
@@ -823,6 +854,8 @@ Result<Site *> ProbeTable::create_site(const Registration &checked)
 		const StepTimer timer(clock_, WriterStep::plan);
 		site->jump_refusal = arch::plan_jump(*site, TableText(*this));
 	}
+	if (!site->jump_refusal && site->jump_region_behind)
+		keep_bytes_behind(*site);
 	site->unoptimized_why = site->jump_refusal;
 	// The writer's list first, then what handlers see.
 	const uint64_t copy = arch::trapping_copy(*site);
@@ -836,7 +869,17 @@ Result<Site *> ProbeTable::create_site(const Registration &checked)
 		arch::release_site(*site);
 		return out_of_memory;
 	}
+	if (site->jump_region_behind &&
+	    !region_starts_.insert(site->jump_region_start(), site, retire_storage, nullptr)) {
+		if (copy)
+			post_traps_.remove(post_trap);
+		unlink(site);
+		arch::release_site(*site);
+		return out_of_memory;
+	}
 	if (!sites_.insert(address, site, retire_storage, nullptr)) {
+		if (site->jump_region_behind)
+			region_starts_.remove(site->jump_region_start());
 		if (copy)
 			post_traps_.remove(post_trap);
 		unlink(site);
@@ -881,13 +924,40 @@ uint64_t ProbeTable::post_trap_of(const Site &site)
 
 void ProbeTable::abandon_new_site(Site *site)
 {
-	sites_.remove(site->address);
+	unpublish(*site);
 	unlink(site);
 	release_function(*site);
 	update_sites_before(site->address);
 	// Never armed, but published: a grace period before it goes.
 	okp_glue_synchronize_rcu();
 	free_site(site);
+}
+
+const char *ProbeTable::behind_refusal(const Site &site, uint8_t (&original)[max_jump_region_behind]) const
+{
+	// The region's start indexes one site only, and its first bytes are
+	// kept as they are before okprobe: else no end-anchored jump.
+	const uint64_t start = site.jump_region_start();
+	if (site.jump_region_behind > max_jump_region_behind || region_starts_.lookup(start) ||
+	    read_original_text(start, original, site.jump_region_behind) != site.jump_region_behind)
+		return "the jump's region cannot be kept";
+	return nullptr;
+}
+
+void ProbeTable::keep_bytes_behind(Site &site)
+{
+	if (const char *why = behind_refusal(site, site.original_behind)) {
+		site.jump_refusal = why;
+		site.jump_region_behind = 0;
+		site.jump_region_length = 0;
+	}
+}
+
+void ProbeTable::unpublish(Site &site)
+{
+	sites_.remove(site.address);
+	if (site.jump_region_behind && region_starts_.lookup(site.jump_region_start()) == &site)
+		region_starts_.remove(site.jump_region_start());
 }
 
 void ProbeTable::free_site(Site *site)
@@ -900,6 +970,8 @@ void ProbeTable::free_site(Site *site)
 	}
 	if (arch::trapping_copy(*site))
 		post_traps_.remove(post_trap_of(*site));
+	if (site->jump_region_behind && region_starts_.lookup(site->jump_region_start()) == site)
+		region_starts_.remove(site->jump_region_start());
 	arch::release_site(*site);
 	delete site;
 }
@@ -1023,11 +1095,13 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 				      : proven.refusal();
 		}
 		// A jump covering the address goes before its breakpoint comes.
-		for_each_site_in(checked.address - (max_jump_region - 1), checked.address, [&](Site &other) {
-			if (!other.gone && other.jump != JumpState::breakpoint &&
-			    other.address + other.jump_region_length > checked.address)
-				leave_jump(other);
-		});
+		for_each_site_in(checked.address - (max_jump_region - 1), checked.address + max_jump_region_behind + 1,
+				 [&](Site &other) {
+					 if (!other.gone && other.jump != JumpState::breakpoint &&
+					     other.jump_region_start() <= checked.address &&
+					     other.jump_region_end() > checked.address)
+						 leave_jump(other);
+				 });
 		const Result<Site *> created = create_site(checked);
 		if (!created) {
 			okp_glue_release_function(checked.function);
@@ -1176,7 +1250,7 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		}
 		site->armed = false;
 		if (!site->gone)
-			sites_.remove(site->address);
+			unpublish(*site);
 		unlink(site);
 		site->next = dying;
 		dying = site;
@@ -1189,7 +1263,7 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		if (site->is_lost() && !site->used_slots() && site->lost_pinned && lost_text_released(*site)) {
 			retire_detour(*site);
 			if (!site->gone)
-				sites_.remove(site->address);
+				unpublish(*site);
 			unlink(site);
 			site->next = dying;
 			dying = site;
@@ -1283,7 +1357,7 @@ void ProbeTable::text_gone(uint64_t start, uint64_t end)
 		if (site->is_lost())
 			lost_text_released(*site);
 		release_function(*site);
-		sites_.remove(site->address);
+		unpublish(*site);
 		any = true;
 	}
 	if (any)
@@ -1324,6 +1398,7 @@ void ProbeTable::clear()
 	unregister_probes(nullptr, 0); // lost sites whose text is back
 	sites_.destroy();
 	post_traps_.destroy();
+	region_starts_.destroy();
 	by_granule_.destroy();
 	by_probe_.destroy();
 	all_enabled_.store(true, Order::relaxed);

@@ -123,6 +123,22 @@ struct Site {
 	// breakpoint (jump_region_length bytes of text), or why never.
 	const char *jump_refusal = nullptr;
 	uint8_t jump_region_length = 0;
+	// An end-anchored jump (riscv, at an instruction that ends the
+	// function's straight line) starts jump_region_behind bytes before
+	// address: its region is [jump_region_start(), jump_region_end()).
+	// The region's first instruction is then the site's guard: while the
+	// jump goes in or comes out, okprobe's breakpoint there sends a task
+	// to the detour's start (region_start_site() finds the site by that
+	// address), so that none is inside the region when it is rewritten.
+	uint8_t jump_region_behind = 0;
+	// Those bytes as they were before okprobe, and whether okprobe may
+	// have written over them (the guard, the jump): reads of the
+	// original text then take them from here. Set (release) before the
+	// guard is written, cleared after the original bytes are back: the
+	// handler sends a trap at the region's start to the detour only
+	// while it is set (anyone else's breakpoint there is theirs).
+	uint8_t original_behind[max_jump_region_behind] = {};
+	Atomic<bool> patched_behind;
 	uint64_t waiting_since = 0; // generation the detour was published in
 	// Why the site is not optimized now (nullptr when it is).
 	const char *unoptimized_why = nullptr;
@@ -163,6 +179,8 @@ struct Site {
 	arch::SiteData arch;
 
 	bool counting() const { return counter_cells != 0; }
+	uint64_t jump_region_start() const { return address - jump_region_behind; }
+	uint64_t jump_region_end() const { return address + jump_region_length; }
 	// Whether okprobe lost the text (relaxed: writer and handlers alike).
 	bool is_lost() const { return lost.load(Order::relaxed) != nullptr; }
 	// The writer's view of the detour (it alone stores it).
@@ -242,6 +260,7 @@ struct JumpLine {
 	bool ftrace;	 // a function's entry ftrace calls the handlers at
 	const char *why; // why not optimized (nullptr when optimized)
 	unsigned int region_length, detour_size;
+	unsigned int region_behind; // the region starts this many bytes before address
 };
 
 class ProbeTable {
@@ -342,6 +361,8 @@ public:
 	Site *lookup(uint64_t address) const { return sites_.lookup(address); }
 	// The site whose trapping copy ends at address (its post trap).
 	Site *post_trap_site(uint64_t address) const { return post_traps_.lookup(address); }
+	// The site whose end-anchored region starts at address (its guard).
+	Site *region_start_site(uint64_t address) const { return region_starts_.lookup(address); }
 	// The probes that take part in one hit, chosen once when the
 	// breakpoint traps: a probe enabled, disabled or unregistered
 	// meanwhile gets both of its handlers for that hit or neither. The
@@ -441,6 +462,21 @@ private:
 	// probe when ftrace refuses its entry: that errno, or 0.
 	int update_site_refusing(Site &site);
 	static void release_function(Site &site);
+	// Why another site keeps site's planned jump out (a probe inside its
+	// region, or an overlapping region), or nullptr.
+	const char *region_conflict(const Site &site) const;
+	// A new site's end-anchored region: its first bytes kept, its start
+	// free in region_starts_; else the site gets no jump (why not).
+	const char *behind_refusal(const Site &site, uint8_t (&original)[max_jump_region_behind]) const;
+	void keep_bytes_behind(Site &site);
+	// Out of the handler's indexes by address (its own and its region's
+	// start): freed only after a grace period from here.
+	void unpublish(Site &site);
+	// The bytes okprobe may have written at and before the site.
+	static size_t patched_extent(const Site &site)
+	{
+		return site.patched_bytes + (site.patched_behind.load(Order::relaxed) ? site.jump_region_behind : 0);
+	}
 	// After the grace periods: the site out of the post-trap table, its
 	// arch part released, freed.
 	void free_site(Site *site);
@@ -468,6 +504,10 @@ private:
 	// breakpoint after the copied instruction); an entry goes only when
 	// the site is freed, since a CPU may run the copy until then.
 	AddressTable<Site> post_traps_;
+	// Sites with an end-anchored jump, by their region's start (where
+	// their guard breakpoint goes); an entry goes when the site is freed,
+	// as a CPU may trap on the guard until then.
+	AddressTable<Site> region_starts_;
 	Site *first_ = nullptr, *last_ = nullptr; // every site, gone ones included
 	size_t site_count_ = 0;
 	AddressTable<Site> by_granule_; // (address >> granule_shift) + 1: a chain's head
@@ -548,7 +588,8 @@ template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
 		line.lost = lost != nullptr;
 		line.ftrace = site->via_ftrace;
 		line.why = lost ? lost : site->unoptimized_why;
-		line.region_length = site->jump_refusal ? 0 : site->jump_region_length;
+		line.region_length = site->jump_refusal ? 0 : site->jump_region_behind + site->jump_region_length;
+		line.region_behind = site->jump_refusal ? 0 : site->jump_region_behind;
 		line.detour_size = detour ? detour->size : 0;
 		visit(line);
 	}

@@ -618,6 +618,8 @@ static void okp_show_jump(const struct okp_jump_line *line, void *context)
 		   line->state);
 	if (line->region_length)
 		seq_printf(m, " region=%u", line->region_length);
+	if (line->region_behind)
+		seq_printf(m, " from=-%u", line->region_behind);
 	if (line->detour_size)
 		seq_printf(m, " detour=%u", line->detour_size);
 	if (line->why)
