@@ -863,12 +863,24 @@ void exit_step(const CodeRange &code, size_t offset, ExitStep &step)
 		step.target = insn.rd ? 0 : here + uint64_t(insn.immediate);
 		return;
 	case InstructionClass::indirect_jump:
-		if (insn.rd)
+		if (insn.rd) {
 			step.flow = ExitFlow::call;
-		else if (insn.rs1 == ra && insn.immediate == 0)
+		} else if (insn.rs1 == ra && insn.immediate == 0) {
 			step.flow = ExitFlow::returns;
-		else
-			step.flow = ExitFlow::indirect_jump; // a far tail call, a jump table
+		} else {
+			step.flow = ExitFlow::indirect_jump; // a jump table, unless:
+			// "auipc t, hi; jalr x0, lo(t)": a far tail call (a module's
+			// "tail", or one beyond jal's reach), if the auipc is the
+			// instruction before (the census checks).
+			if (offset >= 4 && insn.length == 4 && insn.rs1 != 0) {
+				const Instruction auipc = decode_instruction(code.bytes + offset - 4, 4);
+				if (auipc.length == 4 && auipc.operation == Operation::auipc && auipc.rd == insn.rs1) {
+					step.flow = ExitFlow::jump;
+					step.target = here - 4 + uint64_t(auipc.immediate) + uint64_t(insn.immediate);
+					step.computed_by = 4;
+				}
+			}
+		}
 		return;
 	case InstructionClass::system:
 		if (insn.operation == Operation::ebreak || insn.operation == Operation::c_ebreak)

@@ -309,6 +309,30 @@ TEST(FunctionExits, RiscvJumpsThroughOtherRegistersAreRefused)
 	EXPECT_EQ(found.census.at, 0x1002u);
 }
 
+TEST(FunctionExits, RiscvFarTailCallsAreExitsWhenThePairIsWhole)
+{
+	// 0: c.li a0, 1; 2: auipc t1, 4; 6: jalr x0, -2(t1): other_function.
+	Found found = census(riscv({c_li_a0_1, 0x00004317, 0xffe30067}), {}, riscv_step);
+	ASSERT_EQ(found.census.refusal, ExitRefusal::none) << okp::exit_refusal_text(found.census.refusal);
+	ASSERT_EQ(found.census.count, 1u);
+	EXPECT_EQ(found.exits[0].address, 0x1006u);
+	EXPECT_EQ(found.exits[0].kind, ExitKind::tail_call);
+	EXPECT_EQ(found.exits[0].target, other_function);
+	// Elsewhere than a function's start: refused as any jump there.
+	found = census(riscv({c_li_a0_1, 0x00004317, 0x00030067}), {}, riscv_step);
+	EXPECT_EQ(found.census.refusal, ExitRefusal::jump_elsewhere);
+	// 0: beqz a0, +10 (the jr); 4: c.li a0, 1; 6: auipc t1, 4;
+	// a: jalr x0, -6(t1): a path reaches the jump without the auipc.
+	found = census(riscv({0x00050563, c_li_a0_1, 0x00004317, 0xffa30067}), {}, riscv_step);
+	EXPECT_EQ(found.census.refusal, ExitRefusal::indirect_jump);
+	EXPECT_EQ(found.census.at, 0x100au);
+	// 0: addi a0, a5, 0x31 (its upper half reads as auipc t1);
+	// 4: c.nop; 6: jalr x0, 0(t1): no auipc is the instruction before.
+	found = census(riscv({0x03178513, c_nop, 0x00030067}), {}, riscv_step);
+	EXPECT_EQ(found.census.refusal, ExitRefusal::indirect_jump);
+	EXPECT_EQ(found.census.at, 0x1006u);
+}
+
 TEST(FunctionExits, RiscvBugAndNopsAndCallsAtTheEnd)
 {
 	// A BUG()'s c.ebreak last is no way out; c.nop is padding.

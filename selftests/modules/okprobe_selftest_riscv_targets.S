@@ -485,13 +485,13 @@ SYM_FUNC_START(okp_ret_branches)	/* a < 0: 1; a == 0: 2; else 2a + b */
 SYM_FUNC_END(okp_ret_branches)
 
 /*
- * A direct tail call (jal x0), as the kernel's own are once linked: a
- * module's "tail" stays auipc + jr, which the census takes for a jump
- * through a register (that function keeps rethook).
+ * A far tail call, as a module's "tail" stays (auipc t1 + jr t1): the
+ * census takes the pair whole, and the exit's window ends at the jr, over
+ * the auipc (relocated).
  */
 SYM_FUNC_START(okp_ret_tail)		/* okp_ret_branches(a + 1, b) */
 	addi	a0, a0, 1
-	j	okp_ret_branches
+	tail	okp_ret_branches
 SYM_FUNC_END(okp_ret_tail)
 
 SYM_FUNC_START(okp_ret_recurse)	/* a == 0: b; else okp_ret_recurse(a - 1, b) + 1 */

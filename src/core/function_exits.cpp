@@ -62,6 +62,12 @@ public:
 		for (size_t i = 0; i < landings_.size() && result_.refusal == ExitRefusal::none; ++i)
 			if (!starts_instruction(landings_[i]))
 				refuse(ExitRefusal::mid_instruction, landings_[i]);
+		// A jump whose target its previous instruction computed: one
+		// landing on it would come with any value in the register.
+		for (size_t i = 0; i < landings_.size() && result_.refusal == ExitRefusal::none; ++i)
+			for (size_t j = 0; j < computed_jumps_.size(); ++j)
+				if (landings_[i] == computed_jumps_[j])
+					refuse(ExitRefusal::indirect_jump, computed_jumps_[j]);
 		if (result_.refusal == ExitRefusal::none && result_.count > capacity_)
 			refuse(ExitRefusal::too_many_exits, 0);
 		if (result_.refusal == ExitRefusal::none && result_.count == 0)
@@ -170,6 +176,7 @@ private:
 			starts_[r][i] = 0;
 		ExitFlow last = ExitFlow::padding;
 		uint64_t last_at = range.address;
+		size_t previous = range.size; // the last instruction's offset
 		for (size_t offset = 0; offset < range.size && result_.refusal == ExitRefusal::none;) {
 			ExitStep step;
 			decode_(range, offset, step);
@@ -180,6 +187,15 @@ private:
 				break;
 			}
 			starts_[r][offset / 8] |= uint8_t(1u << (offset % 8));
+			if (step.computed_by) {
+				// The pair is whole only when the instruction that
+				// computed the target is the one right before.
+				if (previous != offset - step.computed_by || offset < step.computed_by)
+					step.flow = ExitFlow::indirect_jump;
+				else if (!computed_jumps_.push(at))
+					refuse(ExitRefusal::out_of_memory, at);
+			}
+			previous = offset;
 			switch (step.flow) {
 			case ExitFlow::returns:
 				add_exit(at, ExitKind::returns, 0);
@@ -232,7 +248,8 @@ private:
 	CodeRange ranges_[1 + max_exit_pieces];
 	OwnedArray<uint8_t> starts_[1 + max_exit_pieces]; // a bit per byte: an instruction starts there
 	size_t range_count_ = 0;
-	GrowingArray<uint64_t> landings_; // edges' targets inside the ranges
+	GrowingArray<uint64_t> landings_;	// edges' targets inside the ranges
+	GrowingArray<uint64_t> computed_jumps_; // jumps whose target the instruction before computed
 	ExitCensus result_;
 };
 

@@ -12,7 +12,9 @@
 //    riscv: a jump through ra);
 //  - a tail call: an unconditional direct jump to another function's first
 //    byte (the stack is as at entry there, so the return address can still
-//    be hooked: the caller's to do);
+//    be hooked: the caller's to do), also a riscv far one (auipc t; jr t,
+//    the pair whole: the auipc right before the jump, nothing landing on
+//    the jump);
 //  - a call or a trap as the last instruction of a range (a noreturn call,
 //    BUG()): no way out at all;
 // and every jump, branch and hidden edge (a jump label's target, which a
@@ -54,6 +56,11 @@ struct ExitStep {
 	uint8_t length = 0;
 	ExitFlow flow = ExitFlow::undecodable;
 	uint64_t target = 0; // jump and branch
+	// A jump whose target the instruction of this many bytes right before
+	// it computed (riscv's auipc of auipc + jr): target holds only if an
+	// instruction starts there and nothing lands on the jump, which the
+	// census checks (else it is a jump through a register).
+	uint8_t computed_by = 0;
 };
 
 // The arch's decoder: the instruction at code.bytes + offset.
