@@ -194,6 +194,34 @@ const char *optimization_refusal_text(OptimizationRefusal refusal)
 
 namespace {
 
+// Why insn may not be in a window (none when it may): an instruction that
+// traps on purpose cannot run elsewhere; PC-relative and control-flow
+// instructions are relocated only under options.relocate, control flow
+// only where with_control_flow (an end-anchored window's instructions
+// before the probe take none).
+OptimizationRefusal window_instruction_refusal(const Instruction &insn, const PlanOptions &options,
+					       bool with_control_flow)
+{
+	switch (insn.kind) {
+	case InstructionClass::illegal:
+	case InstructionClass::system:
+	case InstructionClass::fence_i:
+		return OptimizationRefusal::window_not_relocatable;
+	case InstructionClass::pc_relative:
+		return options.relocate ? OptimizationRefusal::none : OptimizationRefusal::pc_relative_in_window;
+	case InstructionClass::direct_jump:
+	case InstructionClass::indirect_jump:
+	case InstructionClass::conditional_branch:
+		if (!options.relocate || !with_control_flow)
+			return OptimizationRefusal::control_flow_in_window;
+		// Only ra links the way the relocation rebuilds.
+		return is_call(insn) && insn.rd != reg::ra ? OptimizationRefusal::window_not_relocatable
+							   : OptimizationRefusal::none;
+	default:
+		return OptimizationRefusal::none;
+	}
+}
+
 // The window that ends with the probed instruction, an unconditional
 // transfer (a return, jump or tail call) at index last: the straight-line
 // instructions before it, back to 6 bytes or more. They run in the detour
@@ -220,22 +248,9 @@ OptimizationPlan plan_end_anchored(const FunctionAnalysis &function, uint64_t ad
 		// Indices follow addresses inside one piece only.
 		if (at + insn.length != function.address_of(first + 1))
 			return refuse(OptimizationRefusal::window_before_function, address);
-		switch (insn.kind) {
-		case InstructionClass::illegal:
-		case InstructionClass::system:
-		case InstructionClass::fence_i:
-			return refuse(OptimizationRefusal::window_not_relocatable, at);
-		case InstructionClass::pc_relative:
-			if (!options.relocate)
-				return refuse(OptimizationRefusal::pc_relative_in_window, at);
-			break;
-		case InstructionClass::direct_jump:
-		case InstructionClass::indirect_jump:
-		case InstructionClass::conditional_branch:
-			return refuse(OptimizationRefusal::control_flow_in_window, at);
-		default:
-			break;
-		}
+		if (const OptimizationRefusal why = window_instruction_refusal(insn, options, false);
+		    why != OptimizationRefusal::none)
+			return refuse(why, at);
 		length += insn.length;
 	}
 	const uint64_t start = address - (length - exit.length);
@@ -342,27 +357,9 @@ OptimizationPlan plan_start_anchored(const FunctionAnalysis &function, uint64_t 
 			return refuse(OptimizationRefusal::window_past_function, address + length);
 		const Instruction insn = function.instruction(index);
 		const uint64_t at = address + length;
-		switch (insn.kind) {
-		case InstructionClass::illegal:
-		case InstructionClass::system:
-		case InstructionClass::fence_i:
-			return refuse(OptimizationRefusal::window_not_relocatable, at);
-		case InstructionClass::pc_relative:
-			if (!options.relocate)
-				return refuse(OptimizationRefusal::pc_relative_in_window, at);
-			break;
-		case InstructionClass::direct_jump:
-		case InstructionClass::indirect_jump:
-		case InstructionClass::conditional_branch:
-			if (!options.relocate)
-				return refuse(OptimizationRefusal::control_flow_in_window, at);
-			// Only ra links the way the relocation rebuilds.
-			if (is_call(insn) && insn.rd != reg::ra)
-				return refuse(OptimizationRefusal::window_not_relocatable, at);
-			break;
-		default:
-			break;
-		}
+		if (const OptimizationRefusal why = window_instruction_refusal(insn, options, true);
+		    why != OptimizationRefusal::none)
+			return refuse(why, at);
 		if (function.in_lr_sc_sequence(index))
 			return refuse(OptimizationRefusal::lr_sc_sequence, at);
 		if (function.has_exception_entry(index))
