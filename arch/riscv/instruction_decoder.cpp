@@ -872,7 +872,9 @@ void exit_step(const CodeRange &code, size_t offset, ExitStep &step)
 			// "auipc t, hi; jalr x0, lo(t)": a far tail call (a module's
 			// "tail", or one beyond jal's reach), if the auipc is the
 			// instruction before (the census checks).
-			if (offset >= 4 && insn.length == 4 && insn.rs1 != 0) {
+			// Never through ra: the auipc overwrote the return
+			// address the hook would replace.
+			if (offset >= 4 && insn.length == 4 && insn.rs1 != 0 && insn.rs1 != ra) {
 				const Instruction auipc = decode_instruction(code.bytes + offset - 4, 4);
 				if (auipc.length == 4 && auipc.operation == Operation::auipc && auipc.rd == insn.rs1) {
 					step.flow = ExitFlow::jump;

@@ -331,6 +331,11 @@ TEST(FunctionExits, RiscvFarTailCallsAreExitsWhenThePairIsWhole)
 	found = census(riscv({0x03178513, c_nop, 0x00030067}), {}, riscv_step);
 	EXPECT_EQ(found.census.refusal, ExitRefusal::indirect_jump);
 	EXPECT_EQ(found.census.at, 0x1006u);
+	// 2: auipc ra, 4; 6: jalr x0, -2(ra): the pair overwrote the return
+	// address a tail call's hook would replace.
+	found = census(riscv({c_li_a0_1, 0x00004097, 0xffe08067}), {}, riscv_step);
+	EXPECT_EQ(found.census.refusal, ExitRefusal::indirect_jump);
+	EXPECT_EQ(found.census.at, 0x1006u);
 }
 
 TEST(FunctionExits, RiscvBugAndNopsAndCallsAtTheEnd)
