@@ -3,6 +3,7 @@
 // text buffer the fake arch writes breakpoints into, and counters for the
 // grace periods the table waits for.
 #include "core/core_api.h"
+#include "core/errno.hpp"
 #include "core/probe_table.hpp"
 
 #include <gtest/gtest.h>
@@ -915,6 +916,42 @@ TEST_F(ProbeTableTest, UnregisteringABatchOfOptimizedProbesTakesTheirJumpsOutInO
 	for (int i = 0; i < 3; ++i)
 		EXPECT_EQ(text_at(text_start + 0x10 * (i + 1)), original_byte);
 	EXPECT_EQ(kernel.detours_freed, 3);
+}
+
+TEST_F(ProbeTableTest, DisablingABatchTakesTheirJumpsOutInOnePassAllOrNone)
+{
+	okprobe *batch[3];
+	for (int i = 0; i < 3; ++i) {
+		batch[i] = &probe_at(0x10 * (i + 1));
+		ASSERT_EQ(add(*batch[i]), 0);
+	}
+	// Another probe on the third site stays enabled: its jump stays.
+	okprobe &stays = probe_at(0x30);
+	ASSERT_EQ(add(stays), 0);
+	run_optimizer();
+	for (int i = 0; i < 3; ++i)
+		ASSERT_EQ(jump_state(0x10 * (i + 1)), okp::JumpState::optimized);
+	// One not registered: nothing changes.
+	okprobe &stranger = probe_at(0x40);
+	okprobe *with_stranger[] = {batch[0], &stranger};
+	kernel.unoptimize_calls = 0;
+	EXPECT_EQ(table.disable_probes(with_stranger, 2), -okp::error::einval);
+	EXPECT_FALSE(batch[0]->flags & OKPROBE_FLAG_DISABLED);
+	EXPECT_EQ(kernel.unoptimize_calls, 0);
+	EXPECT_EQ(table.disable_probes(batch, 3), 0);
+	EXPECT_EQ(kernel.unoptimize_calls, 1);
+	for (int i = 0; i < 3; ++i)
+		EXPECT_TRUE(batch[i]->flags & OKPROBE_FLAG_DISABLED);
+	EXPECT_EQ(text_at(text_start + 0x10), original_byte);
+	EXPECT_EQ(text_at(text_start + 0x20), original_byte);
+	EXPECT_EQ(jump_state(0x30), okp::JumpState::optimized);
+	EXPECT_EQ(text_at(text_start + 0x30), jump_opcode);
+	// Enabled again one by one, they jump again.
+	for (int i = 0; i < 2; ++i)
+		ASSERT_EQ(table.set_probe_enabled(batch[i], true), 0);
+	run_optimizer();
+	EXPECT_EQ(jump_state(0x10), okp::JumpState::optimized);
+	EXPECT_EQ(jump_state(0x20), okp::JumpState::optimized);
 }
 
 TEST_F(ProbeTableTest, UnregisteringOneOfTwoProbesKeepsTheSitesJump)

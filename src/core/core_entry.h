@@ -126,6 +126,8 @@ unsigned long okp_core_unregister_many(struct okprobe **probes,
 				       unsigned long count);
 /* okprobe_enable/okprobe_disable: 0 or -EINVAL. */
 int okp_core_set_probe_enabled(struct okprobe *probe, int enabled);
+/* Disables count probes at once, all or none: 0 or -EINVAL. */
+int okp_core_disable_probes(struct okprobe **probes, unsigned long count);
 /*
  * okprobe-cover: the function holding address ([*start, *start + *size)),
  * and the offsets of its basic blocks' first instructions, decoded from

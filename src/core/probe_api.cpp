@@ -45,6 +45,11 @@ extern "C" int okp_core_set_probe_enabled(struct okprobe *probe, int enabled)
 	return registered_probes.set_probe_enabled(probe, enabled != 0);
 }
 
+extern "C" int okp_core_disable_probes(struct okprobe **probes, unsigned long count)
+{
+	return registered_probes.disable_probes(probes, count);
+}
+
 extern "C" int okp_core_read_count(struct okprobe *probe, unsigned long long *count)
 {
 	return registered_probes.read_count(probe, count);

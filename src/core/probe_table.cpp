@@ -1313,6 +1313,27 @@ int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 	return 0;
 }
 
+int ProbeTable::disable_probes(okprobe *const *probes, size_t count)
+{
+	write_pending_arms();
+	for (size_t i = 0; i < count; ++i)
+		if (!probes[i] || !site_of(probes[i]))
+			return -error::einval;
+	for (size_t i = 0; i < count; ++i)
+		set_flag(probes[i], OKPROBE_FLAG_DISABLED, true);
+	{
+		JumpsOut out(count);
+		for (size_t i = 0; i < count; ++i) {
+			Site &site = *site_of(probes[i]);
+			if (!should_be_armed(site) || jump_refusal(site))
+				out.add(site); // once: only an optimized site is added
+		}
+	}
+	for (size_t i = 0; i < count; ++i)
+		update_site(*site_of(probes[i]));
+	return 0;
+}
+
 int ProbeTable::read_count(okprobe *probe, unsigned long long *count) const
 {
 	const Site *site = site_of(probe);

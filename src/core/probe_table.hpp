@@ -309,6 +309,11 @@ public:
 	// okprobe_enable/okprobe_disable: 0, or -EINVAL when the probe is not
 	// registered or (to enable) gone.
 	int set_probe_enabled(okprobe *probe, bool enabled);
+	// Disables probes[0..count) at once, all or none: 0, or -EINVAL
+	// (nothing changed) when one is not registered. The jumps that go
+	// come out in one pass (on riscv one rcu-tasks grace period, where
+	// one by one each takes its own): a return probe's exits.
+	int disable_probes(okprobe *const *probes, size_t count);
 	// okprobe_read_count: 0, or -EINVAL when the probe is not registered.
 	int read_count(okprobe *probe, unsigned long long *count) const;
 	// The hits of the probe in slot index of site, a counting site's

@@ -82,6 +82,7 @@ long okp_probes_function_exits(struct okprobe *kp,
 			       const char **why, unsigned long *where);
 int okp_probes_register_many_quietly(struct okprobe **probes, int count,
 				     const char **why);
+int okp_probes_disable_many(struct okprobe **probes, int count);
 unsigned long okp_return_missed_of(const struct okprobe *probe);
 
 /* src/kernel/probe_events.c: /sys/kernel/tracing/okprobe_events. */

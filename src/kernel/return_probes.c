@@ -1026,6 +1026,19 @@ static int okp_return_set_enabled(struct okretprobe *rp, bool enabled)
 	if (state && !exits) {
 		ret = enabled ? okprobe_enable(&rp->kp) :
 				okprobe_disable(&rp->kp);
+	} else if (state && !enabled) {
+		/*
+		 * Every exit's probe at once, all or none: their jumps come
+		 * out together (on riscv one rcu-tasks grace period, not one
+		 * an exit). kp, never registered, says which.
+		 */
+		struct okprobe *kps[OKP_FUNCTION_EXITS_MAX];
+
+		for (e = 0; e < exits; e++)
+			kps[e] = okp_return_exit_probe(state, e);
+		ret = okp_probes_disable_many(kps, exits);
+		if (!ret)
+			okp_return_set_flag(rp, OKPROBE_FLAG_DISABLED, true);
 	} else if (state) {
 		/*
 		 * Each exit's probe, all or none (those done go back on a
