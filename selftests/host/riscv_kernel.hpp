@@ -264,6 +264,21 @@ struct Census {
 	double percent(long n, long of) const { return of ? 100.0 * n / of : 0; }
 };
 
+// The code of functions[index]: up to the next function's address (an
+// alias's is the same), or its section's end.
+inline CodeRange function_code(const Kernel &kernel, size_t index)
+{
+	const uint64_t address = kernel.functions[index].address;
+	const Section *section = kernel.section_of(address);
+	uint64_t end = section ? section->address + section->size : address;
+	for (size_t next = index + 1; next < kernel.functions.size(); ++next)
+		if (kernel.functions[next].address != address) {
+			end = std::min(end, kernel.functions[next].address);
+			break;
+		}
+	return CodeRange{kernel.bytes_at(address), address, end - address};
+}
+
 // The exception-table edges and jump labels from [start, end).
 inline std::vector<ExtraEdge> edges_within(const Kernel &kernel, uint64_t start, uint64_t end)
 {
@@ -367,11 +382,7 @@ inline Census take_census(const Kernel &kernel)
 		const Symbol &symbol = kernel.functions[i];
 		if (i + 1 < kernel.functions.size() && kernel.functions[i + 1].address == symbol.address)
 			continue; // an alias: count the function once
-		const Section *section = kernel.section_of(symbol.address);
-		uint64_t end = section->address + section->size;
-		if (i + 1 < kernel.functions.size())
-			end = std::min(end, kernel.functions[i + 1].address);
-		const CodeRange code{kernel.bytes_at(symbol.address), symbol.address, end - symbol.address};
+		const CodeRange code = function_code(kernel, i);
 		const std::vector<ExtraEdge> edges = edges_within(kernel, code.address, code.address + code.size);
 		FunctionAnalysis analysis, strict;
 		const DataReader data = kernel.constant_data();

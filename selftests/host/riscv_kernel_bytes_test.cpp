@@ -243,18 +243,6 @@ long function_index(const Kernel &kernel, uint64_t address)
 	return index;
 }
 
-// Where a function's text ends: the next symbol, or its section's end.
-uint64_t function_end(const Kernel &kernel, size_t index)
-{
-	const uint64_t address = kernel.functions[index].address;
-	const Section *section = kernel.section_of(address);
-	const uint64_t end = section ? section->address + section->size : address;
-	for (size_t next = index + 1; next < kernel.functions.size(); ++next)
-		if (kernel.functions[next].address != address)
-			return std::min(end, kernel.functions[next].address);
-	return end;
-}
-
 okp::ExitPlace place(uint64_t target, okp::CodeRange *piece, void *opaque)
 {
 	const ExitContext &context = *static_cast<const ExitContext *>(opaque);
@@ -267,8 +255,7 @@ okp::ExitPlace place(uint64_t target, okp::CodeRange *piece, void *opaque)
 	const std::string cold = context.name + ".cold";
 	if (symbol.name.compare(0, cold.size(), cold) == 0 &&
 	    (symbol.name.size() == cold.size() || symbol.name[cold.size()] == '.')) {
-		*piece = okp::CodeRange{kernel.bytes_at(symbol.address), symbol.address,
-					function_end(kernel, size_t(index)) - symbol.address};
+		*piece = function_code(kernel, size_t(index));
 		return okp::ExitPlace::piece;
 	}
 	return symbol.address == target ? okp::ExitPlace::function_start : okp::ExitPlace::elsewhere;
@@ -316,8 +303,7 @@ TEST(RiscvKernelBytes, TheExitCensusAndAJumpAtEveryExit)
 		const Section *section = kernel->section_of(symbol.address);
 		if (!section || !section->executable || symbol.name.find(".cold") != std::string::npos)
 			continue;
-		const okp::CodeRange code{kernel->bytes_at(symbol.address), symbol.address,
-					  function_end(*kernel, i) - symbol.address};
+		const okp::CodeRange code = function_code(*kernel, i);
 		if (!code.size)
 			continue;
 		++functions;
