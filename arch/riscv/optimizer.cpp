@@ -146,8 +146,9 @@ uint64_t window_of(const Site &site)
 	return site.address - site.arch.plan.behind;
 }
 
-// An end-anchored window's guard: the breakpoint over its first
-// instruction (never over the next one).
+// The breakpoint over the window's first instruction (never over the
+// next one): the probe's own where the window starts at the probe, an
+// end-anchored window's guard.
 size_t guard_length(const Site &site)
 {
 	return site.arch.plan.instructions[0].instruction.length;
@@ -408,10 +409,7 @@ void unoptimize(Site *const *sites, size_t count)
 			patches.write();
 			patches.clear();
 		}
-		if (site.arch.plan.behind)
-			patches.add(window_of(site), guard_bytes(site), guard_length(site), site);
-		else
-			patches.add(site.address, riscv::breakpoint_bytes(site), site.arch.instruction.length, site);
+		patches.add(window_of(site), guard_bytes(site), guard_length(site), site);
 	}
 	patches.write();
 	patches.clear();
