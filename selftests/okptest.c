@@ -1641,6 +1641,218 @@ static int test_module_gone(void)
 	return with_modules(modules, ARRAY_SIZE(modules), gone_test_steps);
 }
 
+/*
+ * x86: a breakpoint in a die notifier that every int3 runs.
+ * hw_breakpoint_exceptions_notify is on the die chain with okprobe's
+ * priority (INT_MAX) and was registered at boot, so it used to run ahead
+ * of okprobe's notifier on every int3: a breakpoint in it re-entered the
+ * int3 trap before okprobe's handler could tell, until the NMI count
+ * overflowed and the guest hung silently (issue 35, a probe storm on
+ * Debian 13's 6.12). okprobe's notifier now goes first; this probes the
+ * first instruction past the function's ftrace site, as a breakpoint
+ * (optimization off), and has a child execute int3 in user mode: each
+ * runs the die chain, passes okprobe's notifier (not its int3) and hits
+ * the breakpoint in hw_breakpoint_exceptions_notify, which okprobe must
+ * take like any other.
+ */
+#define INT3_PATH_TRAPS 20
+
+static int int3_path_sigtraps;
+
+static void int3_path_on_sigtrap(int signal)
+{
+	(void)signal;
+	__atomic_fetch_add(&int3_path_sigtraps, 1, __ATOMIC_RELAXED);
+}
+
+/* A child that executes int3 INT3_PATH_TRAPS times; its exit status. */
+static int int3_path_user_traps(void)
+{
+	int status = -1, i;
+	pid_t child = fork();
+
+	if (child == 0) {
+		signal(SIGTRAP, int3_path_on_sigtrap);
+		for (i = 0; i < INT3_PATH_TRAPS; i++) {
+#ifdef __x86_64__
+			__asm__ volatile("int3");
+#endif
+		}
+		_exit(__atomic_load_n(&int3_path_sigtraps, __ATOMIC_RELAXED) ==
+		      INT3_PATH_TRAPS ? 0 : 1);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int int3_path_steps(void)
+{
+	const char *notifier = "hw_breakpoint_exceptions_notify";
+	char params[128], line[512];
+	long hits = -1;
+	int offset, ret = -ENOENT, status;
+
+	STEP(load_okprobe(default_params));
+	CHECK(!write_file(SYSCTL_OPTIMIZATION, "0"), "optimization off");
+	/*
+	 * The first offset okprobe takes as a breakpoint: an instruction
+	 * past the ftrace site (the endbr64 before it goes to ftrace too).
+	 */
+	for (offset = 1; offset <= 24 && ret; offset++) {
+		snprintf(params, sizeof(params), "symbol=%s offset=%d", notifier,
+			 offset);
+		ret = load_module(SAMPLE_KO, params);
+		if (!ret && (!list_line(notifier, line, sizeof(line)) ||
+			     strstr(line, "FTRACE"))) {
+			unload_module("okprobe_sample");
+			ret = -EBUSY;
+		}
+	}
+	CHECK(ret == 0, "no instruction of %s's first 24 bytes taken: %s",
+	      notifier, strerror(-ret));
+	CHECK(list_line(notifier, line, sizeof(line)) && !strstr(line, "OPTIMIZED"),
+	      "not a breakpoint in okprobe/list: %s", line);
+	status = int3_path_user_traps();
+	hits = read_long("/sys/module/okprobe_sample/parameters/entries");
+	say("# %s: %ld hits from %d user-mode int3s (%s)", notifier, hits,
+	    INT3_PATH_TRAPS, line);
+	CHECK(status == 0, "the child's int3s: status %d", status);
+	CHECK(hits >= INT3_PATH_TRAPS, "%ld hits of the breakpoint in %s, not %d",
+	      hits, notifier, INT3_PATH_TRAPS);
+	CHECK(!unload_module("okprobe_sample"), "unloading the sample client");
+	CHECK(!write_file(SYSCTL_OPTIMIZATION, "1"), "optimization on");
+	return unload_okprobe();
+}
+
+static int test_int3_path_notifier(void)
+{
+	int ret;
+
+	if (!IS_X86)
+		return skip("x86's die notifiers");
+	if (!kallsyms_address("hw_breakpoint_exceptions_notify"))
+		return skip("no hw_breakpoint_exceptions_notify in this kernel");
+	ret = int3_path_steps();
+	if (ret) {
+		unload_module("okprobe_sample");
+		write_file(SYSCTL_OPTIMIZATION, "1");
+		unload_okprobe();
+	}
+	return ret;
+}
+
+/*
+ * x86: the code ftrace copies into each dynamic trampoline
+ * (ftrace_caller, ftrace_regs_caller, up to their _end labels) is refused
+ * as a whole: a breakpoint there went into the next trampoline ftrace
+ * made, where nothing takes it (issue 35: register_many() of the bench's
+ * whole sample, then its entry probes' ftrace_ops, killed Debian 13's
+ * 6.12). okprobe/blacklist shows each template, exactly, and a probe
+ * at every 8th byte of one and at its last is refused with EPERM.
+ */
+/* The text symbols in [start, end), by address: up to max of them. */
+struct label {
+	unsigned long address;
+	char name[64];
+};
+
+static int labels_within(unsigned long start, unsigned long end,
+			 struct label *labels, int max)
+{
+	FILE *kallsyms = fopen("/proc/kallsyms", "re");
+	char line[512], type;
+	struct label label;
+	int count = 0, i;
+
+	if (!kallsyms)
+		return 0;
+	while (count < max && fgets(line, sizeof(line), kallsyms)) {
+		if (sscanf(line, "%lx %c %63s", &label.address, &type,
+			   label.name) != 3 || label.address < start ||
+		    label.address >= end || (type != 't' && type != 'T'))
+			continue;
+		for (i = count; i > 0 && labels[i - 1].address > label.address;
+		     i--)
+			labels[i] = labels[i - 1];
+		labels[i] = label;
+		count++;
+	}
+	fclose(kallsyms);
+	return count;
+}
+
+static int copied_templates_steps(void)
+{
+	static const char *const templates[][2] = {
+		{ "ftrace_caller", "ftrace_caller_end" },
+		{ "ftrace_regs_caller", "ftrace_regs_caller_end" },
+	};
+	static char text[65536];
+	char expected[160], params[128];
+	struct label label[16];
+	unsigned long start, end;
+	int i, offset, ret, found = 0, labels, at, last;
+
+	STEP(load_okprobe(default_params));
+	CHECK(read_file(DEBUGFS_DIR "/blacklist", text, sizeof(text)) == 0,
+	      "cannot read okprobe/blacklist");
+	for (i = 0; i < (int)ARRAY_SIZE(templates); i++) {
+		start = kallsyms_address(templates[i][0]);
+		end = kallsyms_address(templates[i][1]);
+		if (!start || !end)
+			continue;
+		found++;
+		snprintf(expected, sizeof(expected),
+			 "0x%016lx-0x%016lx\tftrace's trampoline template",
+			 start, end);
+		CHECK(strstr(text, expected), "no line '%s...' in okprobe/blacklist",
+		      expected);
+		/*
+		 * Every 8th byte and the last (the line above covers the
+		 * rest), as symbol+offset of the label it follows.
+		 */
+		labels = labels_within(start, end, label, 16);
+		last = (int)(end - start) - 1;
+		for (offset = 0, at = 0; offset <= last;
+		     offset = offset == last ? last + 1 :
+			      offset + 8 < last ? offset + 8 : last) {
+			while (at + 1 < labels &&
+			       label[at + 1].address <= start + offset)
+				at++;
+			CHECK(labels && label[0].address == start,
+			      "no label at %s", templates[i][0]);
+			snprintf(params, sizeof(params), "symbol=%s offset=%lu",
+				 label[at].name,
+				 start + offset - label[at].address);
+			ret = load_module(SAMPLE_KO, params);
+			if (!ret)
+				unload_module("okprobe_sample");
+			CHECK(ret == -EPERM, "%s: %s, not EPERM", params,
+			      ret ? strerror(-ret) : "a probe was taken");
+		}
+	}
+	say("# %d ftrace trampoline templates refused", found);
+	return unload_okprobe();
+}
+
+static int test_copied_templates(void)
+{
+	int ret;
+
+	if (!IS_X86)
+		return skip("x86's ftrace trampolines");
+	if (!kallsyms_address("ftrace_regs_caller_end") &&
+	    !kallsyms_address("ftrace_caller_end"))
+		return skip("no ftrace trampoline templates in this kernel");
+	ret = copied_templates_steps();
+	if (ret) {
+		unload_module("okprobe_sample");
+		unload_okprobe();
+	}
+	return ret;
+}
+
 /* ---- okprobe-cover ---------------------------------------------------- */
 
 #define COVER_FILE DEBUGFS_DIR "/cover"
@@ -5781,6 +5993,8 @@ OKPTEST(okprobe, probe_events_trace_cmd, test_probe_events_trace_cmd, SHORT, "ok
 OKPTEST(okprobe, probe_events_perf, test_probe_events_perf, SHORT, "okprobe_events with perf: perf_event_open of the event as a tracepoint counts okptest's 100 reads, and samples them with their raw records")
 OKPTEST(okprobe, probe_events_storm, test_probe_events_storm, LONG, "a storm of okprobe_events events on hot and syscall-path kernel functions: defined with documented refusals, enabled at once under load, hit, removed with >")
 OKPTEST(okprobe, probe_events_like_kernel, test_probe_events_like_kernel, SHORT, "okprobe_events against kprobe_events: the same lines read back alike with the same format fields; bad lines get the same errno and error_log entry")
+OKPTEST(okprobe, int3_path_notifier, test_int3_path_notifier, SHORT, "x86: a breakpoint in hw_breakpoint_exceptions_notify, a die notifier every int3 runs, is hit by user-mode int3s and taken (it used to re-enter the trap forever)")
+OKPTEST(okprobe, copied_templates, test_copied_templates, SHORT, "x86: ftrace's trampoline templates, which ftrace copies into each trampoline it makes, are listed whole in okprobe/blacklist and refused (EPERM)")
 OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
 OKPTEST(okprobe, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load: documented refusals, optimized, toggled, text restored")
 OKPTEST(okprobe, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the function tracer: kprobe_events refused on all its text, 6 * 10^5 hits exact, console clean")

@@ -8,8 +8,14 @@
 #include <linux/compiler.h>
 #include <linux/ptrace.h>
 
-/* Unexported kernel data x86's glue reads: none. */
-#define OKP_ARCH_DATA_SYMBOLS(X)
+/* Unexported kernel data x86's glue reads (ksyms.c): X(name, required). */
+struct okp_arch_symbols {
+	unsigned long die_chain;	/* kernel/notifier.c's, static */
+};
+
+#define OKP_ARCH_DATA_SYMBOLS(X) X(die_chain, 1)
+
+extern struct okp_arch_symbols okp_arch_ksyms;
 
 /*
  * The core kernel's static call sites, indexed at load

@@ -73,9 +73,33 @@ static const char *const okp_return_thunks[] = {
 };
 #define OKP_RETURN_THUNK_BYTES 64
 
+/*
+ * Code the kernel copies as a template: a breakpoint or jump of okprobe's
+ * there would be copied with it, into memory where no probe of okprobe's
+ * is (an int3 nobody takes, a jump relative to the wrong place). ftrace
+ * copies ftrace_caller or ftrace_regs_caller into each dynamic trampoline
+ * it creates (create_trampoline(), whenever an ftrace_ops is registered:
+ * okprobe's own entry probes, a kprobe on ftrace, a BPF trampoline). A
+ * register_many() of the bench's whole sample on Debian 13's 6.12 put an
+ * int3 at ftrace_regs_caller+0x48 before its entry probes registered
+ * okprobe's ftrace_ops: the new trampoline carried it, and the next
+ * traced call died on it (issue 35). kprobes copies its optprobe template
+ * (.rodata on newer kernels) for each optprobe.
+ */
+static const struct {
+	const char *start, *end, *why;
+} okp_copied_templates[] = {
+	{ "ftrace_caller", "ftrace_caller_end",
+	  "ftrace's trampoline template (copied into each trampoline)" },
+	{ "ftrace_regs_caller", "ftrace_regs_caller_end",
+	  "ftrace's trampoline template (copied into each trampoline)" },
+	{ "optprobe_template_entry", "optprobe_template_end",
+	  "kprobes' optprobe template (copied for each optprobe)" },
+};
+
 int okp_arch_blacklist(void)
 {
-	unsigned long address;
+	unsigned long address, start, end;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(okp_return_thunks); i++) {
@@ -84,6 +108,14 @@ int okp_arch_blacklist(void)
 		    okp_core_blacklist_add(address,
 					   address + OKP_RETURN_THUNK_BYTES,
 					   "a return thunk"))
+			return -ENOMEM;
+	}
+	for (i = 0; i < ARRAY_SIZE(okp_copied_templates); i++) {
+		start = okp_ksyms_resolve_optional(okp_copied_templates[i].start);
+		end = okp_ksyms_resolve_optional(okp_copied_templates[i].end);
+		if (start && end > start &&
+		    okp_core_blacklist_add(start, end,
+					   okp_copied_templates[i].why))
 			return -ENOMEM;
 	}
 	return 0;
@@ -148,6 +180,8 @@ void okp_glue_text_write_batch(const struct okp_text_patch *patches,
 	mutex_unlock(text_mutex);
 }
 
+struct okp_arch_symbols okp_arch_ksyms;
+
 static int notrace okp_die_notify(struct notifier_block *block,
 				  unsigned long event, void *data)
 {
@@ -165,12 +199,74 @@ static struct notifier_block okp_die_block = {
 	.priority = INT_MAX,
 };
 
+/*
+ * Whether block is on the die chain now.
+ */
+static bool okp_on_die_chain(struct notifier_block *block)
+{
+	struct atomic_notifier_head *chain = (void *)okp_arch_ksyms.die_chain;
+	struct notifier_block *at;
+	bool found = false;
+
+	rcu_read_lock();
+	for (at = rcu_dereference(chain->head); at && !found;
+	     at = rcu_dereference(at->next))
+		found = at == block;
+	rcu_read_unlock();
+	return found;
+}
+
+/*
+ * okprobe's notifier goes first on the die chain, ahead of the others of
+ * its priority. Every int3 that reaches the chain runs the notifiers
+ * before okprobe's, so a breakpoint in one of them re-enters exc_int3
+ * before okprobe's handler can tell it is nested, again and again:
+ * notifier_chain_register() puts a block after those of its own priority,
+ * and hw_breakpoint_exceptions_notify (INT_MAX, registered at boot) was
+ * ahead of okprobe's. A probe there nested every int3 until
+ * __nmi_enter()'s BUG_ON, whose report trapped on it again, until the
+ * stack overflowed into a silent double-fault loop (issue 35). The
+ * function pointers of those notifiers are data, which the trap-path walk
+ * cannot follow; first in the chain, okprobe's handler runs before any
+ * code that is not exc_int3's own, which the walk does follow.
+ *
+ * The API has no "first": register_die_notifier() proves that die_chain
+ * (resolved, not exported) is the chain it registers on, the block comes
+ * off again (unregister_die_notifier() waits for the readers), and goes
+ * back at the head under the chain's lock, as
+ * atomic_notifier_chain_register() links it. Its removal is the API's.
+ */
+static int okp_die_notifier_register_first(void)
+{
+	struct atomic_notifier_head *chain = (void *)okp_arch_ksyms.die_chain;
+	unsigned long flags;
+	int ret;
+
+	ret = register_die_notifier(&okp_die_block);
+	if (ret)
+		return ret;
+	if (!okp_on_die_chain(&okp_die_block)) {
+		unregister_die_notifier(&okp_die_block);
+		pr_err("%pS is not the chain register_die_notifier() uses\n",
+		       chain);
+		return -EINVAL;
+	}
+	unregister_die_notifier(&okp_die_block);
+	spin_lock_irqsave(&chain->lock, flags);
+	RCU_INIT_POINTER(okp_die_block.next,
+			 rcu_dereference_protected(chain->head,
+						   lockdep_is_held(&chain->lock)));
+	rcu_assign_pointer(chain->head, &okp_die_block);
+	spin_unlock_irqrestore(&chain->lock, flags);
+	return 0;
+}
+
 int okp_arch_probes_init(void)
 {
 	int ret;
 
 	okp_static_call_sites_init();
-	ret = register_die_notifier(&okp_die_block);
+	ret = okp_die_notifier_register_first();
 	if (ret)
 		okp_static_call_sites_exit();
 	return ret;

@@ -8,6 +8,10 @@
 // a PREEMPT_RCU kernel (Debian's) a probe on __rcu_read_lock would. The
 // kernel's own kprobes are handled before the notifiers, so its blacklist
 // does not cover what only the notifier path calls.
+//
+// The other die notifiers are called through data the walk cannot follow:
+// okprobe's goes first in the chain (arch/x86/probes_glue.c), so none of
+// them runs before okprobe's handler on an int3 of okprobe's.
 #pragma once
 
 #include "core/code_graph.hpp"
