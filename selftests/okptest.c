@@ -6123,6 +6123,27 @@ static void keep_tests(struct __fixture_metadata *f, const char *const *names,
 }
 
 /*
+ * okptest_only=NAME[,NAME...] on the kernel command line (a developer's
+ * filter: tools/guest_run.py --args): only those tests of the suite run.
+ */
+static void keep_only_wanted(struct __fixture_metadata *f)
+{
+	static char copy[512];
+	static const char *names[32];
+	const char *only = getenv("okptest_only");
+	size_t count = 0;
+	char *name, *save = NULL;
+
+	if (!only || !*only)
+		return;
+	snprintf(copy, sizeof(copy), "%s", only);
+	for (name = strtok_r(copy, ",", &save); name && count < 32;
+	     name = strtok_r(NULL, ",", &save))
+		names[count++] = name;
+	keep_tests(f, names, count);
+}
+
+/*
  * Keeps only the named fixture in the harness's list: the harness runs
  * every registered test, and 6.1's has no option to pick a fixture.
  * Suite names on the command line use '-', fixture names '_'; "ftrace" is
@@ -6155,6 +6176,7 @@ static int select_suite(const char *wanted)
 			if (events)
 				keep_tests(f, events_tests,
 					   ARRAY_SIZE(events_tests));
+			keep_only_wanted(f);
 			return 0;
 		}
 	return -1;
@@ -6173,6 +6195,8 @@ static void run_suite(const char *wanted, char **argv)
 	}
 	find_modules();
 	probe_kernel();
+	/* Where the kernel's text is (KASLR): a hung guest's addresses. */
+	say("# okptest: _stext 0x%lx", kallsyms_address("_stext"));
 	kmsg_at_start = kmsg_mark();
 	exit(test_harness_run(1, argv));
 }

@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+import guest_hang
+
 OPENSBI = "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.bin"
 
 # Lines of a console that mean the kernel is unwell. Each is a failure.
@@ -72,6 +74,8 @@ class GuestRun:
     results: list
     console: str
     seconds: float
+    # The longest stretch without console output, in seconds.
+    longest_silence: float = 0.0
 
     @property
     def failed(self):
@@ -183,12 +187,21 @@ class Monitor:
 
     def command(self, text, timeout=60):
         """Run one monitor command; return what it printed."""
+        return self.commands([text], timeout)[-1]
+
+    def commands(self, texts, timeout=60):
+        """Run commands in one session (one "cpu N" holds for the next);
+        return what each printed."""
+        replies = []
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)
             s.connect(self.path)
             self._until_prompt(s)  # the greeting
-            s.sendall(text.encode() + b"\n")
-            return self._until_prompt(s).decode("utf-8", "replace")
+            for text in texts:
+                s.sendall(text.encode() + b"\n")
+                replies.append(self._until_prompt(s).decode("utf-8",
+                                                            "replace"))
+        return replies
 
     @staticmethod
     def _until_prompt(s):
@@ -203,64 +216,120 @@ class Monitor:
         return reply
 
 
+# A guest that prints nothing for this long is hung: the longest quiet
+# stretch of a healthy make check guest is printed with each run ("longest
+# silence") and stays well under it.
+SILENCE_LIMIT = 300
+
+
+@dataclasses.dataclass
+class Boot:
+    console: str
+    seconds: float
+    timed_out: bool
+    # Where a hung guest was (tools/guest_hang.py), or "".
+    hang: str = ""
+    longest_silence: float = 0.0
+
+
 def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
-         kernel_args="", on_line=None, cpu="max", qemu_extra=(), smp=2):
-    """Run the guest; return (console text, seconds, timed_out). A guest
-    that has not started init by INIT_DEADLINE counts as timed out.
-    on_line(line, console, monitor), if given, sees each console line as
-    it comes, with QEMU's monitor (tools/okprobe_build.py reads the
-    running kernel's text through it)."""
-    append = f"console=ttyS0 panic=-1 okptest={suite} {kernel_args}".strip()
+         kernel_args="", on_line=None, cpu="max", qemu_extra=(), smp=2,
+         silence=SILENCE_LIMIT, symbols=None):
+    """Run the guest; return a Boot. A guest that has not started init by
+    INIT_DEADLINE, printed nothing for silence seconds or outlived
+    timeout counts as timed out; past init, what its CPUs were doing is
+    taken first (guest_hang.diagnose: QEMU's monitor, the kernel's SysRq
+    over the serial line; symbols names the addresses). on_line(line,
+    console, monitor), if given, sees each console line as it comes, with
+    QEMU's monitor (tools/okprobe_build.py reads the running kernel's text
+    through it)."""
+    append = (f"console=ttyS0 panic=-1 sysrq_always_enabled okptest={suite} "
+              f"{kernel_args}").strip()
     if arch == "riscv":
         append += " earlycon"
     command = qemu_command(arch, kernel, initrd, append, smp=smp, cpu=cpu,
                            extra=qemu_extra)
-    # For a hung guest: "info registers -a" on this socket shows where
-    # every CPU is (Documentation/testing.md).
-    monitor_path = os.environ.get("OKPROBE_QEMU_MONITOR")
-    if on_line and not monitor_path:
-        monitor_path = os.path.join(os.path.dirname(initrd), "monitor.sock")
-    if monitor_path:
-        command += ["-monitor", f"unix:{monitor_path},server,nowait"]
-    monitor = Monitor(monitor_path) if monitor_path else None
+    # The serial port through QEMU's mux, so that the runner can send a
+    # break (SysRq); every guest has a monitor ("info registers -a" shows
+    # where each CPU is; OKPROBE_QEMU_MONITOR puts it where a developer
+    # can reach it, Documentation/testing.md).
+    command[command.index("stdio")] = "mon:stdio"
+    monitor_path = os.environ.get("OKPROBE_QEMU_MONITOR") or \
+        os.path.join(os.path.dirname(initrd), "monitor.sock")
+    command += ["-monitor", f"unix:{monitor_path},server,nowait"]
+    monitor = Monitor(monitor_path)
     start = time.monotonic()
     console = []
-    timed_out = False
+    result = Boot("", 0.0, False)
     log = open(log_path, "w") if log_path else None
-    with subprocess.Popen(command, stdin=subprocess.DEVNULL,
+    with subprocess.Popen(command, stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           bufsize=0) as qemu:
         os.set_blocking(qemu.stdout.fileno(), False)
         pending = b""
+        last_output = start
+
+        def take(chunk):
+            nonlocal pending
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for raw in lines:
+                line = raw.decode("utf-8", "replace").rstrip("\r")
+                console.append(line)
+                if log:
+                    log.write(line + "\n")
+                    log.flush()
+                if echo:
+                    print(line, flush=True)
+                if on_line:
+                    on_line(line, console, monitor)
+
+        def drain(seconds):
+            """Keeps the console flowing for seconds."""
+            until = time.monotonic() + seconds
+            while time.monotonic() < until and qemu.poll() is None:
+                try:
+                    chunk = qemu.stdout.read(65536)
+                except BlockingIOError:
+                    chunk = None
+                if chunk:
+                    take(chunk)
+                else:
+                    time.sleep(0.05)
+
         while True:
             chunk = None
             try:
                 chunk = qemu.stdout.read(65536)
             except BlockingIOError:
                 pass
+            now = time.monotonic()
             if chunk:
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for raw in lines:
-                    line = raw.decode("utf-8", "replace").rstrip("\r")
-                    console.append(line)
-                    if log:
-                        log.write(line + "\n")
-                        log.flush()
-                    if echo:
-                        print(line, flush=True)
-                    if on_line:
-                        on_line(line, console, monitor)
+                result.longest_silence = max(result.longest_silence,
+                                             now - last_output)
+                last_output = now
+                take(chunk)
                 continue
             if chunk == b"" or qemu.poll() is not None:
                 if qemu.poll() is not None:
                     rest = qemu.stdout.read() or b""
                     pending += rest
                     break
-            elapsed = time.monotonic() - start
-            if elapsed > timeout or (elapsed > INIT_DEADLINE and
-                                     not started_init(console)):
-                timed_out = True
+            elapsed, quiet = now - start, now - last_output
+            booted = started_init(console)
+            if elapsed > timeout or quiet > silence or \
+                    (elapsed > INIT_DEADLINE and not booted):
+                result.timed_out = True
+                result.longest_silence = max(result.longest_silence, quiet)
+                if booted:
+                    why = (f"no console output for {quiet:.0f} s"
+                           if quiet > silence else
+                           f"still running after {elapsed:.0f} s")
+                    lines, summary = guest_hang.diagnose(
+                        arch, monitor, qemu.stdin, symbols, console, drain)
+                    result.hang = f"{why}; {summary}"
+                    for line in [f"# hang: {why}"] + lines:
+                        take(line.encode() + b"\n")
                 qemu.kill()
                 break
             time.sleep(0.05)
@@ -269,7 +338,9 @@ def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
             console.append(pending.decode("utf-8", "replace").rstrip("\r"))
     if log:
         log.close()
-    return "\n".join(console), time.monotonic() - start, timed_out
+    result.console = "\n".join(console)
+    result.seconds = time.monotonic() - start
+    return result
 
 
 def started_init(lines):
@@ -329,9 +400,9 @@ def kernel_problems(console):
             if KERNEL_PROBLEM_RE.search(line)]
 
 
-def judge(console, timed_out, label):
+def judge(console, timed_out, label, hang=""):
     """Turn a console into results: one per TAP test, plus the console check
-    and the power-off check."""
+    and the power-off check (with where a hung guest was)."""
     planned, tap, bailed = parse_tap(console)
     results = []
     if planned is None:
@@ -365,6 +436,7 @@ def judge(console, timed_out, label):
     results.append(TestResult(
         f"{label}: guest finished and powered off", finished,
         "" if finished else
+        f"timed out (hang): {hang}" if timed_out and hang else
         "timed out (hang)" if timed_out else "okptest did not finish"))
     return results
 
@@ -372,24 +444,27 @@ def judge(console, timed_out, label):
 def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
         extra_files=(), timeout=600, log_path=None, echo=False, label=None,
         kernel_args="", trees=(), on_line=None, cpu="max", qemu_extra=(),
-        smp=2):
+        smp=2, silence=SILENCE_LIMIT, symbols=None):
+    """Boot, judge. symbols: the guest kernel's "address type name" file,
+    to name where a hung guest's CPUs were."""
     label = label or f"{arch}/{suite}"
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, "initramfs.cpio")
         build_initramfs(initrd, init, modules, busybox, extra_files, trees)
         for attempt in range(EARLY_BOOT_RETRIES + 1):
-            console, seconds, timed_out = boot(arch, kernel, initrd, suite,
-                                               timeout, log_path, echo,
-                                               kernel_args, on_line, cpu,
-                                               qemu_extra, smp)
+            done = boot(arch, kernel, initrd, suite, timeout, log_path, echo,
+                        kernel_args, on_line, cpu, qemu_extra, smp, silence,
+                        symbols)
             # Only a hang before init is retried: nothing of okprobe's
             # (nor any test) has run yet. Every retry is reported.
-            if not timed_out or started_init(console.splitlines()) or \
+            if not done.timed_out or \
+                    started_init(done.console.splitlines()) or \
                     attempt == EARLY_BOOT_RETRIES:
                 break
             print(f"# {label}: guest hung in early boot before init "
                   f"(attempt {attempt + 1}); booting again", flush=True)
-    return GuestRun(judge(console, timed_out, label), console, seconds)
+    return GuestRun(judge(done.console, done.timed_out, label, done.hang),
+                    done.console, done.seconds, done.longest_silence)
 
 
 def main():
@@ -403,9 +478,14 @@ def main():
     parser.add_argument("--timeout", type=int, default=600)
     parser.add_argument("--log")
     parser.add_argument("--echo", action="store_true")
+    parser.add_argument("--args", default="",
+                        help="more kernel command line, e.g. "
+                        "okptest_only=TEST,TEST (only those tests)")
+    parser.add_argument("--cpu", default="max")
     args = parser.parse_args()
     result = run(args.arch, args.kernel, args.init, args.module, args.suite,
-                 args.busybox, (), args.timeout, args.log, args.echo)
+                 args.busybox, (), args.timeout, args.log, args.echo,
+                 kernel_args=args.args, cpu=args.cpu)
     for r in result.results:
         status = "SKIP" if r.skipped else ("PASS" if r.passed else "FAIL")
         print(f"{status} {r.name}" + (f" -- {r.detail}" if r.detail and

@@ -237,6 +237,16 @@ def kernel_symbols(t):
     return path
 
 
+def symbols_file(t):
+    """The guest kernel's symbols, if at hand without a boot (for naming
+    where a hung guest was): an own-built kernel's System.map, or the
+    kallsyms dump kernel_symbols() made earlier; else None."""
+    candidates = [os.path.join(t.kdir, "System.map"),
+                  os.path.join(os.path.dirname(t.kernel_image),
+                               "kallsyms-nokaslr.txt")]
+    return next((p for p in candidates if os.path.exists(p)), None)
+
+
 def prune_stale_kernels(current, variant):
     """Remove builds of the same variant made from other inputs (about
     1.5 GB each): the cache keeps one kernel per variant."""
