@@ -45,10 +45,18 @@
  *
  *   site ADDRESS  add a site (okptest resolves the sample's "symbol offset"
  *                 lines through /proc/kallsyms); its first bytes are kept
- *   cover KIND    register a probe with a counting pre_handler at every
- *                 site, one by one: KIND kprobe or okprobe
- *   cover-state   count the jumps in the text at registered sites, the
- *                 sites whose text differs from what it was, the hits
+ *   cover KIND [N]
+ *                 register a probe with a counting pre_handler at each of
+ *                 the first N sites (all by default), one by one: KIND
+ *                 kprobe or okprobe; or okprobe-many, one
+ *                 okprobe_register_many() over the sites the last okprobe
+ *                 pass took
+ *   cover-state   count the jumps in the text at registered sites (not
+ *                 those through ftrace, whose call is ftrace's), the
+ *                 sites whose text differs from what it was (the
+ *                 OKP_BENCH_TEXT_SIZE bytes around each; every site's when
+ *                 no pass is registered: okptest's "text restored"), the
+ *                 hits
  *   uncover       unregister them all (unregister_kprobes() or
  *                 okprobe_unregister_many())
  *   sites-clear   forget the sites
@@ -618,9 +626,17 @@ static int okp_bench_run(unsigned long calls)
 /* Distinct registration errnos reported per pass. */
 #define OKP_BENCH_MAX_ERRORS 16
 
+/*
+ * The text compared before and after each pass, around a site: every
+ * byte a probe there may write (x86's jump, past an endbr64 too; riscv's
+ * windows, which may start up to 6 bytes before the site).
+ */
+#define OKP_BENCH_TEXT_BEFORE 8
+#define OKP_BENCH_TEXT_SIZE 24
+
 struct okp_bench_site {
 	unsigned long address;
-	u8 original[OKP_BENCH_JUMP_SIZE];	/* the text before any pass */
+	u8 original[OKP_BENCH_TEXT_SIZE];	/* the text before any pass */
 	int ret;				/* registration, this pass */
 	/* Where it was probed: past an entry's endbr64 under IBT. */
 	unsigned long probed;
@@ -681,7 +697,8 @@ static int okp_bench_add_site(unsigned long address)
 	}
 	site = &okp_bench_sites[okp_bench_site_count];
 	site->address = address;
-	if (copy_from_kernel_nofault(site->original, (void *)address,
+	if (copy_from_kernel_nofault(site->original,
+				     (void *)(address - OKP_BENCH_TEXT_BEFORE),
 				     sizeof(site->original)))
 		return -EFAULT;
 	okp_bench_site_count++;
@@ -832,26 +849,77 @@ static int okp_bench_cover(const char *kind, int count)
 	return 0;
 }
 
+/*
+ * Whether a jump covers a registered site's probed address: bytes that
+ * differ from the text before any pass and read as a jump, starting at
+ * the probed address or, on riscv, up to 6 bytes before it (a window that
+ * ends with the probed instruction: "from=-B" in okprobe/jumps).
+ */
+#ifdef CONFIG_RISCV
+#define OKP_BENCH_JUMP_BEHIND 6
+#else
+#define OKP_BENCH_JUMP_BEHIND 0
+#endif
+
+static bool okp_bench_jump_over(const struct okp_bench_site *site)
+{
+	u8 now[OKP_BENCH_JUMP_BEHIND + OKP_BENCH_JUMP_SIZE];
+	unsigned long from = site->probed - OKP_BENCH_JUMP_BEHIND;
+	unsigned long first = site->address - OKP_BENCH_TEXT_BEFORE;
+	int behind;
+
+	if (copy_from_kernel_nofault(now, (void *)from, sizeof(now)))
+		return false;
+	for (behind = 0; behind <= OKP_BENCH_JUMP_BEHIND; behind += 2) {
+		unsigned long start = site->probed - behind;
+		const u8 *text = now + OKP_BENCH_JUMP_BEHIND - behind;
+		size_t at = start - first;
+
+		if (start < first ||
+		    at + OKP_BENCH_JUMP_SIZE > sizeof(site->original))
+			continue;
+		/* A riscv window of 6 bytes ends before a site 6 bytes on. */
+		if (!memcmp(text, site->original + at, OKP_BENCH_JUMP_SIZE) ||
+		    !okp_bench_is_jump(text))
+			continue;
+		if (IS_ENABLED(CONFIG_RISCV) && behind == 6 &&
+		    (get_unaligned_le16(text + 4) & 3) == 2)
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/* Whether the pass's probe at site i went through ftrace, not the text. */
+static bool okp_bench_site_through_ftrace(int i)
+{
+	if (okp_bench_cover_kind == OKP_BENCH_KPROBE)
+		return okp_bench_site_kprobes[i].flags & KPROBE_FLAG_FTRACE;
+	return READ_ONCE(okp_bench_site_okprobes[i].flags) &
+	       OKPROBE_FLAG_FTRACE;
+}
+
 static int okp_bench_cover_state(void)
 {
 	int jumps = 0, changed = 0, optimized = 0, i;
 	unsigned long missed = 0;
-	u8 now[OKP_BENCH_JUMP_SIZE];
+	u8 now[OKP_BENCH_TEXT_SIZE];
 
-	for (i = 0; i < okp_bench_pass_count; i++) {
+	/* Without a pass, every site's text (the last pass's end). */
+	for (i = 0; i < (okp_bench_covering() ? okp_bench_pass_count :
+			 okp_bench_site_count); i++) {
 		struct okp_bench_site *site = &okp_bench_sites[i];
 
-		if (copy_from_kernel_nofault(now, (void *)site->address,
+		if (copy_from_kernel_nofault(now, (void *)(site->address -
+							   OKP_BENCH_TEXT_BEFORE),
 					     sizeof(now)))
 			return -EFAULT;
 		changed += memcmp(now, site->original, sizeof(now)) != 0;
 		if (!okp_bench_covering() || site->ret)
 			continue;
-		if (site->probed != site->address &&
-		    copy_from_kernel_nofault(now, (void *)site->probed,
-					     sizeof(now)))
-			return -EFAULT;
-		jumps += okp_bench_is_jump(now);
+		/* ftrace's call at an entry is not a probe's jump. */
+		if (!okp_bench_site_through_ftrace(i))
+			jumps += okp_bench_jump_over(site);
 		if (okp_bench_cover_kind == OKP_BENCH_KPROBE) {
 			missed += okp_bench_site_kprobes[i].nmissed;
 		} else {
