@@ -414,6 +414,35 @@ static unsigned long kallsyms_address(const char *name)
 	return found;
 }
 
+/*
+ * Several symbols' addresses in one read of /proc/kallsyms (each read
+ * takes a second or two under TCG): addresses[i] is names[i]'s, or 0.
+ */
+static void kallsyms_addresses(const char *const *names,
+			       unsigned long *addresses, int count)
+{
+	FILE *kallsyms = fopen("/proc/kallsyms", "re");
+	char line[512], symbol[256], type;
+	unsigned long address;
+	int i, missing = count;
+
+	for (i = 0; i < count; i++)
+		addresses[i] = 0;
+	if (!kallsyms)
+		return;
+	while (missing && fgets(line, sizeof(line), kallsyms)) {
+		if (sscanf(line, "%lx %c %255s", &address, &type, symbol) != 3)
+			continue;
+		for (i = 0; i < count; i++) {
+			if (!addresses[i] && !strcmp(symbol, names[i])) {
+				addresses[i] = address;
+				missing--;
+			}
+		}
+	}
+	fclose(kallsyms);
+}
+
 /* ---- What kind of kernel this is ---------------------------------------- */
 
 /* With CONFIG_KPROBES okprobe finds kallsyms_lookup_name by itself. */
@@ -1783,12 +1812,15 @@ static int labels_within(unsigned long start, unsigned long end,
 	return count;
 }
 
-static int copied_templates_steps(void)
+/* Each template's first and _end labels, as kallsyms_addresses() takes them. */
+static const char *const copied_templates[][2] = {
+	{ "ftrace_caller", "ftrace_caller_end" },
+	{ "ftrace_regs_caller", "ftrace_regs_caller_end" },
+};
+
+static int copied_templates_steps(const unsigned long (*bounds)[2])
 {
-	static const char *const templates[][2] = {
-		{ "ftrace_caller", "ftrace_caller_end" },
-		{ "ftrace_regs_caller", "ftrace_regs_caller_end" },
-	};
+	const char *const (*templates)[2] = copied_templates;
 	static char text[65536];
 	char expected[160], params[128];
 	struct label label[16];
@@ -1798,9 +1830,9 @@ static int copied_templates_steps(void)
 	STEP(load_okprobe(default_params));
 	CHECK(read_file(DEBUGFS_DIR "/blacklist", text, sizeof(text)) == 0,
 	      "cannot read okprobe/blacklist");
-	for (i = 0; i < (int)ARRAY_SIZE(templates); i++) {
-		start = kallsyms_address(templates[i][0]);
-		end = kallsyms_address(templates[i][1]);
+	for (i = 0; i < (int)ARRAY_SIZE(copied_templates); i++) {
+		start = bounds[i][0];
+		end = bounds[i][1];
 		if (!start || !end)
 			continue;
 		found++;
@@ -1839,14 +1871,16 @@ static int copied_templates_steps(void)
 
 static int test_copied_templates(void)
 {
+	unsigned long bounds[ARRAY_SIZE(copied_templates)][2];
 	int ret;
 
 	if (!IS_X86)
 		return skip("x86's ftrace trampolines");
-	if (!kallsyms_address("ftrace_regs_caller_end") &&
-	    !kallsyms_address("ftrace_caller_end"))
+	kallsyms_addresses(&copied_templates[0][0], &bounds[0][0],
+			   2 * ARRAY_SIZE(copied_templates));
+	if (!bounds[0][1] && !bounds[1][1])
 		return skip("no ftrace trampoline templates in this kernel");
-	ret = copied_templates_steps();
+	ret = copied_templates_steps(bounds);
 	if (ret) {
 		unload_module("okprobe_sample");
 		unload_okprobe();
