@@ -397,7 +397,56 @@ static int module_loaded(const char *name)
 }
 
 /* Address of a kernel symbol from /proc/kallsyms, or 0. */
-static unsigned long kallsyms_address(const char *name)
+/*
+ * The core kernel's symbols (the lines of /proc/kallsyms without a
+ * module), read once before the tests fork: each read of the file takes
+ * a second or two under TCG, and the suite looks up dozens of names, some
+ * absent (a whole read each). Modules' symbols come and go with the
+ * tests: module_symbol_address() reads the file every time.
+ */
+struct kernel_symbol {
+	unsigned long address;
+	char *name;
+	char type;
+};
+
+static struct kernel_symbol *kernel_symbols;
+static size_t kernel_symbol_count;
+
+static void load_kernel_symbols(void)
+{
+	FILE *kallsyms = fopen("/proc/kallsyms", "re");
+	char line[512], symbol[256], module[128], type;
+	struct kernel_symbol *grown;
+	size_t capacity = 0;
+	unsigned long address;
+
+	if (!kallsyms)
+		return;
+	while (fgets(line, sizeof(line), kallsyms)) {
+		if (sscanf(line, "%lx %c %255s %127s", &address, &type, symbol,
+			   module) != 3)
+			continue;
+		if (kernel_symbol_count == capacity) {
+			capacity = capacity ? 2 * capacity : 65536;
+			grown = realloc(kernel_symbols,
+					capacity * sizeof(*kernel_symbols));
+			if (!grown)
+				break;
+			kernel_symbols = grown;
+		}
+		kernel_symbols[kernel_symbol_count].address = address;
+		kernel_symbols[kernel_symbol_count].type = type;
+		kernel_symbols[kernel_symbol_count].name = strdup(symbol);
+		if (!kernel_symbols[kernel_symbol_count].name)
+			break;
+		kernel_symbol_count++;
+	}
+	fclose(kallsyms);
+}
+
+/* A module's symbol (or, before load_kernel_symbols(), any), from the file. */
+static unsigned long module_symbol_address(const char *name)
 {
 	FILE *kallsyms = fopen("/proc/kallsyms", "re");
 	char line[512], symbol[256], type;
@@ -414,33 +463,17 @@ static unsigned long kallsyms_address(const char *name)
 	return found;
 }
 
-/*
- * Several symbols' addresses in one read of /proc/kallsyms (each read
- * takes a second or two under TCG): addresses[i] is names[i]'s, or 0.
- */
-static void kallsyms_addresses(const char *const *names,
-			       unsigned long *addresses, int count)
+/* A core kernel symbol's address (the first of that name), or 0. */
+static unsigned long kallsyms_address(const char *name)
 {
-	FILE *kallsyms = fopen("/proc/kallsyms", "re");
-	char line[512], symbol[256], type;
-	unsigned long address;
-	int i, missing = count;
+	size_t i;
 
-	for (i = 0; i < count; i++)
-		addresses[i] = 0;
-	if (!kallsyms)
-		return;
-	while (missing && fgets(line, sizeof(line), kallsyms)) {
-		if (sscanf(line, "%lx %c %255s", &address, &type, symbol) != 3)
-			continue;
-		for (i = 0; i < count; i++) {
-			if (!addresses[i] && !strcmp(symbol, names[i])) {
-				addresses[i] = address;
-				missing--;
-			}
-		}
-	}
-	fclose(kallsyms);
+	if (!kernel_symbol_count)
+		return module_symbol_address(name);
+	for (i = 0; i < kernel_symbol_count; i++)
+		if (!strcmp(kernel_symbols[i].name, name))
+			return kernel_symbols[i].address;
+	return 0;
 }
 
 /* ---- What kind of kernel this is ---------------------------------------- */
@@ -1781,7 +1814,7 @@ static int test_int3_path_notifier(void)
  * at every 32nd byte of one and at its last is refused with EPERM (each
  * a module load: every 8th took 17 s of x86-6.12's suite).
  */
-/* The text symbols in [start, end), by address: up to max of them. */
+/* The core kernel's text symbols in [start, end), by address: up to max. */
 struct label {
 	unsigned long address;
 	char name[64];
@@ -1790,29 +1823,28 @@ struct label {
 static int labels_within(unsigned long start, unsigned long end,
 			 struct label *labels, int max)
 {
-	FILE *kallsyms = fopen("/proc/kallsyms", "re");
-	char line[512], type;
+	const struct kernel_symbol *symbol;
 	struct label label;
+	size_t next;
 	int count = 0, i;
 
-	if (!kallsyms)
-		return 0;
-	while (count < max && fgets(line, sizeof(line), kallsyms)) {
-		if (sscanf(line, "%lx %c %63s", &label.address, &type,
-			   label.name) != 3 || label.address < start ||
-		    label.address >= end || (type != 't' && type != 'T'))
+	for (next = 0; count < max && next < kernel_symbol_count; next++) {
+		symbol = &kernel_symbols[next];
+		if (symbol->address < start || symbol->address >= end ||
+		    (symbol->type != 't' && symbol->type != 'T'))
 			continue;
+		label.address = symbol->address;
+		snprintf(label.name, sizeof(label.name), "%s", symbol->name);
 		for (i = count; i > 0 && labels[i - 1].address > label.address;
 		     i--)
 			labels[i] = labels[i - 1];
 		labels[i] = label;
 		count++;
 	}
-	fclose(kallsyms);
 	return count;
 }
 
-/* Each template's first and _end labels, as kallsyms_addresses() takes them. */
+/* Each template's first and _end labels. */
 static const char *const copied_templates[][2] = {
 	{ "ftrace_caller", "ftrace_caller_end" },
 	{ "ftrace_regs_caller", "ftrace_regs_caller_end" },
@@ -1872,12 +1904,14 @@ static int copied_templates_steps(const unsigned long (*bounds)[2])
 static int test_copied_templates(void)
 {
 	unsigned long bounds[ARRAY_SIZE(copied_templates)][2];
-	int ret;
+	int i, ret;
 
 	if (!IS_X86)
 		return skip("x86's ftrace trampolines");
-	kallsyms_addresses(&copied_templates[0][0], &bounds[0][0],
-			   2 * ARRAY_SIZE(copied_templates));
+	for (i = 0; i < (int)ARRAY_SIZE(copied_templates); i++) {
+		bounds[i][0] = kallsyms_address(copied_templates[i][0]);
+		bounds[i][1] = kallsyms_address(copied_templates[i][1]);
+	}
 	if (!bounds[0][1] && !bounds[1][1])
 		return skip("no ftrace trampoline templates in this kernel");
 	ret = copied_templates_steps(bounds);
@@ -2003,7 +2037,7 @@ static int cover_tool_steps(void)
 static int cover_steps(void)
 {
 	const long expected[COVER_BLOCKS] = { 3, 3, 2, 1, 0 };
-	unsigned long target = kallsyms_address("okp_cover_target");
+	unsigned long target = module_symbol_address("okp_cover_target");
 	long hits[COVER_BLOCKS];
 	char command[64], states[1024], line[512];
 	int blocks, reached, i, ret;
@@ -6647,6 +6681,7 @@ static void run_suite(const char *wanted, char **argv)
 		exit(KSFT_FAIL);
 	}
 	find_modules();
+	load_kernel_symbols();
 	probe_kernel();
 	/* Where the kernel's text is (KASLR): a hung guest's addresses. */
 	say("# okptest: _stext 0x%lx", kallsyms_address("_stext"));
