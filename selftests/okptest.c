@@ -3131,10 +3131,31 @@ static int bench_site_by_name(const void *a, const void *b)
 }
 
 /* Reads the sample into bench_sites, sorted by name. */
+/*
+ * Functions left out of the sample: riscv's handle_break() is the kernel's
+ * own ebreak handler, which 6.12's riscv kprobes do not blacklist. The
+ * kernel's kprobes took handle_break+0xc, and with two more of the sample
+ * (unwind_user_frame+0x3a, __sbi_rfence_v02+0x136) the nested breakpoint
+ * traps overflowed the stack within a second (make bench ARCH=riscv, issue
+ * 35; okprobe refuses the function). The table says so.
+ */
+static const char *const bench_unguarded_trap_path[] = { "handle_break" };
+
+static int bench_on_unguarded_trap_path(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bench_unguarded_trap_path); i++)
+		if (!strcmp(name, bench_unguarded_trap_path[i]))
+			return 1;
+	return 0;
+}
+
 static int bench_read_sites(void)
 {
 	FILE *file = fopen(BENCH_SITES, "re");
 	char line[512], *about;
+	int left_out = 0;
 
 	CHECK(file, "cannot open %s", BENCH_SITES);
 	bench_site_count = 0;
@@ -3149,10 +3170,17 @@ static int bench_read_sites(void)
 		if (line[0] == '#' || bench_site_count == BENCH_MAX_SITES ||
 		    sscanf(line, "%255s %lx", site->name, &site->offset) != 2)
 			continue;
+		if (bench_on_unguarded_trap_path(site->name)) {
+			left_out++;
+			continue;
+		}
 		site->address = 0;
 		bench_site_count++;
 	}
 	fclose(file);
+	if (left_out)
+		say("# coverage: left out %d sites in the kernel's own breakpoint handler (handle_break: its kprobes take them, and nested traps there overflowed the stack)",
+		    left_out);
 	CHECK(bench_site_count > 0, "no sites in %s", BENCH_SITES);
 	qsort(bench_sites, bench_site_count, sizeof(*bench_sites),
 	      bench_site_by_name);
