@@ -3620,20 +3620,32 @@ static int bench_coverage_pass(struct bench_pass *pass)
 	return bench_wait_restored(pass);
 }
 
+/*
+ * The next "error:count" of a pass's refusals ("-1:100,-16:88"); moves
+ * *errors past it. Returns 0 at the end.
+ */
+static int next_refusal(const char **errors, int *error, int *count)
+{
+	int length;
+
+	if (sscanf(*errors, "%d:%d%n", error, count, &length) != 2)
+		return 0;
+	*errors += length + ((*errors)[length] == ',');
+	return 1;
+}
+
 /* "-1:100,-16:88" -> "EPERM 100, EBUSY 88" */
 static void bench_say_errors(const char *label, const char *errors)
 {
 	char out[512] = "";
 	size_t used = 0;
-	int error, count, length;
+	int error, count;
 
-	while (sscanf(errors, "%d:%d%n", &error, &count, &length) == 2 &&
-	       used < sizeof(out)) {
+	while (used < sizeof(out) && next_refusal(&errors, &error, &count)) {
 		const char *name = strerrorname_np(-error);
 
 		used += snprintf(out + used, sizeof(out) - used, "%s%s %d",
 				 used ? ", " : "", name ? name : "?", count);
-		errors += length + (errors[length] == ',');
 	}
 	say("# coverage: %s refused: %s", label, out[0] ? out : "none");
 }
@@ -5691,14 +5703,12 @@ static pid_t storm_workload(void)
 
 static int storm_errnos_documented(const char *errors)
 {
-	int error, count, length;
+	int error, count;
 
-	while (sscanf(errors, "%d:%d%n", &error, &count, &length) == 2) {
+	while (next_refusal(&errors, &error, &count))
 		if (error != -EINVAL && error != -ENOENT && error != -EILSEQ &&
 		    error != -EPERM && error != -EBUSY && error != -ENOMEM)
 			return 0;
-		errors += length + (errors[length] == ',');
-	}
 	return 1;
 }
 
@@ -6103,13 +6113,11 @@ static int scale_shared_functions(int *kernel_functions, char *first,
 /* How many registrations errors ("-1:100,-16:88") refused with errno. */
 static int scale_refusals(const char *errors, int errno_value)
 {
-	int error, count, length;
+	int error, count;
 
-	while (sscanf(errors, "%d:%d%n", &error, &count, &length) == 2) {
+	while (next_refusal(&errors, &error, &count))
 		if (error == -errno_value)
 			return count;
-		errors += length + (errors[length] == ',');
-	}
 	return 0;
 }
 

@@ -139,7 +139,6 @@ class Target:
                                  "okptest_selftest_scale=50"
                 }.get(self.name, "")
 
-
     # How many of the sampled kernel instructions make check's scale
     # suite registers on this kernel (testing.md, "The scale suite").
     @property
