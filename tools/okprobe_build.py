@@ -118,15 +118,18 @@ class Target:
     def guest_cpu(self):
         return "Skylake-Client" if self.name == "x86-6.12" else "max"
 
-    # riscv-preempt's storm, at 800 sites the longest test of make check
-    # (lockdep doubles a registration's cost, and the x86 lane shares the
-    # CPUs), runs 400: the 800-site storm is riscv-6.12's and
-    # riscv-nokprobes'. The in-kernel suite's long tests (randomized
-    # coexistence, churn, hits across optimization cycles) run their full
-    # counts once per arch, on x86 and riscv-6.12; x86-rt (where
-    # PREEMPT_RT makes every grace period slow) runs a quarter of them,
-    # x86-6.12 and riscv-preempt half (testing.md, "what is not run
-    # twice"). On x86-rt the 8250's handler runs in a thread; under TCG
+    # The lockdep kernels' storms (riscv-preempt, riscv-nokprobes), at 800
+    # sites the longest tests of make check (lockdep doubles a
+    # registration's cost, and the x86 lane shares the CPUs), run 400:
+    # the 800-site storm is riscv-6.12's. The in-kernel suite's long
+    # tests (randomized coexistence, churn, hits across optimization
+    # cycles) run their full counts once per arch, on x86 and riscv-6.12;
+    # x86-rt (where PREEMPT_RT makes every grace period slow) runs a
+    # quarter of them, x86-6.12 and the lockdep kernels half (testing.md,
+    # "what is not run twice"). riscv-ftrace's entry_probe runs the
+    # function tracer on ksys_read alone: over every function its lockdep
+    # kernel took two minutes; riscv-6.12 and the x86 kernels trace every
+    # function there. On x86-rt the 8250's handler runs in a thread; under TCG
     # its edge interrupt keeps firing while that thread transmits, and a
     # long console dump (the kallsyms listing) let the spurious-interrupt
     # detector disable IRQ 4 ("irq 4: nobody cared"), after which the
@@ -136,7 +139,10 @@ class Target:
         return {"x86-6.12": "retbleed=stuff okptest_selftest_scale=50",
                 "x86-rt": "noirqdebug okptest_selftest_scale=25",
                 "riscv-preempt": "okptest_storm_sites=400 "
-                                 "okptest_selftest_scale=50"
+                                 "okptest_selftest_scale=50",
+                "riscv-nokprobes": "okptest_storm_sites=400 "
+                                   "okptest_selftest_scale=50",
+                "riscv-ftrace": "okptest_tracer_functions=ksys_read",
                 }.get(self.name, "")
 
     # How many of the sampled kernel instructions make check's scale
