@@ -6625,27 +6625,66 @@ static const char *const events_tests[] = {
 	"kernel_log_clean",
 };
 
+/*
+ * The rt suite: the okprobe suite's tests that meet what PREEMPT_RT
+ * changes (sleeping locks, threaded interrupts, preemptible handlers'
+ * callers, slower grace periods), for x86-rt. What does not depend on the
+ * kernel's preemption model (the loader's parameters and errors,
+ * okprobe_events' grammar beside kprobe_events', trace-cmd, the function
+ * tracer over okprobe's text, ftrace's templates, coverage) runs on x86,
+ * the same 6.1 source without it (testing.md, "what is not run twice").
+ */
+static const char *const rt_tests[] = {
+	"load", "debugfs_list", "debugfs_blacklist", "sample_client", "unload",
+	"in_kernel_probes", "syscall_probe_under_load",
+	"unload_while_optimized", "enable_disable_switches", "entry_in_kernel",
+	"entry_probe", "return_in_kernel", "return_probe", "probe_events",
+	"probe_events_perf", "probe_events_storm", "int3_path_notifier",
+	"kprobe_events", "storm", "module_gone", "kernel_log_clean",
+};
+
+/* The suites that are a part of the okprobe suite's tests, in its order. */
+static const struct {
+	const char *name;
+	const char *const *tests;
+	size_t count;
+} okprobe_parts[] = {
+	{ "ftrace", ftrace_tests, ARRAY_SIZE(ftrace_tests) },
+	{ "return", return_tests, ARRAY_SIZE(return_tests) },
+	{ "events", events_tests, ARRAY_SIZE(events_tests) },
+	{ "rt", rt_tests, ARRAY_SIZE(rt_tests) },
+};
+
 /* Harness self-tests: make check expects these runs to FAIL. */
 SUITE(selftest_fail)
 OKPTEST(selftest_fail, deliberate_failure, test_deliberate_failure, SHORT, "harness self-test: a deliberately failing test")
 SUITE(selftest_warn)
 OKPTEST(selftest_warn, deliberate_warning, test_deliberate_warning, SHORT, "harness self-test: a module that WARNs")
+/* Both in one boot, as make check runs them: each is judged on its own. */
+SUITE(selftest_fail_warn)
+OKPTEST(selftest_fail_warn, deliberate_failure, test_deliberate_failure, SHORT, "harness self-test: a deliberately failing test")
+OKPTEST(selftest_fail_warn, deliberate_warning, test_deliberate_warning, SHORT, "harness self-test: a module that WARNs")
 /* Outlives the host's guest timeout: the guest must be seen to hang. */
 SUITE(selftest_hang)
 OKPTEST(selftest_hang, deliberate_hang, test_deliberate_hang, 3600, "harness self-test: a guest that hangs")
 
 /* ---- Running ------------------------------------------------------------- */
 
-/* Keeps only the tests of fixture f that names lists, in their order. */
-static void keep_tests(struct __fixture_metadata *f, const char *const *names,
-		       size_t count)
+/*
+ * Keeps only the tests of fixture f that names lists, in their order;
+ * returns how many it kept.
+ */
+static size_t keep_tests(struct __fixture_metadata *f,
+			 const char *const *names, size_t count)
 {
 	struct __test_metadata *t, *next, *kept = NULL;
+	size_t kept_count = 0;
 
 	for (t = f->tests; t; t = next) {
 		next = t->next;
 		if (!in_list(t->name, names, count))
 			continue;
+		kept_count++;
 		/* The harness's list: head->prev is the tail. */
 		t->next = NULL;
 		if (!kept) {
@@ -6658,6 +6697,7 @@ static void keep_tests(struct __fixture_metadata *f, const char *const *names,
 		}
 	}
 	f->tests = kept;
+	return kept_count;
 }
 
 /*
@@ -6684,19 +6724,21 @@ static void keep_only_wanted(struct __fixture_metadata *f)
 /*
  * Keeps only the named fixture in the harness's list: the harness runs
  * every registered test, and 6.1's has no option to pick a fixture.
- * Suite names on the command line use '-', fixture names '_'; "ftrace" is
- * the okprobe fixture's ftrace_tests.
+ * Suite names on the command line use '-', fixture names '_'; "ftrace",
+ * "return", "events" and "rt" are parts of the okprobe fixture
+ * (okprobe_parts).
  */
 static int select_suite(const char *wanted)
 {
-	const int ftrace = !strcmp(wanted, "ftrace");
-	const int returns = !strcmp(wanted, "return");
-	const int events = !strcmp(wanted, "events");
 	struct __fixture_metadata *f;
 	char name[64];
+	size_t part;
 
+	for (part = 0; part < ARRAY_SIZE(okprobe_parts); part++)
+		if (!strcmp(wanted, okprobe_parts[part].name))
+			break;
 	snprintf(name, sizeof(name), "%s",
-		 ftrace || returns || events ? "okprobe" : wanted);
+		 part < ARRAY_SIZE(okprobe_parts) ? "okprobe" : wanted);
 	for (char *c = name; *c; c++)
 		if (*c == '-')
 			*c = '_';
@@ -6705,15 +6747,12 @@ static int select_suite(const char *wanted)
 			f->next = NULL;
 			f->prev = f;
 			__fixture_list = f;
-			if (ftrace)
-				keep_tests(f, ftrace_tests,
-					   ARRAY_SIZE(ftrace_tests));
-			if (returns)
-				keep_tests(f, return_tests,
-					   ARRAY_SIZE(return_tests));
-			if (events)
-				keep_tests(f, events_tests,
-					   ARRAY_SIZE(events_tests));
+			/* A part naming a test that is gone is a bug. */
+			if (part < ARRAY_SIZE(okprobe_parts) &&
+			    keep_tests(f, okprobe_parts[part].tests,
+				       okprobe_parts[part].count) !=
+			    okprobe_parts[part].count)
+				return -1;
 			keep_only_wanted(f);
 			return 0;
 		}
@@ -6728,7 +6767,8 @@ static void run_suite(const char *wanted, char **argv)
 {
 	if (select_suite(wanted)) {
 		say("TAP version 13");
-		say("Bail out! no test suite '%s'", wanted);
+		say("Bail out! no test suite '%s' (or it names a test that is gone)",
+		    wanted);
 		exit(KSFT_FAIL);
 	}
 	find_modules();
