@@ -5489,8 +5489,9 @@ static int test_traced_okprobe(void)
 /*
  * riscv registers a site in ~0.15 s under TCG and load (liveness over the
  * whole function): 800 keep its storm near two minutes. okptest_storm_sites=
- * on the kernel command line sets another count (make check gives
- * riscv-preempt, whose lockdep makes each site cost twice as much, 400).
+ * on the kernel command line sets another count (make check gives the
+ * lockdep kernels, where each site costs twice as much and whose scale
+ * suite registers 1,000 sites one by one, 200).
  */
 static int storm_sites(void)
 {
