@@ -744,7 +744,7 @@ static int okp_bench_cover(const char *kind, int count)
 {
 	int registered = 0, moved = 0, i, many_ret = 0;
 	char errors[160];
-	u64 start, ns;
+	u64 start, ns, said;
 
 	if (okp_bench_covering() || okp_bench_armed != OKP_BENCH_DISARMED)
 		return -EBUSY;
@@ -816,11 +816,24 @@ static int okp_bench_cover(const char *kind, int count)
 		return 0;
 	}
 	start = ktime_get_ns();
+	said = start;
 	for (i = 0; i < count; i++) {
 		struct okp_bench_site *site = &okp_bench_sites[i];
 		struct kprobe *kp = &okp_bench_site_kprobes[i];
 		struct okprobe *op = &okp_bench_site_okprobes[i];
 		void *registered_at;
+
+		/*
+		 * A pass that takes minutes (the kernel's kprobes over 10,000
+		 * sites) says where it is each minute: a guest silent for the
+		 * runner's limit is hung, and the last site said narrows
+		 * where.
+		 */
+		if (ktime_get_ns() - said > 60 * NSEC_PER_SEC) {
+			said = ktime_get_ns();
+			pr_info("cover %s: %d of %d sites, next at %pS\n", kind, i,
+				count, (void *)site->address);
+		}
 
 		if (okp_bench_cover_kind == OKP_BENCH_KPROBE) {
 			kp->addr = (kprobe_opcode_t *)site->address;
