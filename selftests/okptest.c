@@ -3240,10 +3240,14 @@ static int bench_resolve_sites(void)
 
 /*
  * riscv: leaves out the sites in functions okprobe found on the trap exit
- * after sscratch is set (its blacklist, "trap exit"). riscv 6.1's own
- * kprobes are not kept out of them and crash the kernel there (a probe in
- * __module_text_address, reached by the trap's stack walk, recurses).
- * Returns how many sites it left out.
+ * after sscratch is set (its blacklist, "trap exit"), and in the trap
+ * entry (handle_exception ... __switch_to, "riscv entry code"). riscv
+ * 6.1's own kprobes are not kept out of them and crash the kernel there:
+ * a probe in __module_text_address, reached by the trap's stack walk,
+ * recurses; one at _save_context+0x0, where every trap enters, traps
+ * there for ever (make bench KERNEL=riscv-preempt, issue 35: both CPUs
+ * stopped in patch_text_cb, one trapping at _save_context). Returns how
+ * many sites it left out.
  */
 static int bench_leave_out_trap_path(void)
 {
@@ -3256,7 +3260,8 @@ static int bench_leave_out_trap_path(void)
 		return 0;
 	for (line = strtok(bench_big_file, "\n"); line;
 	     line = strtok(NULL, "\n")) {
-		if (!strstr(line, "trap exit") ||
+		if ((!strstr(line, "trap exit") &&
+		     !strstr(line, "riscv entry code")) ||
 		    sscanf(line, "0x%lx-0x%lx", &start, &end) != 2)
 			continue;
 		for (i = 0; i < bench_site_count; i++) {
@@ -3727,7 +3732,7 @@ static int bench_prepare_sample(int *resolved)
 	CHECK(*resolved > 0, "no site resolved in /proc/kallsyms");
 	left_out = bench_leave_out_trap_path();
 	if (left_out)
-		say("# coverage: note: %d sites left out, in functions okprobe refuses on riscv's trap exit: riscv 6.1's kprobes crash there",
+		say("# coverage: note: %d sites left out, in functions okprobe refuses on riscv's trap entry and exit: riscv 6.1's kprobes crash there",
 		    left_out);
 	*resolved -= left_out;
 	return bench_send_sites();
