@@ -3139,14 +3139,13 @@ static int bench_site_by_name(const void *a, const void *b)
 		      ((const struct bench_site *)b)->name);
 }
 
-/* Reads the sample into bench_sites, sorted by name. */
 /*
  * Functions left out of the sample: riscv's handle_break() is the kernel's
- * own ebreak handler, which 6.12's riscv kprobes do not blacklist. The
- * kernel's kprobes took handle_break+0xc, and with two more of the sample
- * (unwind_user_frame+0x3a, __sbi_rfence_v02+0x136) the nested breakpoint
- * traps overflowed the stack within a second (make bench ARCH=riscv, issue
- * 35; okprobe refuses the function). The table says so.
+ * own ebreak handler, which 6.12's riscv kprobes do not blacklist. A
+ * kernel kprobe at handle_break+0xc and any other one hit overflow the
+ * stack through nested breakpoint traps (make bench ARCH=riscv, issue 35;
+ * kprobe_events alone does it, testing.md; okprobe refuses the function).
+ * The table says so.
  */
 static const char *const bench_unguarded_trap_path[] = { "handle_break" };
 
@@ -3160,6 +3159,7 @@ static int bench_on_unguarded_trap_path(const char *name)
 	return 0;
 }
 
+/* Reads the sample into bench_sites, sorted by name. */
 static int bench_read_sites(void)
 {
 	FILE *file = fopen(BENCH_SITES, "re");
