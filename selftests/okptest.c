@@ -6561,6 +6561,8 @@ OKPTEST(okprobe, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the f
 OKPTEST(okprobe, riscv_liveness, test_riscv_liveness, SHORT, "riscv: a probe optimizes under the psABI and, with psabi_liveness=0, stays a breakpoint and says why")
 OKPTEST(okprobe, module_gone, test_module_gone, SHORT, "a probe on module text turns [GONE] on unload; freed init text is refused")
 OKPTEST(okprobe, cover, test_cover, SHORT, "okprobe/cover: counting probes on every basic block of a test module's function count exactly the blocks known calls drive")
+/* Before the log check; make check's guests carry the sample. */
+OKPTEST(okprobe, scale, test_scale, LONG, "the bench's sample of kernel instructions (" BENCH_SITES "): okprobe one by one beside kprobe_events, then register_many(), under a syscall load, each within its deadline, one owner per function, every site's text restored byte for byte")
 OKPTEST(okprobe, kernel_log_clean, test_kernel_log_clean, SHORT, "nothing in the kernel log since okptest began matches a kernel problem (an oops, a warning, lockdep, RCU stalls)")
 
 SUITE(demo)
@@ -6630,7 +6632,7 @@ static const char *const ftrace_tests[] = {
 	"enable_disable_switches", "entry_in_kernel", "entry_probe",
 	"return_in_kernel", "return_probe", "kprobe_events", "probe_events",
 	"probe_events_trace_cmd", "probe_events_perf",
-	"probe_events_like_kernel", "traced_okprobe",
+	"probe_events_like_kernel", "traced_okprobe", "scale",
 	"kernel_log_clean",
 };
 
@@ -6665,7 +6667,7 @@ static const char *const rt_tests[] = {
 	"unload_while_optimized", "enable_disable_switches", "entry_in_kernel",
 	"entry_probe", "return_in_kernel", "return_probe", "probe_events",
 	"probe_events_perf", "probe_events_storm", "int3_path_notifier",
-	"kprobe_events", "storm", "module_gone", "kernel_log_clean",
+	"kprobe_events", "storm", "module_gone", "scale", "kernel_log_clean",
 };
 
 /* The suites that are a part of the okprobe suite's tests, in its order. */
