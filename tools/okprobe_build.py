@@ -15,6 +15,7 @@ import dataclasses
 import os
 import shutil
 import subprocess
+import threading
 
 import debian13
 
@@ -269,15 +270,18 @@ def kernel_symbols(t):
 # scale suites).
 SITES_IN_GUEST = "lib/okprobe/bench-sites.txt"
 
+# The host tests' build directory is one: its builds (tools/check's
+# threads, the samplers) take turns.
+HOST_BUILD = threading.Lock()
 
-def sample_sites(t, count, name="bench-sites.txt", build_sampler=True):
+
+def sample_sites(t, count, name="bench-sites.txt"):
     """A sample of count instruction boundaries of the guest kernel's core
     text (every Nth of them, N = all / count), drawn from its vmlinux by
     okprobe_bench_sites (x86: function starts from the kallsyms dump) or
     okprobe_riscv_bench_sites (System.map; the raw Image and the kallsyms
-    dump of a stock kernel), built with the host tests (unless
-    build_sampler is false: the caller built them). Returns the path of
-    the "symbol offset" file, build/TARGET/name."""
+    dump of a stock kernel), built alone, not with every host test.
+    Returns the path of the "symbol offset" file, build/TARGET/name."""
     if t.arch == "x86":
         sampler = "okprobe_bench_sites"
         symbols = kernel_symbols(t)
@@ -294,7 +298,7 @@ def sample_sites(t, count, name="bench-sites.txt", build_sampler=True):
         sampler = "okprobe_riscv_bench_sites"
         symbols = kernel_symbols(t)
         vmlinux = t.kernel_image
-    if build_sampler:
+    with HOST_BUILD:
         run([os.path.join(TOOLS, "host-test"), "--build-only", sampler],
             f"building {sampler}")
     os.makedirs(t.build_dir, exist_ok=True)
