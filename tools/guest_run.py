@@ -16,6 +16,7 @@ Used by tools/check and tools/demo; also a command:
 
 import argparse
 import dataclasses
+import glob
 import os
 import re
 import shutil
@@ -465,6 +466,10 @@ def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
     with tempfile.TemporaryDirectory() as tmp:
         initrd = os.path.join(tmp, "initramfs.cpio")
         build_initramfs(initrd, init, modules, busybox, extra_files, trees)
+        if log_path:
+            # An earlier run's hung attempts are not this run's.
+            for stale in glob.glob(glob.escape(log_path) + ".attempt*"):
+                os.remove(stale)
         for attempt in range(EARLY_BOOT_RETRIES + 1):
             done = boot(arch, kernel, initrd, suite, timeout, log_path, echo,
                         kernel_args, on_line, cpu, qemu_extra, smp, silence,
@@ -475,8 +480,15 @@ def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
                     started_init(done.console.splitlines()) or \
                     attempt == EARLY_BOOT_RETRIES:
                 break
+            # Keep the hung attempt's console: the next boot would
+            # overwrite the log, and with it what says why it hung.
+            kept = ""
+            if log_path:
+                kept_path = f"{log_path}.attempt{attempt + 1}"
+                os.replace(log_path, kept_path)
+                kept = f" (its console: {kept_path})"
             print(f"# {label}: guest hung in early boot before init "
-                  f"(attempt {attempt + 1}); booting again", flush=True)
+                  f"(attempt {attempt + 1}){kept}; booting again", flush=True)
     return GuestRun(judge(done.console, done.timed_out, label, done.hang),
                     done.console, done.seconds, done.longest_silence)
 
