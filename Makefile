@@ -36,19 +36,23 @@ export OKPROBE_CACHE
 
 # pahole cannot write BTF for C++ (it stops at DW_TAG_reference_type).
 # Where KDIR's kernel makes module BTF (Debian 13's headers ship the
-# vmlinux it needs) with a pahole that can leave languages out, the C++
-# core's compile unit is left out of the module's BTF; kbuild's own module
-# flag (distilled_base, pahole 1.26 and later) is kept. Makefile.modfinal
-# reads no Kbuild file, so this is kbuild's command line.
+# vmlinux it needs) with a pahole that can leave languages out, kbuild is
+# given its own pahole flags (tools/kbuild-pahole-flags.mk reads them from
+# its scripts/Makefile.btf) with the C++ core's compile units left out at
+# their end: pahole takes the last --lang_exclude. That is kbuild's
+# command line, because Makefile.modfinal reads no Kbuild file, and the
+# whole PAHOLE_FLAGS, because 6.x kernels add module flags of their own
+# beside it (MODULE_PAHOLE_FLAGS) and 7.x ones pass modules only it.
 okprobe-kconfig = $(shell sed -n 's/^$(1)="\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' $(KDIR)/include/config/auto.conf 2>/dev/null)
 ifeq ($(call okprobe-kconfig,CONFIG_DEBUG_INFO_BTF_MODULES)$(call okprobe-kconfig,CONFIG_PAHOLE_HAS_LANG_EXCLUDE),yy)
-OKPROBE_PAHOLE_FLAGS := $(if $(shell [ "$(call okprobe-kconfig,CONFIG_PAHOLE_VERSION)" -ge 126 ] 2>/dev/null && echo y),--btf_features=distilled_base) \
+OKPROBE_PAHOLE_FLAGS := $(shell $(MAKE) -s --no-print-directory \
+	-f $(CURDIR)/tools/kbuild-pahole-flags.mk KDIR=$(KDIR)) \
 	--lang_exclude=c++,c++03,c++11,c++14,rust
 endif
 
 KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=$(ARCH) \
 	CROSS_COMPILE=$(CROSS_COMPILE) \
-	$(if $(OKPROBE_PAHOLE_FLAGS),MODULE_PAHOLE_FLAGS="$(strip $(OKPROBE_PAHOLE_FLAGS))")
+	$(if $(OKPROBE_PAHOLE_FLAGS),PAHOLE_FLAGS="$(strip $(OKPROBE_PAHOLE_FLAGS))")
 
 .PHONY: all modules clean demo check bench host-test format zydis-sources \
 	install dkms-source dkms-install

@@ -125,6 +125,7 @@ const char *okp_glue_reserved(unsigned long address, unsigned long length)
 {
 	const char *why = okp_text_sites_reserved(address, length,
 						  okp_static_call_reserved);
+#ifdef OKP_HAVE_ALTERNATIVES_TEXT_RESERVED
 	int reserved;
 
 	if (why)
@@ -135,6 +136,9 @@ const char *okp_glue_reserved(unsigned long address, unsigned long length)
 			(void *)(address + length - 1));
 	mutex_unlock((struct mutex *)okp_ksyms.text_mutex);
 	return reserved ? "the address is patched by alternatives" : NULL;
+#else
+	return why;
+#endif
 }
 
 void okp_glue_text_write(unsigned long address, const void *bytes,

@@ -7,10 +7,13 @@
  * through just_return_func.
  */
 #include <linux/linkage.h>
+#include <linux/objtool.h>
 #include <asm/asm.h>
 
 	.text
 SYM_FUNC_START(okp_refuse_kprobe)
+	/* Entered by the guard's regs->ip and an iret, never called. */
+	ANNOTATE_NOENDBR
 	mov	$-16, %eax		/* -EBUSY */
 	RET
 SYM_FUNC_END(okp_refuse_kprobe)
