@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Debian 13 (trixie) stock kernels for the guests, and a trixie build root
-to build okprobe for them, without installing anything of trixie's into
-the (bookworm) host.
+"""Debian's stock kernels for the guests (Debian 13's own, and the newer
+ones trixie-backports carries), and a trixie build root to build okprobe
+for them, without installing anything of trixie's into the (bookworm)
+host.
 
-- The kernel packages are pinned here, once (TRIXIE_KERNEL). They are
-  downloaded from the host's own Debian mirror (read from its apt sources),
-  each .deb checked against the SHA256 of the suite's Packages index, and
-  unpacked with dpkg-deb -x into the cache, never installed.
-- The index is checked against the suite's signed InRelease (gpgv with
+- The kernels are pinned here, once, one line each (KERNELS). Their
+  packages are downloaded from the host's own Debian mirror (read from its
+  apt sources), each .deb checked against the SHA256 of its suite's
+  Packages index, and unpacked with dpkg-deb -x into the cache, never
+  installed.
+- An index is checked against its suite's signed InRelease (gpgv with
   Debian's archive keyring). The riscv64 index on this network often fails
   that check (a mirror in mid-sync: the InRelease names another size); it
   is then used unverified, and says so, and every .deb is still checked
@@ -15,13 +17,15 @@ the (bookworm) host.
 - Debian 13's kernels are built with gcc-14 and their kbuild records
   compiler features bookworm's gcc-12 lacks: okprobe is built in a cached
   trixie root made by mmdebstrap (gcc-14, g++-14, their riscv64 cross
-  compilers, pahole), with the kernel's headers and kbuild unpacked into it,
-  and run with chroot.
+  compilers, pahole), with each pinned kernel's headers and kbuild unpacked
+  into it as a target first needs them, and run with chroot.
 
     tools/debian13.py root             # prints the build root
-    tools/debian13.py kernel amd64     # prints the directory of vmlinuz
+    tools/debian13.py kernel TARGET    # prints the directory of its image
+    tools/debian13.py kdir TARGET      # prints its headers in the root
 """
 
+import dataclasses
 import hashlib
 import lzma
 import os
@@ -32,8 +36,37 @@ import threading
 import sys
 import urllib.request
 
-# The one pin: linux-image-$TRIXIE_KERNEL-{amd64,riscv64} and their headers.
-TRIXIE_KERNEL = "6.12.107+deb13"
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """A Debian kernel package a guest target runs: linux-*-RELEASE-FLAVOUR
+    from SUITE (FLAVOUR: amd64, rt-amd64, riscv64)."""
+    arch: str      # dpkg's: amd64 or riscv64
+    release: str   # 6.12.107+deb13
+    suite: str     # trixie, trixie-backports
+    flavour: str   # amd64, rt-amd64, riscv64
+
+    @property
+    def name(self):
+        """The kernel's uname -r."""
+        return f"{self.release}-{self.flavour}"
+
+
+# The pins, one line per guest target. Debian's archive keeps headers only
+# for the newest backports (trixie-backports: 7.2.x and 7.3.x today), so
+# following a newer kernel is changing its release here (or, for a new
+# major version, adding its line; Documentation/building.md says how).
+BACKPORTS_AMD64 = "7.3.4+deb13"
+KERNELS = {
+    "x86-6.12": Kernel("amd64", "6.12.107+deb13", "trixie", "amd64"),
+    "riscv-6.12": Kernel("riscv64", "6.12.107+deb13", "trixie", "riscv64"),
+    "x86-7.3": Kernel("amd64", BACKPORTS_AMD64, "trixie-backports", "amd64"),
+    "x86-7.3-rt": Kernel("amd64", BACKPORTS_AMD64, "trixie-backports",
+                         "rt-amd64"),
+    "riscv-7.2": Kernel("riscv64", "7.2.11+deb13", "trixie-backports",
+                        "riscv64"),
+}
+# The suite of the build root, the guests' tools and their libraries.
 SUITE = "trixie"
 CACHE = os.environ.get("OKPROBE_CACHE",
                        os.path.expanduser("~/.cache/okprobe"))
@@ -84,14 +117,14 @@ def sha256(path):
     return digest.hexdigest()
 
 
-def signed_hashes(directory):
+def signed_hashes(directory, suite):
     """SHA256 and size of each index file, from the verified InRelease."""
     path = os.path.join(directory, "InRelease")
-    download(f"{mirror()}/dists/{SUITE}/InRelease", path)
+    download(f"{mirror()}/dists/{suite}/InRelease", path)
     done = subprocess.run(["gpgv", "--keyring", KEYRING, path],
                           capture_output=True, text=True)
     if done.returncode != 0:
-        sys.exit(f"debian13: {SUITE}'s InRelease does not verify:\n"
+        sys.exit(f"debian13: {suite}'s InRelease does not verify:\n"
                  f"{done.stderr}")
     text = open(path).read()
     section = text.split("SHA256:", 1)[1]
@@ -99,18 +132,18 @@ def signed_hashes(directory):
             re.findall(r"^ ([0-9a-f]{64})\s+(\d+)\s+(\S+)$", section, re.M)}
 
 
-def packages_index(arch):
-    """{package: fields} of the suite's main index for arch."""
-    directory = os.path.join(CACHE, "debian13", "index", arch)
+def packages_index(arch, suite=SUITE):
+    """{package: fields} of suite's main index for arch."""
+    directory = os.path.join(CACHE, "debian13", "index", suite, arch)
     os.makedirs(directory, exist_ok=True)
     name = f"main/binary-{arch}/Packages.xz"
     path = os.path.join(directory, "Packages.xz")
-    download(f"{mirror()}/dists/{SUITE}/{name}", path)
-    expected = signed_hashes(directory).get(name)
+    download(f"{mirror()}/dists/{suite}/{name}", path)
+    expected = signed_hashes(directory, suite).get(name)
     if expected and expected[0] == sha256(path):
-        say(f"{arch} index verified against {SUITE}'s signed InRelease")
+        say(f"{arch} index verified against {suite}'s signed InRelease")
     else:
-        say(f"{arch} index does not match {SUITE}'s InRelease (a mirror in "
+        say(f"{arch} index does not match {suite}'s InRelease (a mirror in "
             f"mid-sync?): used unverified; each .deb is checked against it")
     index = {}
     for paragraph in lzma.decompress(open(path, "rb").read()).decode() \
@@ -121,8 +154,9 @@ def packages_index(arch):
     return index
 
 
-def fetch(packages, arch, index=None):
-    """The verified .debs of packages (for arch), in the cache."""
+def fetch(packages, arch, index=None, suite=SUITE):
+    """The verified .debs of packages (for arch, from suite), in the
+    cache."""
     directory = os.path.join(CACHE, "debian13", "debs")
     os.makedirs(directory, exist_ok=True)
     paths = []
@@ -133,11 +167,12 @@ def fetch(packages, arch, index=None):
         if cached:
             paths.append(cached[0])
             continue
-        index = index or packages_index(arch)
+        index = index or packages_index(arch, suite)
         if package not in index:
-            sys.exit(f"debian13: {SUITE}'s {arch} index has no {package} "
-                     f"(the pin TRIXIE_KERNEL={TRIXIE_KERNEL} in "
-                     f"tools/debian13.py may have left the suite)")
+            sys.exit(f"debian13: {suite}'s {arch} index has no {package} "
+                     f"(a pin in tools/debian13.py's KERNELS may have left "
+                     f"the suite: Documentation/building.md, \"The next "
+                     f"kernel\")")
         fields = index[package]
         path = os.path.join(directory, os.path.basename(fields["Filename"]))
         say(f"downloading {package} {fields['Version']}")
@@ -213,14 +248,9 @@ def guest_tools(arch):
         return root
 
 
-def headers_packages(arch):
-    return [f"linux-headers-{TRIXIE_KERNEL}-{arch}",
-            f"linux-headers-{TRIXIE_KERNEL}-common"]
-
-
-def kbuild_dir(arch):
-    """Where the kernel's headers are inside the build root."""
-    return f"/usr/src/linux-headers-{TRIXIE_KERNEL}-{arch}"
+def kbuild_dir(kernel):
+    """Where kernel's headers are inside the build root."""
+    return f"/usr/src/linux-headers-{kernel.name}"
 
 
 # tools/check prepares two targets at once: one of them makes the root.
@@ -228,15 +258,15 @@ _CACHE_LOCK = threading.RLock()
 
 
 def build_root():
-    """The trixie build root with gcc-14 and both kernels' headers; made
-    once, cached by what it holds."""
+    """The trixie build root with gcc-14: made once, cached by what it
+    holds; kernels' headers are added by headers()."""
     with _CACHE_LOCK:
         return _build_root()
 
 
 def _build_root():
-    key = hashlib.sha256(" ".join([SUITE, TRIXIE_KERNEL] + ROOT_PACKAGES)
-                         .encode()).hexdigest()[:16]
+    key = hashlib.sha256(" ".join([SUITE] + ROOT_PACKAGES).encode()) \
+        .hexdigest()[:16]
     root = os.path.join(CACHE, "debian13", f"root-{key}")
     if os.path.exists(os.path.join(root, ".okprobe-done")):
         return root
@@ -256,24 +286,37 @@ def _build_root():
     subprocess.run(["mmdebstrap", "--quiet", "--mode=root", "--variant=apt",
                     "--include=" + ",".join(ROOT_PACKAGES), SUITE,
                     os.path.join(root, "fs"), mirror()], check=True)
-    # The kernels' headers and the amd64 kbuild tools, unpacked: both
-    # headers packages point their scripts at the same linux-kbuild path,
-    # whose amd64 programs then serve the riscv64 cross build too.
-    debs = fetch(headers_packages("amd64") +
-                 [f"linux-kbuild-{TRIXIE_KERNEL}"], "amd64")
-    debs += fetch([f"linux-headers-{TRIXIE_KERNEL}-riscv64"], "riscv64")
-    for deb in debs:
-        subprocess.run(["dpkg-deb", "-x", deb, os.path.join(root, "fs")],
-                       check=True)
     open(os.path.join(root, ".okprobe-done"), "w").close()
     return root
 
 
-def kernel(arch):
-    """The unpacked stock kernel image for arch (amd64 or riscv64): the
-    directory holding vmlinuz (x86) or Image (riscv) and config."""
+def headers(kernel):
+    """kernel's headers and kbuild, unpacked into the build root once
+    (beside the other kernels'): the directory to build against, as the
+    host sees it. The amd64 kbuild package serves every flavour of the
+    release: its programs run on the host, the riscv64 cross build too."""
     with _CACHE_LOCK:
-        return _kernel(arch)
+        root = build_root()
+        done = os.path.join(root, f".okprobe-headers-{kernel.name}")
+        if not os.path.exists(done):
+            debs = fetch([f"linux-headers-{kernel.name}"], kernel.arch,
+                         suite=kernel.suite)
+            debs += fetch([f"linux-headers-{kernel.release}-common",
+                           f"linux-kbuild-{kernel.release}"], "amd64",
+                          suite=kernel.suite)
+            for deb in debs:
+                subprocess.run(["dpkg-deb", "-x", deb,
+                                os.path.join(root, "fs")], check=True)
+            open(done, "w").close()
+        return os.path.join(root, "fs", kbuild_dir(kernel).lstrip("/"))
+
+
+def kernel_image(kernel):
+    """The unpacked stock kernel image of kernel: the directory holding
+    vmlinuz (amd64; and vmlinux, the ELF inside it) or Image (riscv64),
+    and config."""
+    with _CACHE_LOCK:
+        return _kernel_image(kernel)
 
 
 def extract_vmlinux(out):
@@ -292,31 +335,48 @@ def extract_vmlinux(out):
     os.replace(os.path.join(out, "vmlinux.tmp"), os.path.join(out, "vmlinux"))
 
 
-def _kernel(arch):
-    out = os.path.join(CACHE, "debian13", f"kernel-{TRIXIE_KERNEL}-{arch}")
+# Where a kernel image package keeps the image: 6.12's linux-image-*
+# packages in /boot (riscv64's EFI-stub Image named vmlinux); 7.x's
+# linux-binary-* in /usr/lib/modules/RELEASE.
+IMAGE_PATHS = ["boot/vmlinuz-{name}", "boot/vmlinux-{name}",
+               "usr/lib/modules/{name}/vmlinuz"]
+
+
+def image_package(kernel):
+    """The package holding kernel's image: linux-binary-* from 7.x (the
+    image split from its modules), else the unsigned or the only
+    linux-image-*."""
+    index = packages_index(kernel.arch, kernel.suite)
+    for package in (f"linux-binary-{kernel.name}",
+                    f"linux-image-{kernel.name}-unsigned",
+                    f"linux-image-{kernel.name}"):
+        if package in index:
+            return package, index
+    sys.exit(f"debian13: {kernel.suite} has no image of {kernel.name}")
+
+
+def _kernel_image(kernel):
+    out = os.path.join(CACHE, "debian13", f"kernel-{kernel.name}")
     if os.path.exists(os.path.join(out, ".okprobe-done")):
-        if arch == "amd64" and \
-                not os.path.exists(os.path.join(out, "vmlinux")):
-            extract_vmlinux(out)
         return out
-    package = f"linux-image-{TRIXIE_KERNEL}-{arch}"
-    if arch == "amd64":
-        package += "-unsigned"
-    (deb,) = fetch([package], arch)
+    package, index = image_package(kernel)
+    (deb,) = fetch([package], kernel.arch, index, kernel.suite)
     shutil.rmtree(out, ignore_errors=True)
     unpacked = os.path.join(out, "root")
     os.makedirs(out)
     subprocess.run(["dpkg-deb", "-x", deb, unpacked], check=True)
-    boot = os.path.join(unpacked, "boot")
-    release = f"{TRIXIE_KERNEL}-{arch}"
-    # riscv64 ships the EFI-stub Image under the name vmlinux.
-    image = "vmlinuz" if arch == "amd64" else "vmlinux"
-    shutil.copy(os.path.join(boot, f"{image}-{release}"),
-                os.path.join(out, "vmlinuz" if arch == "amd64" else "Image"))
-    shutil.copy(os.path.join(boot, f"config-{release}"),
-                os.path.join(out, "config"))
+    found = [path for path in (os.path.join(unpacked, p.format(
+        name=kernel.name)) for p in IMAGE_PATHS) if os.path.exists(path)]
+    if not found:
+        sys.exit(f"debian13: no kernel image in {os.path.basename(deb)}")
+    shutil.copy(found[0], os.path.join(
+        out, "vmlinuz" if kernel.arch == "amd64" else "Image"))
     shutil.rmtree(unpacked)
-    if arch == "amd64":
+    # The configuration, as kbuild records it beside the headers (7.x's
+    # image packages no longer carry /boot/config-*).
+    shutil.copy(os.path.join(headers(kernel), ".config"),
+                os.path.join(out, "config"))
+    if kernel.arch == "amd64":
         extract_vmlinux(out)
     open(os.path.join(out, ".okprobe-done"), "w").close()
     return out
@@ -337,13 +397,13 @@ def inside(root, path):
     return "/" + os.path.relpath(path, os.path.join(root, "fs"))
 
 
-def make_variables(arch, zydis_dir=""):
-    """What okprobe's Makefile needs to build for the stock kernel of arch
-    (amd64 or riscv64) inside the root; the Makefile itself decides the
-    rest from the kernel's config, as on a Debian 13 machine."""
-    variables = [f"KDIR={kbuild_dir(arch)}",
-                 "ARCH=x86" if arch == "amd64" else "ARCH=riscv"]
-    if arch == "riscv64":
+def make_variables(kernel, zydis_dir=""):
+    """What okprobe's Makefile needs to build for kernel inside the root;
+    the Makefile itself decides the rest from the kernel's config, as on a
+    Debian 13 machine."""
+    variables = [f"KDIR={kbuild_dir(kernel)}",
+                 "ARCH=x86" if kernel.arch == "amd64" else "ARCH=riscv"]
+    if kernel.arch == "riscv64":
         variables.append("CROSS_COMPILE=riscv64-linux-gnu-")
     if zydis_dir:
         # Copied in on the host (the root has no Debian 12 source
@@ -361,22 +421,28 @@ def kbuild_env(env=None):
     return env
 
 
-def build_modules(root, tree, arch, zydis_dir=""):
-    """Builds okprobe and its test modules in tree (inside root) for the
-    stock kernel of arch (amd64 or riscv64) with the Makefile's "modules"
-    target (kbuild, then the checks of okprobe.ko), under chroot."""
+def build_modules(root, tree, kernel, zydis_dir=""):
+    """Builds okprobe and its test modules in tree (inside root) for
+    kernel with the Makefile's "modules" target (kbuild, then the checks
+    of okprobe.ko), under chroot."""
+    headers(kernel)
     return chroot(root, ["make", "-C", inside(root, tree)] +
-                  make_variables(arch, zydis_dir) + ["modules"],
-                  env=kbuild_env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                  make_variables(kernel, zydis_dir) + ["modules"],
+                  env=kbuild_env(), text=True, stdout=subprocess.PIPE,
+                  stderr=subprocess.STDOUT)
 
 
 def main():
     if sys.argv[1:2] == ["root"]:
         print(build_root())
-    elif sys.argv[1:2] == ["kernel"] and len(sys.argv) == 3:
-        print(kernel(sys.argv[2]))
+    elif sys.argv[1:2] == ["kernel"] and sys.argv[2:3] and \
+            sys.argv[2] in KERNELS:
+        print(kernel_image(KERNELS[sys.argv[2]]))
+    elif sys.argv[1:2] == ["kdir"] and sys.argv[2:3] and \
+            sys.argv[2] in KERNELS:
+        print(headers(KERNELS[sys.argv[2]]))
     else:
-        sys.exit(__doc__)
+        sys.exit(__doc__ + "\ntargets: " + " ".join(KERNELS))
 
 
 if __name__ == "__main__":

@@ -107,8 +107,10 @@ class Target:
 
     @property
     def debian13(self):
-        """Debian 13's stock kernel, built for in the trixie root."""
-        return self.name.endswith("-6.12")
+        """The Debian package of a stock kernel (Debian 13's or a newer
+        one from trixie-backports), built for in the trixie root; None
+        for the kernels built here or Debian 12's."""
+        return debian13.KERNELS.get(self.name)
 
     # Debian 13's amd64 kernel has call depth tracking
     # (MITIGATION_CALL_DEPTH_TRACKING): retbleed=stuff turns it on where
@@ -172,12 +174,10 @@ def target(name):
 def prepare_kernel(t):
     """Fetch (x86) or build (riscv) the guest kernel; set kdir and image."""
     if t.debian13:
-        arch = debian13.ARCHES[t.arch]
-        out = debian13.kernel(arch)
+        out = debian13.kernel_image(t.debian13)
         t.kernel_image = os.path.join(out, "vmlinuz" if t.arch == "x86"
                                       else "Image")
-        t.kdir = os.path.join(debian13.build_root(), "fs",
-                              debian13.kbuild_dir(arch).lstrip("/"))
+        t.kdir = debian13.headers(t.debian13)
     elif t.arch == "x86":
         release = X86_RT_RELEASE if t.name == "x86-rt" else X86_RELEASE
         out = run([os.path.join(TOOLS, "fetch-x86-kernel"), release],
@@ -351,7 +351,7 @@ def build_modules(t):
             run(["make", "-C", tree, f"ZYDIS_DIR={t.zydis_dir}",
                  "zydis-sources"], "copying Zydis")
         done = debian13.build_modules(debian13.build_root(), tree,
-                                      debian13.ARCHES[t.arch], t.zydis_dir)
+                                      t.debian13, t.zydis_dir)
         if done.returncode != 0:
             raise StepFailed(f"building okprobe.ko for {t.name}", done.stdout)
         t.modules = [os.path.join(tree, m) for m in MODULES]
