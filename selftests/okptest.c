@@ -3951,9 +3951,14 @@ static int entry_probe_steps(void)
 	 * (as the kernel's kprobes on ftrace), then counts again at 1. One
 	 * past the call site is a breakpoint or a jump: it goes on counting.
 	 */
-	if (has_ftrace && exists(FTRACE_ENABLED)) {
-		CHECK(write_file(FTRACE_ENABLED, "0") == 0,
-		      "kernel.ftrace_enabled does not go 0");
+	ret = has_ftrace && exists(FTRACE_ENABLED) ?
+		write_file(FTRACE_ENABLED, "0") : -ENOENT;
+	/* Newer kernels (7.3) keep ftrace on and refuse the 0 ("deprecated"). */
+	if (ret == -EOPNOTSUPP)
+		say("# kernel.ftrace_enabled=0 is refused here (EOPNOTSUPP): nothing to stop");
+	if (ret != -ENOENT && ret != -EOPNOTSUPP) {
+		CHECK(ret == 0, "kernel.ftrace_enabled does not go 0: %s",
+		      strerror(-ret));
 		before = list_hits("ksys_read+");
 		read_proc_repeatedly(ENTRY_READS);
 		after = list_hits("ksys_read+");
@@ -4141,6 +4146,14 @@ static int return_values_of(const char *symbol, int opens)
 	entries = sample_counter("entries");
 	ret = unload_module("okprobe_sample");
 	CHECK(ret == 0, "unloading the sample client: %s", strerror(-ret));
+	/*
+	 * do_sys_openat2() returns an int on newer kernels (7.3): the upper half of
+	 * rax, which a return probe reads whole as the kernel's own do
+	 * (regs_return_value), is then undefined. The descriptors' sum is
+	 * in the lower half.
+	 */
+	if (opens)
+		sum = (int)sum;
 	CHECK(entries == RETURN_READS && returns == RETURN_READS &&
 	      (opens ? (sum + RETURN_READS) % (RETURN_READS / 2) == 0 &&
 		       (sum + RETURN_READS) / (RETURN_READS / 2) >= 3 :
@@ -4187,6 +4200,9 @@ static int return_values_of(const char *symbol, int opens)
 	CHECK(ret == 0, "the child exited with %d", ret);
 	say("# the kernel's r: event on %s: %d returns adding up to %ld",
 	    symbol, traced, traced_sum);
+	/* The kernel's event types $retval by BTF: an int as an int. */
+	if (opens)
+		traced_sum = (int)traced_sum;
 	CHECK(traced == returns && traced_sum == sum,
 	      "okprobe saw %ld returns of %s adding up to %ld, the kernel's kretprobe %d adding up to %ld",
 	      returns, symbol, sum, traced, traced_sum);
@@ -5880,7 +5896,13 @@ static int probe_events_storm_steps(void)
 			}
 			if (-ret < (int)ARRAY_SIZE(error_counts))
 				error_counts[-ret]++;
-			CHECK(event_storm_errno_documented(ret),
+			/*
+			 * A return probe on a .cold piece: okretprobe's
+			 * EINVAL (entered by a jump, it has no return of its
+			 * own; operating.md).
+			 */
+			CHECK(event_storm_errno_documented(ret) ||
+			      (kind && ret == -EINVAL && strstr(name, ".cold")),
 			      "'%s' refused with an undocumented %s", line,
 			      strerror(-ret));
 			/* Where the entry is refused, so is the return. */

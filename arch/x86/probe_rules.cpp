@@ -35,14 +35,17 @@ InstructionVerdict probe_rules(Boundary boundary, const uint8_t *function, size_
 		return verdict;
 	}
 	// A sealed entry pad: where IBT kernels know no indirect call lands,
-	// apply_seal_endbr() overwrites the endbr64 with this 4-byte nop
-	// (gen_endbr_poison). kprobes' is_endbr() counts it as the pad, so
-	// symbol+0 means the same instruction to both.
-	static constexpr uint8_t sealed_pad[4] = {0x66, 0x0f, 0x1f, 0x00};
-	if (offset == 0 && size >= sizeof(sealed_pad) && function[0] == sealed_pad[0] && function[1] == sealed_pad[1] &&
-	    function[2] == sealed_pad[2] && function[3] == sealed_pad[3]) {
-		verdict.landing_pad = sizeof(sealed_pad);
-		return verdict;
+	// apply_seal_endbr() overwrites the endbr64 with a 4-byte nop
+	// (gen_endbr_poison): osp nopl (%rax) on 6.1 and 6.12, nopl -42(%rax)
+	// on 7.x, a nop no compiler emits. kprobes' is_endbr() counts it as the pad,
+	// so symbol+0 means the same instruction to both.
+	static constexpr uint8_t sealed_pads[][4] = {{0x66, 0x0f, 0x1f, 0x00}, {0x0f, 0x1f, 0x40, 0xd6}};
+	for (const auto &pad : sealed_pads) {
+		if (offset == 0 && size >= sizeof(pad) && function[0] == pad[0] && function[1] == pad[1] &&
+		    function[2] == pad[2] && function[3] == pad[3]) {
+			verdict.landing_pad = sizeof(pad);
+			return verdict;
+		}
 	}
 	const size_t available = size - offset < max_instruction_length ? size - offset : max_instruction_length;
 	const Analysis analysis =

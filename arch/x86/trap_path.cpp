@@ -35,6 +35,22 @@ TrapPath int3_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(con
 		"do_trap",
 		"irqentry_enter_from_user_mode",
 		"irqentry_exit_to_user_mode",
+		// The same where exc_int3 has them inlined (7.x): the user-mode
+		// entry's and exit's work (context tracking, deferred RCU and
+		// hrtimer wakeups, the exit-to-user work loop, signals, the I/O
+		// bitmap and FPU state the exit restores), which the walk,
+		// blind to which branch a call sits on, would otherwise follow
+		// from exc_int3 into the scheduler and the allocators. By the
+		// functions they call: arch_exit_to_user_mode_prepare() is a
+		// static inline, out of line in many copies of one name.
+		"do_int3_user",
+		"__ct_user_enter",
+		"__ct_user_exit",
+		"rcu_nocb_flush_deferred_wakeup",
+		"__hrtimer_rearm_deferred",
+		"exit_to_user_mode_loop",
+		"native_tss_update_io_bitmap",
+		"switch_fpu_return",
 		// SRSO's alias thunks, reached from the return thunk's
 		// alternatives in vmlinux's bytes (on TCG the loader patches
 		// them out of the running text). They sit at fixed alignments

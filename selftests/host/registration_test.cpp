@@ -26,6 +26,7 @@ constexpr uint64_t kprobed = core_base + 0x2800;    // holds a kernel kprobe
 constexpr uint64_t landing = core_base + 0x2900;    // starts with endbr64
 constexpr uint64_t pad_only = core_base + 0x2a00;   // nothing but endbr64
 constexpr uint64_t sealed = core_base + 0x2b00;	    // starts with a sealed endbr64
+constexpr uint64_t sealed_7x = core_base + 0x2b80;  // sealed as 7.x kernels seal it
 constexpr uint64_t padding = core_base + 0x2bf0;    // __pfx_ before a function
 constexpr uint64_t ibt_traced = core_base + 0x2c00; // endbr64, then its ftrace call site
 constexpr uint64_t init_text = 0xffffffff83000000;  // freed after boot
@@ -37,10 +38,10 @@ struct Function {
 
 struct FakeKernel {
 	std::map<std::string, uint64_t> symbols = {
-		{"traced", traced},	   {"nokprobe_fn", nokprobe}, {"garbled", garbled},
-		{"init_fn", init_text},	   {"kprobed", kprobed},      {"landing", landing},
-		{"pad_only", pad_only},	   {"sealed", sealed},	      {"__pfx_after_sealed", padding},
-		{"ibt_traced", ibt_traced}};
+		{"traced", traced},	    {"nokprobe_fn", nokprobe}, {"garbled", garbled},
+		{"init_fn", init_text},	    {"kprobed", kprobed},      {"landing", landing},
+		{"pad_only", pad_only},	    {"sealed", sealed},	       {"__pfx_after_sealed", padding},
+		{"ibt_traced", ibt_traced}, {"sealed_7x", sealed_7x}};
 	// Whether ftrace saves registers (entry probes go through it) or not
 	// (they go past the call site).
 	bool ftrace_saves_registers = true;
@@ -72,6 +73,8 @@ struct FakeKernel {
 		{pad_only, {0xf3, 0x0f, 0x1e, 0xfa}},
 		// Its pad sealed by the loader: the 4-byte nop kprobes' is_endbr() knows.
 		{sealed, {0x66, 0x0f, 0x1f, 0x00, 0x55, 0xc3}},
+		// 7.x's poison: nopl -42(%rax).
+		{sealed_7x, {0x0f, 0x1f, 0x40, 0xd6, 0x55, 0xc3}},
 		// x86's call padding: 16 nops before a function.
 		{padding, std::vector<uint8_t>(16, 0x90)},
 		{ibt_traced,
@@ -291,6 +294,11 @@ TEST(Registration, AFunctionsEntryLandingPadIsSteppedOver)
 		okp::check_registration(at_symbol("sealed", 0), kernel_text, okp::x86::probe_rules);
 	ASSERT_EQ(sealed_entry.error(), 0) << sealed_entry.why();
 	EXPECT_EQ(sealed_entry->address, sealed + 4);
+	const okp::Result<Registration> sealed_7x_entry =
+		okp::check_registration(at_symbol("sealed_7x", 0), kernel_text, okp::x86::probe_rules);
+	ASSERT_EQ(sealed_7x_entry.error(), 0) << sealed_7x_entry.why();
+	EXPECT_EQ(sealed_7x_entry->address, sealed_7x + 4);
+	EXPECT_EQ(sealed_7x_entry->length, 1) << "push %rbp";
 	// Inside the pad is inside an instruction, as anywhere else.
 	const okp::Result<Registration> inside =
 		okp::check_registration(at_symbol("landing", 2), kernel_text, okp::x86::probe_rules);

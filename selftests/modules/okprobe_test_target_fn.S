@@ -5,9 +5,18 @@
  */
 #include <linux/linkage.h>
 #include <asm/asm.h>
+#include <asm/ibt.h>
+
+/*
+ * A function as the kernel's C functions start, whatever its linkage.h:
+ * with endbr64 where IBT is built in (6.1 to 6.12's SYM_FUNC_START added
+ * it; 7.x's adds it only to SYM_TYPED_FUNC_START), so that symbol+0
+ * probes past it here as in every C function okptest probes.
+ */
+#define OKP_FUNC_START(name)	SYM_START(name, SYM_L_GLOBAL, SYM_A_ALIGN) ENDBR
 
 	.text
-SYM_FUNC_START(okp_gone_target)
+OKP_FUNC_START(okp_gone_target)
 	mov	%rdi, %rax		/* +0 */
 	add	$1, %rax		/* +3 */
 	RET
@@ -21,7 +30,7 @@ SYM_FUNC_END(okp_gone_target)
  *   big:   returns a + 2
  *   small: returns 0
  */
-SYM_FUNC_START(okp_cover_target)
+OKP_FUNC_START(okp_cover_target)
 	cmp	$1, %rdi		/* +0 */
 	jl	2f			/* +4 */
 	mov	%rdi, %rax		/* +6 */

@@ -95,11 +95,23 @@ ReachResult reach_functions(const uint64_t *roots, size_t root_count, const Code
 // at once): refused, not followed. The bug reporters (die is an oops) run
 // on a trap path only once the kernel is failing: left out, neither
 // refused nor followed, or printk's consoles, the scheduler and do_exit
-// would take in half the kernel.
+// would take in half the kernel. UBSAN's handlers (Debian's 7.x kernels
+// check array bounds and shifts) are such reporters: called only when a
+// check fails.
 inline constexpr const char *common_stops[] = {"preempt_schedule", "preempt_schedule_notrace"};
 inline constexpr const char *common_skips[] = {
-	"_printk", "_printk_deferred", "vprintk",	 "vprintk_emit", "__warn_printk", "report_bug",
-	"panic",   "dump_stack",       "dump_stack_lvl", "die",
+	"_printk",
+	"_printk_deferred",
+	"vprintk",
+	"vprintk_emit",
+	"__warn_printk",
+	"report_bug",
+	"panic",
+	"dump_stack",
+	"dump_stack_lvl",
+	"die",
+	"__ubsan_handle_out_of_bounds",
+	"__ubsan_handle_shift_out_of_bounds",
 };
 
 struct TrapPath {

@@ -104,10 +104,18 @@ static inline int okp_module_rodata_ranges(const struct module *mod,
  * EXECMEM_MODULE_TEXT, not the kprobes' EXECMEM_KPROBES: on riscv that one
  * comes read-only and executable already, and okprobe fills its pages
  * before it seals them (writing one oopsed on Debian 13's riscv64 kernel).
+ * Where execmem_alloc_rw() exists (6.17 on) it is the one: on a kernel
+ * with ARCH_HAS_EXECMEM_ROX (7.x amd64) module text itself comes
+ * read-only from a cache of huge pages, and execmem_alloc_rw() hands it
+ * over writable and not executable, as every kernel before gave it.
  */
 #ifdef OKP_HAVE_EXECMEM
 #include <linux/execmem.h>
+#ifdef OKP_HAVE_EXECMEM_ALLOC_RW
+#define OKP_EXEC_ALLOC_FUNCTION execmem_alloc_rw
+#else
 #define OKP_EXEC_ALLOC_FUNCTION execmem_alloc
+#endif
 #define OKP_EXEC_FREE_FUNCTION execmem_free
 #else
 #include <linux/moduleloader.h>
