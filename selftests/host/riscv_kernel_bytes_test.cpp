@@ -148,7 +148,9 @@ bool kernel_function_of(uint64_t address, uint64_t *start, uint64_t *size, void 
 	if (next == functions.begin() || next == functions.end())
 		return false;
 	*start = std::prev(next)->address;
-	*size = next->address - *start;
+	// The last function of the text ends at _etext (7.2's __do_softirq),
+	// not at the next symbol, the init text's first.
+	*size = std::min(next->address, kernel.symbol("_etext")) - *start;
 	return true;
 }
 
