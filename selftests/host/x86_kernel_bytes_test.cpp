@@ -939,6 +939,10 @@ TEST(X86KernelBytes, TheExitCensusOfTheRuntimeTextFindsEveryReturnToo)
 		const auto it = run.exits_of.find(function);
 		if (it != run.exits_of.end() && it->second == exits)
 			continue;
+		// A static call's trampoline is its target's jmp or a ret, as
+		// the boot set it: 7.x's LSM hooks alone are 270 of them.
+		if (running->symbols[size_t(symbol_index(*running, function))].name.rfind("__SCT__", 0) == 0)
+			continue;
 		++rewritten;
 		names += " " + running->symbols[size_t(symbol_index(*running, function))].name;
 	}

@@ -74,7 +74,10 @@ bool load_kernel_image(const char *vmlinux_path, const char *kallsyms_path, Kern
 		const Elf64_Shdr section = section_header(i);
 		const char *name =
 			reinterpret_cast<const char *>(kernel.image.data() + names.sh_offset + section.sh_name);
-		if (section.sh_type == SHT_PROGBITS && (section.sh_flags & SHF_EXECINSTR))
+		// Code, not writable: 7.3's linker marks .data executable too
+		// (WAX), and kallsyms then calls its objects text ('T').
+		if (section.sh_type == SHT_PROGBITS && (section.sh_flags & SHF_EXECINSTR) &&
+		    !(section.sh_flags & SHF_WRITE))
 			kernel.text.push_back({name, section.sh_addr, section.sh_size, section.sh_offset});
 		const auto relative = [&](uint64_t at) {
 			int32_t value;
