@@ -281,4 +281,16 @@ private:
 // targets, which may exceed capacity.
 size_t code_references(const CodeRange &function, unsigned kinds, uint64_t *targets, size_t capacity);
 
+// The same, from the code that can run only: what the function's own
+// control flow reaches from its first byte and from entries (its jump
+// labels' targets, its exception fixups; those outside it are ignored).
+// Bytes nothing reaches are never run where they are: 7.x kernels keep
+// a file's alternatives' replacement code there, after its last function
+// (copied over the original instructions at boot), whose jumps would
+// lead elsewhere. A jump through a register other than a return (a jump
+// table) makes every byte count, as code_references does; so does a
+// failed allocation.
+size_t reachable_code_references(const CodeRange &function, const uint64_t *entries, size_t entry_count, unsigned kinds,
+				 uint64_t *targets, size_t capacity);
+
 } // namespace okp::riscv

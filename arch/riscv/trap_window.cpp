@@ -15,10 +15,15 @@ bool writes_tp_to_sscratch(const Instruction &insn)
 	       (insn.raw >> 20) == csr_sscratch;
 }
 
-size_t calls_jumps_and_callbacks(const CodeRange &function, uint64_t *targets, size_t capacity)
+// Only the code that can run (reachable_code_references): where the hidden
+// entries are unknown, every byte of the function.
+size_t calls_jumps_and_callbacks(const CodeRange &function, const HiddenEntries &entries, uint64_t *targets,
+				 size_t capacity)
 {
-	return code_references(function, references::jumps | references::calls | references::taken_address, targets,
-			       capacity);
+	constexpr unsigned kinds = references::jumps | references::calls | references::taken_address;
+	if (!entries.known)
+		return code_references(function, kinds, targets, capacity);
+	return reachable_code_references(function, entries.addresses, entries.count, kinds, targets, capacity);
 }
 
 } // namespace

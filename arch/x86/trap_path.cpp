@@ -11,7 +11,7 @@ namespace {
 // (the handler returns through them). Under call depth tracking the boot
 // aims every call at the callee's padding (its accounting thunk), which
 // falls through into the callee: followed.
-size_t calls_jumps_and_callbacks(const CodeRange &function, uint64_t *targets, size_t capacity)
+size_t calls_jumps_and_callbacks(const CodeRange &function, const HiddenEntries &, uint64_t *targets, size_t capacity)
 {
 	return code_references(function, Thunks{},
 			       references::jumps | references::calls | references::taken_address |

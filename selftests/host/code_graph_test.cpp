@@ -52,7 +52,7 @@ struct Graph {
 };
 
 Graph *scanned_graph;
-size_t scan_graph(const CodeRange &function, uint64_t *targets, size_t capacity)
+size_t scan_graph(const CodeRange &function, const HiddenEntries &, uint64_t *targets, size_t capacity)
 {
 	const std::vector<uint64_t> &list = scanned_graph->references.at(function.address);
 	for (size_t i = 0; i < list.size() && i < capacity; ++i)
@@ -149,6 +149,69 @@ TEST(RiscvCodeReferences, SortsCallsJumpsAndTakenAddressesAndSkipsItsOwnBody)
 	ASSERT_EQ(riscv::code_references(range, okp::references::taken_address, targets, 8), 1u);
 	EXPECT_EQ(targets[0], base + 0xa + 0x1000 + 16);
 	EXPECT_EQ(riscv::code_references(range, 7, targets, 1), 4u) << "the count, past the capacity";
+}
+
+// 7.x's alternatives leave replacement code after a file's last function,
+// inside its kallsyms range: never run there, its jumps lead elsewhere.
+// Only the code reached from the entry and the hidden entries counts.
+TEST(RiscvCodeReferences, FollowOnlyTheCodeThatRuns)
+{
+	const std::vector<uint8_t> code = assemble({
+		c(0xc111),     // 0: c.beqz a0, +4       inside
+		i(0x100000ef), // 2: jal ra, +0x100      call
+		c(0x8082),     // 6: c.jr ra             return
+		i(0x2000006f), // 8: jal zero, +0x200    reached by nothing: not run
+		i(0x3000006f), // c: jal zero, +0x300    a jump label's target
+		c(0x8082),     // 10: c.jr ra
+	});
+	const CodeRange range{code.data(), base, code.size()};
+	uint64_t targets[8];
+	ASSERT_EQ(riscv::code_references(range, okp::references::jumps, targets, 8), 2u) << "every byte";
+	const uint64_t none[1] = {};
+	EXPECT_EQ(riscv::reachable_code_references(range, none, 0, okp::references::jumps, targets, 8), 0u);
+	ASSERT_EQ(riscv::reachable_code_references(range, none, 0, okp::references::calls, targets, 8), 1u);
+	EXPECT_EQ(targets[0], base + 2 + 0x100);
+	const uint64_t label[] = {base + 0xc, base + 0x5000 /* outside: ignored */};
+	ASSERT_EQ(riscv::reachable_code_references(range, label, 2, okp::references::jumps, targets, 8), 1u);
+	EXPECT_EQ(targets[0], base + 0xc + 0x300);
+	// A jump table: the flow cannot be followed, every byte counts.
+	const std::vector<uint8_t> table = assemble({c(0x8282) /* c.jr t0 */, i(0x2000006f)});
+	EXPECT_EQ(riscv::reachable_code_references({table.data(), base, table.size()}, none, 0, okp::references::jumps,
+						   targets, 8),
+		  1u);
+}
+
+// The walk hands each function's hidden entries to the scanner.
+TEST(CodeGraph, HandsTheScannerEachFunctionsHiddenEntries)
+{
+	Graph graph;
+	graph.references = {{0x1000, {0x2000}}, {0x2000, {}}};
+	CodeGraphFacts facts = graph.facts();
+	facts.hidden_targets = [](const CodeRange &range, uint64_t *targets, size_t, void *) -> long {
+		if (range.address == 0x2000)
+			return -1; // unknown
+		targets[0] = range.address + 0x40;
+		return 1;
+	};
+	static std::map<uint64_t, HiddenEntries> seen;
+	static uint64_t first_entry;
+	seen.clear();
+	scanned_graph = &graph;
+	const auto scan = [](const CodeRange &function, const HiddenEntries &entries, uint64_t *targets,
+			     size_t capacity) {
+		seen[function.address] = entries;
+		if (entries.count)
+			first_entry = entries.addresses[0];
+		return scan_graph(function, entries, targets, capacity);
+	};
+	RangeList reached;
+	const uint64_t roots[] = {0x1000};
+	ASSERT_EQ(reach_functions(roots, 1, facts, scan, reached, "why").error, 0);
+	reached.clear();
+	ASSERT_TRUE(seen[0x1000].known);
+	EXPECT_EQ(seen[0x1000].count, 1u);
+	EXPECT_EQ(first_entry, 0x1040u);
+	EXPECT_FALSE(seen[0x2000].known);
 }
 
 constexpr uint32_t csrw_sscratch_tp = 0x14021073, sret = 0x10200073;

@@ -118,7 +118,15 @@ ReachResult reach_functions(const uint64_t *roots, size_t root_count, const Code
 			result = {error::eio, function};
 			break;
 		}
-		const size_t count = scan(CodeRange{bytes, function, size}, targets, limits.max_references);
+		const CodeRange code{bytes, function, size};
+		uint64_t hidden[max_hidden_entries];
+		HiddenEntries entries;
+		if (facts.hidden_targets) {
+			const long found = facts.hidden_targets(code, hidden, max_hidden_entries, facts.context);
+			entries = {hidden, found > 0 ? size_t(found) : 0,
+				   found >= 0 && size_t(found) <= max_hidden_entries};
+		}
+		const size_t count = scan(code, entries, targets, limits.max_references);
 		if (count > limits.max_references) {
 			result = {error::e2big, function};
 			break;
@@ -202,6 +210,11 @@ TrapPath reach_trap_path(const uint64_t *roots, size_t root_count, const TrapPat
 		const CodeGraphFacts &outer = *static_cast<const TrapPathContext *>(raw)->facts;
 		return outer.read_text(address, buffer, size, outer.context);
 	};
+	if (facts.hidden_targets)
+		walk_facts.hidden_targets = [](const CodeRange &range, uint64_t *targets, size_t capacity, void *raw) {
+			const CodeGraphFacts &outer = *static_cast<const TrapPathContext *>(raw)->facts;
+			return outer.hidden_targets(range, targets, capacity, outer.context);
+		};
 	walk_facts.context = &context;
 	result.walk = reach_functions(roots, root_count, walk_facts, scan, reached, why);
 	switch (result.walk.error) {

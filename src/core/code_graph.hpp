@@ -29,8 +29,23 @@ struct CodeGraphFacts {
 	// Whether the walk leaves the function starting at function out
 	// altogether: neither reached nor followed (may be nullptr).
 	bool (*skips)(uint64_t function, void *context);
+	// Where else than at its start execution may enter code in range:
+	// the targets of its jump labels (a nop now, a jump once the key
+	// flips) and its exception fixups. How many, at most capacity
+	// written; -1 when they cannot be known. May be nullptr (unknown).
+	long (*hidden_targets)(const CodeRange &range, uint64_t *targets, size_t capacity, void *context);
 	void *context;
 };
+
+// The hidden entries of the function being scanned (hidden_targets'),
+// inside or outside it; known false when they could not be had, and an
+// arch's scanner then reads the function's every byte as code.
+struct HiddenEntries {
+	const uint64_t *addresses = nullptr;
+	size_t count = 0;
+	bool known = false;
+};
+constexpr size_t max_hidden_entries = 64;
 
 // What an arch's code_references collects (a mask).
 namespace references {
@@ -67,8 +82,11 @@ struct ExternalReferences {
 };
 
 // The architecture's scanner: the distinct addresses outside function that
-// its code refers to (may exceed capacity: the count is returned).
-using ReferenceScanner = size_t (*)(const CodeRange &function, uint64_t *targets, size_t capacity);
+// its code refers to (may exceed capacity: the count is returned). entries:
+// where else the function may be entered (a scanner that follows its
+// control flow starts there too).
+using ReferenceScanner = size_t (*)(const CodeRange &function, const HiddenEntries &entries, uint64_t *targets,
+				    size_t capacity);
 
 struct CodeGraphLimits {
 	size_t max_functions = 4096;

@@ -116,6 +116,12 @@ struct ExitFacts {
 
 constexpr size_t max_exit_pieces = 4;
 constexpr size_t max_hidden_edges = 32;
+
+// The running kernel's hidden edges out of range, for ExitFacts and
+// CodeGraphFacts: its jump labels' targets and exception fixups (from the
+// glue's tables; return_exits.cpp); -1 when they cannot be known or are
+// more than capacity (or max_hidden_edges of a kind).
+long kernel_hidden_targets(const CodeRange &range, uint64_t *targets, size_t capacity, void *context);
 // The most exits a return probe puts probes on.
 constexpr size_t max_function_exits = 64;
 

@@ -5,6 +5,7 @@
 // glue's probe mutex held.
 #include "core/basic_blocks.hpp"
 #include "core/core_api.h"
+#include "core/function_exits.hpp"
 #include "core/owned.hpp"
 #include "core/kernel_facts.hpp"
 #include "core/probe_table.hpp"
@@ -142,6 +143,7 @@ extern "C" long okp_core_refuse_trap_path(const char **why, unsigned long *culpr
 	facts.read_text = [](uint64_t address, uint8_t *buffer, size_t size, void *) -> size_t {
 		return okp_glue_read_text(address, buffer, size);
 	};
+	facts.hidden_targets = kernel_hidden_targets;
 	const auto lookup = [](const char *name, void *) { return kernel::lookup_symbol(name); };
 	RangeList reached;
 	const TrapPath path = arch::trap_path_functions(facts, lookup, reached);

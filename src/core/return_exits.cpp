@@ -77,17 +77,19 @@ ExitPlace place(uint64_t target, CodeRange *piece, void *opaque)
 	return start == target ? ExitPlace::function_start : ExitPlace::elsewhere;
 }
 
+} // namespace
+
 // Jump labels' targets and exception fixups: edges the decoder cannot see.
-long hidden_targets(const CodeRange &range, uint64_t *targets, size_t capacity, void *)
+long kernel_hidden_targets(const CodeRange &range, uint64_t *targets, size_t capacity, void *)
 {
 	size_t count = 0;
 	{
 		okp_jump_label labels[max_hidden_edges];
 		const long found = okp_glue_jump_labels_within(range.address, range.address + range.size, labels,
 							       max_hidden_edges);
-		if (found < 0 || size_t(found) > max_hidden_edges)
+		if (found < 0 || size_t(found) > max_hidden_edges || size_t(found) > capacity)
 			return -1;
-		for (long i = 0; i < found && count < capacity; ++i)
+		for (long i = 0; i < found; ++i)
 			targets[count++] = labels[i].target;
 	}
 	okp_exception_entry entries[max_hidden_edges];
@@ -100,7 +102,6 @@ long hidden_targets(const CodeRange &range, uint64_t *targets, size_t capacity, 
 	return long(count);
 }
 
-} // namespace
 } // namespace okp
 
 using namespace okp;
@@ -148,7 +149,7 @@ extern "C" long okp_core_function_exits(const struct okprobe *probe, const char 
 		return -error::eopnotsupp;
 	}
 	context.name = function_symbol.name;
-	const ExitFacts facts{place, hidden_targets, &context};
+	const ExitFacts facts{place, kernel_hidden_targets, &context};
 	OwnedArray<FunctionExit> found = OwnedArray<FunctionExit>::make(max_function_exits);
 	if (!found) {
 		*why = "out of memory";

@@ -51,6 +51,13 @@ static int __init okp_init(void)
 	ret = okp_core_init();
 	if (ret)
 		return ret;
+	/*
+	 * The kernel's jump labels and exception table, indexed before the
+	 * blacklist's walk of the trap path, which starts at their targets
+	 * too: code that runs only when a key flips or an access faults.
+	 */
+	okp_jump_labels_init();
+	okp_exception_table_init();
 	ret = okp_blacklist_init();
 	if (ret)
 		goto fail_core;
@@ -88,6 +95,7 @@ fail_sysctl:
 fail_kernel_kprobes:
 	okp_kernel_kprobes_exit();
 fail_core:
+	okp_jump_labels_exit();
 	okp_core_exit();
 	okp_check_leaks();
 	return ret;
@@ -102,6 +110,7 @@ static void __exit okp_exit(void)
 	okp_probes_exit();
 	okp_sysctl_exit();
 	okp_kernel_kprobes_exit();
+	okp_jump_labels_exit();
 	okp_core_exit();
 	okp_check_leaks();
 	pr_info("unloaded\n");

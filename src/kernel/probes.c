@@ -720,18 +720,12 @@ int okp_probes_init(void)
 {
 	int ret;
 
-	okp_jump_labels_init();
-	okp_exception_table_init();
 	ret = okp_arch_probes_init();
-	if (ret) {
-		okp_jump_labels_exit();
+	if (ret)
 		return ret;
-	}
 	ret = register_module_notifier(&okp_module_block);
-	if (ret) {
+	if (ret)
 		okp_arch_probes_exit();
-		okp_jump_labels_exit();
-	}
 	return ret;
 }
 
@@ -746,5 +740,4 @@ void okp_probes_exit(void)
 	okp_core_probes_exit();
 	mutex_unlock(&okp_probe_mutex);
 	okp_arch_probes_exit();
-	okp_jump_labels_exit();
 }
