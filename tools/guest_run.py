@@ -244,9 +244,10 @@ class Boot:
 
 def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
          kernel_args="", on_line=None, cpu="max", qemu_extra=(), smp=2,
-         silence=SILENCE_LIMIT, symbols=None):
+         silence=SILENCE_LIMIT, symbols=None, init_patience=1):
     """Run the guest; return a Boot. A guest that has not started init by
-    INIT_DEADLINE (nor printed for INIT_SILENCE before it), printed nothing
+    INIT_DEADLINE (nor printed for INIT_SILENCE before it; both times
+    init_patience for a slower guest), printed nothing
     for silence seconds or outlived
     timeout counts as timed out; past init, what its CPUs were doing is
     taken first (guest_hang.diagnose: QEMU's monitor, the kernel's SysRq
@@ -332,8 +333,9 @@ def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
             # tree's initramfs on a busy host: 12 s and more) only the
             # deadline counts.
             if elapsed > timeout or quiet > silence or not booted and \
-                    (elapsed > INIT_DEADLINE or
-                     last_output > start and quiet > INIT_SILENCE):
+                    (elapsed > INIT_DEADLINE * init_patience or
+                     last_output > start and
+                     quiet > INIT_SILENCE * init_patience):
                 result.timed_out = True
                 result.longest_silence = max(result.longest_silence, quiet)
                 if booted:
@@ -459,7 +461,7 @@ def judge(console, timed_out, label, hang=""):
 def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
         extra_files=(), timeout=600, log_path=None, echo=False, label=None,
         kernel_args="", trees=(), on_line=None, cpu="max", qemu_extra=(),
-        smp=2, silence=SILENCE_LIMIT, symbols=None):
+        smp=2, silence=SILENCE_LIMIT, symbols=None, init_patience=1):
     """Boot, judge. symbols: the guest kernel's "address type name" file,
     to name where a hung guest's CPUs were."""
     label = label or f"{arch}/{suite}"
@@ -473,7 +475,7 @@ def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
         for attempt in range(EARLY_BOOT_RETRIES + 1):
             done = boot(arch, kernel, initrd, suite, timeout, log_path, echo,
                         kernel_args, on_line, cpu, qemu_extra, smp, silence,
-                        symbols)
+                        symbols, init_patience)
             # Only a hang before init is retried: nothing of okprobe's
             # (nor any test) has run yet. Every retry is reported.
             if not done.timed_out or \
