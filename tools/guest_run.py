@@ -286,17 +286,18 @@ def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
         pending = b""
         last_output = start
         # Past the kernel's "Run /init" a silence before okptest's first
-        # line is its start on a starved host, not an early-boot hang.
-        ran_init = False
+        # line is its start on a starved host, not an early-boot hang
+        # (ran_init() as the lines come, not over the console each poll).
+        kernel_ran_init = False
 
         def take(chunk):
-            nonlocal pending, ran_init
+            nonlocal pending, kernel_ran_init
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for raw in lines:
                 line = raw.decode("utf-8", "replace").rstrip("\r")
                 console.append(line)
-                ran_init = ran_init or "Run /init as init process" in line
+                kernel_ran_init = kernel_ran_init or RAN_INIT in line
                 if log:
                     log.write(line + "\n")
                     log.flush()
@@ -342,13 +343,13 @@ def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
             # tree's initramfs on a busy host: 12 s and more) only the
             # deadline counts.
             if elapsed > timeout or quiet > silence or \
-                    not booted and not ran_init and \
+                    not booted and not kernel_ran_init and \
                     (elapsed > INIT_DEADLINE * init_patience or
                      last_output > start and
                      quiet > INIT_SILENCE * init_patience):
                 result.timed_out = True
                 result.longest_silence = max(result.longest_silence, quiet)
-                if booted:
+                if booted or kernel_ran_init:
                     why = (f"no console output for {quiet:.0f} s"
                            if quiet > silence else
                            f"still running after {elapsed:.0f} s")
@@ -373,6 +374,14 @@ def boot(arch, kernel, initrd, suite, timeout, log_path=None, echo=False,
 def started_init(lines):
     """okptest's first line has appeared: the kernel booted to /init."""
     return any(line.startswith("TAP version") for line in lines)
+
+
+RAN_INIT = "Run /init as init process"
+
+
+def ran_init(lines):
+    """The kernel has run /init (okptest may not have printed yet)."""
+    return any(RAN_INIT in line for line in lines)
 
 
 # ---- Judging ---------------------------------------------------------------
@@ -486,10 +495,10 @@ def run(arch, kernel, init, modules, suite="okprobe", busybox=None,
             done = boot(arch, kernel, initrd, suite, timeout, log_path, echo,
                         kernel_args, on_line, cpu, qemu_extra, smp, silence,
                         symbols, init_patience)
-            # Only a hang before init is retried: nothing of okprobe's
-            # (nor any test) has run yet. Every retry is reported.
-            if not done.timed_out or \
-                    started_init(done.console.splitlines()) or \
+            # Only a hang before the kernel ran /init is retried: nothing
+            # of okprobe's (nor any test) has run yet. Every retry is
+            # reported.
+            if not done.timed_out or ran_init(done.console.splitlines()) or \
                     attempt == EARLY_BOOT_RETRIES:
                 break
             # Keep the hung attempt's console: the next boot would
