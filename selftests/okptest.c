@@ -1130,6 +1130,26 @@ static void read_proc_repeatedly(int count)
 	read_proc_sized(count, 256);
 }
 
+/* The line of file (at most 64 KiB read) containing needle, "" if none. */
+static void file_line(const char *path, const char *needle, char *line,
+		      size_t size)
+{
+	static char text[65536];
+	char *start, *end;
+
+	line[0] = '\0';
+	if (read_file(path, text, sizeof(text)))
+		return;
+	start = strstr(text, needle);
+	if (!start)
+		return;
+	while (start > text && start[-1] != '\n')
+		start--;
+	end = strchr(start, '\n');
+	snprintf(line, size, "%.*s", end ? (int)(end - start) : (int)strlen(start),
+		 start);
+}
+
 /* The debugfs okprobe/list line containing needle, copied to line. */
 static int list_line(const char *needle, char *line, size_t size)
 {
@@ -1275,13 +1295,15 @@ static pid_t start_reader(void)
  */
 static int test_unload_while_optimized(void)
 {
-	char line[512] = "", shown[64] = "";
+	char line[512] = "", after[256], shown[64] = "";
 	unsigned char text[TEXT_BYTES];
 	pid_t readers[2];
 	int ret, i, status, optimized, jumped;
 
 	STEP(load_okprobe_and_sample());
 	optimized = wait_listed_optimized(sample_where, line, sizeof(line));
+	if (!optimized) /* okprobe/jumps says why */
+		file_line(DEBUGFS_DIR "/jumps", sample_where, line, sizeof(line));
 	jumped = read_text(SAMPLE_TEXT, text, shown, sizeof(shown)) &&
 		 is_jump(text);
 	for (i = 0; i < 2; i++)
@@ -1297,7 +1319,7 @@ static int test_unload_while_optimized(void)
 	}
 	if (ret)
 		unload_module("okprobe_sample");
-	CHECK(!list_line(sample_where, line + 256, 256),
+	CHECK(!list_line(sample_where, after, sizeof(after)),
 	      "the probe is still listed after the unload");
 	STEP(unload_okprobe());
 	CHECK(optimized, "the probe never showed [OPTIMIZED]: '%s'", line);
@@ -2543,26 +2565,6 @@ static int bench_command(const char *command, char *reply, size_t size)
 	return read_file(BENCH_CONTROL, reply, size);
 }
 
-/* The line of file (at most 64 KiB read) containing needle, "" if none. */
-static void bench_file_line(const char *path, const char *needle, char *line,
-			    size_t size)
-{
-	static char text[65536];
-	char *start, *end;
-
-	line[0] = '\0';
-	if (read_file(path, text, sizeof(text)))
-		return;
-	start = strstr(text, needle);
-	if (!start)
-		return;
-	while (start > text && start[-1] != '\n')
-		start--;
-	end = strchr(start, '\n');
-	snprintf(line, size, "%.*s", end ? (int)(end - start) : (int)strlen(start),
-		 start);
-}
-
 static int bench_is_kernel(const struct bench_row *row)
 {
 	return !strcmp(row->config->arm, "kprobe") ||
@@ -2598,7 +2600,7 @@ static void bench_listed_line(const struct bench_row *row, char *line,
 	else
 		snprintf(needle, sizeof(needle), "%s+0x%x", row->target->name,
 			 entry_pad);
-	bench_file_line(bench_is_kernel(row) ? KPROBES_LIST :
+	file_line(bench_is_kernel(row) ? KPROBES_LIST :
 			DEBUGFS_DIR "/jumps", needle, line, size);
 }
 

@@ -70,7 +70,15 @@ static unsigned long okp_entry_expected(void *function, bool *via_ftrace)
 		*via_ftrace = true;
 		return okp_entry_code(function);
 	}
+#if defined(MCOUNT_AUIPC_SIZE) && defined(MCOUNT_JALR_SIZE)
+	/*
+	 * riscv's call site as patched atomically (6.16 on): auipc, then
+	 * the jalr that ftrace records and MCOUNT_INSN_SIZE measures.
+	 */
+	return okp_entry_code(function) + MCOUNT_AUIPC_SIZE + MCOUNT_JALR_SIZE;
+#else
 	return okp_entry_code(function) + MCOUNT_INSN_SIZE;
+#endif
 #else
 	return okp_entry_code(function);
 #endif

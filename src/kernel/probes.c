@@ -175,16 +175,38 @@ static bool okp_module_function(unsigned long address, unsigned long *start,
 	return found;
 }
 
+/*
+ * With DYNAMIC_FTRACE_WITH_CALL_OPS (riscv from 6.16) every traced
+ * function has a pointer to its ftrace_ops in the 8 bytes before its
+ * entry, where ftrace writes it: data, after the previous function's
+ * code. kallsyms sizes a function up to the next symbol, literal included;
+ * a module's ELF sizes are exact.
+ */
+static unsigned long okp_next_call_ops_literal(unsigned long end)
+{
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS
+	if (okp_resolved(ftrace_location) && okp_call(ftrace_location)(end))
+		return sizeof(void *);
+#endif
+	return 0;
+}
+
 int okp_glue_function_of(unsigned long address, unsigned long *start,
 			 unsigned long *size)
 {
-	unsigned long offset;
+	unsigned long offset, literal;
 
 	if (okp_module_function(address, start, size, NULL, 0, NULL, 0))
 		return 1;
 	if (!okp_call(kallsyms_lookup_size_offset)(address, size, &offset))
 		return 0;
 	*start = address - offset;
+	literal = okp_next_call_ops_literal(*start + *size);
+	if (literal && *size > literal) {
+		if (offset >= *size - literal)
+			return 0; /* the literal itself: no function's code */
+		*size -= literal;
+	}
 	return 1;
 }
 
