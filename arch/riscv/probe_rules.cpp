@@ -28,7 +28,45 @@ BreakpointPlan refuse(BreakpointPlan plan, int error, const char *why)
 	return plan;
 }
 
+// A linear decode from the function's start up to offset, as the kernel
+// does, remembering an lr whose sc has not come yet.
+struct WalkTo {
+	bool decodes = false;  // every instruction before offset decodes
+	bool boundary = false; // offset is where one starts
+	bool open_lr = false;  // an lr before offset has no sc yet
+};
+
+WalkTo walk_to(const uint8_t *function, size_t size, size_t offset)
+{
+	WalkTo walk;
+	size_t at = 0;
+	unsigned since_open_lr = 0; // instructions since an unmatched lr, 0: none
+	while (at < offset) {
+		const Instruction insn = decode_instruction(function + at, size - at);
+		if (insn.length == 0)
+			return walk;
+		if (insn.operation == Operation::lr)
+			since_open_lr = 1;
+		else if (insn.operation == Operation::sc || (since_open_lr && ++since_open_lr > lr_sc_reach))
+			since_open_lr = 0;
+		at += insn.length;
+	}
+	walk.decodes = true;
+	walk.boundary = at == offset;
+	walk.open_lr = since_open_lr != 0;
+	return walk;
+}
+
 } // namespace
+
+bool in_lr_sc_sequence(const uint8_t *function, size_t size, size_t offset)
+{
+	if (offset >= size)
+		return false;
+	const WalkTo walk = walk_to(function, size, offset);
+	return walk.boundary &&
+	       (walk.open_lr || decode_instruction(function + offset, size - offset).operation == Operation::lr);
+}
 
 BreakpointPlan plan_breakpoint(const uint8_t *function, size_t size, size_t offset)
 {
@@ -37,28 +75,17 @@ BreakpointPlan plan_breakpoint(const uint8_t *function, size_t size, size_t offs
 		return refuse(plan, error::eilseq, "the address is odd: no riscv instruction starts there");
 	if (offset >= size)
 		return refuse(plan, error::eilseq, "the function does not decode up to the address");
-	// Walk from the start, as the kernel does, remembering an lr whose sc
-	// has not come yet.
-	size_t at = 0;
-	unsigned since_open_lr = 0; // instructions since an unmatched lr, 0: none
-	while (at < offset) {
-		const Instruction insn = decode_instruction(function + at, size - at);
-		if (insn.length == 0)
-			return refuse(plan, error::eilseq, "the function does not decode up to the address");
-		if (insn.operation == Operation::lr)
-			since_open_lr = 1;
-		else if (insn.operation == Operation::sc || (since_open_lr && ++since_open_lr > lr_sc_reach))
-			since_open_lr = 0;
-		at += insn.length;
-	}
-	if (at != offset)
+	const WalkTo walk = walk_to(function, size, offset);
+	if (!walk.decodes)
+		return refuse(plan, error::eilseq, "the function does not decode up to the address");
+	if (!walk.boundary)
 		return refuse(plan, error::eilseq, "the address is inside an instruction");
 
 	plan.instruction = decode_instruction(function + offset, size - offset);
 	const Instruction &insn = plan.instruction;
 	if (insn.length == 0)
 		return refuse(plan, error::eilseq, "the bytes at the address do not decode");
-	if (since_open_lr || insn.operation == Operation::lr)
+	if (walk.open_lr || insn.operation == Operation::lr)
 		return refuse(plan, error::eperm, "inside an LR/SC sequence: a trap makes its sc fail forever");
 	if (insn.operation == Operation::ebreak || insn.operation == Operation::c_ebreak)
 		return refuse(plan, error::ebusy, "an ebreak: someone else's breakpoint or a bug/warning trap");

@@ -38,6 +38,12 @@ constexpr uint16_t c_ebreak_encoding = 0x9002;
 
 BreakpointPlan plan_breakpoint(const uint8_t *function, size_t size, size_t offset);
 
+// Whether a trap at the instruction at offset breaks an LR/SC sequence (it
+// is the lr, the sc or between them): the kernel's own kprobes take such
+// an instruction, and the loop around it then never ends. False when
+// offset is no boundary of a linear decode.
+bool in_lr_sc_sequence(const uint8_t *function, size_t size, size_t offset);
+
 // InstructionRules for riscv64 (the registration core's signature).
 InstructionVerdict probe_rules(const uint8_t *function, size_t size, size_t offset, uint64_t function_address);
 

@@ -18,12 +18,19 @@ namespace okp::host {
 struct SampleBoundary {
 	const std::string *name; // the function's (unique) name
 	uint64_t offset;
+	const uint8_t *function = nullptr; // its bytes, for a tag
+	uint64_t function_size = 0;
 };
 
+// A word after a sampled site's offset that okptest acts on (riscv's
+// "lr-sc"), or nullptr.
+using SampleTag = const char *(*)(const SampleBoundary &boundary);
+
 // Writes count of boundaries to path with a first comment line saying
-// what was sampled from what (about). 0, or 1 with a message on stderr.
+// what was sampled from what (about), each with its tag if any. 0, or 1
+// with a message on stderr.
 inline int write_bench_sample(const char *program, const std::vector<SampleBoundary> &boundaries, long count,
-			      const std::string &about, const char *path)
+			      const std::string &about, const char *path, SampleTag tag = nullptr)
 {
 	const size_t total = boundaries.size();
 	if (count <= 0 || static_cast<size_t>(count) > total) {
@@ -39,9 +46,10 @@ inline int write_bench_sample(const char *program, const std::vector<SampleBound
 	for (long k = 0; k < count; ++k) {
 		// The middle of the k-th of count equal stretches.
 		const SampleBoundary &b = boundaries[(2 * k + 1) * total / (2 * count)];
+		const char *word = tag ? tag(b) : nullptr;
 		char line[600];
-		std::snprintf(line, sizeof(line), "%s 0x%llx\n", b.name->c_str(),
-			      static_cast<unsigned long long>(b.offset));
+		std::snprintf(line, sizeof(line), "%s 0x%llx%s%s\n", b.name->c_str(),
+			      static_cast<unsigned long long>(b.offset), word ? " " : "", word ? word : "");
 		out << line;
 	}
 	out.close();

@@ -9,13 +9,27 @@
 // included, and samples its boundaries (bench_sample.hpp). Skipped: other
 // sections (init text is freed after boot), functions whose name another
 // symbol shares ("symbol offset" must name one place), and what follows an
-// undecodable instruction. Nothing is filtered by either mechanism's rules.
+// undecodable instruction. Nothing is filtered by either mechanism's rules;
+// a site in an LR/SC sequence is tagged "lr-sc": the kernel's kprobes take
+// it, and the loop around it then never ends once it runs (okptest keeps
+// it from them).
 #include "bench_sample.hpp"
 #include "riscv/instruction_decoder.hpp"
+#include "riscv/probe_rules.hpp"
 #include "riscv_kernel.hpp"
 
 #include <cstdlib>
 #include <map>
+
+namespace {
+
+const char *lr_sc_tag(const okp::host::SampleBoundary &boundary)
+{
+	return okp::riscv::in_lr_sc_sequence(boundary.function, boundary.function_size, boundary.offset) ? "lr-sc"
+													 : nullptr;
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
@@ -64,7 +78,7 @@ int main(int argc, char **argv)
 				okp::riscv::decode_instruction(bytes + offset, end - start - offset);
 			if (insn.length == 0)
 				break; // no boundary beyond what does not decode can be proven
-			boundaries.push_back({name, offset});
+			boundaries.push_back({name, offset, bytes, end - start});
 			offset += insn.length;
 		}
 		first = next;
@@ -72,5 +86,6 @@ int main(int argc, char **argv)
 	char about[160];
 	std::snprintf(about, sizeof(about), "%ld functions of .text; skipped %ld ambiguously named functions",
 		      functions, ambiguous);
-	return okp::host::write_bench_sample(argv[0], boundaries, std::strtol(argv[3], nullptr, 10), about, argv[4]);
+	return okp::host::write_bench_sample(argv[0], boundaries, std::strtol(argv[3], nullptr, 10), about, argv[4],
+					     lr_sc_tag);
 }

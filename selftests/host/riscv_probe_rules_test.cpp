@@ -92,6 +92,11 @@ TEST(RiscvProbeRules, NothingInsideAnLrScSequence)
 		EXPECT_EQ(plan_breakpoint(f.data(), f.size(), offset).verdict.error, eperm) << offset;
 	for (size_t offset : {0xc, 0x10, 0x14})
 		EXPECT_EQ(plan_breakpoint(f.data(), f.size(), offset).verdict.error, 0) << offset;
+	// What make bench's sampler tags "lr-sc" (the kernel's kprobes take them).
+	for (size_t offset : {0, 4, 8})
+		EXPECT_TRUE(in_lr_sc_sequence(f.data(), f.size(), offset)) << offset;
+	for (size_t offset : {2, 0xc, 0x10, 0x14, 0x16})
+		EXPECT_FALSE(in_lr_sc_sequence(f.data(), f.size(), offset)) << offset;
 }
 
 } // namespace
