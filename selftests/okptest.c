@@ -37,6 +37,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -3737,6 +3738,7 @@ static void bench_print_coverage(const struct bench_pass *k,
  */
 static int bench_prepare_sample(int *resolved)
 {
+	unsigned char byte;
 	int left_out;
 
 	STEP(bench_read_sites());
@@ -3747,6 +3749,13 @@ static int bench_prepare_sample(int *resolved)
 		say("# coverage: note: %d sites left out, in functions okprobe refuses on riscv's trap entry and exit: riscv 6.1's kprobes crash there",
 		    left_out);
 	*resolved -= left_out;
+	/*
+	 * The crng's first seeding flips a static key, rewriting jump labels
+	 * in some sites' windows: a blocking getrandom() has it happen now
+	 * (the riscv guests, without an entropy source, seeded it minutes in,
+	 * in the middle of a pass), not while a pass's text is compared.
+	 */
+	CHECK(getrandom(&byte, 1, 0) == 1, "getrandom: %s", strerror(errno));
 	return bench_send_sites();
 }
 
