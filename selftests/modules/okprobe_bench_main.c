@@ -636,7 +636,7 @@ static int okp_bench_run(unsigned long calls)
 
 struct okp_bench_site {
 	unsigned long address;
-	u8 original[OKP_BENCH_TEXT_SIZE];	/* the text as the pass began */
+	u8 original[OKP_BENCH_TEXT_SIZE];	/* the text before any pass */
 	int ret;				/* registration, this pass */
 	/* Where it was probed: past an entry's endbr64 under IBT. */
 	unsigned long probed;
@@ -736,28 +736,6 @@ static void okp_bench_format_errors(char *out, size_t size)
 }
 
 /*
- * Every site's text as the pass starts, what its end is compared with: the
- * kernel changes text between passes too (a static key flipped when the
- * crng is first seeded rewrote jump labels in three sites' windows on
- * riscv-preempt, a pass of 100 after the sites were sent).
- */
-static int okp_bench_snapshot_sites(void)
-{
-	int i;
-
-	for (i = 0; i < okp_bench_site_count; i++) {
-		struct okp_bench_site *site = &okp_bench_sites[i];
-
-		if (copy_from_kernel_nofault(site->original,
-					     (void *)(site->address -
-						      OKP_BENCH_TEXT_BEFORE),
-					     sizeof(site->original)))
-			return -EFAULT;
-	}
-	return 0;
-}
-
-/*
  * Registers a probe at each of the first count sites (all when count is
  * 0): one by one, or (many) with one okprobe_register_many() of the sites
  * the last one-by-one okprobe pass took (it is all or nothing).
@@ -781,8 +759,6 @@ static int okp_bench_cover(const char *kind, int count)
 		okp_bench_cover_kind = OKP_BENCH_OKPROBE_PRE;
 	else
 		return -EINVAL;
-	if (okp_bench_snapshot_sites())
-		return -EFAULT;
 	okp_bench_pass_count = count;
 	okp_bench_site_kprobes = kvcalloc(count,
 					  sizeof(*okp_bench_site_kprobes),
