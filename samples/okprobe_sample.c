@@ -4,6 +4,9 @@
  *
  *   insmod okprobe_sample.ko symbol=ksys_read offset=5
  *
+ * With counter=1 the probe is a counting one (OKPROBE_FLAG_COUNTER, no
+ * handler: once optimized, its detour only adds to a per-CPU count);
+ * /sys/module/okprobe_sample/parameters/entries reads okprobe_read_count().
  * With return=1 it puts a return probe (okretprobe) on the function
  * instead: /sys/module/okprobe_sample/parameters/returns counts its
  * returns and return_sum adds up their return values; with pid=N only
@@ -41,6 +44,10 @@ MODULE_PARM_DESC(offset, "Offset of the probed instruction in the function");
 static bool return_probe;
 module_param_named(return, return_probe, bool, 0444);
 MODULE_PARM_DESC(return, "Probe the function's returns (okretprobe)");
+
+static bool counter;
+module_param(counter, bool, 0444);
+MODULE_PARM_DESC(counter, "A counting probe (OKPROBE_FLAG_COUNTER), no handler");
 
 static int pid;
 module_param(pid, int, 0444);
@@ -104,7 +111,23 @@ MODULE_PARM_DESC(returns, "With return=1: returns counted");
 module_param_cb(return_sum, &okprobe_sample_counter_ops,
 		&okprobe_sample_return_sum, 0444);
 MODULE_PARM_DESC(return_sum, "With return=1: the sum of their return values");
-module_param_cb(entries, &okprobe_sample_counter_ops, &okprobe_sample_hits,
+/* A counting probe's count is okprobe's; the others' hits are ours. */
+static int okprobe_sample_get_entries(char *buffer,
+				      const struct kernel_param *kp)
+{
+	unsigned long long count;
+	int ret;
+
+	if (!counter)
+		return okprobe_sample_get_counter(buffer, kp);
+	ret = okprobe_read_count(&okprobe_sample_probe, &count);
+	return ret ? ret : sysfs_emit(buffer, "%llu\n", count);
+}
+
+static const struct kernel_param_ops okprobe_sample_entries_ops = {
+	.get = okprobe_sample_get_entries,
+};
+module_param_cb(entries, &okprobe_sample_entries_ops, &okprobe_sample_hits,
 		0444);
 MODULE_PARM_DESC(entries, "Hits (with return=1: calls given an instance)");
 
@@ -205,6 +228,10 @@ static int __init okprobe_sample_init(void)
 	pr_info("using okprobe API version %d\n", version);
 	if (!symbol)
 		return 0;
+	if (return_probe && counter) {
+		pr_err("counter=1 is for a probe, not a return probe\n");
+		return -EINVAL;
+	}
 	if (return_probe) {
 		okprobe_sample_return_probe.kp.symbol_name = symbol;
 		okprobe_sample_return_probe.kp.offset = offset;
@@ -217,6 +244,10 @@ static int __init okprobe_sample_init(void)
 	}
 	okprobe_sample_probe.symbol_name = symbol;
 	okprobe_sample_probe.offset = offset;
+	if (counter) {
+		okprobe_sample_probe.pre_handler = NULL;
+		okprobe_sample_probe.flags = OKPROBE_FLAG_COUNTER;
+	}
 	ret = okprobe_register(&okprobe_sample_probe);
 	if (ret)
 		return ret;
@@ -227,12 +258,17 @@ static int __init okprobe_sample_init(void)
 
 static void __exit okprobe_sample_exit(void)
 {
+	unsigned long long count = 0;
+
+	if (counter && okprobe_sample_probe.okp_site)
+		okprobe_read_count(&okprobe_sample_probe, &count);
 	if (okprobe_sample_probe.okp_site)
 		okprobe_unregister(&okprobe_sample_probe);
 	if (okprobe_sample_return_probe.okp_private)
 		okretprobe_unregister(&okprobe_sample_return_probe);
-	pr_info("unloaded after %ld hits, %ld returns (%lu missed)\n",
-		atomic_long_read(&okprobe_sample_hits),
+	if (!counter)
+		count = atomic_long_read(&okprobe_sample_hits);
+	pr_info("unloaded after %llu hits, %ld returns (%lu missed)\n", count,
 		atomic_long_read(&okprobe_sample_returns),
 		okprobe_sample_return_probe.nmissed);
 }

@@ -12,7 +12,8 @@
  *    guest off. The host side (tools/guest_run.py) parses the KTAP and
  *    also fails the run on any kernel warning in the console.
  *    okptest=machine runs the okprobe suite the second way, as a child,
- *    against modules installed by "make install".
+ *    against modules installed by "make install" (okptest=machine-PART
+ *    one of its parts, e.g. machine-essentials).
  *  - on a real machine, as root ("sudo make -C selftests run_tests"):
  *    against the okprobe.ko "make install" put under
  *    /lib/modules/$(uname -r)/extra (or $OKPROBE_MODULES), on the running
@@ -1028,6 +1029,16 @@ static int in_kernel_part(const char *param, const char *what,
 static int test_entry_in_kernel(void)
 {
 	return in_kernel_part("entry_only", "entry probe", 3);
+}
+
+/*
+ * okprobe_selftest.ko's kernel kprobe coexistence matrix alone
+ * (coexist_only=1): on its own functions, then on strscpy and
+ * memchr_inv, 8 interleavings each.
+ */
+static int test_coexist_in_kernel(void)
+{
+	return in_kernel_part("coexist_only", "kernel kprobe coexistence", 16);
 }
 
 static int test_in_kernel_probes(void)
@@ -4048,6 +4059,44 @@ static long sample_counter(const char *name)
 }
 
 /*
+ * The sample client's counting probe (counter=1: OKPROBE_FLAG_COUNTER, no
+ * handler) on the instruction unload_while_optimized optimizes in
+ * ksys_read: listed [COUNTER], optimized (its detour only adds to a per-CPU
+ * count), and okprobe_read_count() counts every read of two processes.
+ */
+static int test_counter_probe(void)
+{
+	const int reads = IS_X86 ? 3000 : 1000;
+	char params[96], line[512] = "";
+	long before, after;
+	int ret, optimized;
+
+	STEP(load_okprobe(default_params));
+	snprintf(params, sizeof(params), "%s counter=1", sample_params);
+	ret = load_module(SAMPLE_KO, params);
+	if (ret) {
+		unload_okprobe();
+		return fail("sample with %s: %s", params, strerror(-ret));
+	}
+	optimized = wait_listed_optimized(sample_where, line, sizeof(line));
+	if (!optimized) /* okprobe/jumps says why */
+		file_line(DEBUGFS_DIR "/jumps", sample_where, line,
+			  sizeof(line));
+	before = sample_counter("entries");
+	read_from_two_processes(reads);
+	after = sample_counter("entries");
+	STEP(unload_sample_and_okprobe());
+	CHECK(strstr(line, "[COUNTER]") || !optimized,
+	      "okprobe/list shows '%s'", line);
+	CHECK(optimized, "the counting probe never showed [OPTIMIZED]: '%s'",
+	      line);
+	CHECK(before >= 0 && after - before >= 2 * reads,
+	      "counted %ld, then %ld: %ld for %d reads", before, after,
+	      after - before, 2 * reads);
+	return 0;
+}
+
+/*
  * A child that waits for a byte on go (with readv: neither ksys_read nor
  * an open), then makes RETURN_READS calls and exits: reads of 1, 2, ...
  * bytes of /dev/zero, or (opens) opens of /dev/zero (closed again: the
@@ -6586,7 +6635,9 @@ OKPTEST(okprobe, loader_script, test_loader_script, SHORT, "tools/okprobe-load l
 OKPTEST(okprobe, in_kernel_probes, test_in_kernel_probes, LONG, "in-kernel probe tests (okprobe_selftest.ko)")
 OKPTEST(okprobe, syscall_probe_under_load, test_syscall_probe_under_load, SHORT, "a probe on ksys_read counts every read of two concurrent processes")
 OKPTEST(okprobe, unload_while_optimized, test_unload_while_optimized, SHORT, "the client unloads while its optimized probe is hit on every CPU")
+OKPTEST(okprobe, counter_probe, test_counter_probe, SHORT, "the sample client's counting probe (counter=1) on ksys_read: [COUNTER], optimized, every read of two processes counted")
 OKPTEST(okprobe, enable_disable_switches, test_enable_disable_switches, SHORT, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint")
+OKPTEST(okprobe, coexist_in_kernel, test_coexist_in_kernel, SHORT, "the kernel kprobe coexistence matrix alone (okprobe_selftest.ko coexist_only=1), on module and kernel functions")
 OKPTEST(okprobe, entry_in_kernel, test_entry_in_kernel, SHORT, "in-kernel entry probe tests alone (okprobe_selftest.ko entry_only=1)")
 OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0, under the function tracer, and with kernel.ftrace_enabled=0 (none through ftrace, all past the call site) and back")
 OKPTEST(okprobe, return_in_kernel, test_return_in_kernel, LONG, "in-kernel return probe tests alone (okprobe_selftest.ko return_only=1)")
@@ -6713,6 +6764,22 @@ static const char *const rt_tests[] = {
 	"kprobe_events", "storm", "module_gone", "scale", "kernel_log_clean",
 };
 
+/*
+ * The essentials suite: what make check runs on a pinned kernel that is
+ * neither the oldest nor the newest of its arch, whose whole suite runs
+ * there (testing.md, "The kernel matrix"): load and unload, one probe of
+ * each kind on a real kernel function (breakpoint, optimized, counting,
+ * entry, return, event), kprobe_events beside okprobe, the coexistence
+ * matrix, the scale sample.
+ */
+static const char *const essentials_tests[] = {
+	"load", "debugfs_blacklist", "sample_client", "unload",
+	"load_unload_cycles", "syscall_probe_under_load",
+	"enable_disable_switches", "unload_while_optimized", "counter_probe",
+	"entry_probe", "return_probe", "probe_events", "kprobe_events",
+	"coexist_in_kernel", "module_gone", "scale", "kernel_log_clean",
+};
+
 /* The suites that are a part of the okprobe suite's tests, in its order. */
 static const struct {
 	const char *name;
@@ -6723,6 +6790,7 @@ static const struct {
 	{ "return", return_tests, ARRAY_SIZE(return_tests) },
 	{ "events", events_tests, ARRAY_SIZE(events_tests) },
 	{ "rt", rt_tests, ARRAY_SIZE(rt_tests) },
+	{ "essentials", essentials_tests, ARRAY_SIZE(essentials_tests) },
 };
 
 /* Harness self-tests: make check expects these runs to FAIL. */
@@ -6961,9 +7029,15 @@ static int guest_main(char **argv)
 		wanted = "okprobe";
 	child = fork();
 	if (child == 0) {
-		/* The okprobe suite as on a machine, from the installed tree. */
+		/*
+		 * The okprobe suite (machine) or one of its parts
+		 * (machine-essentials, ...) as on a machine, from the
+		 * installed tree.
+		 */
 		if (!strcmp(wanted, "machine"))
 			execl("/init", "okptest", (char *)NULL);
+		else if (!strncmp(wanted, "machine-", 8))
+			execl("/init", "okptest", wanted + 8, (char *)NULL);
 		else
 			run_suite(wanted, argv);
 		_exit(127);

@@ -127,7 +127,7 @@ class Target:
     # (their scale suite registers 1,000 sites one by one under load):
     # the 800-site storm is riscv-6.12's. The in-kernel suite's long
     # tests (randomized coexistence, churn, hits across optimization
-    # cycles) run their full counts once per arch, on x86 and riscv-6.12;
+    # cycles) run their full counts once per arch, on x86 and riscv-7.2;
     # x86-rt (where PREEMPT_RT makes every grace period slow) runs a
     # quarter of them, x86-6.12 and the lockdep kernels half (testing.md,
     # "what is not run twice"). riscv-ftrace's entry_probe runs the
@@ -137,11 +137,13 @@ class Target:
     # its edge interrupt keeps firing while that thread transmits, and a
     # long console dump (the kallsyms listing) let the spurious-interrupt
     # detector disable IRQ 4 ("irq 4: nobody cared"), after which the
-    # console's tty never drains: noirqdebug keeps that detector off.
+    # console's tty never drains: noirqdebug keeps that detector off
+    # (on x86-7.3-rt too).
     @property
     def guest_args(self):
         return {"x86-6.12": "retbleed=stuff okptest_selftest_scale=50",
                 "x86-rt": "noirqdebug okptest_selftest_scale=25",
+                "x86-7.3-rt": "noirqdebug",
                 "riscv-preempt": "okptest_storm_sites=200 "
                                  "okptest_selftest_scale=50",
                 "riscv-nokprobes": "okptest_storm_sites=200 "
@@ -157,14 +159,16 @@ class Target:
 
 
 # Half the sample (5,000 of make bench's 10,000, spread over the same
-# text) on each arch's stock Debian 13 kernel, where issue 35's storm
+# text) on each arch's stock Debian 13 6.12 kernel, where issue 35's storm
 # hung; 1,000 on the others. make check's 20 minutes do not carry the
 # whole 10,000 (its guest alone took 150-190 s on each 6.12 kernel);
 # make bench's 10,000-site passes, which fail on a missed deadline or a
 # text not restored, run it whole (testing.md, "The scale suite").
 SCALE_SITES = {"x86": 1000, "x86-rt": 1000, "x86-6.12": 5000,
+               "x86-7.3": 1000, "x86-7.3-rt": 1000,
                "riscv-preempt": 1000, "riscv-6.12": 5000,
-               "riscv-ftrace": 1000, "riscv-nokprobes": 1000}
+               "riscv-7.2": 1000, "riscv-ftrace": 1000,
+               "riscv-nokprobes": 1000}
 
 
 def target(name):
