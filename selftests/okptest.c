@@ -482,6 +482,8 @@ static unsigned long kallsyms_address(const char *name)
 
 /* With CONFIG_KPROBES okprobe finds kallsyms_lookup_name by itself. */
 static int kernel_has_kprobes;
+/* The okprobe suite's part that runs (okprobe_parts), or NULL: all of it. */
+static const char *running_part;
 /* What every load passes: nothing, or the loader's parameter. */
 static char default_params[64];
 
@@ -1038,6 +1040,10 @@ static int test_entry_in_kernel(void)
  */
 static int test_coexist_in_kernel(void)
 {
+	if (!running_part)
+		return skip("the whole suite runs the matrix in in_kernel_probes");
+	if (!kernel_has_kprobes)
+		return skip("this kernel has no kprobes to be beside");
 	return in_kernel_part("coexist_only", "kernel kprobe coexistence", 16);
 }
 
@@ -6891,6 +6897,8 @@ static int select_suite(const char *wanted)
 				       okprobe_parts[part].count) !=
 			    okprobe_parts[part].count)
 				return -1;
+			if (part < ARRAY_SIZE(okprobe_parts))
+				running_part = okprobe_parts[part].name;
 			keep_only_wanted(f);
 			return 0;
 		}
