@@ -6722,17 +6722,16 @@ SUITE(storm)
 OKPTEST(storm, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load")
 
 /*
- * The ftrace suite: the okprobe suite's tests that depend on the function
- * tracer, for the riscv ftrace kernel. The rest of the suite runs there as
- * on riscv-preempt (the same 6.1 source) and riscv-6.12 (a stock kernel
- * with ftrace), so make check runs only these on it.
+ * The ftrace suite: what only the riscv ftrace kernel has, the one riscv
+ * kernel whose ftrace saves registers: entry and return probes through
+ * ftrace ([FTRACE]), kprobes on ftrace beside them, the function tracer
+ * over okprobe's text under lockdep. The rest of the suite runs there as
+ * on riscv-preempt (the same 6.1 source); a probe past an ftrace call site
+ * and okprobe_events on ftrace kernels, on riscv-6.12 and riscv-7.2.
  */
 static const char *const ftrace_tests[] = {
-	"load", "unload", "syscall_probe_under_load", "unload_while_optimized",
-	"enable_disable_switches", "entry_in_kernel", "entry_probe",
-	"return_in_kernel", "return_probe", "kprobe_events", "probe_events",
-	"probe_events_trace_cmd", "probe_events_perf",
-	"probe_events_like_kernel", "traced_okprobe", "scale",
+	"load", "unload", "entry_in_kernel", "entry_probe", "return_in_kernel",
+	"return_probe", "kprobe_events", "traced_okprobe", "scale",
 	"kernel_log_clean",
 };
 
@@ -6780,7 +6779,7 @@ static const char *const rt_tests[] = {
  */
 static const char *const essentials_tests[] = {
 	"load", "debugfs_blacklist", "sample_client", "unload",
-	"load_unload_cycles", "syscall_probe_under_load",
+	"syscall_probe_under_load",
 	"enable_disable_switches", "unload_while_optimized", "counter_probe",
 	"entry_probe", "return_probe", "probe_events", "kprobe_events",
 	"coexist_in_kernel", "module_gone", "scale", "kernel_log_clean",
