@@ -365,9 +365,14 @@ static int okp_bench_traps(void)
 static int okp_bench_optimized(void)
 {
 	switch (okp_bench_armed) {
+	/*
+	 * Where kprobes put it: past an IBT kernel's endbr64. A kprobe on
+	 * ftrace writes no jump: what is there is ftrace's call (riscv's
+	 * auipc+jalr looks like an optprobe's jump).
+	 */
 	case OKP_BENCH_KPROBE:
-		/* Where kprobes put it: past an IBT kernel's endbr64. */
-		return okp_bench_jump_at(okp_bench_kprobe.addr);
+		return !(okp_bench_kprobe.flags & KPROBE_FLAG_FTRACE) &&
+		       okp_bench_jump_at(okp_bench_kprobe.addr);
 	case OKP_BENCH_OKPROBE_POST:
 	case OKP_BENCH_OKPROBE_PRE:
 	case OKP_BENCH_OKPROBE_COUNT:
@@ -375,7 +380,8 @@ static int okp_bench_optimized(void)
 			  OKPROBE_FLAG_OPTIMIZED);
 #ifdef CONFIG_KRETPROBES
 	case OKP_BENCH_KRETPROBE:
-		return okp_bench_jump_at(okp_bench_kretprobe.kp.addr);
+		return !(okp_bench_kretprobe.kp.flags & KPROBE_FLAG_FTRACE) &&
+		       okp_bench_jump_at(okp_bench_kretprobe.kp.addr);
 #endif
 	case OKP_BENCH_OKRETPROBE:
 	case OKP_BENCH_OKRETPROBE_RETHOOK:
