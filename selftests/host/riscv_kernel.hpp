@@ -45,7 +45,10 @@ struct Kernel {
 	std::vector<ExtraEdge> exception_edges;	 // sorted by from
 	std::vector<ExtraEdge> jump_label_edges; // sorted by from
 	std::vector<uint64_t> ftrace_sites;	 // sorted: the 8-byte patchable entries
-	uint64_t end = 0;			 // _end
+	// DYNAMIC_FTRACE_WITH_CALL_OPS (riscv from 6.16): a traced function's
+	// 8 bytes before its entry hold its ftrace_ops, not code.
+	bool call_ops = false;
+	uint64_t end = 0; // _end
 	uint64_t rodata_start = 0, rodata_end = 0, ro_after_init_start = 0, ro_after_init_end = 0;
 
 	const Section *section_of(uint64_t address) const
@@ -193,6 +196,10 @@ inline bool load_raw_kernel(std::vector<uint8_t> &&bytes, const std::string &sym
 	while (sites >> site)
 		kernel.ftrace_sites.push_back(std::stoull(site, nullptr, 16));
 	std::sort(kernel.ftrace_sites.begin(), kernel.ftrace_sites.end());
+	// The stock kernel's configuration, beside its image (debian13.py).
+	std::ifstream config(directory + "config");
+	for (std::string line; std::getline(config, line);)
+		kernel.call_ops |= line == "CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y";
 	return !kernel.functions.empty();
 }
 
@@ -265,7 +272,9 @@ struct Census {
 };
 
 // The code of functions[index]: up to the next function's address (an
-// alias's is the same), or its section's end.
+// alias's is the same), or its section's end; with CALL_OPS, up to the
+// ftrace_ops literal before a traced next function, as
+// okp_glue_function_of() ends it in the kernel.
 inline CodeRange function_code(const Kernel &kernel, size_t index)
 {
 	const uint64_t address = kernel.functions[index].address;
@@ -273,9 +282,27 @@ inline CodeRange function_code(const Kernel &kernel, size_t index)
 	uint64_t end = section ? section->address + section->size : address;
 	for (size_t next = index + 1; next < kernel.functions.size(); ++next)
 		if (kernel.functions[next].address != address) {
-			end = std::min(end, kernel.functions[next].address);
+			const uint64_t start = kernel.functions[next].address;
+			end = std::min(end, start);
+			// Its record: the jalr after the auipc at its entry.
+			const auto site =
+				std::lower_bound(kernel.ftrace_sites.begin(), kernel.ftrace_sites.end(), start);
+			constexpr uint64_t literal = 8;
+			if (kernel.call_ops && end == start && end - address > literal &&
+			    site != kernel.ftrace_sites.end() && *site - start < ftrace_site_size)
+				end -= literal;
 			break;
 		}
+	// With CALL_OPS a record past the function's own (the jalr at +4) is a
+	// traced function the symbols dumped missed (a weak one, 'W', is not
+	// among the guest dump's t and T): the function ends before its literal.
+	if (kernel.call_ops) {
+		constexpr uint64_t entry_to_record = 4, literal = 8;
+		const auto site = std::upper_bound(kernel.ftrace_sites.begin(), kernel.ftrace_sites.end(),
+						   address + entry_to_record);
+		if (site != kernel.ftrace_sites.end() && *site<end && * site - entry_to_record - literal> address)
+			end = *site - entry_to_record - literal;
+	}
 	return CodeRange{kernel.bytes_at(address), address, end - address};
 }
 
