@@ -129,7 +129,7 @@ class Target:
     # tests (randomized coexistence, churn, hits across optimization
     # cycles) run their full counts once per arch, on x86 and riscv-7.2;
     # x86-rt (where PREEMPT_RT makes every grace period slow) runs a
-    # quarter of them, x86-6.12 and the lockdep kernels half (testing.md,
+    # quarter of them, x86-6.12, x86-7.3 and the lockdep kernels half (testing.md,
     # "what is not run twice"). riscv-ftrace's entry_probe runs the
     # function tracer on ksys_read alone: over every function its lockdep
     # kernel took two minutes; riscv-6.12 and the x86 kernels trace every
@@ -143,6 +143,7 @@ class Target:
     def guest_args(self):
         return {"x86-6.12": "retbleed=stuff okptest_selftest_scale=50",
                 "x86-rt": "noirqdebug okptest_selftest_scale=25",
+                "x86-7.3": "okptest_selftest_scale=50",
                 "x86-7.3-rt": "noirqdebug",
                 "riscv-preempt": "okptest_storm_sites=200 "
                                  "okptest_selftest_scale=50",
