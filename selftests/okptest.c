@@ -1214,18 +1214,23 @@ static long list_hits(const char *needle)
 
 
 /* Loads okprobe and the sample client probing ksys_read (sample_params). */
-static int load_okprobe_and_sample(void)
+/* okprobe, then the sample client with params (unloading okprobe if not). */
+static int load_okprobe_and_sample_with(const char *params)
 {
 	int ret;
 
 	STEP(load_okprobe(default_params));
-	ret = load_module(SAMPLE_KO, sample_params);
+	ret = load_module(SAMPLE_KO, params);
 	if (ret) {
 		unload_okprobe();
-		return fail("sample with %s: %s", sample_params,
-			    strerror(-ret));
+		return fail("sample with %s: %s", params, strerror(-ret));
 	}
 	return 0;
+}
+
+static int load_okprobe_and_sample(void)
+{
+	return load_okprobe_and_sample_with(sample_params);
 }
 
 static int unload_sample_and_okprobe(void)
@@ -1278,7 +1283,8 @@ static int test_syscall_probe_under_load(void)
 
 /*
  * Reads until the list line of needle shows [OPTIMIZED] (up to 60 s), the
- * line left in line; 1 once it does.
+ * line left in line; 1 once it does, else 0 with okprobe/jumps' line for
+ * needle in line (why it stays a breakpoint).
  */
 static int wait_listed_optimized(const char *needle, char *line, size_t size)
 {
@@ -1290,6 +1296,7 @@ static int wait_listed_optimized(const char *needle, char *line, size_t size)
 			return 1;
 		usleep(50000);
 	}
+	file_line(DEBUGFS_DIR "/jumps", needle, line, size);
 	return 0;
 }
 
@@ -1320,8 +1327,6 @@ static int test_unload_while_optimized(void)
 
 	STEP(load_okprobe_and_sample());
 	optimized = wait_listed_optimized(sample_where, line, sizeof(line));
-	if (!optimized) /* okprobe/jumps says why */
-		file_line(DEBUGFS_DIR "/jumps", sample_where, line, sizeof(line));
 	jumped = read_text(SAMPLE_TEXT, text, shown, sizeof(shown)) &&
 		 is_jump(text);
 	for (i = 0; i < 2; i++)
@@ -4075,19 +4080,11 @@ static int test_counter_probe(void)
 	const int reads = IS_X86 ? 3000 : 1000;
 	char params[96], line[512] = "";
 	long before, after;
-	int ret, optimized;
+	int optimized;
 
-	STEP(load_okprobe(default_params));
 	snprintf(params, sizeof(params), "%s counter=1", sample_params);
-	ret = load_module(SAMPLE_KO, params);
-	if (ret) {
-		unload_okprobe();
-		return fail("sample with %s: %s", params, strerror(-ret));
-	}
+	STEP(load_okprobe_and_sample_with(params));
 	optimized = wait_listed_optimized(sample_where, line, sizeof(line));
-	if (!optimized) /* okprobe/jumps says why */
-		file_line(DEBUGFS_DIR "/jumps", sample_where, line,
-			  sizeof(line));
 	before = sample_counter("entries");
 	read_from_two_processes(reads);
 	after = sample_counter("entries");

@@ -273,8 +273,8 @@ struct Census {
 
 // The code of functions[index]: up to the next function's address (an
 // alias's is the same), or its section's end; with CALL_OPS, up to the
-// ftrace_ops literal before a traced next function, as
-// okp_glue_function_of() ends it in the kernel.
+// next traced function's ftrace_ops literal, as okp_glue_function_of()
+// ends it in the kernel.
 inline CodeRange function_code(const Kernel &kernel, size_t index)
 {
 	const uint64_t address = kernel.functions[index].address;
@@ -282,26 +282,22 @@ inline CodeRange function_code(const Kernel &kernel, size_t index)
 	uint64_t end = section ? section->address + section->size : address;
 	for (size_t next = index + 1; next < kernel.functions.size(); ++next)
 		if (kernel.functions[next].address != address) {
-			const uint64_t start = kernel.functions[next].address;
-			end = std::min(end, start);
-			// Its record: the jalr after the auipc at its entry.
-			const auto site =
-				std::lower_bound(kernel.ftrace_sites.begin(), kernel.ftrace_sites.end(), start);
-			constexpr uint64_t literal = 8;
-			if (kernel.call_ops && end == start && end - address > literal &&
-			    site != kernel.ftrace_sites.end() && *site - start < ftrace_site_size)
-				end -= literal;
+			end = std::min(end, kernel.functions[next].address);
 			break;
 		}
-	// With CALL_OPS a record past the function's own (the jalr at +4) is a
-	// traced function the symbols dumped missed (a weak one, 'W', is not
-	// among the guest dump's t and T): the function ends before its literal.
+	// A traced function's record is the jalr 4 bytes into it, its literal
+	// the 8 bytes before it. The first record past this function's own is
+	// the next traced function's: the next symbol's, or one the guest's
+	// dump missed (a weak one: the dump keeps t and T).
 	if (kernel.call_ops) {
 		constexpr uint64_t entry_to_record = 4, literal = 8;
 		const auto site = std::upper_bound(kernel.ftrace_sites.begin(), kernel.ftrace_sites.end(),
 						   address + entry_to_record);
-		if (site != kernel.ftrace_sites.end() && *site<end && * site - entry_to_record - literal> address)
-			end = *site - entry_to_record - literal;
+		if (site != kernel.ftrace_sites.end()) {
+			const uint64_t traced = *site - entry_to_record;
+			if (traced <= end && traced - literal > address)
+				end = traced - literal;
+		}
 	}
 	return CodeRange{kernel.bytes_at(address), address, end - address};
 }
