@@ -316,10 +316,10 @@ Instruction decode_compressed(uint32_t c)
 	}
 }
 
-// Zba/Zbb/Zbc/Zbs register-register forms in OP (0x33) and OP-32 (0x3b),
-// and Zicond's czero: known encodings only (funct7, funct3; rs2 fixed for
-// zext.h).
-Operation bitmanip_register_operation(unsigned opcode, unsigned funct7, unsigned funct3, unsigned rs2)
+// Zba/Zbb/Zbc/Zbs and the scalar crypto's Zbkb/Zbkx register-register
+// forms in OP (0x33) and OP-32 (0x3b), and Zicond's czero: known encodings
+// only (funct7, funct3). 7.x's alternatives hold pack (Zbkb).
+Operation bitmanip_register_operation(unsigned opcode, unsigned funct7, unsigned funct3)
 {
 	if (opcode == 0x33) {
 		switch (funct7) {
@@ -327,9 +327,12 @@ Operation bitmanip_register_operation(unsigned opcode, unsigned funct7, unsigned
 			return funct3 != 0 ? Operation::bitmanip : Operation::illegal;
 		case 0x07: // czero.eqz, czero.nez
 			return funct3 == 5 || funct3 == 7 ? Operation::czero : Operation::illegal;
+		case 0x04: // pack, packh
+			return funct3 == 4 || funct3 == 7 ? Operation::bitmanip : Operation::illegal;
 		case 0x10: // sh1add, sh2add, sh3add
 			return funct3 == 2 || funct3 == 4 || funct3 == 6 ? Operation::bitmanip : Operation::illegal;
-		case 0x14: // bset
+		case 0x14: // bset; xperm4, xperm8
+			return funct3 == 1 || funct3 == 2 || funct3 == 4 ? Operation::bitmanip : Operation::illegal;
 		case 0x34: // binv
 			return funct3 == 1 ? Operation::bitmanip : Operation::illegal;
 		case 0x20: // xnor, orn, andn
@@ -342,8 +345,8 @@ Operation bitmanip_register_operation(unsigned opcode, unsigned funct7, unsigned
 		}
 	}
 	switch (funct7) { // OP-32
-	case 0x04:	  // add.uw; zext.h
-		return funct3 == 0 || (funct3 == 4 && rs2 == 0) ? Operation::bitmanip : Operation::illegal;
+	case 0x04:	  // add.uw; packw (zext.h when rs2 is zero)
+		return funct3 == 0 || funct3 == 4 ? Operation::bitmanip : Operation::illegal;
 	case 0x10: // sh1add.uw, sh2add.uw, sh3add.uw
 		return funct3 == 2 || funct3 == 4 || funct3 == 6 ? Operation::bitmanip : Operation::illegal;
 	case 0x30: // rolw, rorw
@@ -363,8 +366,8 @@ bool is_bitmanip_immediate(unsigned opcode, unsigned funct3, unsigned funct12)
 		if (funct3 == 1) // clz, ctz, cpop, sext.b, sext.h; bclri, bseti, binvi
 			return (funct12 >= 0x600 && funct12 <= 0x602) || funct12 == 0x604 || funct12 == 0x605 ||
 			       funct6 == 0x12 || funct6 == 0x0a || funct6 == 0x1a;
-		// funct3 5: rori, bexti, orc.b, rev8
-		return funct6 == 0x18 || funct6 == 0x12 || funct12 == 0x287 || funct12 == 0x6b8;
+		// funct3 5: rori, bexti, orc.b, rev8, brev8 (Zbkb)
+		return funct6 == 0x18 || funct6 == 0x12 || funct12 == 0x287 || funct12 == 0x6b8 || funct12 == 0x687;
 	}
 	if (funct3 == 1) // clzw, ctzw, cpopw; slli.uw
 		return (funct12 >= 0x600 && funct12 <= 0x602) || funct6 == 0x02;
@@ -553,7 +556,7 @@ Instruction decode_standard(uint32_t i)
 		else if (funct7 == 0x20 && funct3 == 5)
 			op = Operation::sra;
 		else
-			op = bitmanip_register_operation(opcode, funct7, funct3, rs2);
+			op = bitmanip_register_operation(opcode, funct7, funct3);
 		if (op == Operation::illegal)
 			return illegal(i);
 		return b.is(op, InstructionClass::plain).rd(rd).rs1(rs1).rs2(rs2).done();
@@ -581,7 +584,7 @@ Instruction decode_standard(uint32_t i)
 							    Operation::remw,	Operation::remuw};
 			op = ops[funct3];
 		} else {
-			op = bitmanip_register_operation(opcode, funct7, funct3, rs2);
+			op = bitmanip_register_operation(opcode, funct7, funct3);
 		}
 		if (op == Operation::illegal)
 			return illegal(i);
@@ -687,8 +690,13 @@ Instruction decode_standard(uint32_t i)
 			case 0x00d00073: // wrs.nto
 			case 0x01d00073: // wrs.sto
 				return b.is(Operation::wrs, InstructionClass::system).done();
+			case 0x18000073: // sfence.w.inval (Svinval)
+			case 0x18100073: // sfence.inval.ir
+				return b.is(Operation::sfence_vma, InstructionClass::system).done();
 			default:
-				if (funct7 == 0x09 && rd == 0)
+				// sfence.vma, and Svinval's sinval.vma (7.x's TLB
+				// flushes use it where the CPU has it)
+				if ((funct7 == 0x09 || funct7 == 0x0b) && rd == 0)
 					return b.is(Operation::sfence_vma, InstructionClass::system)
 						.rs1(rs1)
 						.rs2(rs2)

@@ -3,10 +3,10 @@
 // A, Zicsr, Zifencei and C (RVC) instruction, the F/D loads and stores and
 // enough of the F/D arithmetic to know its length and integer registers;
 // and what Debian's stock kernels add where the CPU has it (alternatives,
-// kernel-mode vector): Zba, Zbb, Zbc, Zbs, Zicond, Zicbom/Zicboz, Zawrs and
-// V, by class and integer registers (a vector operation's register fields
-// count as integer reads whichever file they name: more reads only make
-// the liveness more careful).
+// kernel-mode vector): Zba, Zbb, Zbc, Zbs, Zbkb, Zbkx, Zicond,
+// Zicbom/Zicboz, Zawrs, Svinval and V, by class and integer registers (a
+// vector operation's register fields count as integer reads whichever file
+// they name: more reads only make the liveness more careful).
 //
 // For each instruction: its length (2 or 4 bytes), the integer registers it
 // reads and writes (x0 never counts as written), its class and, for

@@ -71,6 +71,8 @@ TEST(RiscvDecoder, EveryClassWithRegistersAndImmediates)
 		{0x10200073, false, O::sret, C::system, 0, 0, 0},
 		{0x10500073, false, O::wfi, C::system, 0, 0, 0},
 		{0x12b50073, false, O::sfence_vma, C::system, regs({a0, a1}), 0, 0},
+		{0x16b50073, false, O::sfence_vma, C::system, regs({a0, a1}), 0, 0}, // sinval.vma (Svinval)
+		{0x18000073, false, O::sfence_vma, C::system, 0, 0, 0},		     // sfence.w.inval
 		{0x1005a573, false, O::csrrs, C::system, regs({a1}), regs({a0}), 0},
 		{0x10017073, false, O::csrrci, C::system, 0, 0, 0},
 		{0x02c58533, false, O::mul, C::plain, regs({a1, a2}), regs({a0}), 0},
@@ -245,6 +247,12 @@ TEST(RiscvDecoder, TheExtensionsOfDebiansKernel)
 		{0x0aa796b3, false, O::bitmanip, C::plain, regs({a5, a0}), regs({a3}), 0}, // clmul
 		{0x48c5d533, false, O::bitmanip, C::plain, regs({a1, a2}), regs({a0}), 0}, // bext
 		{0x2bf59513, false, O::bitmanip, C::plain, regs({a1}), regs({a0}), 0},	   // bseti a0,a1,63
+		// Zbkb and Zbkx, as 7.x's alternatives hold them (pack after fput_close)
+		{0x08f54533, false, O::bitmanip, C::plain, regs({a0, a5}), regs({a0}), 0}, // pack a0,a0,a5
+		{0x08c5f533, false, O::bitmanip, C::plain, regs({a1, a2}), regs({a0}), 0}, // packh
+		{0x08c5c53b, false, O::bitmanip, C::plain, regs({a1, a2}), regs({a0}), 0}, // packw
+		{0x68765613, false, O::bitmanip, C::plain, regs({a2}), regs({a2}), 0},	   // brev8 a2,a2
+		{0x28c5c533, false, O::bitmanip, C::plain, regs({a1, a2}), regs({a0}), 0}, // xperm8
 		{0x0ec5d533, false, O::czero, C::plain, regs({a1, a2}), regs({a0}), 0},	   // czero.eqz a0,a1,a2
 		{0x0025200f, false, O::cbo, C::store, regs({a0}), 0, 0},		   // cbo.flush (a0)
 		{0x0045200f, false, O::cbo, C::store, regs({a0}), 0, 0},		   // cbo.zero (a0)

@@ -164,9 +164,17 @@ inline void read_tables(Kernel &kernel)
 // bounds, at link addresses), and the ftrace sites it dumped beside them
 // (ftrace-sites-nokaslr.txt: the image's __mcount_loc holds addresses
 // the boot relocates). Text is [_start, _etext) and [_sinittext,
-// _einittext), as the ELF's executable sections would be.
+// _einittext), as the ELF's executable sections would be; with CALL_OPS
+// not the init text: where its functions end is their ftrace_ops
+// literals', and ftrace drops the init text's records at the end of boot,
+// before the dump (and before any module could probe it: it is freed).
 inline bool load_raw_kernel(std::vector<uint8_t> &&bytes, const std::string &symbols, Kernel &kernel)
 {
+	const std::string directory = symbols.substr(0, symbols.rfind('/') + 1);
+	// The stock kernel's configuration, beside its image (debian13.py).
+	std::ifstream config(directory + "config");
+	for (std::string line; std::getline(config, line);)
+		kernel.call_ops |= line == "CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y";
 	Kernel names;
 	names.sections.push_back({"all", 0, ~0ull, 1, true});
 	read_symbols(symbols, names);
@@ -185,21 +193,17 @@ inline bool load_raw_kernel(std::vector<uint8_t> &&bytes, const std::string &sym
 			kernel.sections.push_back({name, from, to - from, front + (from - start), executable});
 	};
 	add(".text", start, etext, true);
-	add(".init.text", names.symbol("_sinittext"), names.symbol("_einittext"), true);
+	if (!kernel.call_ops)
+		add(".init.text", names.symbol("_sinittext"), names.symbol("_einittext"), true);
 	add("image", start, start + size, false);
 	read_symbols(symbols, kernel);
 	read_tables(kernel);
-	const std::string directory = symbols.substr(0, symbols.rfind('/') + 1);
 	std::ifstream sites(directory + "ftrace-sites-nokaslr.txt");
 	std::string site;
 	kernel.ftrace_sites.clear();
 	while (sites >> site)
 		kernel.ftrace_sites.push_back(std::stoull(site, nullptr, 16));
 	std::sort(kernel.ftrace_sites.begin(), kernel.ftrace_sites.end());
-	// The stock kernel's configuration, beside its image (debian13.py).
-	std::ifstream config(directory + "config");
-	for (std::string line; std::getline(config, line);)
-		kernel.call_ops |= line == "CONFIG_DYNAMIC_FTRACE_WITH_CALL_OPS=y";
 	return !kernel.functions.empty();
 }
 
@@ -248,7 +252,9 @@ struct Census {
 	// Functions the analysis solved strictly because a call's return
 	// reads a temporary (FunctionAnalysis::temporary_kept_across_call),
 	// and those where the check above found a call the analysis missed.
-	long strict_functions = 0, strict_missed = 0;
+	// strict_noreturn: of the strict ones, those whose first such call
+	// is one that never returns (__stack_chk_fail, __fortify_panic).
+	long strict_functions = 0, strict_missed = 0, strict_noreturn = 0;
 	std::vector<std::string> temporary_read_after;
 	std::map<std::string, long> operations;
 	std::map<std::string, long> classes;
@@ -434,6 +440,10 @@ inline Census take_census(const Kernel &kernel)
 		}
 		const std::vector<size_t> kept = calls_followed_by_temporary_read(analysis);
 		census.strict_functions += analysis.temporary_kept_across_call() >= 0;
+		if (const long call = analysis.temporary_kept_across_call(); call >= 0) {
+			const uint64_t target = call_target(analysis, size_t(call));
+			census.strict_noreturn += target && (target == stack_check_failure || target == fortify_panic);
+		}
 		census.strict_missed += !kept.empty() && analysis.temporary_kept_across_call() < 0;
 		for (size_t n : kept) {
 			if (std::find(refused.begin(), refused.end(), symbol.name) != refused.end())
@@ -562,8 +572,8 @@ inline std::string format_census(const Census &c, const std::string &title)
 	    << ", and " << c.noreturn_calls_followed_by_temporary_read
 	    << " calls of __stack_chk_fail or __fortify_panic)\n";
 	out << "  analysed strictly       " << c.strict_functions
-	    << " functions (a call's return reads a temporary; the check above found " << c.strict_missed
-	    << " it did not)\n";
+	    << " functions (a call's return reads a temporary, after a call that never returns in " << c.strict_noreturn
+	    << "; the check above found " << c.strict_missed << " it did not)\n";
 	out << "  classes:";
 	for (const auto &[name, count] : c.classes)
 		out << " " << name << " " << count << ";";

@@ -88,13 +88,18 @@ TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
 	// The psABI rules of the liveness (calls, returns, tail calls) hold
 	// for the compiled code: no caller keeps a value in a temporary
 	// across a call (GCC's riscv port does no interprocedural register
-	// allocation), except around calls that never return.
+	// allocation), except around calls that never return. Hand-written
+	// assembly may: 7.x's uaccess.S keeps ra in t6 across its call of
+	// fallback_scalar_usercopy_sum_enabled (fallback_scalar_usercopy and
+	// __asm_vector_usercopy, +0xe), which the check below must see.
 	EXPECT_GT(census.calls, 30000);
-	EXPECT_EQ(census.calls_followed_by_temporary_read, 0) << census.temporary_read_after.front();
+	EXPECT_LE(census.calls_followed_by_temporary_read, 2)
+		<< (census.temporary_read_after.empty() ? "" : census.temporary_read_after.front());
 	// okprobe's own check sees every function the check above does, and
-	// makes few strict (those around calls that never return).
+	// makes few strict but for calls that never return (7.2 has 159 after
+	// __stack_chk_fail; 6.12 under 49 in all).
 	EXPECT_EQ(census.strict_missed, 0);
-	EXPECT_LE(census.strict_functions * 1000, census.functions);
+	EXPECT_LE((census.strict_functions - census.strict_noreturn) * 1000, census.functions);
 	// Nearly everything takes a breakpoint; BUG()/WARN() ebreaks do not.
 	EXPECT_GT(census.probeable * 100, census.instructions * 95);
 	EXPECT_GT(census.breakpoint_refusals.at("an ebreak: someone else's breakpoint or a bug/warning trap"), 1000);
