@@ -280,6 +280,12 @@ void okp_test_kernel_kprobes(const struct okp_coexist_target *target,
  */
 void okp_test_random_coexistence(const struct okp_cycle_target *targets,
 				 size_t count, unsigned int steps);
+/*
+ * Its steps at full counts. Each run draws a new seed, so runs add up;
+ * 1000 steps make every kind of step at every target many times (2000
+ * took a minute of x86's guest, over make check's budget).
+ */
+#define OKP_RANDOM_STEPS 1000
 /* The same on strscpy and memchr_inv (offsets found at run time). */
 void okp_test_kernel_kprobes_on_kernel_functions(void);
 void okp_test_kernel_kprobe_in_piece(okp_target_fn function, void *piece,

@@ -744,7 +744,7 @@ static int __init okp_selftest_init(void)
 	okp_test_lost_text(&okp_cycle_targets[0]);
 	okp_test_random_coexistence(okp_cycle_targets,
 				    ARRAY_SIZE(okp_cycle_targets),
-				    okp_scaled(2000));
+				    okp_scaled(OKP_RANDOM_STEPS));
 
 	okp_resident.probe.addr = (void *)okp_rvc_stack + 6;
 	okp_resident.probe.pre_handler = okp_record_pre;
