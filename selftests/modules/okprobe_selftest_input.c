@@ -4,17 +4,22 @@
  * NULL pointers, structs okprobe does not hold (never registered, copies,
  * unregistered twice, garbage okp_site), unreadable or endless
  * symbol_name strings, and a seeded fuzz loop of malformed structs through
- * every entry point. None may oops the kernel or leave okprobe's mutex
- * held; every errno is one Documentation/api.md lists; a probe registered
- * afterwards still counts every call.
+ * every entry point; and every call from where it must not sleep. None
+ * may oops the kernel or leave okprobe's mutex held; every errno is one
+ * Documentation/api.md lists; a probe registered afterwards still counts
+ * every call.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/err.h>
+#include <linux/irqflags.h>
 #include <linux/kprobes.h>
 #include <linux/kernel.h>
 #include <linux/prandom.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
@@ -446,9 +451,139 @@ out:
 	kfree(probe);
 }
 
+static atomic_t okp_handler_call_ret = ATOMIC_INIT(1);
+static DEFINE_SPINLOCK(okp_atomic_test_lock);
+
+/* A handler asks to disable its own probe: refused, the hit goes on. */
+static int okp_disabling_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	atomic_long_inc(&okp_input_hits);
+	atomic_set(&okp_handler_call_ret, okprobe_disable(probe));
+	return 0;
+}
+
+/*
+ * Every call of the API, made where the caller must not sleep: with
+ * interrupts off (visible on every kernel), with preemption off and under
+ * a spinlock (visible with CONFIG_PREEMPT_COUNT; a PREEMPT_RT spinlock
+ * sleeps, so may its holder), inside rcu_read_lock() (a preemptible RCU
+ * section), and from a handler. Each is refused before anything sleeps:
+ * -EINVAL, the void calls return, and nothing changed: the probe not
+ * registered stays so, the registered one stays registered and enabled
+ * and counts every call, and unregisters normally afterwards.
+ */
+static void okp_test_atomic_callers(okp_target_fn target, unsigned long offset,
+				    long (*expect)(long a, long b))
+{
+	struct okprobe *probes = kcalloc(2, sizeof(*probes), GFP_KERNEL);
+	struct okretprobe *rp = kzalloc(sizeof(*rp), GFP_KERNEL);
+	struct okprobe *registered = probes, *other = probes + 1;
+	static const char *const calls[] = {
+		"register", "register_many", "disable", "enable", "read_count",
+		"okretprobe_register", "okretprobe_register_many",
+		"okretprobe_enable", "okretprobe_disable",
+	};
+	int rets[ARRAY_SIZE(calls)];
+	unsigned long long count = 0;
+	unsigned long flags;
+	char why[160] = "";
+	bool ok = false;
+	int ret, i, context;
+	long hits;
+
+	EXPECT(probes && rp, "out of memory");
+	registered->addr = okp_at(target, offset);
+	registered->pre_handler = okp_input_pre;
+	other->addr = okp_at(target, offset);
+	other->pre_handler = okp_input_pre;
+	rp->kp.addr = okp_at(target, 0);
+	ret = okprobe_register(registered);
+	EXPECT(!ret, "registering the probe: %d", ret);
+	for (context = 0; context < 4; context++) {
+		struct okprobe *batch[] = { other };
+		struct okretprobe *rp_batch[] = { rp };
+		const char *where = context == 0 ? "interrupts off" :
+				    context == 1 ? "preemption off" :
+				    context == 2 ? "a spinlock" :
+						   "rcu_read_lock()";
+
+		if ((context == 1 && !IS_ENABLED(CONFIG_PREEMPT_COUNT)) ||
+		    (context == 2 && (!IS_ENABLED(CONFIG_PREEMPT_COUNT) ||
+				      IS_ENABLED(CONFIG_PREEMPT_RT))) ||
+		    (context == 3 && !IS_ENABLED(CONFIG_PREEMPT_RCU)))
+			continue;
+		if (context == 0)
+			local_irq_save(flags);
+		else if (context == 1)
+			preempt_disable();
+		else if (context == 2)
+			spin_lock(&okp_atomic_test_lock);
+		else
+			rcu_read_lock();
+		rets[0] = okprobe_register(other);
+		rets[1] = okprobe_register_many(batch, 1);
+		rets[2] = okprobe_disable(registered);
+		rets[3] = okprobe_enable(registered);
+		rets[4] = okprobe_read_count(registered, &count);
+		rets[5] = okretprobe_register(rp);
+		rets[6] = okretprobe_register_many(rp_batch, 1);
+		rets[7] = okretprobe_enable(rp);
+		rets[8] = okretprobe_disable(rp);
+		okprobe_unregister(registered);
+		okprobe_unregister_many(&registered, 1);
+		okretprobe_unregister(rp);
+		okretprobe_unregister_many(rp_batch, 1);
+		if (context == 0)
+			local_irq_restore(flags);
+		else if (context == 1)
+			preempt_enable();
+		else if (context == 2)
+			spin_unlock(&okp_atomic_test_lock);
+		else
+			rcu_read_unlock();
+		for (i = 0; i < ARRAY_SIZE(calls); i++)
+			EXPECT(rets[i] == -EINVAL, "%s with %s: %d", calls[i],
+			       where, rets[i]);
+		EXPECT(!other->okp_site, "register with %s registered it",
+		       where);
+		atomic_long_set(&okp_input_hits, 0);
+		for (i = 0; i < 10; i++)
+			EXPECT(target(i, 1) == expect(i, 1),
+			       "a wrong result after %s", where);
+		hits = atomic_long_read(&okp_input_hits);
+		EXPECT(hits == 10,
+		       "after unregister with %s the probe counted %ld of 10",
+		       where, hits);
+	}
+	okprobe_unregister(registered);
+	/* From its own handler (a breakpoint hit: interrupts off). */
+	registered->pre_handler = okp_disabling_pre;
+	ret = okprobe_register(registered);
+	EXPECT(!ret, "registering the disabling probe: %d", ret);
+	atomic_long_set(&okp_input_hits, 0);
+	for (i = 0; i < 3; i++)
+		target(i, 1);
+	hits = atomic_long_read(&okp_input_hits);
+	okprobe_unregister(registered);
+	EXPECT(atomic_read(&okp_handler_call_ret) == -EINVAL,
+	       "disable from the probe's handler: %d",
+	       atomic_read(&okp_handler_call_ret));
+	EXPECT(hits == 3, "after disabling itself the probe counted %ld of 3",
+	       hits);
+	ok = okp_still_counts(target, offset, expect, why, sizeof(why));
+out:
+	okp_report(ok, "API calls from atomic context (interrupts or preemption off, a spinlock, rcu_read_lock(), a handler): -EINVAL or ignored, before anything sleeps, nothing changed",
+		   why);
+	if (!ok && registered && registered->okp_site)
+		okprobe_unregister(registered);
+	kfree(rp);
+	kfree(probes);
+}
+
 void okp_test_bad_input(okp_target_fn target, unsigned long offset,
 			long (*expect)(long a, long b))
 {
+	okp_test_atomic_callers(target, offset, expect);
 	okp_test_padding_symbol();
 	okp_test_null_pointers(target, offset, expect);
 	okp_test_unknown_structs(target, offset, expect);

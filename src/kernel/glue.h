@@ -97,6 +97,15 @@ struct seq_file;
 /* src/kernel/probes.c */
 /* Each CPU's handler state (the detours and trap handlers read it). */
 DECLARE_PER_CPU(struct okp_cpu_state, okp_cpu_states);
+/*
+ * Whether an API call's caller is where it must not sleep (an okprobe
+ * handler, interrupt context, interrupts or preemption off, a preemptible
+ * RCU read-side section): then the call is refused before anything
+ * sleeps, and one line names call and caller. Every API call takes
+ * okp_probe_mutex, and most wait for grace periods.
+ */
+bool okp_api_caller_atomic(const char *call, unsigned long caller);
+
 int okp_probes_init(void);
 void okp_probes_exit(void);
 /* Writes debugfs okprobe/list. */

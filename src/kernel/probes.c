@@ -429,10 +429,59 @@ long okp_probes_block_starts(unsigned long address, unsigned long *start,
 	return ret;
 }
 
+/* Why the caller must not sleep, as far as this kernel can tell; or NULL. */
+static const char *okp_atomic_reason(void)
+{
+	bool in_handler;
+
+	/* This CPU's, read where no migration can make it another's. */
+	preempt_disable();
+	in_handler = this_cpu_read(okp_cpu_states.active_site);
+	preempt_enable();
+	if (in_handler)
+		return "inside an okprobe handler";
+	if (!in_task())
+		return "in interrupt context";
+	if (irqs_disabled())
+		return "interrupts off";
+	/*
+	 * A spinlock or preempt_disable() shows in the preempt count only
+	 * with CONFIG_PREEMPT_COUNT (Debian's amd64 kernels have it); without
+	 * it nothing here can see them.
+	 */
+	if (IS_ENABLED(CONFIG_PREEMPT_COUNT) && !preemptible())
+		return "preemption off";
+#ifdef CONFIG_PREEMPT_RCU
+	if (rcu_preempt_depth())
+		return "inside rcu_read_lock()";
+#endif
+	return NULL;
+}
+
+/*
+ * The kernel's might_sleep() reports a caller that must not sleep only on
+ * DEBUG_ATOMIC_SLEEP kernels, and only once it has slept: "scheduling
+ * while atomic", and a crashed process. okprobe refuses such a call first
+ * (Documentation/api.md, "Calling context"); the log is rate-limited, as
+ * a client in a loop would flood it.
+ */
+bool okp_api_caller_atomic(const char *call, unsigned long caller)
+{
+	const char *why = okp_atomic_reason();
+
+	if (!why)
+		return false;
+	pr_err_ratelimited("%s from atomic context (%s), called by %pS: refused, nothing changed (%d)\n",
+			   call, why, (void *)caller, -EINVAL);
+	return true;
+}
+
 int okprobe_register(struct okprobe *probe)
 {
 	int ret;
 
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return -EINVAL;
 	might_sleep();
 	if (!probe) {
 		pr_err("%s: the probe is NULL (%d)\n", __func__, -EINVAL);
@@ -527,6 +576,8 @@ int okprobe_register_many(struct okprobe **probes, int count)
 {
 	int i, ret;
 
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return -EINVAL;
 	might_sleep();
 	if (!probes || count <= 0) {
 		pr_err("%s: %s (%d)\n", __func__,
@@ -549,6 +600,9 @@ EXPORT_SYMBOL_GPL(okprobe_register_many);
 
 void okprobe_unregister(struct okprobe *probe)
 {
+	/* The probe stays registered: its owner must not free it. */
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return;
 	okprobe_unregister_many(&probe, 1);
 }
 EXPORT_SYMBOL_GPL(okprobe_unregister);
@@ -557,6 +611,8 @@ void okprobe_unregister_many(struct okprobe **probes, int count)
 {
 	unsigned long unknown;
 
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return;
 	might_sleep();
 	if (!probes || count <= 0) {
 		pr_err("%s: %s: ignored\n", __func__,
@@ -588,12 +644,16 @@ static int okp_set_probe_enabled(struct okprobe *probe, int enabled)
 
 int okprobe_enable(struct okprobe *probe)
 {
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return -EINVAL;
 	return okp_set_probe_enabled(probe, 1);
 }
 EXPORT_SYMBOL_GPL(okprobe_enable);
 
 int okprobe_disable(struct okprobe *probe)
 {
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return -EINVAL;
 	return okp_set_probe_enabled(probe, 0);
 }
 EXPORT_SYMBOL_GPL(okprobe_disable);
@@ -602,6 +662,8 @@ int okprobe_read_count(struct okprobe *probe, unsigned long long *count)
 {
 	int ret;
 
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return -EINVAL;
 	might_sleep();
 	if (!probe || !count)
 		return -EINVAL;

@@ -941,6 +941,8 @@ int okretprobe_register(struct okretprobe *rp)
 {
 	int ret;
 
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return -EINVAL;
 	might_sleep();
 	mutex_lock(&okp_return_mutex);
 	ret = okp_return_register_locked(rp);
@@ -951,6 +953,9 @@ EXPORT_SYMBOL_GPL(okretprobe_register);
 
 void okretprobe_unregister(struct okretprobe *rp)
 {
+	/* The probe stays registered: its owner must not free it. */
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return;
 	okretprobe_unregister_many(&rp, 1);
 }
 EXPORT_SYMBOL_GPL(okretprobe_unregister);
@@ -961,6 +966,8 @@ int okretprobe_register_many(struct okretprobe **rps, int count)
 	struct okp_return_probe *state;
 	int i, ret = 0;
 
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return -EINVAL;
 	might_sleep();
 	if (!rps || count <= 0) {
 		okp_return_refuse(rps ? "count <= 0" : "the array is NULL",
@@ -989,6 +996,8 @@ void okretprobe_unregister_many(struct okretprobe **rps, int count)
 	LIST_HEAD(going);
 	int i, unknown = 0;
 
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return;
 	might_sleep();
 	if (!rps || count <= 0) {
 		pr_err("%s: %s: ignored\n", __func__,
@@ -1067,12 +1076,16 @@ static int okp_return_set_enabled(struct okretprobe *rp, bool enabled)
 
 int okretprobe_enable(struct okretprobe *rp)
 {
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return -EINVAL;
 	return okp_return_set_enabled(rp, true);
 }
 EXPORT_SYMBOL_GPL(okretprobe_enable);
 
 int okretprobe_disable(struct okretprobe *rp)
 {
+	if (okp_api_caller_atomic(__func__, _RET_IP_))
+		return -EINVAL;
 	return okp_return_set_enabled(rp, false);
 }
 EXPORT_SYMBOL_GPL(okretprobe_disable);
