@@ -2609,20 +2609,18 @@ static int bench_applies(const struct bench_row *row)
 
 /*
  * Where the probe of row is listed: kprobes/list ("name+0x0 ") or
- * okprobe/jumps ("name+0x0/size"); "name+0x0" tells the targets apart.
- * Both put a +0 probe past an IBT kernel's endbr64 (+0x4).
+ * okprobe/jumps ("name+0x0/size"); "name+0x" tells the targets apart, and
+ * a row arms one probe. Its offset is not the row's to guess: both put a
+ * +0 probe past an endbr64 (+0x4), which an IBT kernel's C functions
+ * start with, its assembly ones up to 6.x too (SYM_FUNC_START), 7.x's not;
+ * an entry's probe may sit on the call site or past it.
  */
 static void bench_listed_line(const struct bench_row *row, char *line,
 			      size_t size)
 {
 	char needle[96];
 
-	/* An entry's probe may sit on the call site or past it. */
-	if (row->target->entry)
-		snprintf(needle, sizeof(needle), "%s+0x", row->target->name);
-	else
-		snprintf(needle, sizeof(needle), "%s+0x%x", row->target->name,
-			 entry_pad);
+	snprintf(needle, sizeof(needle), "%s+0x", row->target->name);
 	file_line(bench_is_kernel(row) ? KPROBES_LIST :
 			DEBUGFS_DIR "/jumps", needle, line, size);
 }
