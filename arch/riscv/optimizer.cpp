@@ -31,38 +31,32 @@ const char *SiteFunction::add_edge(const ExtraEdge &edge, ExtraEdge (&found)[max
 }
 
 // The jump labels and exception fixups whose site lies in range (the
-// function or one of its pieces).
+// function or one of its pieces). An unknown exception table is asked
+// instruction by instruction; an unknown jump table is a refusal.
 const char *SiteFunction::add_edges_of(const CodeRange &range, ExtraEdge (&found)[max_edges], size_t *count) const
 {
-	{ // each buffer in its own scope: they share the frame
-		okp_jump_label labels[max_edges];
-		const long label_count =
-			okp_glue_jump_labels_within(range.address, range.address + range.size, labels, max_edges);
-		if (label_count < 0)
-			return "the function has jump labels and the kernel's jump table is unknown";
-		if (label_count > long(max_edges))
-			return "the function has too many jump labels to check";
-		for (long i = 0; i < label_count; ++i)
-			if (const char *why = add_edge({labels[i].code, labels[i].target, ExtraEdge::Kind::jump_label},
-						       found, count))
-				return why;
-	}
-	long entry_count;
-	{
-		okp_exception_entry entries[max_edges];
-		entry_count = okp_glue_exception_entries_within(range.address, range.address + range.size, entries,
-								max_edges);
-		if (entry_count > long(max_edges))
-			return "the function has too many jump labels and exception fixups to check";
-		for (long i = 0; i < entry_count; ++i)
-			if (const char *why =
-				    add_edge({entries[i].insn, entries[i].fixup, ExtraEdge::Kind::exception_fixup},
-					     found, count))
-				return why;
-	}
-	if (entry_count >= 0)
+	const char *why = nullptr;
+	const kernel::HiddenEdges read =
+		kernel::hidden_edges_within<max_edges>(range.address, range.size, [&](const kernel::HiddenEdge &e) {
+			why = add_edge({e.from, e.to,
+					e.kind == kernel::HiddenEdge::Kind::jump_label
+						? ExtraEdge::Kind::jump_label
+						: ExtraEdge::Kind::exception_fixup},
+				       found, count);
+			return !why;
+		});
+	if (why)
+		return why;
+	switch (read) {
+	case kernel::HiddenEdges::read:
 		return nullptr;
-	// The kernel's table is unknown: ask instruction by instruction.
+	case kernel::HiddenEdges::labels_unknown:
+		return "the function has jump labels and the kernel's jump table is unknown";
+	case kernel::HiddenEdges::too_many:
+		return "the function has too many jump labels and exception fixups to check";
+	case kernel::HiddenEdges::exceptions_unknown:
+		break;
+	}
 	for (size_t at = 0; at < range.size;) {
 		const Instruction insn = decode_instruction(range.bytes + at, range.size - at);
 		if (insn.length == 0)
@@ -72,9 +66,9 @@ const char *SiteFunction::add_edges_of(const CodeRange &range, ExtraEdge (&found
 			const uint64_t fixup = okp_glue_exception_fixup(address);
 			if (!fixup)
 				return "an exception-table entry of the function has no fixup address";
-			if (const char *why =
+			if (const char *refusal =
 				    add_edge({address, fixup, ExtraEdge::Kind::exception_fixup}, found, count))
-				return why;
+				return refusal;
 		}
 		at += insn.length;
 	}

@@ -94,5 +94,50 @@ inline bool has_exception_entry(uint64_t address)
 	return okp_glue_has_exception_entry(address) != 0;
 }
 
+// An edge of a function's control flow its bytes do not show: a jump
+// label's jump (its nop becomes a jmp when the key flips) or an exception
+// fixup (a fault resumes there).
+struct HiddenEdge {
+	enum class Kind : uint8_t { jump_label, exception_fixup };
+	uint64_t from = 0, to = 0;
+	Kind kind = Kind::jump_label;
+};
+
+enum class HiddenEdges : uint8_t {
+	read,		    // every one went to add
+	labels_unknown,	    // the kernel's jump table cannot be read
+	exceptions_unknown, // its exception table cannot (labels were read)
+	too_many,	    // more than Max of a kind, or add said stop
+};
+
+// Hands the jump labels, then the exception-table entries, whose site lies
+// in [start, start + size) to add(const HiddenEdge &), which returns false
+// to stop; at most Max of each kind. One reading for the return-exit census
+// and riscv's jump planner, which differ in what an unknown table means.
+template <size_t Max, typename Add> HiddenEdges hidden_edges_within(uint64_t start, uint64_t size, Add add)
+{
+	{ // each buffer in its own scope: they share the frame
+		okp_jump_label labels[Max];
+		const long found = okp_glue_jump_labels_within(start, start + size, labels, Max);
+		if (found < 0)
+			return HiddenEdges::labels_unknown;
+		if (size_t(found) > Max)
+			return HiddenEdges::too_many;
+		for (long i = 0; i < found; ++i)
+			if (!add(HiddenEdge{labels[i].code, labels[i].target, HiddenEdge::Kind::jump_label}))
+				return HiddenEdges::too_many;
+	}
+	okp_exception_entry entries[Max];
+	const long found = okp_glue_exception_entries_within(start, start + size, entries, Max);
+	if (found < 0)
+		return HiddenEdges::exceptions_unknown;
+	if (size_t(found) > Max)
+		return HiddenEdges::too_many;
+	for (long i = 0; i < found; ++i)
+		if (!add(HiddenEdge{entries[i].insn, entries[i].fixup, HiddenEdge::Kind::exception_fixup}))
+			return HiddenEdges::too_many;
+	return HiddenEdges::read;
+}
+
 } // namespace kernel
 } // namespace okp

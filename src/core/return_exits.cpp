@@ -83,23 +83,15 @@ ExitPlace place(uint64_t target, CodeRange *piece, void *opaque)
 long kernel_hidden_targets(const CodeRange &range, uint64_t *targets, size_t capacity, void *)
 {
 	size_t count = 0;
-	{
-		okp_jump_label labels[max_hidden_edges];
-		const long found = okp_glue_jump_labels_within(range.address, range.address + range.size, labels,
-							       max_hidden_edges);
-		if (found < 0 || size_t(found) > max_hidden_edges || size_t(found) > capacity)
-			return -1;
-		for (long i = 0; i < found; ++i)
-			targets[count++] = labels[i].target;
-	}
-	okp_exception_entry entries[max_hidden_edges];
-	const long found =
-		okp_glue_exception_entries_within(range.address, range.address + range.size, entries, max_hidden_edges);
-	if (found < 0 || size_t(found) + count > capacity)
-		return -1;
-	for (long i = 0; i < found; ++i)
-		targets[count++] = entries[i].fixup;
-	return long(count);
+	const kernel::HiddenEdges read = kernel::hidden_edges_within<max_hidden_edges>(
+		range.address, range.size, [&](const kernel::HiddenEdge &e) {
+			if (count == capacity)
+				return false;
+			targets[count++] = e.to;
+			return true;
+		});
+	// An unknown table is a refusal here: the census must see every exit.
+	return read == kernel::HiddenEdges::read ? long(count) : -1;
 }
 
 } // namespace okp
