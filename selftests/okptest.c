@@ -2662,7 +2662,8 @@ static void bench_listed_line(const struct bench_row *row, char *line,
  * Waits up to BENCH_OPTIMIZER_WAIT_MS for the armed probe's jump: for the
  * kernel, kprobes/list says [OPTIMIZED] (set when the probe is queued) and
  * the jmp is in the text (the optimizer ran); for okprobe,
- * OKPROBE_FLAG_OPTIMIZED. 1 once it is, 0 after a note (and no more
+ * OKPROBE_FLAG_OPTIMIZED; for an okprobe_events event, okprobe/jumps says
+ * "optimized". 1 once it is, 0 after a note (and no more
  * waiting for row in later rounds). okprobe/jumps' "breakpoint: why" is a
  * refusal, not a wait: it is kept in row->refused at once.
  */
@@ -2670,13 +2671,16 @@ static int bench_wait_optimized(struct bench_row *row)
 {
 	long long deadline = now_ms() + BENCH_OPTIMIZER_WAIT_MS;
 	int kernel = bench_is_kernel(row);
+	/* An event's probe is okprobe_events', not the bench module's. */
+	int event = row->config->event_file != NULL;
 	char line[256], reply[128], *refusal;
 
 	for (;;) {
 		bench_listed_line(row, line, sizeof(line));
-		if (bench_command("state", reply, sizeof(reply)) == 0 &&
-		    strstr(reply, "optimized=1") &&
-		    (!kernel || strstr(line, "[OPTIMIZED]")))
+		if (event ? strstr(line, "  optimized ") != NULL :
+			    bench_command("state", reply, sizeof(reply)) == 0 &&
+				    strstr(reply, "optimized=1") &&
+				    (!kernel || strstr(line, "[OPTIMIZED]")))
 			return 1;
 		refusal = kernel ? NULL : strstr(line, "  breakpoint: ");
 		if (refusal) {
@@ -2702,7 +2706,7 @@ static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 	const struct bench_config *c = row->config;
 	const char *module_arm = c->event_file ? "none" : c->arm;
 	unsigned long got_calls, hits, missed, bad;
-	char command[128], reply[256], jump[16];
+	char command[128], reply[256], jump[16], event_jump[256];
 	unsigned long long ns;
 	long event_hits = 0;
 	int ret, traps, wrong;
@@ -2757,6 +2761,13 @@ static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 		bench_listed_line(row, row->listed, sizeof(row->listed));
 	snprintf(command, sizeof(command), "run %lu", calls);
 	ret = bench_command(command, reply, sizeof(reply));
+	/*
+	 * An event's probe is okprobe_events': its jump, if any, was in
+	 * for the run if it is still in now (okprobe/jumps).
+	 */
+	event_jump[0] = '\0';
+	if (c->event_file && c->optimized)
+		bench_listed_line(row, event_jump, sizeof(event_jump));
 	if (ret == 0)
 		ret = write_file(BENCH_CONTROL, "disarm");
 	else
@@ -2775,7 +2786,9 @@ static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 		return 0;	/* warm-up */
 	row->ns_per_call[round] = (double)ns / got_calls;
 	row->traps = traps;
-	row->optimized_rounds += !strcmp(jump, "throughout");
+	row->optimized_rounds += c->event_file ?
+		strstr(event_jump, "  optimized ") != NULL :
+		!strcmp(jump, "throughout");
 	/* With its sysctl at 0 a probe must never be optimized. */
 	wrong = got_calls != calls || missed || bad ||
 		hits != (strcmp(module_arm, "none") ? calls : 0) ||
