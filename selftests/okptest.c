@@ -1068,8 +1068,10 @@ static int test_entry_in_kernel(void)
 
 /*
  * okprobe_selftest.ko's kernel kprobe coexistence matrix alone
- * (coexist_only=1): on its own functions, then on strscpy and
- * memchr_inv, 8 interleavings each.
+ * (coexist_only=1) on strscpy and memchr_inv: each pairing of a kernel
+ * kprobe (and optprobe, where the kernel has them) with an okprobe,
+ * breakpoint and optimized, in 4 placements. The matrix on the module's
+ * own functions is the whole suite's.
  */
 static int test_coexist_in_kernel(void)
 {
@@ -1077,7 +1079,7 @@ static int test_coexist_in_kernel(void)
 		return skip("the whole suite runs the matrix in in_kernel_probes");
 	if (!kernel_has_kprobes)
 		return skip("this kernel has no kprobes to be beside");
-	return in_kernel_part("coexist_only", "kernel kprobe coexistence", 16);
+	return in_kernel_part("coexist_only", "kernel kprobe coexistence", 8);
 }
 
 static int test_in_kernel_probes(void)
@@ -6034,8 +6036,15 @@ static int probe_events_storm_steps(void)
 				 errors[0] ? "," : "", i, error_counts[i]);
 	say("# event storm: %d events defined over %d functions in %lld ms, refused %s",
 	    defined, functions, now_ms() - start, errors[0] ? errors : "none");
-	CHECK(defined > functions / 2, "only %d events of %d functions",
-	      defined, functions);
+	/*
+	 * A name several functions have is refused (EADDRNOTAVAIL) before
+	 * either kind is tried: of the rest, most must be defined. At half
+	 * counts riscv-7.2 takes 5 functions, 3 of them such names.
+	 */
+	CHECK(defined > 0 &&
+	      defined > (functions - error_counts[EADDRNOTAVAIL]) / 2,
+	      "only %d events of %d functions (%d with a name no other function has)",
+	      defined, functions, functions - error_counts[EADDRNOTAVAIL]);
 	/* All on at once, under load. */
 	workload = storm_workload();
 	CHECK(workload > 0, "fork: %s", strerror(errno));
@@ -6684,7 +6693,7 @@ OKPTEST(okprobe, syscall_probe_under_load, test_syscall_probe_under_load, SHORT,
 OKPTEST(okprobe, unload_while_optimized, test_unload_while_optimized, SHORT, "the client unloads while its optimized probe is hit on every CPU")
 OKPTEST(okprobe, counter_probe, test_counter_probe, SHORT, "the sample client's counting probe (counter=1) on ksys_read: [COUNTER], optimized, every read of two processes counted")
 OKPTEST(okprobe, enable_disable_switches, test_enable_disable_switches, SHORT, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint")
-OKPTEST(okprobe, coexist_in_kernel, test_coexist_in_kernel, SHORT, "the kernel kprobe coexistence matrix alone (okprobe_selftest.ko coexist_only=1), on module and kernel functions")
+OKPTEST(okprobe, coexist_in_kernel, test_coexist_in_kernel, SHORT, "the kernel kprobe coexistence matrix alone (okprobe_selftest.ko coexist_only=1), on kernel functions (strscpy, memchr_inv)")
 OKPTEST(okprobe, entry_in_kernel, test_entry_in_kernel, SHORT, "in-kernel entry probe tests alone (okprobe_selftest.ko entry_only=1)")
 OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0, under the function tracer, and with kernel.ftrace_enabled=0 (none through ftrace, all past the call site) and back")
 OKPTEST(okprobe, return_in_kernel, test_return_in_kernel, LONG, "in-kernel return probe tests alone (okprobe_selftest.ko return_only=1)")

@@ -232,15 +232,12 @@ void okp_test_return_probes(void);
 /*
  * entry_only=1 / return_only=1 / coexist_only=1: the module runs
  * okp_test_entry_probes() / okp_test_return_probes() / the kernel kprobe
- * coexistence matrix (on target and other, then on kernel functions)
- * alone. okp_part_only() says whether it was loaded so;
- * okp_run_part_only() runs the part, publishes its results and returns
- * true, or returns false for the whole suite.
+ * coexistence matrix on kernel functions alone. okp_part_only() says
+ * whether it was loaded so; okp_run_part_only() runs the part, publishes
+ * its results and returns true, or returns false for the whole suite.
  */
-struct okp_coexist_target;
 bool okp_part_only(void);
-bool okp_run_part_only(const struct okp_coexist_target *target,
-		       const struct okp_coexist_target *other);
+bool okp_run_part_only(void);
 
 /* ---- Next to the kernel's kprobes (okprobe_selftest_coexist.c) ---------- */
 
