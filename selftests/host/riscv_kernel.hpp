@@ -400,6 +400,10 @@ inline Census take_census(const Kernel &kernel)
 	// They never return: what follows their calls is someone else's code.
 	const uint64_t stack_check_failure = kernel.symbol("__stack_chk_fail"),
 		       fortify_panic = kernel.symbol("__fortify_panic");
+	const auto calls_noreturn = [&](const FunctionAnalysis &analysis, size_t call) {
+		const uint64_t target = call_target(analysis, call);
+		return target && (target == stack_check_failure || target == fortify_panic);
+	};
 	// Hand-written resume code okprobe refuses (mmu_off_functions.h).
 	const std::vector<std::string> refused = {OKP_RISCV_MMU_OFF_FUNCTIONS};
 	const uint64_t detour = kernel.lowest_module_address();
@@ -440,16 +444,13 @@ inline Census take_census(const Kernel &kernel)
 		}
 		const std::vector<size_t> kept = calls_followed_by_temporary_read(analysis);
 		census.strict_functions += analysis.temporary_kept_across_call() >= 0;
-		if (const long call = analysis.temporary_kept_across_call(); call >= 0) {
-			const uint64_t target = call_target(analysis, size_t(call));
-			census.strict_noreturn += target && (target == stack_check_failure || target == fortify_panic);
-		}
+		if (const long call = analysis.temporary_kept_across_call(); call >= 0)
+			census.strict_noreturn += calls_noreturn(analysis, size_t(call));
 		census.strict_missed += !kept.empty() && analysis.temporary_kept_across_call() < 0;
 		for (size_t n : kept) {
 			if (std::find(refused.begin(), refused.end(), symbol.name) != refused.end())
 				continue;
-			if (const uint64_t target = call_target(analysis, n);
-			    target && (target == stack_check_failure || target == fortify_panic)) {
+			if (calls_noreturn(analysis, n)) {
 				++census.noreturn_calls_followed_by_temporary_read;
 				continue;
 			}
