@@ -40,13 +40,19 @@ static bool okp_coexist_only;
 module_param_named(coexist_only, okp_coexist_only, bool, 0444);
 MODULE_PARM_DESC(coexist_only,
 		 "Run the kernel kprobe coexistence matrix on kernel functions alone");
+static bool okp_context_only;
+module_param_named(context_only, okp_context_only, bool, 0444);
+MODULE_PARM_DESC(context_only,
+		 "Run the calling-context and bad-input tests alone");
 
 bool okp_part_only(void)
 {
-	return okp_entry_only || okp_return_only || okp_coexist_only;
+	return okp_entry_only || okp_return_only || okp_coexist_only ||
+	       okp_context_only;
 }
 
-bool okp_run_part_only(void)
+bool okp_run_part_only(okp_target_fn target, unsigned long offset,
+		       long (*expect)(long a, long b))
 {
 	if (okp_entry_only)
 		okp_test_entry_probes();
@@ -59,6 +65,12 @@ bool okp_run_part_only(void)
 	 */
 	if (okp_coexist_only)
 		okp_test_kernel_kprobes_on_kernel_functions();
+	/*
+	 * What a kernel's preemption model and locks change for a client's
+	 * calls (a PREEMPT_RT spinlock, PREEMPT_LAZY), on every kernel.
+	 */
+	if (okp_context_only)
+		okp_test_bad_input(target, offset, expect);
 	if (!okp_part_only())
 		return false;
 	okp_results_publish();

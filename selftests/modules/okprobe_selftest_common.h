@@ -230,14 +230,17 @@ long okp_ret_recurse(long a, long b);
 /* okprobe_selftest_return.c: return probes (okretprobe). */
 void okp_test_return_probes(void);
 /*
- * entry_only=1 / return_only=1 / coexist_only=1: the module runs
- * okp_test_entry_probes() / okp_test_return_probes() / the kernel kprobe
- * coexistence matrix on kernel functions alone. okp_part_only() says
- * whether it was loaded so; okp_run_part_only() runs the part, publishes
- * its results and returns true, or returns false for the whole suite.
+ * entry_only=1 / return_only=1 / coexist_only=1 / context_only=1: the
+ * module runs okp_test_entry_probes() / okp_test_return_probes() / the
+ * kernel kprobe coexistence matrix on kernel functions / the calling
+ * contexts and bad input (okp_test_bad_input() on target + offset) alone.
+ * okp_part_only() says whether it was loaded so; okp_run_part_only() runs
+ * the part, publishes its results and returns true, or returns false for
+ * the whole suite.
  */
 bool okp_part_only(void);
-bool okp_run_part_only(void);
+bool okp_run_part_only(okp_target_fn target, unsigned long offset,
+		       long (*expect)(long a, long b));
 
 /* ---- Next to the kernel's kprobes (okprobe_selftest_coexist.c) ---------- */
 

@@ -691,7 +691,7 @@ static int __init okp_selftest_init(void)
 	if (ret)
 		return ret;
 	entry_pad = okp_entry_pad(okp_target_add);
-	if (okp_run_part_only())
+	if (okp_run_part_only(okp_target_add, 3, okp_expect_add))
 		return 0;
 	okp_test_fixed_results();
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)

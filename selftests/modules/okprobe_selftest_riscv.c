@@ -670,7 +670,7 @@ static int __init okp_selftest_init(void)
 
 	if (ret)
 		return ret;
-	if (okp_run_part_only())
+	if (okp_run_part_only(okp_rv_add, 4, okp_expect_sum))
 		return 0;
 	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
 		okp_run_case(&okp_cases[i]);
