@@ -54,7 +54,7 @@ KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=$(ARCH) \
 	CROSS_COMPILE=$(CROSS_COMPILE) \
 	$(if $(OKPROBE_PAHOLE_FLAGS),PAHOLE_FLAGS="$(strip $(OKPROBE_PAHOLE_FLAGS))")
 
-.PHONY: all modules clean demo check bench host-test format zydis-sources \
+.PHONY: all modules clean demo check bench host-test fuzz format zydis-sources \
 	install dkms-source dkms-install
 
 # Where clients find okprobe.h and, per kernel release, okprobe's
@@ -99,6 +99,12 @@ bench:
 host-test:
 	tools/setup-host
 	tools/host-test
+
+# The long fuzz runs (tools/fuzz): COUNT random encodings for the riscv
+# decoder against objdump, from SEED (default: the time).
+fuzz:
+	tools/setup-host
+	tools/fuzz $(if $(COUNT),--count $(COUNT)) $(if $(SEED),--seed $(SEED))
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -634,10 +634,13 @@ Instruction decode_standard(uint32_t i)
 				return illegal(i);
 			return b.done();
 		}
-		// Vector arithmetic: .vx/.vf forms read a scalar at rs1; a few
-		// (vmv.x.s, vcpop.m, vfirst.m) write a scalar rd, left out: a
-		// register thought live when it is not only costs a jump.
-		return b.is(Operation::vector, InstructionClass::plain).rs1(rs1).rs2(rs2).done();
+		// Vector arithmetic: .vx/.vf forms read a scalar at rs1;
+		// VWXUNARY0 (OPMVV, funct6 010000: vmv.x.s, vcpop.m,
+		// vfirst.m) writes a scalar rd.
+		b.is(Operation::vector, InstructionClass::plain).rs1(rs1).rs2(rs2);
+		if (funct3 == 2 && bits(i, 31, 26) == 0x10)
+			b.rd(rd);
+		return b.done();
 	case 0x63: { // BRANCH
 		static constexpr Operation ops[] = {Operation::beq,	Operation::bne, Operation::illegal,
 						    Operation::illegal, Operation::blt, Operation::bge,

@@ -264,6 +264,10 @@ TEST(RiscvDecoder, TheExtensionsOfDebiansKernel)
 		{0x0ac56107, false, O::vector_load, C::load, regs({a0, a2}), 0, 0},	   // vlse32.v v2,(a0),a2
 		{0x020580a7, false, O::vector_store, C::store, regs({a1}), 0, 0},	   // vse8.v v1,(a1)
 		{0x0226c0d7, false, O::vector, C::plain, regs({a3, 2}), 0, 0},		   // vadd.vx v1,v2,a3
+		// VWXUNARY0 writes a scalar (tools/decoder-diff found it left out)
+		{0x42282557, false, O::vector, C::plain, regs({2, 16}), regs({a0}), 0}, // vcpop.m a0,v2
+		{0x42202557, false, O::vector, C::plain, regs({2}), regs({a0}), 0},	// vmv.x.s a0,v2
+		{0x4228a557, false, O::vector, C::plain, regs({2, 17}), regs({a0}), 0}, // vfirst.m a0,v2
 	};
 	for (const Case &c : cases) {
 		const Instruction insn = decode32(c.encoding);
