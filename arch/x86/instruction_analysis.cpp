@@ -245,6 +245,10 @@ Analysis analyze_instruction(const uint8_t *bytes, size_t available, uint64_t ad
 	ZydisDecodedInstruction insn;
 	if (!decode_instruction(bytes, available, &insn))
 		return refused(Refusal::undecodable);
+	// The #UD handler emulates it from its own address (as kprobes, okprobe
+	// refuses it; the exit census sees a trap that goes on).
+	if (has_emulate_prefix(bytes, available))
+		return refused(Refusal::emulate_prefix, insn.length);
 	return analyze_decoded(insn, address, thunks);
 }
 
@@ -362,6 +366,8 @@ const char *refusal_text(Refusal refusal)
 		return "the instruction is ip-relative in a way okprobe does not handle";
 	case Refusal::landing_pad:
 		return "the instruction is an endbr, where indirect branches land under IBT";
+	case Refusal::emulate_prefix:
+		return "the instruction has a Xen or KVM emulate prefix (ud2 \"xen\"/\"kvm\")";
 	}
 	return "unknown refusal";
 }

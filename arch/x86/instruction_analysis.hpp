@@ -38,6 +38,7 @@ enum class Refusal : uint8_t {
 	unsupported_prefix,	  // 16/32-bit operand or address size on a branch
 	unsupported_relative,	  // other ip-relative forms (xbegin)
 	landing_pad,		  // endbr64/endbr32: where indirect branches land under IBT
+	emulate_prefix,		  // ud2 "xen"/"kvm" + an instruction: the hypervisor emulates it
 };
 
 // Control transfers the handler emulates.

@@ -5,12 +5,41 @@
 
 namespace okp::x86 {
 
+bool has_emulate_prefix(const uint8_t *bytes, size_t available)
+{
+	static constexpr uint8_t xen[emulate_prefix_length] = {0x0f, 0x0b, 'x', 'e', 'n'};
+	static constexpr uint8_t kvm[emulate_prefix_length] = {0x0f, 0x0b, 'k', 'v', 'm'};
+	if (available < emulate_prefix_length)
+		return false;
+	bool is_xen = true, is_kvm = true;
+	for (size_t i = 0; i < emulate_prefix_length; ++i) {
+		is_xen &= bytes[i] == xen[i];
+		is_kvm &= bytes[i] == kvm[i];
+	}
+	return is_xen || is_kvm;
+}
+
 bool decode_instruction(const uint8_t *bytes, size_t available, ZydisDecodedInstruction *instruction)
 {
+	// An emulate prefix and its instruction are one: the instruction's
+	// fields, the raw offsets counted from the prefix.
+	const size_t prefix = has_emulate_prefix(bytes, available) ? emulate_prefix_length : 0;
 	ZydisDecoder decoder;
-	return ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) &&
-	       ZYAN_SUCCESS(ZydisDecoderEnableMode(&decoder, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE)) &&
-	       ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes, available, instruction));
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
+	    !ZYAN_SUCCESS(ZydisDecoderEnableMode(&decoder, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE)) ||
+	    !ZYAN_SUCCESS(
+		    ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes + prefix, available - prefix, instruction)))
+		return false;
+	if (prefix) {
+		instruction->length += prefix;
+		instruction->raw.rex.offset += prefix;
+		instruction->raw.modrm.offset += prefix;
+		instruction->raw.sib.offset += prefix;
+		instruction->raw.disp.offset += prefix;
+		instruction->raw.imm[0].offset += prefix;
+		instruction->raw.imm[1].offset += prefix;
+	}
+	return true;
 }
 
 void flow_step(const CodeRange &function, size_t offset, FlowStep &step)
@@ -81,6 +110,9 @@ unsigned instruction_length(const uint8_t *bytes, size_t available)
 
 bool falls_through(const uint8_t *insn, unsigned length)
 {
+	// The hypervisor emulates the instruction after an emulate prefix.
+	if (length > emulate_prefix_length && has_emulate_prefix(insn, length))
+		return falls_through(insn + emulate_prefix_length, length - emulate_prefix_length);
 	unsigned at = 0;
 	while (at < length &&
 	       (insn[at] == 0x66 || insn[at] == 0x67 || insn[at] == 0xf2 || insn[at] == 0xf3 || insn[at] == 0x2e ||

@@ -14,6 +14,14 @@ namespace okp::x86 {
 // The longest legal x86 instruction.
 constexpr size_t max_instruction_length = 15;
 
+// The Xen and KVM emulate prefixes (the kernel's emulate_prefix.h): ud2
+// and the ASCII "xen" or "kvm" before an instruction (cpuid) the
+// hypervisor's #UD handler emulates, going on past it. The kernel's insn
+// decoder reads prefix and instruction as one, and kprobes refuse it; so
+// does okprobe (Refusal::emulate_prefix), and its walks step over the whole.
+constexpr size_t emulate_prefix_length = 5;
+bool has_emulate_prefix(const uint8_t *bytes, size_t available);
+
 // Length of the 64-bit-mode instruction at bytes, or 0 when the bytes do not
 // decode as one within available bytes.
 unsigned instruction_length(const uint8_t *bytes, size_t available);

@@ -55,6 +55,7 @@ InstructionVerdict probe_rules(Boundary boundary, const uint8_t *function, size_
 		verdict.length = analysis.length;
 		return verdict;
 	case Refusal::undecodable:
+	case Refusal::emulate_prefix: // as kprobes' can_probe() refuses it
 		verdict.error = error_eilseq;
 		break;
 	case Refusal::breakpoint:

@@ -63,6 +63,16 @@ TEST(X86Analysis, PlainInstructionsAreCopied)
 	}
 }
 
+// As kprobes' can_probe(), okprobe refuses an emulate-prefixed instruction
+// (the hypervisor's #UD handler emulates it from where it stands).
+TEST(X86Analysis, AnEmulatePrefixedInstructionIsRefused)
+{
+	const Analysis a = analyze({0x0f, 0x0b, 'x', 'e', 'n', 0x0f, 0xa2});
+	EXPECT_EQ(a.execution, Execution::refuse);
+	EXPECT_EQ(a.refusal, Refusal::emulate_prefix);
+	EXPECT_EQ(a.length, 7);
+}
+
 TEST(X86Analysis, RipRelativeOperandsAreRebased)
 {
 	const Analysis lea = analyze({0x48, 0x8d, 0x05, 0x10, 0x00, 0x00, 0x00}); // lea 0x10(%rip),%rax

@@ -76,6 +76,29 @@ TEST(X86Decoder, InstructionBoundaries)
 	EXPECT_EQ(check_instruction_boundary(broken, sizeof(broken), 3), Boundary::undecodable);
 }
 
+// Xen's cpuid as 6.1's xen_cpuid has it: ud2 "xen" cpuid is one
+// instruction to the kernel's insn decoder and kprobes (found by the
+// differential test against insn.c), and the code goes on after it.
+TEST(X86Decoder, AnEmulatePrefixAndItsInstructionAreOne)
+{
+	// push %rbp; ud2; .ascii "xen"; cpuid; pop %rbp
+	const uint8_t function[] = {0x55, 0x0f, 0x0b, 'x', 'e', 'n', 0x0f, 0xa2, 0x5d};
+	EXPECT_TRUE(okp::x86::has_emulate_prefix(function + 1, sizeof(function) - 1));
+	EXPECT_EQ(instruction_length(function + 1, sizeof(function) - 1), 7u);
+	EXPECT_TRUE(okp::x86::falls_through(function + 1, 7));
+	for (size_t offset = 0; offset < sizeof(function); ++offset)
+		EXPECT_EQ(check_instruction_boundary(function, sizeof(function), offset),
+			  offset == 0 || offset == 1 || offset == 8 ? Boundary::instruction_start
+								    : Boundary::inside_instruction)
+			<< "offset " << offset;
+	const uint8_t kvm[] = {0x0f, 0x0b, 'k', 'v', 'm', 0x0f, 0xa2};
+	EXPECT_EQ(instruction_length(kvm, sizeof(kvm)), 7u);
+	// A plain ud2 (BUG()) stays two bytes and stops.
+	const uint8_t bug[] = {0x0f, 0x0b, 'x', 'e', 'N', 0x0f, 0xa2};
+	EXPECT_EQ(instruction_length(bug, sizeof(bug)), 2u);
+	EXPECT_FALSE(okp::x86::falls_through(bug, 2));
+}
+
 } // namespace
 
 TEST(X86Boundary, AnInt3WhereTheCodeFallsThroughIsSomeoneElsesBreakpoint)

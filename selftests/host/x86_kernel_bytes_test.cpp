@@ -13,6 +13,7 @@
 #include "x86/out_of_line.hpp"
 #include "x86/trap_path.hpp"
 #include "x86/zydis_decode.hpp"
+#include "x86_insn_differential.hpp"
 #include "x86_kernel_image.hpp"
 
 #include <gtest/gtest.h>
@@ -410,6 +411,61 @@ TEST(X86KernelBytes, EveryFunctionOfTheDebianKernel)
 	// BUG()/WARN() are ud2 sites and must be refused.
 	const auto ud2 = census.refusals.find(Refusal::undefined_opcode);
 	EXPECT_TRUE(ud2 != census.refusals.end() && ud2->second > 1000);
+}
+
+// okprobe's relocation rules against the kernel's own insn.c on every
+// instruction of a kernel (x86_insn_differential.hpp): the lengths the walk
+// steps by, what a copy rebases and which branches it emulates.
+long insn_differential(const Kernel &kernel, const char *title, long *compared)
+{
+	const Thunks thunks = kernel_thunks(kernel);
+	differential::Tally tally;
+	for (size_t i = 0; i < kernel.symbols.size(); ++i) {
+		const okp::host::KernelSymbol &symbol = kernel.symbols[i];
+		if ((i + 1 < kernel.symbols.size() && kernel.symbols[i + 1].address == symbol.address) ||
+		    is_padding(symbol))
+			continue;
+		const uint64_t end = kernel.end_of(i);
+		const uint8_t *bytes = kernel.bytes_at(symbol.address);
+		for (uint64_t at = symbol.address; at < end;) {
+			const size_t available = std::min<uint64_t>(end - at, max_instruction_length);
+			const uint8_t *insn = bytes + (at - symbol.address);
+			const Analysis a = analyze_instruction(insn, available, at, thunks);
+			if (a.refusal == Refusal::undecodable ||
+			    (a.refusal == Refusal::breakpoint &&
+			     std::all_of(insn, insn + (end - at), [](uint8_t b) { return b == 0xcc; })))
+				break;
+			std::ostringstream where;
+			where << symbol.name << "+0x" << std::hex << (at - symbol.address);
+			tally.add(insn, available, at, thunks, where.str());
+			at += a.length;
+		}
+	}
+	*compared = tally.compared;
+	return tally.report(std::cout, title);
+}
+
+TEST(X86KernelBytes, TheRelocationRulesAgreeWithTheKernelsInsnDecoder)
+{
+	const Kernel *kernel = load_kernel();
+	if (!kernel)
+		GTEST_SKIP() << "OKPROBE_X86_VMLINUX / OKPROBE_X86_KALLSYMS not set";
+	long compared = 0;
+	EXPECT_EQ(insn_differential(*kernel, "every instruction of the guest kernel's vmlinux", &compared), 0);
+	EXPECT_GT(compared, 1000000);
+}
+
+// The same over the text the boot patched (alternatives, static calls,
+// call depth tracking's thunks), which is what a probe meets.
+TEST(X86KernelBytes, TheRelocationRulesAgreeWithTheKernelsInsnDecoderInTheRuntimeText)
+{
+	long changed = -1;
+	const Kernel *running = load_running_kernel(&changed);
+	if (!running || changed < 0)
+		GTEST_SKIP() << "OKPROBE_X86_RUNTIME_TEXT not set or not this kernel's";
+	long compared = 0;
+	EXPECT_EQ(insn_differential(*running, "every instruction of the guest kernel's running text", &compared), 0);
+	EXPECT_GT(compared, 1000000);
 }
 
 // The writer proves boundaries and finds a function's jumps out from one
