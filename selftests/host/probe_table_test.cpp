@@ -139,6 +139,7 @@ protected:
 			for (const auto &[address, armed] : ops)
 				EXPECT_EQ(armed, 0) << "an ftrace call site stays armed";
 		EXPECT_EQ(kernel.pins, 0) << "okprobe.ko stays pinned";
+		EXPECT_TRUE(table.staging_lists_consistent()) << "a staging list lost step with the sites";
 		EXPECT_EQ(kernel.created, kernel.retired) << "a site leaked";
 		EXPECT_EQ(kernel.detours_created, kernel.detours_freed) << "a detour leaked";
 		EXPECT_TRUE(kernel.counter_cells.empty()) << "counter cells leaked";
@@ -854,6 +855,38 @@ TEST_F(ProbeTableTest, TurningOptimizationOnOnlyQueuesTheDetoursForTheOptimizer)
 	table.optimization_changed();
 	EXPECT_EQ(text_at(text_start + 0x10), breakpoint);
 	EXPECT_EQ(jump_state(0x10), okp::JumpState::breakpoint);
+}
+
+// The optimizer's passes walk its staging lists, as the kernel's optimizer
+// walks its optimizing_list: a site joins when it waits and leaves once its
+// jump is in, so a pass after one more registration meets that one site,
+// however many are optimized already.
+TEST_F(ProbeTableTest, AnOptimizerPassMeetsOnlyTheSitesWaitingForIt)
+{
+	const uint64_t offsets[] = {0x10, 0x30, 0x50};
+	for (uint64_t offset : offsets)
+		ASSERT_EQ(add(probe_at(offset)), 0);
+	EXPECT_EQ(table.waiting_sites(), 3u);
+	EXPECT_TRUE(table.staging_lists_consistent());
+	run_optimizer();
+	EXPECT_EQ(table.waiting_sites(), 0u) << "an optimized site left the list";
+	for (uint64_t offset : offsets)
+		EXPECT_EQ(jump_state(offset), okp::JumpState::optimized);
+	EXPECT_EQ(table.optimizer_begin(), 0u) << "nothing staged, no pass";
+	ASSERT_EQ(add(probe_at(0x70)), 0);
+	EXPECT_EQ(table.waiting_sites(), 1u);
+	// The sysctl off and on: every site queued for a detour, once.
+	okp_core_set_optimization(0);
+	table.optimization_changed();
+	EXPECT_EQ(table.waiting_sites(), 0u);
+	okp_core_set_optimization(1);
+	table.optimization_changed();
+	EXPECT_EQ(table.queued_sites(), 4u);
+	EXPECT_TRUE(table.staging_lists_consistent());
+	run_optimizer();
+	EXPECT_EQ(table.queued_sites(), 0u);
+	EXPECT_EQ(table.waiting_sites(), 0u);
+	EXPECT_EQ(jump_state(0x70), okp::JumpState::optimized);
 }
 
 // What a return probe at the exits asks before it puts probes there: the

@@ -50,7 +50,8 @@ constexpr size_t optimizer_batch = 64;
 // added once. When memory is short, optimizer_batch at a time.
 class JumpsOut {
 public:
-	explicit JumpsOut(size_t capacity) : all_(OwnedArray<Site *>::make(capacity)) {}
+	JumpsOut(size_t capacity, WaitingSites &waiting) : all_(OwnedArray<Site *>::make(capacity)), waiting_(waiting)
+	{}
 	JumpsOut(const JumpsOut &) = delete;
 	JumpsOut &operator=(const JumpsOut &) = delete;
 	~JumpsOut() { flush(); }
@@ -73,7 +74,7 @@ public:
 		// reports it).
 		for (size_t i = 0; i < count_; ++i)
 			if (!batch()[i]->is_lost())
-				batch()[i]->jump = JumpState::waiting;
+				set_jump(*batch()[i], JumpState::waiting, waiting_);
 		count_ = 0;
 	}
 
@@ -84,6 +85,7 @@ private:
 	OwnedArray<Site *> all_;
 	Site *small_[optimizer_batch];
 	size_t count_ = 0;
+	WaitingSites &waiting_;
 };
 
 // Breakpoints of sites about to be freed, all written back in one
@@ -244,7 +246,7 @@ void ProbeTable::enter_waiting(Site &site)
 		return;
 	}
 	Detour *detour = owned.release(); // the site's until retire_detour
-	site.jump = JumpState::waiting;
+	set_jump(site, JumpState::waiting, waiting_);
 	site.waiting_since = generation_;
 	site.unoptimized_why = "waiting for the optimizer";
 	// From here on a breakpoint hit continues in the detour's copy.
@@ -302,7 +304,7 @@ void ProbeTable::leave_jump(Site &site)
 			settle_lost(site);
 			return;
 		}
-		site.jump = JumpState::waiting;
+		set_jump(site, JumpState::waiting, waiting_);
 	}
 	if (site.jump != JumpState::waiting)
 		return;
@@ -322,7 +324,7 @@ void ProbeTable::retire_detour(Site &site)
 	detour->retired_in = generation_;
 	detour->next_retired = retired_detours_;
 	retired_detours_ = detour;
-	site.jump = JumpState::breakpoint;
+	set_jump(site, JumpState::breakpoint, waiting_);
 	okp_glue_schedule_optimizer();
 }
 
@@ -594,7 +596,7 @@ void ProbeTable::update_site(Site &site, bool defer_detour)
 		return;
 	}
 	if (!should_be_armed(site)) {
-		site.jump_queued = false;
+		set_queued(site, false);
 		leave_jump(site);
 		if (site.armed && !site.is_lost())
 			disarm(site);
@@ -615,16 +617,16 @@ void ProbeTable::update_site(Site &site, bool defer_detour)
 		site.armed = true;
 	}
 	if (const char *why = jump_refusal(site)) {
-		site.jump_queued = false;
+		set_queued(site, false);
 		leave_jump(site);
 		site.unoptimized_why = why;
 	} else if (site.jump == JumpState::breakpoint && defer_detour) {
 		// The optimizer builds the detour (optimizer_begin); the caller
 		// schedules it once for all.
-		site.jump_queued = true;
+		set_queued(site, true);
 		site.unoptimized_why = "waiting for the optimizer";
 	} else if (site.jump == JumpState::breakpoint) {
-		site.jump_queued = false;
+		set_queued(site, false);
 		enter_waiting(site);
 	}
 }
@@ -633,20 +635,17 @@ void ProbeTable::update_all_sites()
 {
 	// The jumps that must go are taken out in one pass, then each site
 	// settles on its own.
-	JumpsOut out(site_count_);
+	JumpsOut out(site_count_, waiting_);
 	for (Site *site = first_; site; site = site->next)
 		if (!should_be_armed(*site) || jump_refusal(*site))
 			out.add(*site);
 	out.flush();
 	// Detours are built by the optimizer, not here: the sysctl and
 	// debugfs enabled return at once whatever the number of sites.
-	bool queued = false;
-	for (Site *site = first_; site; site = site->next) {
+	for (Site *site = first_; site; site = site->next)
 		update_site(*site, true);
-		queued = queued || site->jump_queued;
-	}
 	// Once, not once a site: under probes the call itself can trap.
-	if (queued)
+	if (!queued_.empty())
 		okp_glue_schedule_optimizer();
 }
 
@@ -681,17 +680,26 @@ void ProbeTable::free_retired_detours(uint64_t up_to_generation)
 uint64_t ProbeTable::optimizer_begin()
 {
 	write_pending_arms();
-	bool work = retired_detours_ != nullptr;
-	for (Site *site = first_; site; site = site->next) {
-		if (site->jump_queued) {
-			// Queued by update_all_sites: its detour now, published
-			// in this generation.
-			site->jump_queued = false;
-			update_site(*site);
-		}
-		work = work || site->jump == JumpState::waiting;
+	// Queued by update_all_sites: their detours now, published in this
+	// generation.
+	while (Site *site = queued_.first()) {
+		set_queued(*site, false);
+		update_site(*site);
 	}
+	const bool work = retired_detours_ != nullptr || !waiting_.empty();
 	return work ? generation_++ : 0;
+}
+
+bool ProbeTable::staging_lists_consistent() const
+{
+	size_t queued = 0, waiting = 0;
+	for (const Site *site = first_; site; site = site->next) {
+		queued += site->jump_queued();
+		waiting += site->jump == JumpState::waiting;
+		if ((site->jump == JumpState::waiting) != WaitingSites::contains(*site))
+			return false;
+	}
+	return queued == queued_.size() && waiting == waiting_.size();
 }
 
 void ProbeTable::optimizer_finish(uint64_t generation)
@@ -702,7 +710,7 @@ void ProbeTable::optimizer_finish(uint64_t generation)
 	// optimizer_batch at a time).
 	size_t ready = 0;
 	bool more = false;
-	for (const Site *site = first_; site; site = site->next) {
+	for (const Site *site = waiting_.first(); site; site = WaitingSites::next(*site)) {
 		if (site->jump != JumpState::waiting || site->is_lost())
 			continue;
 		if (site->waiting_since <= generation)
@@ -715,7 +723,10 @@ void ProbeTable::optimizer_finish(uint64_t generation)
 	Site **batch = all ? all.get() : small;
 	const size_t capacity = all ? all.size() : optimizer_batch;
 	size_t count = 0;
-	for (Site *site = first_;; site = site->next) {
+	// The next site is read before a batch is optimized: the batch's
+	// sites leave the list then, the next one is not in the batch.
+	for (Site *site = waiting_.first(), *next; site || count; site = next) {
+		next = site ? WaitingSites::next(*site) : nullptr;
 		if (site && site->jump == JumpState::waiting && !site->is_lost() && site->waiting_since <= generation)
 			batch[count++] = site;
 		if (count == capacity || (!site && count)) {
@@ -745,7 +756,7 @@ void ProbeTable::optimize_batch(Site *const *batch, size_t count)
 		if (site.is_lost()) {
 			settle_lost(site);
 		} else if (patched_extent(site) > before) {
-			site.jump = JumpState::optimized;
+			set_jump(site, JumpState::optimized, waiting_);
 			site.unoptimized_why = nullptr;
 			show_optimized(site);
 		} else {
@@ -998,6 +1009,8 @@ bool ProbeTable::append(Site *site)
 
 void ProbeTable::unlink(Site *site)
 {
+	queued_.remove(*site);
+	waiting_.remove(*site);
 	(site->prev ? site->prev->next : first_) = site->next;
 	(site->next ? site->next->prev : last_) = site->prev;
 	site->next = site->prev = nullptr;
@@ -1204,7 +1217,7 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 		for (Site *site = touched; site; site = site->work_next)
 			++sites;
 		{
-			JumpsOut out(sites);
+			JumpsOut out(sites, waiting_);
 			for (Site *site = touched; site; site = site->work_next)
 				if (!site->used_slots())
 					out.add(*site);
@@ -1322,7 +1335,7 @@ int ProbeTable::disable_probes(okprobe *const *probes, size_t count)
 	for (size_t i = 0; i < count; ++i)
 		set_flag(probes[i], OKPROBE_FLAG_DISABLED, true);
 	{
-		JumpsOut out(count);
+		JumpsOut out(count, waiting_);
 		for (size_t i = 0; i < count; ++i) {
 			Site &site = *site_of(probes[i]);
 			if (!should_be_armed(site) || jump_refusal(site))

@@ -45,6 +45,7 @@
 #include "core/atomic.hpp"
 #include "core/core_api.h"
 #include "core/handler_path.hpp"
+#include "core/intrusive_list.hpp"
 #include "core/owned.hpp"
 #include "core/result.hpp"
 #include "core/writer_clock.hpp"
@@ -115,10 +116,13 @@ struct Site {
 	// Jump optimization. detour is published (release) while waiting or
 	// optimized; the handler reads it after its probe snapshot.
 	Atomic<Detour *> detour;
+	// Change it through set_jump(), which keeps the waiting list.
 	JumpState jump = JumpState::breakpoint;
 	// A breakpoint whose detour the optimizer will build (listed as
-	// waiting).
-	bool jump_queued = false;
+	// waiting): on the table's queued list (set_queued()).
+	bool jump_queued() const { return queued_link.linked; }
+	// The optimizer's staging lists (ProbeTable::queued_, waiting_).
+	ListLink<Site> queued_link, waiting_link;
 	// The arch's verdict at creation: nullptr when a jump may replace the
 	// breakpoint (jump_region_length bytes of text), or why never.
 	const char *jump_refusal = nullptr;
@@ -263,6 +267,22 @@ struct JumpLine {
 	unsigned int region_behind; // the region starts this many bytes before address
 };
 
+// The sites whose detour is published and whose jump the optimizer is to
+// write (JumpState::waiting), in the order they began to wait.
+using WaitingSites = IntrusiveList<Site, &Site::waiting_link>;
+// The breakpoints whose detour the optimizer is to build.
+using QueuedSites = IntrusiveList<Site, &Site::queued_link>;
+
+// Sets site's jump state and keeps waiting in step with it.
+inline void set_jump(Site &site, JumpState state, WaitingSites &waiting)
+{
+	site.jump = state;
+	if (state == JumpState::waiting)
+		waiting.push_back(site);
+	else
+		waiting.remove(site);
+}
+
 class ProbeTable {
 public:
 	constexpr ProbeTable() = default;
@@ -348,6 +368,12 @@ public:
 	template <typename Visit> void for_each_jump(Visit visit) const;
 	// Where the writer's time went since load (debugfs writer_steps).
 	const WriterClock &writer_clock() const { return clock_; }
+	// The optimizer's staging lists: how many sites wait for a detour
+	// and for a jump, and whether the lists hold exactly the sites in
+	// those states (the host tests check it after every test).
+	size_t queued_sites() const { return queued_.size(); }
+	size_t waiting_sites() const { return waiting_.size(); }
+	bool staging_lists_consistent() const;
 	// Unregisters everything left (module exit).
 	void clear();
 	// Reads text with okprobe's own breakpoints and jumps replaced by the
@@ -432,6 +458,13 @@ private:
 	// Arms or disarms the site and moves its jump toward what it should
 	// be. defer_detour: a detour to build is left to the optimizer.
 	void update_site(Site &site, bool defer_detour = false);
+	void set_queued(Site &site, bool queued)
+	{
+		if (queued)
+			queued_.push_back(site);
+		else
+			queued_.remove(site);
+	}
 	void update_all_sites();
 	void update_sites_before(uint64_t address);
 	// One arch::optimize for the batch, then each site's new state.
@@ -515,6 +548,11 @@ private:
 	AddressTable<Site> region_starts_;
 	Site *first_ = nullptr, *last_ = nullptr; // every site, gone ones included
 	size_t site_count_ = 0;
+	// The optimizer's staging lists: a pass walks these, not every site
+	// (at 10,000 sites, three walks of all of them a pass made each
+	// registration slower than the last).
+	QueuedSites queued_;
+	WaitingSites waiting_;
 	AddressTable<Site> by_granule_; // (address >> granule_shift) + 1: a chain's head
 	AddressTable<Site> by_probe_;	// a registered okprobe's address: its site
 	Atomic<bool> all_enabled_{true};
@@ -587,7 +625,7 @@ template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
 		JumpLine line;
 		line.address = site->address;
 		line.description = site->description;
-		line.state = site->jump_queued ? JumpState::waiting : site->jump;
+		line.state = site->jump_queued() ? JumpState::waiting : site->jump;
 		const char *lost = site->lost.load(Order::relaxed);
 		const Detour *detour = site->current_detour();
 		line.lost = lost != nullptr;
