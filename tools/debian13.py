@@ -388,10 +388,7 @@ def chroot(root, command, **kwargs):
     mounted."""
     fs = os.path.join(root, "fs")
     script = 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"'
-    # At the priority of the work beside the guests (okprobe_build's
-    # BESIDE_GUESTS: nice 10).
-    return subprocess.run(["nice", "-n", "10", "unshare", "--mount",
-                           "--propagation", "private",
+    return subprocess.run(["unshare", "--mount", "--propagation", "private",
                            "sh", "-c", script, fs] + command, **kwargs)
 
 

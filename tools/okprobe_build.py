@@ -59,19 +59,9 @@ def kbuild_env(env=None):
     return env
 
 
-# Work beside the guests (builds, censuses, lint, the host tests) runs at a
-# lower priority than QEMU, which keeps nice 0: starved by the builds of
-# ten targets with a cold ccache, an x86 guest's function-tracer start ran
-# 23 s without a reschedule, a soft lockup on its console (make check at
-# 40e204d). Nothing there waits on a guest, so only its time moves.
-BESIDE_GUESTS = ["nice", "-n", "10"]
-
-
 def run(command, step, cwd=ROOT, env=None):
-    """Run a command (at BESIDE_GUESTS' priority); return its stdout; raise
-    StepFailed with its output."""
-    done = subprocess.run(BESIDE_GUESTS + list(command), cwd=cwd, env=env,
-                          text=True,
+    """Run a command; return its stdout; raise StepFailed with its output."""
+    done = subprocess.run(command, cwd=cwd, env=env, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if done.returncode != 0:
         raise StepFailed(step, done.stdout)
