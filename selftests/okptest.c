@@ -5939,7 +5939,8 @@ static int storm_steps(void)
 	say("# storm: %d sites in %d functions: %d registered in %lld ms, %d optimized, %ld hits, refused %s",
 	    sites, functions, pass.registered, pass.register_ms,
 	    pass.optimized, pass.hits, pass.errors[0] ? pass.errors : "none");
-	CHECK(pass.registered > 100, "only %d of %d sites registered",
+	/* More than half: the rest are the documented refusals. */
+	CHECK(pass.registered * 2 > sites, "only %d of %d sites registered",
 	      pass.registered, sites);
 	CHECK(storm_errnos_documented(pass.errors),
 	      "an undocumented errno among %s", pass.errors);

@@ -123,8 +123,8 @@ class Target:
 
     # riscv-preempt's storm, at 800 sites the longest test of make check
     # (lockdep doubles a registration's cost, and the x86 lane shares the
-    # CPUs), runs 100 (its scale suite registers 1,000 sites one by one
-    # under load; 200 until the kernel matrix needed its 25 s). The in-kernel suite's long tests (randomized
+    # CPUs), runs 200 (its scale suite registers 1,000 sites one by one
+    # under load). The in-kernel suite's long tests (randomized
     # coexistence, churn, hits across optimization cycles) run their full
     # counts once per arch, on x86 and riscv-7.2 (at half counts
     # riscv-7.2's event storm would take 5 functions, and no riscv kernel
@@ -148,7 +148,7 @@ class Target:
                 "x86-rt": rt,
                 "x86-7.3": "okptest_selftest_scale=25",
                 "x86-7.3-rt": rt,
-                "riscv-preempt": "okptest_storm_sites=100 "
+                "riscv-preempt": "okptest_storm_sites=200 "
                                  "okptest_selftest_scale=25",
                 "riscv-ftrace": "okptest_tracer_functions=ksys_read",
                 }.get(self.name, "")
