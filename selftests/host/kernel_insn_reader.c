@@ -33,14 +33,11 @@ void kernel_insn_read(const unsigned char *bytes, int available,
 	reading->opcode_bytes = insn.opcode.nbytes;
 	for (i = 0; i < insn.opcode.nbytes && i < 3; i++)
 		reading->opcode[i] = insn.opcode.bytes[i];
-	for (i = 0; i < insn.prefixes.nbytes; i++) {
-		if (insn.prefixes.bytes[i] == 0x66)
-			reading->has_operand_size_prefix = 1;
+	for (i = 0; i < insn.prefixes.nbytes; i++)
 		if (insn.prefixes.bytes[i] == 0x66 ||
 		    insn.prefixes.bytes[i] == 0xf2 ||
 		    insn.prefixes.bytes[i] == 0xf3)
 			reading->mandatory_prefix = 1;
-	}
 	reading->no_attribute = insn.attr == 0;
 	if (insn.prefixes.nbytes)
 		reading->last_prefix = insn.prefixes.bytes[3] ?

@@ -23,7 +23,6 @@ struct kernel_insn_reading {
 	long long immediate;	  /* sign-extended, the first immediate */
 	unsigned char opcode[3];
 	int opcode_bytes;
-	int has_operand_size_prefix; /* 0x66 */
 	int vex;		  /* a VEX, EVEX or XOP prefix: opcode[] lacks its map */
 	int mandatory_prefix;	  /* a 66, f2 or f3 prefix before the opcode */
 	unsigned char last_prefix; /* the legacy prefix nearest the opcode */
