@@ -114,9 +114,7 @@ bool falls_through(const uint8_t *insn, unsigned length)
 	if (length > emulate_prefix_length && has_emulate_prefix(insn, length))
 		return falls_through(insn + emulate_prefix_length, length - emulate_prefix_length);
 	unsigned at = 0;
-	while (at < length &&
-	       (insn[at] == 0x66 || insn[at] == 0x67 || insn[at] == 0xf2 || insn[at] == 0xf3 || insn[at] == 0x2e ||
-		insn[at] == 0x3e || insn[at] == 0x26 || insn[at] == 0x36 || insn[at] == 0x64 || insn[at] == 0x65))
+	while (at < length && is_legacy_prefix(insn[at]))
 		++at;
 	if (at < length && (insn[at] & 0xf0) == 0x40)
 		++at;

@@ -26,6 +26,15 @@ bool has_emulate_prefix(const uint8_t *bytes, size_t available);
 // decode as one within available bytes.
 unsigned instruction_length(const uint8_t *bytes, size_t available);
 
+// Whether b is one of x86-64's legacy prefixes: operand and address size,
+// lock, the two repeats and the segment overrides (not REX, 40-4f, which
+// must come last).
+constexpr bool is_legacy_prefix(uint8_t b)
+{
+	return b == 0x66 || b == 0x67 || b == 0xf0 || b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x3e || b == 0x26 ||
+	       b == 0x36 || b == 0x64 || b == 0x65;
+}
+
 // Whether execution may go on to the next instruction: false after ret,
 // jmp, call (GCC ends a function with a call of a noreturn function),
 // int3 and ud2. From the bytes, past legacy and REX prefixes.

@@ -13,6 +13,7 @@
 
 #include "kernel_insn_reader.h"
 #include "x86/instruction_analysis.hpp"
+#include "x86/instruction_decoder.hpp"
 
 #include <iomanip>
 #include <map>
@@ -82,8 +83,7 @@ inline bool sse4a(const uint8_t *bytes, size_t available)
 		const uint8_t b = bytes[i];
 		if (b == 0x66 || b == 0xf2)
 			prefixed = true;
-		else if (!(b == 0xf3 || b == 0xf0 || b == 0x67 || b == 0x2e || b == 0x3e || b == 0x26 || b == 0x36 ||
-			   b == 0x64 || b == 0x65 || (b & 0xf0) == 0x40))
+		else if (!is_legacy_prefix(b) && (b & 0xf0) != 0x40)
 			break;
 	}
 	return prefixed && i + 1 < available && bytes[i] == 0x0f && (bytes[i + 1] == 0x78 || bytes[i + 1] == 0x79);
