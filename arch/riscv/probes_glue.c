@@ -20,6 +20,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/delay.h>
 #include <linux/extable.h>
 #include <linux/jump_label.h>
 #include <linux/kprobes.h>
@@ -184,9 +185,26 @@ static struct page *okp_text_page(unsigned long address)
 }
 
 /*
+ * vmap() that does not fail for want of memory: it waits for memory, as a
+ * __GFP_NOFAIL allocation does. A text write dropped would leave a
+ * breakpoint or a jump whose probe is gone, or half a detour; the kernel's
+ * own text patching allocates nothing (a fixmap slot under text_mutex).
+ */
+static void *okp_vmap_waiting(struct page **pages, unsigned int count)
+{
+	void *base;
+
+	while (!(base = vmap(pages, count, VM_MAP, PAGE_KERNEL))) {
+		pr_warn_ratelimited("no memory for a writable alias of the text: waiting\n");
+		msleep(20);
+	}
+	return base;
+}
+
+/*
  * A writable alias of [address, address + length) (at most two pages),
  * whatever the permissions of the text's own mapping; NULL when the pages
- * are unknown or out of memory. Undo with okp_unmap_alias().
+ * are unknown. Undo with okp_unmap_alias().
  */
 static void *okp_map_alias(unsigned long address, unsigned long length,
 			   struct page *(*page_of)(unsigned long address))
@@ -205,8 +223,8 @@ static void *okp_map_alias(unsigned long address, unsigned long length,
 			return NULL;
 		count++;
 	}
-	base = vmap(pages, count, VM_MAP, PAGE_KERNEL);
-	return base ? base + offset_in_page(address) : NULL;
+	base = okp_vmap_waiting(pages, count);
+	return base + offset_in_page(address);
 }
 
 static void okp_unmap_alias(void *alias)
@@ -306,57 +324,74 @@ static long okp_add_patch_pages(const struct okp_text_patch *patch,
 /*
  * Writes a batch of patches in one stop_machine(): one vmap() holds a
  * writable alias of every page they touch, whatever the permissions of
- * the text's own mapping.
+ * the text's own mapping. pages has room for 2 * count, first_page and
+ * aliases for count.
  */
-static void okp_write_text(const struct okp_text_patch *patches,
-			   unsigned long count)
+static void okp_write_text_with(const struct okp_text_patch *patches,
+				unsigned long count, struct page **pages,
+				long *first_page, void **aliases)
 {
-	struct okp_patch_job job = { .patches = patches, .count = count };
-	struct page **pages = kvmalloc_array(2 * count, sizeof(*pages),
-					     GFP_KERNEL);
+	struct okp_patch_job job = {
+		.patches = patches, .aliases = aliases, .count = count
+	};
 	unsigned long i, used = 0;
-	long *first_page = kvmalloc_array(count, sizeof(*first_page),
-					  GFP_KERNEL);
-	void *base = NULL;
+	void *base;
 
-	job.aliases = kvmalloc_array(count, sizeof(void *), GFP_KERNEL);
-	if (!pages || !first_page || !job.aliases) {
-		if (count > OKP_SMALL_BATCH) {
-			for (i = 0; i < count; i += OKP_SMALL_BATCH)
-				okp_write_text(patches + i,
-					       min(count - i,
-						   (unsigned long)OKP_SMALL_BATCH));
-		} else {
-			pr_err("cannot write the text at %pS: out of memory\n",
-			       (void *)patches[0].address);
-		}
-		goto out;
-	}
 	for (i = 0; i < count; i++) {
 		first_page[i] = okp_add_patch_pages(&patches[i], pages, &used);
 		if (first_page[i] < 0) {
 			pr_err("cannot write the text at %pS: no writable alias\n",
 			       (void *)patches[i].address);
-			goto out;
+			return;
 		}
 	}
-	base = vmap(pages, used, VM_MAP, PAGE_KERNEL);
-	if (!base) {
-		pr_err("cannot write the text at %pS: no writable alias\n",
-		       (void *)patches[0].address);
-		goto out;
-	}
+	base = okp_vmap_waiting(pages, used);
 	for (i = 0; i < count; i++)
-		job.aliases[i] = base + first_page[i] * PAGE_SIZE +
-				 offset_in_page(patches[i].address);
+		aliases[i] = base + first_page[i] * PAGE_SIZE +
+			     offset_in_page(patches[i].address);
 	atomic_set(&job.harts, 0);
 	stop_machine(okp_patch_text_cb, &job, cpu_online_mask);
 	/* Harts coming online later fetch through a cold instruction cache. */
 	flush_icache_all();
-out:
-	if (base)
-		vunmap(base);
-	kvfree(job.aliases);
+	vunmap(base);
+}
+
+/*
+ * A batch's arrays are allocated; a small batch's are on the stack, and a
+ * large batch whose arrays cannot be had is written in small batches, so
+ * that no write is lost for want of memory.
+ */
+static void okp_write_text(const struct okp_text_patch *patches,
+			   unsigned long count)
+{
+	struct page *small_pages[2 * OKP_SMALL_BATCH];
+	long small_first_page[OKP_SMALL_BATCH];
+	void *small_aliases[OKP_SMALL_BATCH];
+	struct page **pages;
+	long *first_page;
+	void **aliases;
+	unsigned long i;
+
+	if (count <= OKP_SMALL_BATCH) {
+		okp_write_text_with(patches, count, small_pages,
+				    small_first_page, small_aliases);
+		return;
+	}
+	pages = kvmalloc_array(2 * count, sizeof(*pages), GFP_KERNEL);
+	first_page = kvmalloc_array(count, sizeof(*first_page), GFP_KERNEL);
+	aliases = kvmalloc_array(count, sizeof(*aliases), GFP_KERNEL);
+	if (pages && first_page && aliases) {
+		okp_write_text_with(patches, count, pages, first_page,
+				    aliases);
+	} else {
+		for (i = 0; i < count; i += OKP_SMALL_BATCH)
+			okp_write_text_with(patches + i,
+					    min(count - i,
+						(unsigned long)OKP_SMALL_BATCH),
+					    small_pages, small_first_page,
+					    small_aliases);
+	}
+	kvfree(aliases);
 	kvfree(first_page);
 	kvfree(pages);
 }
@@ -381,7 +416,7 @@ void okp_glue_code_write_batch(const struct okp_text_patch *patches,
 		alias = okp_map_alias(patches[i].address, patches[i].length,
 				      okp_text_page);
 		if (!alias) {
-			pr_err("cannot write okprobe's code at %pS: no writable alias\n",
+			pr_err("cannot write okprobe's code at %pS: its pages are unknown\n",
 			       (void *)patches[i].address);
 			continue;
 		}
