@@ -22,7 +22,11 @@ static atomic_long_t okp_live_allocations = ATOMIC_LONG_INIT(0);
  */
 void *okp_glue_alloc(unsigned long size)
 {
-	void *pointer = kvmalloc(size, GFP_KERNEL);
+	void *pointer;
+
+	if (okp_fail_alloc())
+		return NULL;
+	pointer = kvmalloc(size, GFP_KERNEL);
 
 	if (pointer)
 		atomic_long_inc(&okp_live_allocations);

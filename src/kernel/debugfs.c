@@ -103,6 +103,7 @@ int okp_debugfs_init(void)
 			    &okp_writer_steps_fops);
 	debugfs_create_file("cover", 0600, okp_debugfs_dir, NULL,
 			    &okp_cover_fops);
+	okp_fail_alloc_init(okp_debugfs_dir);
 	return 0;
 }
 

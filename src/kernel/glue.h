@@ -161,6 +161,15 @@ const char *okp_text_sites_reserved(unsigned long address,
 int okp_debugfs_init(void);
 void okp_debugfs_exit(void);
 
+/*
+ * okprobe's fault-injection point (fail_alloc.c): true when the
+ * allocation about to be made should fail. Always false on kernels
+ * without CONFIG_FAULT_INJECTION_DEBUG_FS.
+ */
+struct dentry;
+bool okp_fail_alloc(void);
+void okp_fail_alloc_init(struct dentry *okprobe_dir);
+
 /* Number of live C++ allocations; nonzero at unload is a leak. */
 long okp_cxx_live_allocations(void);
 

@@ -105,8 +105,11 @@ NOKPROBE_SYMBOL(okp_glue_cpu_state);
  */
 void *okp_glue_exec_page_alloc(void)
 {
-	void *page = okp_exec_alloc(PAGE_SIZE);
+	void *page;
 
+	if (okp_fail_alloc())
+		return NULL;
+	page = okp_exec_alloc(PAGE_SIZE);
 	if (!page)
 		return NULL;
 	memset(page, OKP_EXEC_PAGE_FILL, PAGE_SIZE);
