@@ -12,6 +12,9 @@
  * returns and return_sum adds up their return values; with pid=N only
  * the calls of process N are counted (its entry_handler drops the others).
  *
+ * Writing 0 to /sys/module/okprobe_sample/parameters/registered
+ * unregisters the probe, 1 registers it again, as it was loaded.
+ *
  * Without symbol= it only checks that it was built for the loaded okprobe's
  * API version. The count is in debugfs okprobe/list while it is loaded and
  * in the log when it unloads. Writing 1 to
@@ -215,10 +218,97 @@ static const struct kernel_param_ops okprobe_sample_text_ops = {
 module_param_cb(text, &okprobe_sample_text_ops, NULL, 0444);
 MODULE_PARM_DESC(text, "The bytes at the probed address");
 
+/*
+ * Registers the probe the parameters describe (symbol, offset, return,
+ * counter). The structs are filled afresh each time: an unregistered
+ * probe's addr is the address it had, and symbol_name with addr is
+ * EINVAL, as with the kernel's kprobes.
+ */
+static int okprobe_sample_register(void)
+{
+	struct okretprobe *rp = &okprobe_sample_return_probe;
+	int ret;
+
+	if (return_probe) {
+		rp->kp.addr = NULL;
+		rp->kp.flags = 0;
+		rp->kp.symbol_name = symbol;
+		rp->kp.offset = offset;
+		ret = okretprobe_register(rp);
+		if (ret)
+			return ret;
+		pr_info("probing the returns of %s at %pS\n", symbol,
+			rp->kp.addr);
+		return 0;
+	}
+	okprobe_sample_probe.addr = NULL;
+	okprobe_sample_probe.symbol_name = symbol;
+	okprobe_sample_probe.offset = offset;
+	okprobe_sample_probe.flags = 0;
+	if (counter) {
+		okprobe_sample_probe.pre_handler = NULL;
+		okprobe_sample_probe.flags = OKPROBE_FLAG_COUNTER;
+	}
+	ret = okprobe_register(&okprobe_sample_probe);
+	if (ret)
+		return ret;
+	pr_info("probing %s+0x%lx at %pS\n", symbol, offset,
+		okprobe_sample_probe.addr);
+	return 0;
+}
+
+static bool okprobe_sample_is_registered(void)
+{
+	return okprobe_sample_probe.okp_site ||
+	       okprobe_sample_return_probe.okp_private;
+}
+
+static void okprobe_sample_unregister(void)
+{
+	if (okprobe_sample_probe.okp_site)
+		okprobe_unregister(&okprobe_sample_probe);
+	if (okprobe_sample_return_probe.okp_private)
+		okretprobe_unregister(&okprobe_sample_return_probe);
+}
+
+/* Module parameter writes are serialized (kernel_param_lock). */
+static int okprobe_sample_set_registered(const char *value,
+					 const struct kernel_param *kp)
+{
+	bool wanted;
+	int ret;
+
+	ret = kstrtobool(value, &wanted);
+	if (ret)
+		return ret;
+	if (!symbol)
+		return -ENODATA;
+	if (wanted == okprobe_sample_is_registered())
+		return 0;
+	if (!wanted) {
+		okprobe_sample_unregister();
+		return 0;
+	}
+	return okprobe_sample_register();
+}
+
+static int okprobe_sample_get_registered(char *buffer,
+					 const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%d\n", okprobe_sample_is_registered());
+}
+
+static const struct kernel_param_ops okprobe_sample_registered_ops = {
+	.set = okprobe_sample_set_registered,
+	.get = okprobe_sample_get_registered,
+};
+module_param_cb(registered, &okprobe_sample_registered_ops, NULL, 0644);
+MODULE_PARM_DESC(registered,
+		 "0 unregisters the probe, 1 registers it again (as loaded)");
+
 static int __init okprobe_sample_init(void)
 {
 	int version = okprobe_api_version();
-	int ret;
 
 	if (version != OKPROBE_API_VERSION) {
 		pr_err("okprobe API version %d, built for %d\n", version,
@@ -232,28 +322,7 @@ static int __init okprobe_sample_init(void)
 		pr_err("counter=1 is for a probe, not a return probe\n");
 		return -EINVAL;
 	}
-	if (return_probe) {
-		okprobe_sample_return_probe.kp.symbol_name = symbol;
-		okprobe_sample_return_probe.kp.offset = offset;
-		ret = okretprobe_register(&okprobe_sample_return_probe);
-		if (ret)
-			return ret;
-		pr_info("probing the returns of %s at %pS\n", symbol,
-			okprobe_sample_return_probe.kp.addr);
-		return 0;
-	}
-	okprobe_sample_probe.symbol_name = symbol;
-	okprobe_sample_probe.offset = offset;
-	if (counter) {
-		okprobe_sample_probe.pre_handler = NULL;
-		okprobe_sample_probe.flags = OKPROBE_FLAG_COUNTER;
-	}
-	ret = okprobe_register(&okprobe_sample_probe);
-	if (ret)
-		return ret;
-	pr_info("probing %s+0x%lx at %pS\n", symbol, offset,
-		okprobe_sample_probe.addr);
-	return 0;
+	return okprobe_sample_register();
 }
 
 static void __exit okprobe_sample_exit(void)
@@ -262,10 +331,7 @@ static void __exit okprobe_sample_exit(void)
 
 	if (counter && okprobe_sample_probe.okp_site)
 		okprobe_read_count(&okprobe_sample_probe, &count);
-	if (okprobe_sample_probe.okp_site)
-		okprobe_unregister(&okprobe_sample_probe);
-	if (okprobe_sample_return_probe.okp_private)
-		okretprobe_unregister(&okprobe_sample_return_probe);
+	okprobe_sample_unregister();
 	if (!counter)
 		count = atomic_long_read(&okprobe_sample_hits);
 	pr_info("unloaded after %llu hits, %ld returns (%lu missed)\n", count,
