@@ -446,9 +446,37 @@ def parse_tap(console):
     return planned, results, bailed
 
 
+# okptest's fault_injection test fails allocations on purpose between these
+# two kernel log lines; an allocation that fails there may print the
+# kernel's warn_alloc() report (its header, then a stack dump): that stack
+# is the injected fault's, not a problem. Anything else there still is.
+FAULTS_BEGIN = "okptest: injecting faults"
+FAULTS_END = "okptest: no longer injecting faults"
+WARN_ALLOC_RE = re.compile(r"vmalloc error: size|page allocation failure:")
+# The header's stack dump starts within this many lines (CPU:, Hardware
+# name:, Call Trace:).
+WARN_ALLOC_STACK_LINES = 6
+
+
 def kernel_problems(console):
-    return [line for line in console.splitlines()
-            if KERNEL_PROBLEM_RE.search(line)]
+    problems, injecting, since_warn_alloc = [], False, None
+    for line in console.splitlines():
+        if FAULTS_BEGIN in line:
+            injecting = True
+        elif FAULTS_END in line:
+            injecting = False
+        if since_warn_alloc is not None:
+            since_warn_alloc += 1
+        if injecting and WARN_ALLOC_RE.search(line):
+            since_warn_alloc = 0
+        if not KERNEL_PROBLEM_RE.search(line):
+            continue
+        if injecting and re.search(r"Call [Tt]race:", line) and \
+                since_warn_alloc is not None and \
+                since_warn_alloc <= WARN_ALLOC_STACK_LINES:
+            continue
+        problems.append(line)
+    return problems
 
 
 def judge(console, timed_out, label, hang=""):
