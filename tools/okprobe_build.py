@@ -5,8 +5,9 @@ in-guest test program.
 
 A target is a (arch, kernel) pair: "x86" is Debian 12's stock 6.1 kernel,
 "x86-rt" its PREEMPT_RT flavour;
-"riscv-preempt", "riscv-ftrace" and "riscv-nokprobes" are the riscv64
-kernels built from Debian's linux-source-6.1 (tools/riscv-kernel*.config);
+"riscv-preempt", "riscv-ftrace", "riscv-nokprobes" and "riscv-debug" are
+the riscv64 kernels built from Debian's linux-source-6.1
+(tools/riscv-kernel*.config);
 "x86-6.12" and "riscv-6.12" are Debian 13's stock kernels, okprobe built
 for them in a trixie build root (tools/debian13.py).
 """
@@ -150,8 +151,17 @@ class Target:
                 "x86-7.3-rt": rt,
                 "riscv-preempt": "okptest_storm_sites=200 "
                                  "okptest_selftest_scale=25",
+                "riscv-debug": "okptest_storm_sites=200 "
+                               "okptest_selftest_scale=25",
                 "riscv-ftrace": "okptest_tracer_functions=ksys_read",
                 }.get(self.name, "")
+
+    # How many times a target's guest is slower than riscv-preempt's,
+    # for its deadlines: the sanitizer kernel booted to /init in 83 s of
+    # TCG (riscv-preempt in 25), and its suite runs about twice as long.
+    @property
+    def guest_slowness(self):
+        return 3 if self.name == "riscv-debug" else 1
 
     # How many of the sampled kernel instructions make check's scale
     # suite registers on this kernel (testing.md, "The scale suite").
@@ -173,7 +183,7 @@ SCALE_SITES = {"x86": 1000, "x86-rt": 1000, "x86-6.12": 2500,
                "x86-7.3": 1000, "x86-7.3-rt": 1000,
                "riscv-preempt": 1000, "riscv-6.12": 2500,
                "riscv-7.2": 1000, "riscv-ftrace": 500,
-               "riscv-nokprobes": 1000}
+               "riscv-nokprobes": 1000, "riscv-debug": 500}
 
 
 def target(name):
