@@ -6764,42 +6764,46 @@ static void fault_say(const char *what, int allocations,
 	    what, allocations, errnos, t->absorbed);
 }
 
+/*
+ * One attempt at call c with the nth allocation failing (none for n 0),
+ * and what must hold after it: a success whole and taken back, a failure
+ * cleaned up, nothing of it left.
+ */
+static int fault_once(const struct fault_call *c, int n, int *result,
+		      int *fired)
+{
+	if (c->before)
+		STEP(c->before());
+	STEP(fault_attempt(c, n, result, fired));
+	CHECK(*result == 0 || *fired, "%s with no allocation failed: %s",
+	      c->what, strerror(-*result));
+	if (!*result && c->works)
+		STEP(c->works());
+	if (!*result && c->undo)
+		STEP(c->undo());
+	if (*result && c->failed)
+		STEP(c->failed());
+	if (c->after)
+		STEP(c->after());
+	return fault_expect_clean(c->what, *fired ? n : 0);
+}
+
 static int fault_sweep_calls(const struct fault_call *c)
 {
 	struct fault_tally tally = { 0 };
 	int n, result, fired;
 
 	for (n = 1; n <= FAULT_MAX_ALLOCATIONS; n++) {
-		if (c->before)
-			STEP(c->before());
-		STEP(fault_attempt(c, n, &result, &fired));
-		CHECK(result == 0 || fired, "%s with no allocation failed: %s",
-		      c->what, strerror(-result));
-		if (!result && c->works)
-			STEP(c->works());
-		if (!result && c->undo)
-			STEP(c->undo());
-		if (result && c->failed)
-			STEP(c->failed());
-		if (c->after)
-			STEP(c->after());
-		STEP(fault_expect_clean(c->what, fired ? n : 0));
+		STEP(fault_once(c, n, &result, &fired));
 		if (!fired) {
 			fault_say(c->what, n - 1, &tally);
 			return 0;
 		}
 		fault_count(&tally, result);
 		/* The same call again, with no failure, succeeds. */
-		if (c->before)
-			STEP(c->before());
-		STEP(fault_attempt(c, 0, &result, &fired));
+		STEP(fault_once(c, 0, &result, &fired));
 		CHECK(result == 0, "%s after allocation %d failed: %s", c->what,
 		      n, strerror(-result));
-		if (c->undo)
-			STEP(c->undo());
-		if (c->after)
-			STEP(c->after());
-		STEP(fault_expect_clean(c->what, n));
 	}
 	return fail("%s: more than %d allocations", c->what,
 		    FAULT_MAX_ALLOCATIONS);
