@@ -343,35 +343,20 @@ bool continues_dispatch(const Instruction &insn)
 
 } // namespace
 
-FunctionAnalysis::~FunctionAnalysis()
-{
-	clear();
-}
-
 void FunctionAnalysis::clear()
 {
-	delete[] offsets_;
-	delete[] live_;
-	delete[] flags_;
-	delete[] targets_;
-	delete[] pieces_;
-	delete[] tables_;
-	delete[] entries_;
-	pieces_ = nullptr;
-	piece_count_ = 0;
-	delete[] links_;
-	delete[] visits_;
-	tables_ = nullptr;
-	entries_ = nullptr;
-	links_ = nullptr;
-	visits_ = nullptr;
-	table_count_ = entry_count_ = entry_capacity_ = link_count_ = 0;
+	offsets_ = {};
+	live_ = {};
+	flags_ = {};
+	targets_.reset();
+	pieces_ = {};
+	tables_ = {};
+	entries_.reset();
+	links_ = {};
+	visits_ = {};
+	table_count_ = link_count_ = 0;
 	walk_ = 0;
-	offsets_ = nullptr;
-	live_ = nullptr;
-	flags_ = nullptr;
-	targets_ = nullptr;
-	count_ = decoded_size_ = target_count_ = target_capacity_ = 0;
+	count_ = decoded_size_ = 0;
 	problem_ = FunctionProblem::none;
 	problem_address_ = 0;
 	sweeps_ = 0;
@@ -413,7 +398,7 @@ bool FunctionAnalysis::leaves_function(uint64_t target) const
 {
 	if (target - function_.address < function_.size)
 		return false;
-	for (size_t p = 0; p < piece_count_; ++p)
+	for (size_t p = 0; p < pieces_.size(); ++p)
 		if (target - pieces_[p].address < pieces_[p].size)
 			return false;
 	return true;
@@ -428,7 +413,7 @@ RegisterSet FunctionAnalysis::live_at_jump_target(uint64_t target) const
 
 uint64_t FunctionAnalysis::target_within(uint64_t start, uint64_t end) const
 {
-	size_t low = 0, high = target_count_;
+	size_t low = 0, high = targets_.size();
 	while (low < high) {
 		const size_t middle = (low + high) / 2;
 		if (targets_[middle] < start)
@@ -436,13 +421,13 @@ uint64_t FunctionAnalysis::target_within(uint64_t start, uint64_t end) const
 		else
 			high = middle;
 	}
-	return low < target_count_ && targets_[low] < end ? targets_[low] : 0;
+	return low < targets_.size() && targets_[low] < end ? targets_[low] : 0;
 }
 
 void FunctionAnalysis::add_target(uint64_t target)
 {
-	if (target_count_ < target_capacity_)
-		targets_[target_count_++] = target;
+	if (targets_.size() < targets_.capacity())
+		targets_.push(target); // cannot fail: within the reserved room
 }
 
 void FunctionAnalysis::scan_piece(const CodeRange &piece)
@@ -493,7 +478,7 @@ void FunctionAnalysis::pair_far_jumps()
 		}
 	}
 	if (added)
-		sort_addresses(targets_, target_count_);
+		sort_addresses(targets_.get(), targets_.size());
 }
 
 void FunctionAnalysis::set_problem(FunctionProblem problem, uint64_t address)
@@ -523,38 +508,27 @@ const uint32_t *FunctionAnalysis::jump_table_entries(size_t index, size_t *count
 	if (!table)
 		return nullptr;
 	*count = table->count;
-	return entries_ + table->first;
+	return entries_.get() + table->first;
 }
 
 bool FunctionAnalysis::add_table_entry(uint32_t index)
 {
-	if (entry_count_ == entry_capacity_) {
-		const size_t capacity = entry_capacity_ ? 2 * entry_capacity_ : 64;
-		uint32_t *entries = new uint32_t[capacity];
-		if (!entries)
-			return false;
-		for (size_t e = 0; e < entry_count_; ++e)
-			entries[e] = entries_[e];
-		delete[] entries_;
-		entries_ = entries;
-		entry_capacity_ = capacity;
-	}
-	entries_[entry_count_++] = index;
-	return true;
+	// Room for 64 entries at first, doubled whenever it runs out.
+	return (entries_.capacity() || entries_.reserve(64)) && entries_.push(index);
 }
 
 bool FunctionAnalysis::link_jumps()
 {
-	size_t count = entry_count_;
+	size_t count = entries_.size();
 	for (size_t i = 0; i < count_; ++i) {
 		const Instruction insn = instruction(i);
 		count += has_direct_target(insn) || (flags_[i] & flag_far_jump);
 	}
-	delete[] links_;
-	links_ = new uint64_t[count ? count : 1];
+	links_ = {}; // the old graph goes before the new one is allocated
+	links_ = OwnedArray<uint64_t>::make(count ? count : 1);
 	if (!visits_) {
-		visits_ = new uint32_t[3 * count_];
-		for (size_t i = 0; visits_ && i < 3 * count_; ++i)
+		visits_ = OwnedArray<uint32_t>::make(3 * count_);
+		for (size_t i = 0; i < visits_.size(); ++i)
 			visits_[i] = 0;
 	}
 	link_count_ = 0;
@@ -575,7 +549,7 @@ bool FunctionAnalysis::link_jumps()
 	for (size_t t = 0; t < table_count_; ++t)
 		for (size_t e = 0; e < tables_[t].count; ++e)
 			links_[link_count_++] = uint64_t(entries_[tables_[t].first + e]) << 32 | tables_[t].jump;
-	sort_addresses(links_, link_count_);
+	sort_addresses(links_.get(), link_count_);
 	return true;
 }
 
@@ -771,13 +745,10 @@ bool FunctionAnalysis::recover_jump_table(size_t jump, const DataReader &data, c
 	// table's address or a bound kept in a register across a loop), or
 	// an index bounded earlier (on every path to the dispatch).
 	// On the heap: a kernel stack frame has no room for its tables.
-	struct Owned {
-		DispatchEvaluator *evaluator = new DispatchEvaluator;
-		~Owned() { delete evaluator; }
-	} owned;
-	if (!owned.evaluator)
+	const Owned<DispatchEvaluator> owned = Owned<DispatchEvaluator>::make();
+	if (!owned)
 		return false;
-	DispatchEvaluator &evaluator = *owned.evaluator;
+	DispatchEvaluator &evaluator = *owned;
 	RegisterSet written = 0, asked = 0;
 	for (size_t i = start; i < jump; ++i) {
 		const Instruction insn = instruction(i);
@@ -801,7 +772,7 @@ bool FunctionAnalysis::recover_jump_table(size_t jump, const DataReader &data, c
 	const uint32_t count = target.kind == Value::Kind::entry ? evaluator.entries_of(target) : 0;
 	if (count == 0 || count > max_jump_table_entries || (expected && expected->count != count))
 		return false;
-	const size_t first = entry_count_;
+	const size_t first = entries_.size();
 	uint32_t found = 0;
 	for (; found < count; ++found) {
 		const uint64_t address = target.value + (uint64_t(found) << target.shift);
@@ -822,7 +793,7 @@ bool FunctionAnalysis::recover_jump_table(size_t jump, const DataReader &data, c
 	if (expected)
 		return found == count;
 	if (found != count) {
-		entry_count_ = first;
+		entries_.truncate(first);
 		return false;
 	}
 	// Kept sorted by jump for jump_table()'s binary search: a later round
@@ -851,7 +822,7 @@ void FunctionAnalysis::resolve_indirect_jumps(const DataReader *data)
 	if (candidates == 0)
 		return;
 	if (data && data->read)
-		tables_ = new JumpTable[candidates];
+		tables_ = OwnedArray<JumpTable>::make(candidates);
 	// A table's cases may hold what another's proof walks back over:
 	// try again while tables come out.
 	for (size_t found = 1; tables_ && found && link_jumps();) {
@@ -868,18 +839,13 @@ void FunctionAnalysis::resolve_indirect_jumps(const DataReader *data)
 		// edges. With them, every table must come out the same again:
 		// then every path the proofs walked is a path of the whole
 		// graph, and every jump of the function goes where it says.
-		uint64_t *targets = new uint64_t[target_count_ + entry_count_];
-		if (targets) {
-			for (size_t t = 0; t < target_count_; ++t)
-				targets[t] = targets_[t];
-			delete[] targets_;
-			targets_ = targets;
-			target_capacity_ = target_count_ + entry_count_;
-			for (size_t e = 0; e < entry_count_; ++e)
+		const bool room = targets_.reserve(targets_.size() + entries_.size());
+		if (room) {
+			for (size_t e = 0; e < entries_.size(); ++e)
 				add_target(address_of(entries_[e]));
-			sort_addresses(targets_, target_count_);
+			sort_addresses(targets_.get(), targets_.size());
 		}
-		if (!targets || !link_jumps())
+		if (!room || !link_jumps())
 			set_problem(FunctionProblem::indirect_jump, address_of(tables_[0].jump));
 		for (size_t t = 0; t < table_count_ && problem_ == FunctionProblem::none; ++t) {
 			const JumpTable table = tables_[t];
@@ -899,10 +865,8 @@ void FunctionAnalysis::resolve_indirect_jumps(const DataReader *data)
 			flags_[tables_[t].jump] &= uint8_t(~flag_jump_table);
 		table_count_ = 0;
 	}
-	delete[] links_;
-	delete[] visits_;
-	links_ = nullptr;
-	visits_ = nullptr;
+	links_ = {};
+	visits_ = {};
 	link_count_ = 0;
 }
 
@@ -1012,12 +976,11 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 	clear();
 	function_ = function;
 	if (piece_count) {
-		pieces_ = new Piece[piece_count];
+		pieces_ = OwnedArray<Piece>::make(piece_count);
 		if (!pieces_) {
 			problem_ = FunctionProblem::out_of_memory;
 			return false;
 		}
-		piece_count_ = piece_count;
 		for (size_t p = 0; p < piece_count; ++p)
 			pieces_[p] = {pieces[p].address, pieces[p].size};
 	}
@@ -1049,12 +1012,10 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 		}
 
 	count_ = count;
-	offsets_ = new uint32_t[count ? count : 1];
-	live_ = new RegisterSet[count ? count : 1];
-	flags_ = new uint8_t[count ? count : 1];
-	target_capacity_ = targets;
-	targets_ = new uint64_t[targets ? targets : 1];
-	if (!offsets_ || !live_ || !flags_ || !targets_) {
+	offsets_ = OwnedArray<uint32_t>::make(count ? count : 1);
+	live_ = OwnedArray<RegisterSet>::make(count ? count : 1);
+	flags_ = OwnedArray<uint8_t>::make(count ? count : 1);
+	if (!offsets_ || !live_ || !flags_ || !targets_.reserve(targets)) {
 		clear();
 		problem_ = FunctionProblem::out_of_memory;
 		return false;
@@ -1082,13 +1043,13 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 		if (to >= 0)
 			flags_[to] |= flag_entry_point; // a fixup may change registers
 	}
-	sort_addresses(targets_, target_count_);
+	sort_addresses(targets_.get(), targets_.size());
 	pair_far_jumps();
 	resolve_indirect_jumps(data);
 
 	// A jump into the middle of an instruction means the bytes are not
 	// what the linear decode says: trust nothing about the function.
-	for (size_t t = 0; t < target_count_; ++t) {
+	for (size_t t = 0; t < targets_.size(); ++t) {
 		const uint64_t target = targets_[t];
 		if (target >= function.address && target < function.address + decoded_size_ && index_of(target) < 0 &&
 		    problem_ == FunctionProblem::none) {
@@ -1120,7 +1081,7 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 bool FunctionAnalysis::find_temporary_kept_across_call()
 {
 	kept_call_ = -1;
-	RegisterSet *reads = new RegisterSet[count_ + 1];
+	const OwnedArray<RegisterSet> reads = OwnedArray<RegisterSet>::make(count_ + 1);
 	if (!reads)
 		return false;
 	for (size_t i = 0; i <= count_; ++i)
@@ -1163,7 +1124,6 @@ bool FunctionAnalysis::find_temporary_kept_across_call()
 		if (is_call(insn) && insn.rd == reg::ra && (reads[i + 1] & temporary_registers))
 			kept_call_ = long(i);
 	}
-	delete[] reads;
 	return true;
 }
 

@@ -87,6 +87,7 @@
 
 #include "core/code_graph.hpp"
 #include "core/code_range.hpp"
+#include "core/owned.hpp"
 #include "riscv/instruction_decoder.hpp"
 
 namespace okp::riscv {
@@ -143,7 +144,6 @@ constexpr RegisterSet read_at_tail_call = read_at_return | argument_registers;
 class FunctionAnalysis {
 public:
 	FunctionAnalysis() = default;
-	~FunctionAnalysis();
 	FunctionAnalysis(const FunctionAnalysis &) = delete;
 	FunctionAnalysis &operator=(const FunctionAnalysis &) = delete;
 
@@ -252,23 +252,24 @@ private:
 	FunctionProblem problem_ = FunctionProblem::none;
 	uint64_t problem_address_ = 0;
 	size_t count_ = 0, decoded_size_ = 0;
-	uint32_t *offsets_ = nullptr;
-	RegisterSet *live_ = nullptr;
-	uint8_t *flags_ = nullptr;
-	Piece *pieces_ = nullptr;
-	size_t piece_count_ = 0;
-	JumpTable *tables_ = nullptr; // by jump
+	// Per instruction (at least one slot, so that an empty function
+	// still has its arrays).
+	OwnedArray<uint32_t> offsets_;
+	OwnedArray<RegisterSet> live_;
+	OwnedArray<uint8_t> flags_;
+	OwnedArray<Piece> pieces_;
+	OwnedArray<JumpTable> tables_; // by jump: room for every candidate jump
 	size_t table_count_ = 0;
-	uint32_t *entries_ = nullptr;
-	size_t entry_count_ = 0, entry_capacity_ = 0;
+	GrowingArray<uint32_t> entries_;
 	// The jumps inside the function as (to << 32 | from), sorted: the
 	// control-flow graph walked backwards. Only while building.
-	uint64_t *links_ = nullptr;
+	OwnedArray<uint64_t> links_;
 	size_t link_count_ = 0;
-	uint32_t *visits_ = nullptr; // per instruction and edge: the walk that saw it
+	OwnedArray<uint32_t> visits_; // per instruction and edge: the walk that saw it
 	mutable uint32_t walk_ = 0;
-	uint64_t *targets_ = nullptr; // sorted
-	size_t target_count_ = 0, target_capacity_ = 0;
+	// Sorted; reserved up front for every target the bytes may show, and
+	// never grown past that by add_target().
+	GrowingArray<uint64_t> targets_;
 	unsigned sweeps_ = 0;
 	long kept_call_ = -1;
 	bool psabi_ = true, strict_ = false; // strict_: psabi_ was asked for, but broken

@@ -2,63 +2,45 @@
 #include "code_graph.hpp"
 
 #include "errno.hpp"
+#include "owned.hpp"
 
 namespace okp {
 namespace {
 
-// A growable array of function starts still to scan.
+// The function starts still to scan: a stack, room for 64 at first,
+// doubled whenever it runs out.
 class Worklist {
 public:
-	Worklist() = default;
-	Worklist(const Worklist &) = delete;
-	Worklist &operator=(const Worklist &) = delete;
-	~Worklist() { delete[] items_; }
-
-	bool push(uint64_t function)
+	// False when memory is short.
+	bool push(uint64_t function) { return (items_.capacity() || items_.reserve(64)) && items_.push(function); }
+	bool empty() const { return items_.size() == 0; }
+	uint64_t pop()
 	{
-		if (size_ == capacity_) {
-			const size_t bigger = capacity_ ? capacity_ * 2 : 64;
-			uint64_t *items = new uint64_t[bigger];
-			if (!items)
-				return false;
-			for (size_t i = 0; i < size_; ++i)
-				items[i] = items_[i];
-			delete[] items_;
-			items_ = items;
-			capacity_ = bigger;
-		}
-		items_[size_++] = function;
-		return true;
+		const uint64_t function = items_[items_.size() - 1];
+		items_.truncate(items_.size() - 1);
+		return function;
 	}
-	bool empty() const { return size_ == 0; }
-	uint64_t pop() { return items_[--size_]; }
 
 private:
-	uint64_t *items_ = nullptr;
-	size_t size_ = 0, capacity_ = 0;
+	GrowingArray<uint64_t> items_;
 };
 
-// Owns one heap buffer, grown to the largest function read so far.
+// One heap buffer, grown to the largest function read so far (its bytes
+// are not kept: each function is read afresh).
 class TextBuffer {
 public:
-	TextBuffer() = default;
-	TextBuffer(const TextBuffer &) = delete;
-	TextBuffer &operator=(const TextBuffer &) = delete;
-	~TextBuffer() { delete[] bytes_; }
-
+	// size bytes, or nullptr when memory is short.
 	uint8_t *reserve(size_t size)
 	{
-		if (size > capacity_) {
-			delete[] bytes_;
-			bytes_ = new uint8_t[size];
-			capacity_ = bytes_ ? size : 0;
+		if (size > bytes_.size()) {
+			bytes_ = {}; // the smaller buffer goes first
+			bytes_ = OwnedArray<uint8_t>::make(size);
 		}
-		return bytes_;
+		return bytes_.get();
 	}
 
 private:
-	uint8_t *bytes_ = nullptr;
-	size_t capacity_ = 0;
+	OwnedArray<uint8_t> bytes_;
 };
 
 struct Walk {
@@ -99,7 +81,8 @@ ReachResult reach_functions(const uint64_t *roots, size_t root_count, const Code
 			return result;
 
 	TextBuffer text;
-	uint64_t *targets = new uint64_t[limits.max_references];
+	const OwnedArray<uint64_t> targets =
+		OwnedArray<uint64_t>::make(limits.max_references ? limits.max_references : 1);
 	if (!targets)
 		return {error::enomem, 0};
 	ReachResult result;
@@ -126,7 +109,7 @@ ReachResult reach_functions(const uint64_t *roots, size_t root_count, const Code
 			entries = {hidden, found > 0 ? size_t(found) : 0,
 				   found >= 0 && size_t(found) <= max_hidden_entries};
 		}
-		const size_t count = scan(code, entries, targets, limits.max_references);
+		const size_t count = scan(code, entries, targets.get(), limits.max_references);
 		if (count > limits.max_references) {
 			result = {error::e2big, function};
 			break;
@@ -134,7 +117,6 @@ ReachResult reach_functions(const uint64_t *roots, size_t root_count, const Code
 		for (size_t i = 0; i < count && !result.error; ++i)
 			result = walk.visit(targets[i], false);
 	}
-	delete[] targets;
 	return result;
 }
 

@@ -103,25 +103,48 @@ public:
 	// False when memory is short (the array is unchanged).
 	bool push(const T &item)
 	{
-		if (count_ == capacity_) {
-			const size_t capacity = capacity_ ? 2 * capacity_ : 16;
-			T *items = new T[capacity];
-			if (!items)
-				return false;
-			for (size_t i = 0; i < count_; ++i)
-				items[i] = items_[i];
-			delete[] items_;
-			items_ = items;
-			capacity_ = capacity;
-		}
+		if (count_ == capacity_ && !reserve(capacity_ ? 2 * capacity_ : 16))
+			return false;
 		items_[count_++] = item;
 		return true;
 	}
+	// Room for capacity items in all, so that pushes up to there cannot
+	// fail: a caller that knows its bound allocates once, up front. False
+	// when memory is short (the array is unchanged).
+	bool reserve(size_t capacity)
+	{
+		if (capacity <= capacity_)
+			return true;
+		T *items = new T[capacity];
+		if (!items)
+			return false;
+		for (size_t i = 0; i < count_; ++i)
+			items[i] = items_[i];
+		delete[] items_;
+		items_ = items;
+		capacity_ = capacity;
+		return true;
+	}
+	// Drops the items from count on (an undo of the last pushes); keeps
+	// the storage.
+	void truncate(size_t count)
+	{
+		if (count < count_)
+			count_ = count;
+	}
 	void clear() { count_ = 0; }
+	// Empties the array and frees its storage.
+	void reset()
+	{
+		delete[] items_;
+		items_ = nullptr;
+		count_ = capacity_ = 0;
+	}
 
 	T *get() const { return items_; }
 	T &operator[](size_t i) const { return items_[i]; }
 	size_t size() const { return count_; }
+	size_t capacity() const { return capacity_; }
 
 private:
 	T *items_ = nullptr;

@@ -4,26 +4,9 @@
 #include "errno.hpp"
 #include "function_cache.hpp"
 #include "kernel_facts.hpp"
+#include "owned.hpp"
 
 namespace okp {
-namespace {
-
-// Owns the copy of a function's bytes for the boundary walk.
-class FunctionBytes {
-public:
-	explicit FunctionBytes(size_t size) : bytes_(new uint8_t[size]), size_(size) {}
-	~FunctionBytes() { delete[] bytes_; }
-	FunctionBytes(const FunctionBytes &) = delete;
-	FunctionBytes &operator=(const FunctionBytes &) = delete;
-	uint8_t *data() { return bytes_; }
-	size_t size() const { return size_; }
-
-private:
-	uint8_t *bytes_;
-	size_t size_;
-};
-
-} // namespace
 
 Result<Registration> check_registration(const ProbeRequest &request, const OriginalText &text, InstructionRules rules,
 					const Registration *earlier)
@@ -108,13 +91,14 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 	if (offset >= max_function_walk)
 		return refuse(error::eilseq, "the function is too large to prove an instruction boundary");
 	const size_t wanted = size < max_function_walk ? size : max_function_walk;
-	FunctionBytes bytes(wanted);
-	if (!bytes.data())
+	// The copy of the function's bytes for the boundary walk.
+	const OwnedArray<uint8_t> bytes = OwnedArray<uint8_t>::make(wanted);
+	if (!bytes)
 		return refuse(error::enomem, "out of memory");
-	const size_t read = text.read(function, bytes.data(), bytes.size());
+	const size_t read = text.read(function, bytes.get(), bytes.size());
 	if (read <= offset)
 		return refuse(error::einval, "the function's text cannot be read");
-	const uint64_t digest = text_digest(bytes.data(), read);
+	const uint64_t digest = text_digest(bytes.get(), read);
 	InstructionVerdict verdict;
 	if (earlier && earlier->requested == requested && earlier->function == function &&
 	    earlier->function_size == size && earlier->text_digest == digest) {
@@ -126,7 +110,7 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 			if (const char *why = kernel::blacklisted(target))
 				return refuse(error::eperm, why);
 	} else {
-		verdict = rules(bytes.data(), read, offset, function);
+		verdict = rules(bytes.get(), read, offset, function);
 	}
 	if (verdict.landing_pad && !verdict.error) {
 		// The entry's landing pad stays: probe what follows it.
@@ -136,7 +120,7 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 			return refuse(error::einval, "the offset is past the end of the function");
 		if (const char *why = kernel::blacklisted(target))
 			return refuse(error::eperm, why);
-		verdict = rules(bytes.data(), read, offset, function);
+		verdict = rules(bytes.get(), read, offset, function);
 	}
 	if (verdict.error)
 		return refuse(verdict.error, verdict.why);
