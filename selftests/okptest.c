@@ -6826,6 +6826,19 @@ static void fault_count(struct fault_tally *t, int result)
 		t->counts[i]++;
 }
 
+/*
+ * Every how many allocations the sweeps fail one: 1 (every one) unless
+ * okptest_fault_stride says more (make check's debug part; the whole
+ * sweep is make check-debug's). Allocation n is failed for n = 1,
+ * 1 + stride, ... until the call makes fewer.
+ */
+static int fault_stride(void)
+{
+	const char *stride = getenv("okptest_fault_stride");
+
+	return stride && atoi(stride) > 1 ? atoi(stride) : 1;
+}
+
 static void fault_say(const char *what, int allocations,
 		      const struct fault_tally *t)
 {
@@ -6835,8 +6848,13 @@ static void fault_say(const char *what, int allocations,
 	for (i = 0; i < t->used; i++)
 		used += snprintf(errnos + used, sizeof(errnos) - used, " %s:%d",
 				 strerrorname_np(t->errnos[i]), t->counts[i]);
-	say("# %s: %d allocations, each failed once:%s, done without %d",
-	    what, allocations, errnos, t->absorbed);
+	if (fault_stride() > 1)
+		say("# %s: %d to %d allocations, every %dth failed once:%s, done without %d",
+		    what, allocations - fault_stride() + 1, allocations,
+		    fault_stride(), errnos, t->absorbed);
+	else
+		say("# %s: %d allocations, each failed once:%s, done without %d",
+		    what, allocations, errnos, t->absorbed);
 }
 
 /*
@@ -6868,7 +6886,7 @@ static int fault_sweep_calls(const struct fault_call *c)
 	struct fault_tally tally = { 0 };
 	int n, result, fired;
 
-	for (n = 1; n <= FAULT_MAX_ALLOCATIONS; n++) {
+	for (n = 1; n <= FAULT_MAX_ALLOCATIONS; n += fault_stride()) {
 		STEP(fault_once(c, n, &result, &fired));
 		if (!fired) {
 			fault_say(c->what, n - 1, &tally);
@@ -7122,7 +7140,7 @@ static int fault_optimizer_sweep(void)
 	int n, ret, optimized, fired, stayed = 0;
 	long before;
 
-	for (n = 1; n <= FAULT_MAX_ALLOCATIONS; n++) {
+	for (n = 1; n <= FAULT_MAX_ALLOCATIONS; n += fault_stride()) {
 		CHECK(write_file(SYSCTL_OPTIMIZATION, "0") == 0,
 		      "cannot turn optimization off");
 		ret = load_module(SAMPLE_KO, sample_params);
@@ -7143,8 +7161,8 @@ static int fault_optimizer_sweep(void)
 			      line);
 			STEP(fault_unload_sample());
 			STEP(fault_expect_clean("the optimizer", 0));
-			say("# the optimizer: %d allocations, each failed once: %d times the probe stayed a breakpoint",
-			    n - 1, stayed);
+			say("# the optimizer: up to %d allocations, every %dth failed once: %d times the probe stayed a breakpoint",
+			    n - 1, fault_stride(), stayed);
 			return 0;
 		}
 		stayed += !optimized;
@@ -7223,6 +7241,7 @@ static int test_fault_injection(void)
 static int test_kmemleak_clean(void)
 {
 	static char report[8192];
+	long long started;
 	char params[96];
 	int ret;
 
@@ -7253,8 +7272,11 @@ static int test_kmemleak_clean(void)
 	}
 	STEP(unload_okprobe());
 	sleep(6);
+	started = now_ms();
 	CHECK(write_file(KMEMLEAK, "scan") == 0, "cannot scan");
 	CHECK(write_file(KMEMLEAK, "scan") == 0, "cannot scan");
+	say("# kmemleak_clean: two scans took %lld s",
+	    (now_ms() - started) / 1000);
 	read_file(KMEMLEAK, report, sizeof(report));
 	/* On a real machine, only what okprobe's modules allocated. */
 	if (!getenv("okptest") && !strstr(report, "[okprobe"))
@@ -7272,6 +7294,10 @@ static int test_kmemleak_clean(void)
 	}
 	return 0;
 }
+
+/* ---- The soak (make soak): okptest_soak.c ------------------------------- */
+
+#include "okptest_soak.c"
 
 /* ---- The kernel log -------------------------------------------------------- */
 
@@ -7435,7 +7461,7 @@ OKPTEST(okprobe, cover, test_cover, SHORT, "okprobe/cover: counting probes on ev
 OKPTEST(okprobe, fault_injection, test_fault_injection, LONG, "every allocation of a registration (breakpoint, counting, return), an event's definition and enabling, an optimized probe's unregistration and the optimizer failed in turn (debug kernels): an errno or a success, nothing listed, the text as before, the call again succeeds")
 /* Before the log check; make check's guests carry the sample. */
 OKPTEST(okprobe, scale, test_scale, LONG, "the bench's sample of kernel instructions (" BENCH_SITES "): okprobe one by one beside kprobe_events, then register_many(), under a syscall load, each within its deadline, one owner per function, every site's text restored byte for byte")
-OKPTEST(okprobe, kmemleak_clean, test_kmemleak_clean, SHORT, "kmemleak (debug kernels): nothing unreferenced after the suite and a load, register, unregister, unload cycle of each kind")
+OKPTEST(okprobe, kmemleak_clean, test_kmemleak_clean, LONG, "kmemleak (debug kernels): nothing unreferenced after the suite and a load, register, unregister, unload cycle of each kind")
 OKPTEST(okprobe, kernel_log_clean, test_kernel_log_clean, SHORT, "nothing in the kernel log since okptest began matches a kernel problem (an oops, a warning, lockdep, RCU stalls)")
 
 SUITE(demo)
@@ -7490,6 +7516,15 @@ SUITE(kallsyms)
 OKPTEST(kallsyms, dump_kallsyms, dump_kallsyms, SHORT, "print the kernel's text symbols")
 OKPTEST(kallsyms, hold_for_text_dump, hold_for_text_dump, SHORT, "keep the kernel idle while the host reads its text")
 
+/*
+ * make soak: okptest_soak_seconds of random operations (its timeout is
+ * set from them, soak_timeout()), then kmemleak and the kernel log.
+ */
+SUITE(soak)
+OKPTEST(soak, soak, test_soak, LONG, "random operations on every kind of probe, events, sysctls, tracers and client modules under load for okptest_soak_seconds; at the end nothing left and every sampled site's text as before")
+OKPTEST(soak, kmemleak_clean, test_kmemleak_clean, LONG, "kmemleak (debug kernels): nothing unreferenced after the soak and a load, register, unregister, unload cycle of each kind")
+OKPTEST(soak, kernel_log_clean, test_kernel_log_clean, SHORT, "nothing in the kernel log since okptest began matches a kernel problem (an oops, a warning, lockdep, RCU stalls)")
+
 /* One test, for working on it: okptest=storm. */
 SUITE(storm)
 OKPTEST(storm, storm, test_storm, LONG, "a storm of probes over syscall-path kernel functions under load")
@@ -7542,6 +7577,22 @@ static const char *const essentials_tests[] = {
 	"kernel_log_clean",
 };
 
+/*
+ * The debug part: what make check runs on the sanitizer kernels (x86-debug,
+ * riscv-debug), whose whole suite is make check-debug's: load and unload
+ * cycles, one probe of each kind on a real kernel function, events beside
+ * the kernel's, a client's calls from every context (sleeping in atomic
+ * context is reported there), a module going away under its probes, the
+ * fault sweep (at okptest_fault_stride), kmemleak, the kernel log.
+ */
+static const char *const debug_tests[] = {
+	"load", "load_unload_cycles", "sample_client", "unload",
+	"syscall_probe_under_load", "unload_while_optimized", "counter_probe",
+	"entry_probe", "return_probe", "probe_events", "kprobe_events",
+	"context_in_kernel", "module_gone", "fault_injection",
+	"kmemleak_clean", "kernel_log_clean",
+};
+
 /* The suites that are a part of the okprobe suite's tests, in its order. */
 static const struct {
 	const char *name;
@@ -7552,6 +7603,7 @@ static const struct {
 	{ "return", return_tests, ARRAY_SIZE(return_tests) },
 	{ "events", events_tests, ARRAY_SIZE(events_tests) },
 	{ "essentials", essentials_tests, ARRAY_SIZE(essentials_tests) },
+	{ "debug", debug_tests, ARRAY_SIZE(debug_tests) },
 };
 
 /* Harness self-tests: make check expects these runs to FAIL. */
@@ -7621,11 +7673,26 @@ static void keep_only_wanted(struct __fixture_metadata *f)
 }
 
 /*
+ * The soak runs as long as okptest_soak_seconds says: its harness timeout
+ * (compiled in) is made that and half an hour for the removal at its end.
+ */
+static void soak_timeout(struct __fixture_metadata *f)
+{
+	const char *seconds = getenv("okptest_soak_seconds");
+	struct __test_metadata *t;
+
+	for (t = f->tests; seconds && t; t = t->next)
+		if (!strcmp(f->name, "soak") && !strcmp(t->name, "soak") &&
+		    atol(seconds) > 0)
+			t->timeout = atol(seconds) + 1800;
+}
+
+/*
  * Keeps only the named fixture in the harness's list: the harness runs
  * every registered test, and 6.1's has no option to pick a fixture.
  * Suite names on the command line use '-', fixture names '_'; "ftrace",
- * "return", "events" and "essentials" are parts of the okprobe fixture
- * (okprobe_parts).
+ * "return", "events", "essentials" and "debug" are parts of the okprobe
+ * fixture (okprobe_parts).
  */
 static int select_suite(const char *wanted)
 {
@@ -7655,6 +7722,7 @@ static int select_suite(const char *wanted)
 			if (part < ARRAY_SIZE(okprobe_parts))
 				running_part = okprobe_parts[part].name;
 			keep_only_wanted(f);
+			soak_timeout(f);
 			return 0;
 		}
 	return -1;
