@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "core/basic_blocks.hpp"
 
+#include "core/assert.hpp"
 #include "core/owned.hpp"
 
 namespace okp {
 
 long block_starts(const CodeRange &function, FlowDecoder decode, uint32_t *offsets, size_t capacity)
 {
+	OKP_ASSERT(offsets || !capacity);
 	// Per byte: bit 0 an instruction starts here, bit 1 a block leads here.
 	constexpr uint8_t starts = 1, leads = 2;
 	OwnedArray<uint8_t> marks = OwnedArray<uint8_t>::make(function.size);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "code_graph.hpp"
 
+#include "assert.hpp"
 #include "errno.hpp"
 #include "owned.hpp"
 
@@ -75,6 +76,8 @@ struct Walk {
 ReachResult reach_functions(const uint64_t *roots, size_t root_count, const CodeGraphFacts &facts,
 			    ReferenceScanner scan, RangeList &reached, const char *why, const CodeGraphLimits &limits)
 {
+	// reached is the walk's from empty: what it finds is what it visited.
+	OKP_ASSERT(reached.size() == 0);
 	Walk walk{facts, reached, why, limits, 0, {}};
 	for (size_t i = 0; i < root_count; ++i)
 		if (const ReachResult result = walk.visit(roots[i], true); result.error)
@@ -166,6 +169,8 @@ TrapPath reach_trap_path(const uint64_t *roots, size_t root_count, const TrapPat
 			 uint64_t (*lookup)(const char *name, void *context), const CodeGraphFacts &facts,
 			 ReferenceScanner scan, RangeList &reached, const char *why)
 {
+	// stops_at and skips are this function's own: a caller's are lost.
+	OKP_ASSERT(lookup && !facts.stops_at && !facts.skips);
 	TrapPath result;
 	TrapPathContext context;
 	context.facts = &facts;

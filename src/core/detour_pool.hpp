@@ -9,6 +9,7 @@
 // grace periods that make it unreachable.
 #pragma once
 
+#include "core/assert.hpp"
 #include "core/core_api.h"
 
 #include <stddef.h>
@@ -72,6 +73,7 @@ struct DetourPool {
 
 	uint64_t take(size_t bytes)
 	{
+		OKP_ASSERT(bytes > 0 && bytes <= page_size); // else no page has room
 		const unsigned long need = granules_for(bytes);
 		for (int p = 0; p < max_pages; ++p) {
 			if (!page(p))
@@ -161,13 +163,19 @@ struct DetourPool {
 		return 0;
 	}
 
+	// Code take() gave (or its tail), or a landing: within one page.
 	void give_back(uint64_t at, size_t bytes)
 	{
+		bool found = false;
 		for (int p = 0; p < max_pages; ++p) {
 			const uint64_t base = reinterpret_cast<uint64_t>(pages[p]);
-			if (pages[p] && at >= base && at < base + page_size)
+			if (pages[p] && at >= base && at < base + page_size) {
+				OKP_ASSERT(at - base + bytes <= page_size);
 				mark(p, (at - base) / granule, granules_for(bytes), false);
+				found = true;
+			}
 		}
+		OKP_ASSERT(found);
 	}
 
 	// Gives bytes (at most max_size) of code at at back, and
@@ -179,6 +187,7 @@ struct DetourPool {
 		     size_t landing_bytes = 0)
 	{
 		uint8_t fill[max_size];
+		OKP_ASSERT(bytes <= max_size && landing_bytes <= max_size);
 		if (bytes > max_size || landing_bytes > max_size)
 			return;
 		for (size_t i = 0; i < max_size; ++i)

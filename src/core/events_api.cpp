@@ -2,6 +2,7 @@
 // okprobe_events as the C glue sees it (events_entry.h): the grammar and
 // the fetch programs over C types.
 #include "core/arch_port.hpp"
+#include "core/assert.hpp"
 #include "core/event_fetch.hpp"
 #include "core/events_entry.h"
 #include "core/handler_path.hpp"
@@ -130,6 +131,7 @@ extern "C" void okp_core_event_summary(const struct okp_event_definition *event,
 extern "C" void okp_core_event_field(const struct okp_event_definition *event, unsigned int index,
 				     struct okp_event_field *field)
 {
+	OKP_ASSERT(index < definition_of(event).arg_count);
 	const Argument &argument = definition_of(event).args[index];
 	field_type(argument, field->type, sizeof(field->type));
 	field->name = argument.name;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "core/function_exits.hpp"
 
+#include "core/assert.hpp"
 #include "core/owned.hpp"
 
 namespace okp {
@@ -258,6 +259,10 @@ private:
 ExitCensus census_exits(const CodeRange &function, ExitDecoder decode, const ExitFacts &facts, FunctionExit *exits,
 			size_t capacity)
 {
+	// Both facts are asked (unlike CodeGraphFacts::hidden_targets, never
+	// optional: the census must see every exit).
+	OKP_ASSERT(facts.place && facts.hidden_targets);
+	OKP_ASSERT(exits || !capacity);
 	return Census(function, decode, facts, exits, capacity).run();
 }
 

@@ -22,6 +22,13 @@ void *okp_glue_alloc(unsigned long size);
 void okp_glue_free(void *pointer);
 /* Called for conditions the core cannot survive (pure virtual call). */
 void okp_glue_fatal(const char *message);
+/*
+ * A precondition of okprobe's own code that did not hold (OKP_ASSERT,
+ * core/assert.hpp), once per call site: a warning with the expression and
+ * where, never a BUG(). Not for the hit path.
+ */
+void okp_glue_assert_failed(const char *expression, const char *file,
+			    int line);
 
 /* Kernel facts for registration checks (see registration.hpp). */
 enum okp_text_kind {

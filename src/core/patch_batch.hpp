@@ -9,6 +9,7 @@
 // time it is full(). Writer only (probe mutex held).
 #pragma once
 
+#include "core/assert.hpp"
 #include "core/core_api.h"
 #include "core/owned.hpp"
 
@@ -36,12 +37,17 @@ public:
 
 	bool full() const { return count_ == capacity_; }
 	size_t size() const { return count_; }
-	Site &site(size_t i) const { return *site_array()[i]; }
+	Site &site(size_t i) const
+	{
+		OKP_ASSERT(i < count_);
+		return *site_array()[i];
+	}
 
 	// Adds length bytes (at most max_patch_bytes) for address, for site.
 	// The caller checks full() first.
 	void add(uint64_t address, const uint8_t *bytes, size_t length, Site &site)
 	{
+		OKP_ASSERT(!full() && length <= max_patch_bytes);
 		uint8_t *copy = byte_array() + count_ * max_patch_bytes;
 		__builtin_memcpy(copy, bytes, length);
 		patch_array()[count_] = {address, copy, length};

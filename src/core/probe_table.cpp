@@ -235,6 +235,8 @@ void ProbeTable::show_optimized(Site &site)
 
 void ProbeTable::enter_waiting(Site &site)
 {
+	// A breakpoint in okprobe's text, without a detour yet.
+	OKP_ASSERT(site.jump == JumpState::breakpoint && !site.current_detour() && !site.via_ftrace);
 	const StepTimer timer(clock_, WriterStep::detour);
 	Owned<Detour> owned = Owned<Detour>::make();
 	if (!owned) {
@@ -330,6 +332,8 @@ void ProbeTable::retire_detour(Site &site)
 
 void ProbeTable::defer_arm(Site &site)
 {
+	// Each site is on the batch's list once.
+	OKP_ASSERT(batching_arms_ && !site.arm_pending);
 	site.arm_pending = true;
 	site.arm_next = pending_arms_;
 	pending_arms_ = &site;
@@ -341,6 +345,7 @@ void ProbeTable::defer_arm(Site &site)
 // else there is someone else's change: the site is lost, nothing written.
 void ProbeTable::arm(Site &site)
 {
+	OKP_ASSERT(!site.armed && !site.arm_pending);
 	if (site.via_ftrace) {
 		const bool ipmodify = wants_ipmodify(site);
 		if (batching_arms_ && site.batch_registering) {
@@ -414,6 +419,8 @@ void ProbeTable::write_pending_arms()
 
 void ProbeTable::disarm(Site &site)
 {
+	// okprobe writes nothing where it lost the text.
+	OKP_ASSERT(site.armed && (site.via_ftrace || !site.is_lost()));
 	if (site.via_ftrace) {
 		write_pending_arms(); // its arm may still be pending
 		if (site.armed && !site.ftrace_error)
@@ -704,6 +711,8 @@ bool ProbeTable::staging_lists_consistent() const
 
 void ProbeTable::optimizer_finish(uint64_t generation)
 {
+	// A generation optimizer_begin returned (never 0).
+	OKP_ASSERT(generation != 0 && generation < generation_);
 	write_pending_arms();
 	// Every site ready since the grace period began, in one pass: one
 	// arch::optimize, one text synchronization (when memory is short,
@@ -744,8 +753,11 @@ void ProbeTable::optimizer_finish(uint64_t generation)
 void ProbeTable::optimize_batch(Site *const *batch, size_t count)
 {
 	// What each had in the text before, to see which writes happened.
-	for (size_t i = 0; i < count; ++i)
+	for (size_t i = 0; i < count; ++i) {
+		// Only waiting sites whose text okprobe still owns.
+		OKP_ASSERT(batch[i]->jump == JumpState::waiting && !batch[i]->is_lost());
 		batch[i]->patched_before = patched_extent(*batch[i]);
+	}
 	{
 		const StepTimer timer(clock_, WriterStep::optimize);
 		arch::optimize(batch, count);
@@ -973,6 +985,8 @@ void ProbeTable::unpublish(Site &site)
 
 void ProbeTable::free_site(Site *site)
 {
+	// No probe left to hit it, no detour left to lead into it.
+	OKP_ASSERT(site->used_slots() == 0 && !site->current_detour());
 	if (site->counting())
 		okp_glue_counter_cells_free(site->counter_cells);
 	if (site->via_ftrace) {
@@ -1043,6 +1057,8 @@ Site *ProbeTable::site_of(const okprobe *probe) const
 
 Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, InstructionRules rules)
 {
+	// The glue refuses a NULL probe itself (-EINVAL).
+	OKP_ASSERT(probe);
 	const StepTimer timer(clock_, WriterStep::register_probe);
 	// okp_site is zero before registration: anything else is a registered
 	// struct, a copy of one, or garbage.
@@ -1178,6 +1194,7 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 
 size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 {
+	OKP_ASSERT(probes || !count);
 	const StepTimer timer(clock_, WriterStep::unregister);
 	write_pending_arms();
 	size_t unknown = 0;
@@ -1328,6 +1345,7 @@ int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 
 int ProbeTable::disable_probes(okprobe *const *probes, size_t count)
 {
+	OKP_ASSERT(probes || !count);
 	write_pending_arms();
 	for (size_t i = 0; i < count; ++i)
 		if (!probes[i] || !site_of(probes[i]))
@@ -1349,6 +1367,7 @@ int ProbeTable::disable_probes(okprobe *const *probes, size_t count)
 
 int ProbeTable::read_count(okprobe *probe, unsigned long long *count) const
 {
+	OKP_ASSERT(count); // the glue refuses a NULL count (-EINVAL)
 	const Site *site = site_of(probe);
 	if (!site)
 		return -error::einval;
@@ -1360,6 +1379,7 @@ int ProbeTable::read_count(okprobe *probe, unsigned long long *count) const
 
 unsigned long long ProbeTable::hits_of(const Site &site, int index)
 {
+	OKP_ASSERT(index >= 0 && index < max_probes_per_site);
 	unsigned long long hits = site.hits[index].load(Order::relaxed);
 	if (site.counting())
 		hits += okp_glue_counter_cells_sum(site.counter_cells);
@@ -1376,6 +1396,7 @@ void ProbeTable::set_all_enabled(bool enabled)
 
 void ProbeTable::text_gone(uint64_t start, uint64_t end)
 {
+	OKP_ASSERT(start <= end);
 	write_pending_arms();
 	bool any = false;
 	for (Site *site = first_; site; site = site->next) {
@@ -1400,6 +1421,7 @@ void ProbeTable::text_gone(uint64_t start, uint64_t end)
 
 size_t ProbeTable::probes_within(uint64_t start, uint64_t end, okprobe **found, size_t capacity) const
 {
+	OKP_ASSERT(found || !capacity);
 	size_t count = 0;
 	for (const Site *site = first_; site; site = site->next) {
 		for (okprobe *probe : site->attached_probes()) {

@@ -42,6 +42,7 @@
 
 #include "core/address_table.hpp"
 #include "core/arch_port.hpp"
+#include "core/assert.hpp"
 #include "core/atomic.hpp"
 #include "core/core_api.h"
 #include "core/handler_path.hpp"
@@ -308,12 +309,14 @@ public:
 	// nothing).
 	void begin_arm_batch()
 	{
+		OKP_ASSERT(!batching_arms_); // batches do not nest
 		batching_arms_ = true;
 		batch_refusal_ = 0;
 		batch_refused_where_ = batch_refused_why_ = nullptr;
 	}
 	int end_arm_batch(const char **where, const char **why)
 	{
+		OKP_ASSERT(batching_arms_);
 		batching_arms_ = false;
 		write_pending_arms();
 		*where = batch_refused_where_;

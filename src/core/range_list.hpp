@@ -10,6 +10,8 @@
 // (and that would put a constructor into .init_array). The owner calls clear().
 #pragma once
 
+#include "core/assert.hpp"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,7 +39,11 @@ public:
 	// True when some range intersects [start, end).
 	bool overlaps(uint64_t start, uint64_t end) const;
 	size_t size() const { return size_; }
-	const AddressRange &operator[](size_t index) const { return ranges_[index]; }
+	const AddressRange &operator[](size_t index) const
+	{
+		OKP_ASSERT(index < size_);
+		return ranges_[index];
+	}
 	// Frees the storage; the list is empty and reusable afterwards.
 	void clear();
 

@@ -9,6 +9,7 @@
 // the grace periods that make it unreachable.
 #pragma once
 
+#include "core/assert.hpp"
 #include "core/core_api.h"
 
 #include <stddef.h>
@@ -48,15 +49,20 @@ public:
 		return 0;
 	}
 
+	// A slot take() gave, once.
 	void give_back(uint64_t slot)
 	{
+		bool found = false;
 		for (int p = 0; p < max_pages; ++p) {
 			const uint64_t base = reinterpret_cast<uint64_t>(pages_[p]);
 			if (pages_[p] && slot >= base && slot < base + page_size) {
 				const unsigned long i = (slot - base) / slot_bytes;
+				OKP_ASSERT((slot - base) % slot_bytes == 0 && (used_[p][i / 64] & (1ull << (i % 64))));
 				used_[p][i / 64] &= ~(1ull << (i % 64));
+				found = true;
 			}
 		}
+		OKP_ASSERT(found);
 	}
 
 	// Module exit, once no slot can be reached any more.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What the C++ core's runtime (src/core/runtime.cpp) needs from the kernel:
- * allocation for operator new/delete, and a way to die loudly.
+ * allocation for operator new/delete, a way to die loudly, and a way to
+ * warn of a broken precondition (core/assert.hpp) without dying.
  *
  * Live allocations are counted so that module exit can report a leak with a
  * WARN, which the test harness treats as a failure.
@@ -44,6 +45,17 @@ void okp_glue_free(void *pointer)
 void okp_glue_fatal(const char *message)
 {
 	panic("okprobe: %s\n", message);
+}
+
+/*
+ * A bug in okprobe, not the client's: warned with a backtrace (which the
+ * test harness counts as a failure), and okprobe carries on. The core's
+ * OKP_ASSERT calls this once per call site, so no _ONCE here.
+ */
+void okp_glue_assert_failed(const char *expression, const char *file, int line)
+{
+	WARN(1, "okprobe: assertion failed: %s at %s:%d\n", expression, file,
+	     line);
 }
 
 long okp_cxx_live_allocations(void)
