@@ -189,7 +189,9 @@ void optimize(Site *const *sites, size_t count)
 			mark_lost(site, "someone else changed the jump's region under okprobe's int3");
 			continue;
 		}
-		if (heads.full())
+		// Either batch may have fallen back to its small stack
+		// batch when memory was short: whichever fills first.
+		if (heads.full() || tails.full())
 			write_in_order(tails, heads, jump_size);
 		tails.add(site.address + 1, jump + 1, jump_size - 1, site);
 		heads.add(site.address, jump, 1, site);
@@ -211,7 +213,7 @@ void unoptimize(Site *const *sites, size_t count)
 			mark_lost(site, "someone else changed okprobe's jump");
 			continue;
 		}
-		if (heads.full())
+		if (heads.full() || tails.full())
 			write_in_order(heads, tails, 1);
 		heads.add(site.address, &int3, 1, site);
 		tails.add(site.address + 1, site.original + 1, jump_size - 1, site);
