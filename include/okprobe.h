@@ -162,7 +162,7 @@ int okprobe_read_count(struct okprobe *probe, unsigned long long *count);
  * runs when the function returns, with the return value in
  * regs_return_value(regs) and instruction_pointer(regs) the caller's
  * return address. Without entry_handler and data, where okprobe can prove
- * every exit of the function and put a jump at each (x86), it runs handler
+ * every exit of the function and put a jump at each, it runs handler
  * at the exits instead (OKPROBE_FLAG_RETURN_EXITS): no entry probe, no
  * return address replaced; see api.md for what that changes.
  */

@@ -2,7 +2,7 @@
 /*
  * /sys/kernel/debug/okprobe/: the operator's view, shaped like the kernel's
  * /sys/kernel/debug/kprobes/.
- *   list       one line per registered probe (x86 so far): address,
+ *   list       one line per registered probe: address,
  *              symbol+offset [module], hits, missed hits, [OPTIMIZED],
  *              [DISABLED], [GONE] and [LOST]
  *   jumps      one line per probed address: its jump state (optimized,
