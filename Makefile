@@ -54,7 +54,7 @@ KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=$(ARCH) \
 	CROSS_COMPILE=$(CROSS_COMPILE) \
 	$(if $(OKPROBE_PAHOLE_FLAGS),PAHOLE_FLAGS="$(strip $(OKPROBE_PAHOLE_FLAGS))")
 
-.PHONY: all modules clean demo check check-debug bench host-test fuzz format zydis-sources \
+.PHONY: all modules clean demo check check-debug soak bench host-test fuzz format zydis-sources \
 	install dkms-source dkms-install
 
 # Where clients find okprobe.h and, per kernel release, okprobe's
@@ -92,11 +92,20 @@ check:
 	tools/setup-host
 	tools/check
 
-# The sanitizer kernel's whole suite (tools/check's riscv-debug): not in
-# make check's 20 minutes yet.
+# The sanitizer kernels' whole suite (tools/check's x86-debug and
+# riscv-debug): not in make check's 20 minutes yet.
 check-debug:
 	tools/setup-host
-	tools/check --only riscv-debug
+	tools/check --whole --only x86-debug --only riscv-debug
+
+# okptest's soak on both sanitizer kernels at once, HOURS long (1 by
+# default; fractions too: HOURS=0.1): random probe, event, sysctl, tracer
+# and client-module operations under load, then nothing left and the text
+# as it was (testing.md, "The soak").
+HOURS ?= 1
+soak:
+	tools/setup-host
+	tools/check --soak-hours $(HOURS) --only x86-debug --only riscv-debug
 
 bench:
 	tools/setup-host
