@@ -158,6 +158,12 @@ static void soak_arm(void)
 	soak_count(SOAK_ARM, ret);
 }
 
+/* Writes "1" or "0", at random, to a switch file (enable, registered). */
+static int soak_write_switch(const char *path)
+{
+	return write_file(path, soak_random(2) ? "1" : "0");
+}
+
 static void soak_event_define(void)
 {
 	int slot = soak_random(SOAK_SLOTS);
@@ -184,8 +190,7 @@ static void soak_event_switch(void)
 
 	snprintf(path, sizeof(path), TRACING "/events/" SOAK_GROUP "/e%d/enable",
 		 slot);
-	soak_count(SOAK_EVENT_SWITCH, write_file(path, soak_random(2) ? "1" :
-								      "0"));
+	soak_count(SOAK_EVENT_SWITCH, soak_write_switch(path));
 }
 
 static void soak_event_delete(void)
@@ -220,7 +225,7 @@ static void soak_kernel_event(void)
 		snprintf(line, sizeof(line),
 			 TRACING "/events/" SOAK_KERNEL_GROUP "/k%d/enable",
 			 slot);
-		ret = write_file(line, soak_random(2) ? "1" : "0");
+		ret = soak_write_switch(line);
 		break;
 	default:
 		snprintf(line, sizeof(line), "-:" SOAK_KERNEL_GROUP "/k%d",
@@ -236,8 +241,7 @@ static void soak_kernel_event(void)
 static void soak_switch(enum soak_operation operation, const char *path)
 {
 	if (exists(path))
-		soak_count(operation, write_file(path, soak_random(2) ? "1" :
-									"0"));
+		soak_count(operation, soak_write_switch(path));
 }
 
 /* The function tracer on one of the functions, or off. */
@@ -276,8 +280,7 @@ static void soak_sample(void)
 	if (!module_loaded("okprobe_sample"))
 		ret = load_module(SAMPLE_KO, params);
 	else if (soak_random(3))
-		ret = write_file(SAMPLE_REGISTERED, soak_random(2) ? "1" :
-								     "0");
+		ret = soak_write_switch(SAMPLE_REGISTERED);
 	else
 		ret = unload_module("okprobe_sample");
 	soak_count(SOAK_SAMPLE, ret);
