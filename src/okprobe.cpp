@@ -25,6 +25,10 @@
 // (arch/$(SRCARCH)/probe_sources.inc).
 #include "analysis_sources.inc"
 #include "core/probe_table.cpp"
+#include "core/site_arming.cpp"
+#include "core/jump_optimizer.cpp"
+#include "core/ftrace_sites.cpp"
+#include "core/lost_text.cpp"
 #include "core/hit_path.cpp"
 #include "probe_sources.inc"
 #include "core/probe_api.cpp"

@@ -22,6 +22,7 @@
 #include "core/core_api.h"
 #include "core/handler_path.hpp"
 #include "core/probe_table.hpp"
+#include "core/probe_table_parts.hpp"
 
 #include <okprobe.h>
 
@@ -151,6 +152,86 @@ OKP_HANDLER_PATH int post_trap_hit(Site &site, arch::Registers &regs, okp_cpu_st
 }
 
 } // namespace
+
+// ---- The probe table's handler side ----------------------------------------
+
+OKP_HANDLER_PATH bool ProbeTable::probe_active(const okprobe *probe)
+{
+	return probe && !(load_flags(probe) & inactive_flags);
+}
+
+OKP_HANDLER_PATH void ProbeTable::start_hit(Site &site, HitProbes &hit)
+{
+	hit.count = 0;
+	const int slots = site.probe_slots.load(Order::acquire);
+	for (int i = 0; i < slots && i < max_probes_per_site; ++i) {
+		okprobe *probe = site.probes[i].load(Order::acquire);
+		if (probe_active(probe)) {
+			hit.probes[hit.count++] = probe;
+			site.hits[i].fetch_add(1, Order::relaxed);
+		}
+	}
+}
+
+OKP_HANDLER_PATH bool ProbeTable::run_pre_handlers(const HitProbes &hit, pt_regs *regs)
+{
+	for (int i = 0; i < hit.count; ++i) {
+		okprobe *probe = hit.probes[i];
+		if (probe->pre_handler && probe->pre_handler(probe, regs))
+			return true;
+	}
+	return false;
+}
+
+OKP_HANDLER_PATH void ProbeTable::run_post_handlers(const HitProbes &hit, pt_regs *regs)
+{
+	for (int i = 0; i < hit.count; ++i)
+		if (okprobe *probe = hit.probes[i]; probe->post_handler)
+			probe->post_handler(probe, regs, 0);
+}
+
+OKP_HANDLER_PATH bool ProbeTable::wants_post_handlers(const HitProbes &hit)
+{
+	for (int i = 0; i < hit.count; ++i)
+		if (hit.probes[i]->post_handler)
+			return true;
+	return false;
+}
+
+OKP_HANDLER_PATH void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
+{
+	const int slots = site.probe_slots.load(Order::acquire);
+	for (int i = 0; i < slots && i < max_probes_per_site; ++i) {
+		okprobe *probe = site.probes[i].load(Order::acquire);
+		if (!probe_active(probe))
+			continue;
+		site.hits[i].fetch_add(1, Order::relaxed);
+		if (probe->pre_handler)
+			probe->pre_handler(probe, regs);
+	}
+}
+
+OKP_HANDLER_PATH void ProbeTable::count_missed(Site &site)
+{
+	for (int i = 0; i < max_probes_per_site; ++i) {
+		okprobe *probe = site.probes[i].load(Order::acquire);
+		if (!probe)
+			continue;
+		// A counting probe runs no handler, so nothing is missed: a hit
+		// inside another probe's handler is one more hit (the counting
+		// detour counts it too).
+		if (site.counting()) {
+			if (probe_active(probe))
+				site.hits[i].fetch_add(1, Order::relaxed);
+			continue;
+		}
+		AtomicRef(probe->nmissed).fetch_add(1, Order::relaxed);
+		// An okretprobe's exit: the okretprobe missed a return.
+		if (probe->pre_handler == okp_glue_return_exit_hit)
+			okp_glue_return_exit_missed(probe);
+	}
+}
+
 } // namespace okp
 
 using namespace okp;

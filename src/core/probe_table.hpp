@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 // The probe table: every registered probe, the breakpoint sites they share,
-// and the lifecycle of both, for every architecture.
+// and the lifecycle of both, for every architecture. One class, its methods
+// in files by concern (probe_table_parts.hpp lists them): registration,
+// arming, the jump optimizer, ftrace entries, lost and gone text, hits.
 //
 // A Site is one probed address: one breakpoint in the text, the
 // architecture's way of executing the displaced instruction (arch::), and
@@ -490,6 +492,20 @@ private:
 	// (released when it is retired or gone); on failure the caller gives
 	// it back.
 	Result<Site *> create_site(const Registration &checked);
+	// A new site for a checked registration outside ftrace: the function
+	// claimed from the kernel's kprobes, the proof made again under the
+	// claim, the jumps covering the address taken out, the site made (the
+	// claim is the site's, or given back on failure).
+	Result<Site *> claim_and_create_site(const ProbeRequest &request, const Registration &checked,
+					     const OriginalText &original, InstructionRules rules);
+	// unregister_probes' steps: every probe out of its slot (the sites
+	// left, chained through work_next; *unknown counts the probes the
+	// table does not hold); the emptied sites' jumps, breakpoints and
+	// ftrace entries out of the text, a pass each; lost sites whose text
+	// is back, onto dying (true when there were any).
+	Site *detach_probes(okprobe *const *probes, size_t count, size_t *unknown);
+	void take_out_emptied(Site *touched);
+	bool reap_released_lost(Site *&dying);
 	// A site ftrace enters (checked.via_ftrace): nothing of the arch's,
 	// no claim (okprobe writes no byte of the function).
 	Result<Site *> create_ftrace_site(const Registration &checked);
