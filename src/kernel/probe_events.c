@@ -389,7 +389,7 @@ static int okp_event_reg(struct trace_event_call *call, enum trace_reg type,
 			 void *data)
 {
 	struct okp_trace_event *event = call->data;
-	int ret;
+	int __maybe_unused ret; /* without CONFIG_PERF_EVENTS */
 
 	switch (type) {
 	case TRACE_REG_REGISTER:
