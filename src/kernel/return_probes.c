@@ -38,6 +38,7 @@
 
 #include <linux/atomic.h>
 #include <linux/err.h>
+#include <linux/hashtable.h>
 #include <linux/irq_work.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
@@ -87,8 +88,13 @@ static void okp_return_set_flag(struct okretprobe *rp, unsigned int flag,
 }
 
 static DEFINE_MUTEX(okp_return_mutex);
-/* Every registered okretprobe's state, under okp_return_mutex. */
+/*
+ * Every registered okretprobe's state, under okp_return_mutex: listed in
+ * registration order, and hashed by its okretprobe's address for the calls
+ * that name one (a _many call looks each of its probes up).
+ */
 static LIST_HEAD(okp_return_probes);
+static DEFINE_HASHTABLE(okp_return_by_rp, 10);
 
 #ifdef CONFIG_RETHOOK
 
@@ -102,6 +108,7 @@ static LIST_HEAD(okp_return_probes);
  */
 struct okp_return_probe {
 	struct list_head list;
+	struct hlist_node by_rp;	/* okp_return_by_rp while listed */
 	struct okretprobe *rp;
 	struct rethook *pools[OKP_RETURN_POOLS];
 	int pool_count;			/* published with release */
@@ -603,6 +610,7 @@ static const char *okp_return_unsupported;
 
 struct okp_return_probe {
 	struct list_head list;
+	struct hlist_node by_rp;	/* okp_return_by_rp while listed */
 	struct okretprobe *rp;
 };
 
@@ -687,12 +695,26 @@ static void okp_return_free_exits(struct okp_return_probe *state)
 
 /* ---- The API ------------------------------------------------------------ */
 
+static void okp_return_list(struct okp_return_probe *state)
+{
+	list_add_tail(&state->list, &okp_return_probes);
+	hash_add(okp_return_by_rp, &state->by_rp, (unsigned long)state->rp);
+}
+
+/* Off okp_return_probes (no lookup finds it any more), onto list. */
+static void okp_return_unlist(struct okp_return_probe *state,
+			      struct list_head *list)
+{
+	hash_del(&state->by_rp);
+	list_move_tail(&state->list, list);
+}
+
 static struct okp_return_probe *okp_return_find(const struct okretprobe *rp)
 {
 	struct okp_return_probe *state;
 
 	lockdep_assert_held(&okp_return_mutex);
-	list_for_each_entry(state, &okp_return_probes, list)
+	hash_for_each_possible(okp_return_by_rp, state, by_rp, (unsigned long)rp)
 		if (state->rp == rp)
 			return state;
 	return NULL;
@@ -869,7 +891,7 @@ static int okp_return_register_locked(struct okretprobe *rp)
 	if (okp_return_wants_exits(rp)) {
 		ret = okp_return_register_exits(state);
 		if (!ret) {
-			list_add_tail(&state->list, &okp_return_probes);
+			okp_return_list(state);
 			return 0;
 		}
 		if (ret != -EOPNOTSUPP) {
@@ -888,7 +910,7 @@ static int okp_return_register_locked(struct okretprobe *rp)
 		rp->okp_private = NULL;
 		return ret;
 	}
-	list_add_tail(&state->list, &okp_return_probes);
+	okp_return_list(state);
 	return 0;
 }
 
@@ -981,7 +1003,7 @@ int okretprobe_register_many(struct okretprobe **rps, int count)
 		/* All or nothing: the ones before the failure go again. */
 		while (--i > 0) {
 			state = okp_return_find(rps[i - 1]);
-			list_move(&state->list, &undo);
+			okp_return_unlist(state, &undo);
 		}
 		okp_return_unregister_list(&undo);
 	}
@@ -1011,7 +1033,7 @@ void okretprobe_unregister_many(struct okretprobe **rps, int count)
 			unknown++;
 			continue;
 		}
-		list_move_tail(&state->list, &going);
+		okp_return_unlist(state, &going);
 	}
 	okp_return_unregister_list(&going);
 	mutex_unlock(&okp_return_mutex);
@@ -1149,7 +1171,7 @@ static int okp_return_module_notify(struct notifier_block *block,
 			continue;
 		pr_err("module %s unloaded without unregistering its return probe at %pS: unregistered it\n",
 		       mod->name, rp->kp.addr);
-		list_move_tail(&state->list, &orphans);
+		okp_return_unlist(state, &orphans);
 	}
 	okp_return_unregister_list(&orphans);
 	mutex_unlock(&okp_return_mutex);
@@ -1173,11 +1195,13 @@ int okp_return_probes_init(void)
 
 void okp_return_probes_exit(void)
 {
+	struct okp_return_probe *state, *next;
 	LIST_HEAD(left);
 
 	unregister_module_notifier(&okp_return_module_block);
 	mutex_lock(&okp_return_mutex);
-	list_splice_init(&okp_return_probes, &left);
+	list_for_each_entry_safe(state, next, &okp_return_probes, list)
+		okp_return_unlist(state, &left);
 	okp_return_unregister_list(&left);
 	mutex_unlock(&okp_return_mutex);
 }
