@@ -25,6 +25,7 @@ host.
     tools/debian13.py kdir TARGET      # prints its headers in the root
 """
 
+import argparse
 import dataclasses
 import hashlib
 import lzma
@@ -433,16 +434,22 @@ def build_modules(root, tree, kernel, zydis_dir=""):
 
 
 def main():
-    if sys.argv[1:2] == ["root"]:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("root", help="prints the build root")
+    for command, says in (("kernel", "the directory of its image"),
+                          ("kdir", "its headers in the root")):
+        commands.add_parser(command, help="prints " + says).add_argument(
+            "target", choices=list(KERNELS))
+    options = parser.parse_args()
+    if options.command == "root":
         print(build_root())
-    elif sys.argv[1:2] == ["kernel"] and sys.argv[2:3] and \
-            sys.argv[2] in KERNELS:
-        print(kernel_image(KERNELS[sys.argv[2]]))
-    elif sys.argv[1:2] == ["kdir"] and sys.argv[2:3] and \
-            sys.argv[2] in KERNELS:
-        print(headers(KERNELS[sys.argv[2]]))
+    elif options.command == "kernel":
+        print(kernel_image(KERNELS[options.target]))
     else:
-        sys.exit(__doc__ + "\ntargets: " + " ".join(KERNELS))
+        print(headers(KERNELS[options.target]))
 
 
 if __name__ == "__main__":
