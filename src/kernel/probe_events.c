@@ -27,6 +27,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kallsyms.h>
+#include <linux/kmemleak.h>
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -558,7 +559,8 @@ static struct trace_event_functions okp_event_functions = {
  * whenever error_log is read, also after okprobe.ko is gone; the kernel
  * has no way to take an entry back. The table and its texts are copied
  * once per load, at the first error, into memory never freed (about
- * 3 KB).
+ * 3 KB), and told to kmemleak: once error_log has let go of the entries
+ * and okprobe.ko its pointer, nothing refers to them, by design.
  */
 static const char **okp_lasting_error_texts(void)
 {
@@ -573,9 +575,19 @@ static const char **okp_lasting_error_texts(void)
 	texts = kcalloc(count + 1, sizeof(*texts), GFP_KERNEL);
 	for (i = 0; texts && i < count; i++) {
 		texts[i] = kstrdup(ours[i], GFP_KERNEL);
-		if (!texts[i])
-			texts[i] = "Invalid probe event line";
+		if (texts[i])
+			continue;
+		/* Nothing of okprobe.ko's own may outlive it: no table. */
+		while (i--)
+			kfree(texts[i]);
+		kfree(texts);
+		texts = NULL;
 	}
+	if (!texts)
+		return NULL;
+	kmemleak_not_leak(texts);
+	for (i = 0; i < count; i++)
+		kmemleak_not_leak(texts[i]);
 	return texts;
 }
 
