@@ -380,26 +380,39 @@ static int fault_probe_works(void)
 
 /*
  * An event defined: listed, with its directory. Its files, or the whole
- * directory, may be missing: the kernel's event_create_dir() logs "Could
- * not create tracefs '...' entry" and goes on, and when the group's own
- * directory cannot be made, event_subsystem_dir() logs "Failed to create
- * system directory" and trace_add_event_call() keeps the event without
- * one, for kprobe_events' events as for these (found on x86-debug).
+ * directory, may be missing, for kprobe_events' events as for these
+ * (found on x86-debug): trace_add_event_call() goes on when the tracing
+ * core fails under it. event_create_dir() logs "Could not create tracefs
+ * '...' entry" (a file) or "directory" (the event's), event_subsystem_dir()
+ * "Failed to create system directory" or "No memory to create event
+ * subsystem" (the group's); and when trace_create_new_event() cannot
+ * allocate the event's file it says nothing: the event then has no file
+ * at all, so available_events does not list it either.
  */
 static int fault_event_works(const char *event)
 {
-	char path[160], text[4096] = "";
+	static char available[65536];
+	char path[160], text[4096] = "", kernel_said[16384];
 
 	read_file(OKPROBE_EVENTS, text, sizeof(text));
 	CHECK(strstr(text, event), "a definition that succeeded is not in okprobe_events: '%.200s'",
 	      text);
 	snprintf(path, sizeof(path), TRACING "/events/%s", event);
 	if (!exists(path)) {
-		int said = kmsg_contains(fault_attempt_mark,
-					 "Failed to create system directory");
-
+		kmsg_collect(fault_attempt_mark, kernel_said,
+			     sizeof(kernel_said));
 		fault_attempt_mark = -1; /* consumed */
-		CHECK(said, "a definition that succeeded has no %s", path);
+		read_file(TRACING "/available_events", available,
+			  sizeof(available));
+		snprintf(text, sizeof(text), "%s\n", event);
+		/* "okpfault/entry" is listed as "okpfault:entry". */
+		text[strcspn(text, "/")] = ':';
+		CHECK(strstr(kernel_said, "Failed to create system directory") ||
+		      strstr(kernel_said, "No memory to create event subsystem") ||
+		      strstr(kernel_said, "Could not create tracefs") ||
+		      !strstr(available, text),
+		      "a definition that succeeded has no %s, is in available_events and the kernel said nothing of it",
+		      path);
 	}
 	return 0;
 }
