@@ -1404,6 +1404,17 @@ static int next_refusal(const char **errors, int *error, int *count)
 	return 1;
 }
 
+/* How many of a pass's refusals ("-1:100,-16:88") were -errno_value. */
+static int refusals_of(const char *errors, int errno_value)
+{
+	int error, count;
+
+	while (next_refusal(&errors, &error, &count))
+		if (error == -errno_value)
+			return count;
+	return 0;
+}
+
 /* "-1:100,-16:88" -> "EPERM 100, EBUSY 88" */
 static void bench_say_errors(const char *label, const char *errors)
 {

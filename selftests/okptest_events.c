@@ -1444,17 +1444,6 @@ static int storm_errnos_documented(const char *errors)
 	return 1;
 }
 
-/* How many of a pass's refusals ("-errno:count,...") were -errno. */
-static int storm_refused(const char *errors, int errno_value)
-{
-	int error, count;
-
-	while (next_refusal(&errors, &error, &count))
-		if (error == -errno_value)
-			return count;
-	return 0;
-}
-
 static int storm_steps(void)
 {
 	struct bench_pass pass = { .kind = "okprobe" };
@@ -1508,7 +1497,7 @@ static int storm_steps(void)
 	 * and counted out (x86-debug: 77 of 200).
 	 */
 	trap_path = kallsyms_address("kasan_report") ?
-			    storm_refused(pass.errors, EPERM) : 0;
+			    refusals_of(pass.errors, EPERM) : 0;
 	CHECK(pass.registered * 4 > sites - trap_path,
 	      "only %d of %d sites registered (%d on the trap path)",
 	      pass.registered, sites, trap_path);

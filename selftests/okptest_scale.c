@@ -191,17 +191,6 @@ static int scale_shared_functions(int *kernel_functions, char *first,
 	return shared;
 }
 
-/* How many registrations errors ("-1:100,-16:88") refused with errno. */
-static int scale_refusals(const char *errors, int errno_value)
-{
-	int error, count;
-
-	while (next_refusal(&errors, &error, &count))
-		if (error == -errno_value)
-			return count;
-	return 0;
-}
-
 /*
  * The kernel's kprobes' hits on the kprobe events (kprobe_profile names an
  * event without its group: sN).
@@ -276,7 +265,7 @@ static int scale_one_by_one(struct bench_pass *pass, int resolved)
 		      "%d okprobes in functions that hold a kernel kprobe, the first: %s",
 		      shared, first);
 		/* Theirs were in the sample: okprobe must have left them. */
-		CHECK(functions > 0 && scale_refusals(pass->errors, EBUSY) > 0,
+		CHECK(functions > 0 && refusals_of(pass->errors, EBUSY) > 0,
 		      "no refusal (EBUSY) of okprobe's beside %d kernel kprobes",
 		      defined);
 	} else {
