@@ -32,7 +32,7 @@ bool ProbeTable::wants_ipmodify(const Site &site)
 void ProbeTable::refuse_ftrace_arm(Site &site, int error)
 {
 	site.armed = false;
-	site.ftrace_error = error;
+	site.ftrace.error = error;
 	site.unoptimized_why = ftrace_refusal(error);
 	if (!batch_refusal_) {
 		batch_refusal_ = error;
@@ -72,7 +72,7 @@ void ProbeTable::arm_ftrace_sites(Site *const *sites, size_t count)
 		if (ops_sites && addresses) {
 			size_t n = 0;
 			for (size_t i = 0; i < count; ++i) {
-				if (sites[i]->ftrace_ipmodify != (ipmodify != 0))
+				if (sites[i]->ftrace.ipmodify != (ipmodify != 0))
 					continue;
 				ops_sites[n] = sites[i];
 				addresses[n++] = sites[i]->address;
@@ -83,7 +83,7 @@ void ProbeTable::arm_ftrace_sites(Site *const *sites, size_t count)
 		// No memory for the batch: one at a time.
 		for (size_t i = 0; i < count; ++i) {
 			uint64_t address = sites[i]->address;
-			if (sites[i]->ftrace_ipmodify == (ipmodify != 0))
+			if (sites[i]->ftrace.ipmodify == (ipmodify != 0))
 				arm_ftrace_halves(&sites[i], &address, 1, ipmodify);
 		}
 	}
@@ -95,7 +95,7 @@ void ProbeTable::disarm_ftrace_sites(Site *const *sites, size_t count)
 	for (int ipmodify = 0; ipmodify < 2; ++ipmodify) {
 		size_t n = 0;
 		for (size_t i = 0; i < count; ++i) {
-			if (sites[i]->ftrace_ipmodify != (ipmodify != 0))
+			if (sites[i]->ftrace.ipmodify != (ipmodify != 0))
 				continue;
 			if (addresses)
 				addresses[n++] = sites[i]->address;
@@ -119,22 +119,22 @@ void ProbeTable::update_ftrace_site(Site &site, bool report_refusal)
 	}
 	// Its arm waits for the batch's pass of ftrace, which reads the ops
 	// it wants then.
-	if (site.arm_pending) {
-		site.ftrace_ipmodify = wants_ipmodify(site);
+	if (site.arm_batch.pending) {
+		site.ftrace.ipmodify = wants_ipmodify(site);
 		site.unoptimized_why = site.jump_refusal;
 		return;
 	}
 	// A post_handler came or went: ftrace_ops are chosen per call site,
 	// so the site leaves one and enters the other (calls in between run
 	// no handler).
-	if (site.armed && site.ftrace_ipmodify != wants_ipmodify(site)) {
+	if (site.armed && site.ftrace.ipmodify != wants_ipmodify(site)) {
 		disarm(site);
 		site.armed = false;
 	}
 	if (!site.armed) {
 		arm(site);
-		if (site.ftrace_error) {
-			site.unoptimized_why = ftrace_refusal(site.ftrace_error);
+		if (site.ftrace.error) {
+			site.unoptimized_why = ftrace_refusal(site.ftrace.error);
 			// Registration and enable refuse their probe and say
 			// why; anything else leaves probes that do not run.
 			if (report_refusal)
@@ -154,7 +154,7 @@ Result<Site *> ProbeTable::create_ftrace_site(const Registration &checked)
 	Site *site = owned.get();
 	site->address = checked.address;
 	site->via_ftrace = true;
-	site->ftrace_length = checked.length;
+	site->ftrace.length = checked.length;
 	okp_glue_describe(checked.address, site->description, sizeof(site->description));
 	site->jump_refusal = "entered through ftrace: no jump to make";
 	site->unoptimized_why = site->jump_refusal;

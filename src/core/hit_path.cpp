@@ -302,7 +302,7 @@ namespace {
 	ProbeTable::start_hit(site, probes);
 	arch::present_hit_at(regs, address);
 	if (!ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
-		arch::continue_at(regs, address + site.ftrace_length);
+		arch::continue_at(regs, address + site.ftrace.length);
 		ProbeTable::run_post_handlers(probes, as_pt_regs(regs));
 		arch::continue_at(regs, resume);
 	}

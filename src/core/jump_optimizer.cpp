@@ -229,7 +229,7 @@ void ProbeTable::optimize_batch(Site *const *batch, size_t count)
 	for (size_t i = 0; i < count; ++i) {
 		// Only waiting sites whose text okprobe still owns.
 		OKP_ASSERT(batch[i]->jump == JumpState::waiting && !batch[i]->is_lost());
-		batch[i]->patched_before = patched_extent(*batch[i]);
+		batch[i]->work.patched_before = patched_extent(*batch[i]);
 	}
 	{
 		const StepTimer timer(clock_, WriterStep::optimize);
@@ -237,7 +237,7 @@ void ProbeTable::optimize_batch(Site *const *batch, size_t count)
 	}
 	for (size_t i = 0; i < count; ++i) {
 		Site &site = *batch[i];
-		const uint8_t before = site.patched_before;
+		const uint8_t before = site.work.patched_before;
 		if (site.is_lost()) {
 			settle_lost(site);
 		} else if (patched_extent(site) > before) {

@@ -29,7 +29,7 @@ int ProbeTable::update_site_refusing(Site &site)
 	update_ftrace_site(site, false);
 	if (site.armed || !should_be_armed(site))
 		return 0;
-	return site.ftrace_error ? site.ftrace_error : error::ebusy;
+	return site.ftrace.error ? site.ftrace.error : error::ebusy;
 }
 
 void ProbeTable::update_site(Site &site, bool defer_detour)
@@ -447,9 +447,9 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 	if (index + 1 > site->used_slots())
 		site->probe_slots.store(static_cast<uint8_t>(index + 1), Order::release);
 	site->probes[index].store(probe, Order::release);
-	site->batch_registering = batching_arms_;
+	site->arm_batch.registering = batching_arms_;
 	const int refused = update_site_refusing(*site);
-	site->batch_registering = false;
+	site->arm_batch.registering = false;
 	if (refused) {
 		// ftrace would not call okprobe there: no probe, and the
 		// reason.
@@ -466,7 +466,7 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 Site *ProbeTable::detach_probes(okprobe *const *probes, size_t count, size_t *unknown)
 {
 	// First every probe leaves its slot (handlers stop choosing it); the
-	// sites they leave are chained through work_next, each once.
+	// sites they leave are chained through work.next, each once.
 	Site *touched = nullptr;
 	for (size_t n = 0; n < count; ++n) {
 		okprobe *probe = probes[n];
@@ -487,9 +487,9 @@ Site *ProbeTable::detach_probes(okprobe *const *probes, size_t count, size_t *un
 		probe->okp_site = nullptr;
 		show_probe_optimized(probe, false);
 		set_flag(probe, OKPROBE_FLAG_FTRACE, false);
-		if (!site->touched) {
-			site->touched = true;
-			site->work_next = touched;
+		if (!site->work.touched) {
+			site->work.touched = true;
+			site->work.next = touched;
 			touched = site;
 		}
 	}
@@ -502,11 +502,11 @@ void ProbeTable::take_out_emptied(Site *touched)
 	// update_all_sites, not one unoptimize each; then their breakpoints,
 	// also in one pass.
 	size_t sites = 0;
-	for (Site *site = touched; site; site = site->work_next)
+	for (Site *site = touched; site; site = site->work.next)
 		++sites;
 	{
 		JumpsOut out(sites, waiting_);
-		for (Site *site = touched; site; site = site->work_next)
+		for (Site *site = touched; site; site = site->work.next)
 			if (!site->used_slots())
 				out.add(*site);
 	}
@@ -515,7 +515,7 @@ void ProbeTable::take_out_emptied(Site *touched)
 	// one pass of ftrace.
 	OwnedArray<Site *> entries = OwnedArray<Site *>::make(sites);
 	size_t entry_count = 0;
-	for (Site *site = touched; site; site = site->work_next) {
+	for (Site *site = touched; site; site = site->work.next) {
 		if (site->used_slots())
 			continue;
 		leave_jump(*site);
@@ -563,9 +563,9 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 	const bool detached = touched != nullptr;
 	while (touched) {
 		Site *site = touched;
-		touched = site->work_next;
-		site->touched = false;
-		site->work_next = nullptr;
+		touched = site->work.next;
+		site->work.touched = false;
+		site->work.next = nullptr;
 		if (site->used_slots()) {
 			update_site(*site); // the others may all be disabled
 			continue;

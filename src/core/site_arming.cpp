@@ -11,9 +11,9 @@ namespace okp {
 void ProbeTable::defer_arm(Site &site)
 {
 	// Each site is on the batch's list once.
-	OKP_ASSERT(batching_arms_ && !site.arm_pending);
-	site.arm_pending = true;
-	site.arm_next = pending_arms_;
+	OKP_ASSERT(batching_arms_ && !site.arm_batch.pending);
+	site.arm_batch.pending = true;
+	site.arm_batch.next = pending_arms_;
 	pending_arms_ = &site;
 	++pending_arm_count_;
 }
@@ -23,21 +23,21 @@ void ProbeTable::defer_arm(Site &site)
 // else there is someone else's change: the site is lost, nothing written.
 void ProbeTable::arm(Site &site)
 {
-	OKP_ASSERT(!site.armed && !site.arm_pending);
+	OKP_ASSERT(!site.armed && !site.arm_batch.pending);
 	if (site.via_ftrace) {
 		const bool ipmodify = wants_ipmodify(site);
-		if (batching_arms_ && site.batch_registering) {
+		if (batching_arms_ && site.arm_batch.registering) {
 			// With the batch's other entries, one pass of ftrace
 			// (arm_ftrace_sites undoes armed if ftrace refuses).
-			site.ftrace_ipmodify = ipmodify;
-			site.ftrace_error = 0;
+			site.ftrace.ipmodify = ipmodify;
+			site.ftrace.error = 0;
 			defer_arm(site);
 			return;
 		}
 		const int result = okp_glue_ftrace_arm(site.address, ipmodify);
-		site.ftrace_error = -result;
+		site.ftrace.error = -result;
 		if (!result)
-			site.ftrace_ipmodify = ipmodify;
+			site.ftrace.ipmodify = ipmodify;
 		return;
 	}
 	size_t length = 0;
@@ -63,10 +63,10 @@ void ProbeTable::write_pending_arms()
 	PatchBatch batch(pending_arm_count_);
 	OwnedArray<Site *> entries = OwnedArray<Site *>::make(pending_arm_count_);
 	size_t entry_count = 0;
-	for (Site *site = pending_arms_; site; site = site->arm_next) {
-		if (!site->arm_pending)
+	for (Site *site = pending_arms_; site; site = site->arm_batch.next) {
+		if (!site->arm_batch.pending)
 			continue;
-		site->arm_pending = false;
+		site->arm_batch.pending = false;
 		if (site->via_ftrace) {
 			if (entries)
 				entries[entry_count++] = site;
@@ -101,8 +101,8 @@ void ProbeTable::disarm(Site &site)
 	OKP_ASSERT(site.armed && (site.via_ftrace || !site.is_lost()));
 	if (site.via_ftrace) {
 		write_pending_arms(); // its arm may still be pending
-		if (site.armed && !site.ftrace_error)
-			okp_glue_ftrace_disarm(site.address, site.ftrace_ipmodify);
+		if (site.armed && !site.ftrace.error)
+			okp_glue_ftrace_disarm(site.address, site.ftrace.ipmodify);
 		return;
 	}
 	write_pending_arms(); // the breakpoint to take out may still be pending
