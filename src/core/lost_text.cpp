@@ -5,7 +5,9 @@
 // the original again. Gone: the text went away (a module unloading): the
 // sites there are disarmed, unpublished and listed [GONE] until their
 // probes are unregistered; probes_within finds the probes a going module
-// holds.
+// holds. And the text as it was before okprobe (read_original_text):
+// what is under okprobe's own writes, for the checks that must not see
+// them.
 #include "core/probe_table_parts.hpp"
 
 namespace okp {
@@ -98,6 +100,30 @@ size_t ProbeTable::probes_within(uint64_t start, uint64_t end, okprobe **found, 
 		}
 	}
 	return count;
+}
+
+size_t ProbeTable::read_original_text(uint64_t address, uint8_t *buffer, size_t size) const
+{
+	const size_t read = okp_glue_read_text(address, buffer, size);
+	// A site before address may have patched bytes inside the read, and
+	// one after it the bytes before it (an end-anchored jump).
+	const uint64_t reach = max_original_bytes - 1;
+	for_each_site_in(address > reach ? address - reach : 0, address + read + max_jump_region_behind,
+			 [&](const Site &site) {
+				 for (size_t i = 0; i < site.patched_bytes; ++i) {
+					 const uint64_t at = site.address + i;
+					 if (at >= address && at < address + read)
+						 buffer[at - address] = site.original[i];
+				 }
+				 if (!site.patched_behind.load(Order::relaxed))
+					 return;
+				 for (size_t i = 0; i < site.jump_region_behind; ++i) {
+					 const uint64_t at = site.jump_region_start() + i;
+					 if (at >= address && at < address + read)
+						 buffer[at - address] = site.original_behind[i];
+				 }
+			 });
+	return read;
 }
 
 } // namespace okp

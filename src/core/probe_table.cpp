@@ -122,30 +122,6 @@ void ProbeTable::retire_storage(AddressTable<Site>::Storage *old, void *)
 	AddressTable<Site>::free_storage(old);
 }
 
-size_t ProbeTable::read_original_text(uint64_t address, uint8_t *buffer, size_t size) const
-{
-	const size_t read = okp_glue_read_text(address, buffer, size);
-	// A site before address may have patched bytes inside the read, and
-	// one after it the bytes before it (an end-anchored jump).
-	const uint64_t reach = max_original_bytes - 1;
-	for_each_site_in(address > reach ? address - reach : 0, address + read + max_jump_region_behind,
-			 [&](const Site &site) {
-				 for (size_t i = 0; i < site.patched_bytes; ++i) {
-					 const uint64_t at = site.address + i;
-					 if (at >= address && at < address + read)
-						 buffer[at - address] = site.original[i];
-				 }
-				 if (!site.patched_behind.load(Order::relaxed))
-					 return;
-				 for (size_t i = 0; i < site.jump_region_behind; ++i) {
-					 const uint64_t at = site.jump_region_start() + i;
-					 if (at >= address && at < address + read)
-						 buffer[at - address] = site.original_behind[i];
-				 }
-			 });
-	return read;
-}
-
 void ProbeTable::release_function(Site &site)
 {
 	if (!site.claimed)

@@ -6,7 +6,7 @@
 // (registration and the sites' lifecycle), site_arming.cpp (breakpoints in
 // and out), jump_optimizer.cpp (detours, jumps and the optimizer's passes),
 // ftrace_sites.cpp (entries ftrace calls), lost_text.cpp (text okprobe no
-// longer owns), and hit_path.cpp (the handler side).
+// longer owns, the text before okprobe), and hit_path.cpp (the handler side).
 #pragma once
 
 #include "core/errno.hpp"
