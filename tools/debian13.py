@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Debian's stock kernels for the guests (Debian 13's own, and the newer
 ones trixie-backports carries), and a trixie build root to build okprobe
@@ -5,15 +6,17 @@ for them, without installing anything of trixie's into the (bookworm)
 host.
 
 - The kernels are pinned here, once, one line each (KERNELS). Their
-  packages are downloaded from the host's own Debian mirror (read from its
-  apt sources), each .deb checked against the SHA256 of its suite's
-  Packages index, and unpacked with dpkg-deb -x into the cache, never
-  installed.
-- An index is checked against its suite's signed InRelease (gpgv with
-  Debian's archive keyring). The riscv64 index on this network often fails
-  that check (a mirror in mid-sync: the InRelease names another size); it
-  is then used unverified, and says so, and every .deb is still checked
-  against it.
+  packages come from the host's own Debian mirror (read from its apt
+  sources) through apt, run on a private configuration (Apt): apt-get
+  update keeps a suite's index only if it verifies against the suite's
+  InRelease, signed with Debian's archive keyring, and apt's downloader
+  keeps a .deb only if it has the SHA256 that index names. They are
+  unpacked with dpkg-deb -x into the cache, never installed; a run that
+  finds them there runs no apt.
+- An index on this network often fails apt's check (the riscv64 ones:
+  "File has unexpected size", a mirror in mid-sync); it is then left out,
+  with a line saying so, and the suite read under its other name
+  (OTHER_NAME: stable, stable-backports), whose index often does verify.
 - Debian 13's kernels are built with gcc-14 and their kbuild records
   compiler features bookworm's gcc-12 lacks: okprobe is built in a cached
   trixie root made by mmdebstrap (gcc-14, g++-14, their riscv64 cross
@@ -27,15 +30,15 @@ host.
 
 import argparse
 import dataclasses
+import fcntl
 import hashlib
-import lzma
 import os
 import re
 import shutil
 import subprocess
 import threading
 import sys
-import urllib.request
+import tempfile
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,86 +106,169 @@ def mirror():
     sys.exit("debian13: no Debian mirror in the host's apt sources")
 
 
-def download(url, path):
-    with urllib.request.urlopen(url, timeout=300) as response, \
-            open(path + ".tmp", "wb") as out:
-        shutil.copyfileobj(response, out)
-    os.replace(path + ".tmp", path)
+# Each suite's other name on the mirror. The proxy on this network serves
+# a name's InRelease and its index files from different days (trixie-
+# backports' riscv64 index is the one stable-backports' InRelease names),
+# so an index that does not verify under one name often does under the
+# other: same codename, same archive, a fallback.
+OTHER_NAME = {"trixie": "stable", "trixie-backports": "stable-backports"}
 
 
-def sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+class Apt:
+    """apt itself, on a private configuration for one suite and arch: its
+    sources, lists and cache under the okprobe cache, nothing of the
+    host's /etc/apt or dpkg read or written. apt-get update keeps an index
+    only if it verifies against its suite's InRelease, signed by a key of
+    Debian's archive keyring (Signed-By); apt's downloader keeps a .deb
+    only if it has the SHA256 that index names."""
+
+    def __init__(self, suite, arch):
+        self.suite, self.arch = suite, arch
+        self.dir = os.path.join(CACHE, "debian13", "apt", f"{suite}-{arch}")
+        self.verified = None  # not updated yet in this process
+
+    def configure(self, suite):
+        """The sources (suite, by name, from the host's mirror) and the
+        configuration (APT_CONFIG, which apt reads first: /etc/apt's parts
+        are not read)."""
+        empty = os.path.join(self.dir, "empty")  # for /etc/apt's parts
+        for sub in ("empty", "lists/partial"):
+            os.makedirs(os.path.join(self.dir, sub), exist_ok=True)
+        open(os.path.join(self.dir, "status"), "a").close()
+        with open(os.path.join(self.dir, "sources.list"), "w") as f:
+            f.write(f"deb [arch={self.arch} signed-by={KEYRING}] "
+                    f"{mirror()} {suite} main\n")
+        lists = os.path.join(self.dir, "lists")
+        settings = {
+            "Dir::Etc::Main": "/dev/null", "Dir::Etc::Parts": empty,
+            "Dir::Etc::SourceList": os.path.join(self.dir, "sources.list"),
+            "Dir::Etc::SourceParts": empty,
+            "Dir::Etc::Preferences": "/dev/null",
+            "Dir::Etc::PreferencesParts": empty,
+            "Dir::Etc::Trusted": "/dev/null", "Dir::Etc::TrustedParts": empty,
+            "Dir::State": self.dir, "Dir::State::Lists": lists,
+            "Dir::State::Status": os.path.join(self.dir, "status"),
+            "Dir::Cache": self.dir, "Dir::Cache::SrcPkgCache": "",
+            "APT::Architecture": self.arch, "Acquire::Languages": "none",
+            # The mirror serves Release files past their Valid-Until
+            # (stable-backports'), as the host's apt configuration allows.
+            "Acquire::Check-Valid-Until": "false",
+            # As root, apt would download as _apt, who cannot write into
+            # root's home.
+            "APT::Sandbox::User": "root"}
+        with open(os.path.join(self.dir, "apt.conf"), "w") as f:
+            f.writelines(f'{name} "{value}";\n'
+                         for name, value in settings.items())
+            f.write(f'APT::Architectures {{ "{self.arch}"; }};\n')
+
+    def run(self, command, *args):
+        """command on this configuration; one at a time across processes
+        (apt-get update gives up at once on a lock another one holds)."""
+        env = dict(os.environ, APT_CONFIG=os.path.join(self.dir, "apt.conf"))
+        with open(os.path.join(self.dir, "okprobe.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return subprocess.run([command, "-q", *args], env=env,
+                                  text=True, capture_output=True)
+
+    def update(self, suite):
+        """apt-get update of suite's index: False, and said so, if it does
+        not verify (it is then left out)."""
+        self.configure(suite)
+        done = self.run("apt-get", "update")
+        errors = [line[len("E: Failed to fetch "):]
+                  for line in done.stderr.splitlines()
+                  if line.startswith("E: Failed to fetch ")]
+        if done.returncode != 0 and not errors:
+            sys.exit(f"debian13: apt-get update of {suite} failed:\n"
+                     f"{done.stderr}")
+        for error in errors:
+            say(f"{suite}'s {self.arch} index does not verify (a mirror in "
+                f"mid-sync?), left out: {error}")
+        return not errors
+
+    def records(self, packages):
+        """{package: fields} of the newest version of each of packages the
+        verified index holds (apt-cache show lists versions newest first;
+        virtual and unknown names are left out)."""
+        done = self.run("apt-cache", "show", *packages)
+        found = {}
+        for paragraph in done.stdout.split("\n\n"):
+            fields = dict(re.findall(r"^([\w-]+):\s*(.*)$", paragraph,
+                                     re.M))
+            if "Package" in fields:
+                found.setdefault(fields["Package"], fields)
+        return found
+
+    def find(self, packages):
+        """records() of packages, the index updated once a process; under
+        the suite's other name if its own did not verify and lacks one."""
+        if self.verified is None:
+            self.verified = self.update(self.suite)
+        found = self.records(packages)
+        if not self.verified and set(packages) - set(found):
+            self.verified = True  # nothing else to try
+            self.update(OTHER_NAME[self.suite])
+            found = self.records(packages)
+        return found
+
+    def download(self, packages, directory):
+        """The newest version of each of packages, downloaded into
+        directory (named as in the pool) by apt's downloader, which
+        checks its SHA256: {package: path}, or the name of one the index
+        does not have."""
+        found = self.find(packages)
+        paths, triples = {}, []
+        for package in packages:
+            if package not in found:
+                return package
+            fields = found[package]
+            say(f"downloading {package} {fields['Version']}")
+            paths[package] = os.path.join(
+                directory, os.path.basename(fields["Filename"]))
+            triples += [f"{mirror()}/{fields['Filename']}", paths[package],
+                        f"SHA256:{fields['SHA256']}"]
+        done = self.run("/usr/lib/apt/apt-helper", "download-file", *triples)
+        if done.returncode != 0:
+            sys.exit(f"debian13: apt did not download {' '.join(packages)}:"
+                     f"\n{done.stderr}")
+        return paths
 
 
-def signed_hashes(directory, suite):
-    """SHA256 and size of each index file, from the verified InRelease."""
-    path = os.path.join(directory, "InRelease")
-    download(f"{mirror()}/dists/{suite}/InRelease", path)
-    done = subprocess.run(["gpgv", "--keyring", KEYRING, path],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"debian13: {suite}'s InRelease does not verify:\n"
-                 f"{done.stderr}")
-    text = open(path).read()
-    section = text.split("SHA256:", 1)[1]
-    return {name: (digest, int(size)) for digest, size, name in
-            re.findall(r"^ ([0-9a-f]{64})\s+(\d+)\s+(\S+)$", section, re.M)}
+_APT = {}
 
 
-def packages_index(arch, suite=SUITE):
-    """{package: fields} of suite's main index for arch."""
-    directory = os.path.join(CACHE, "debian13", "index", suite, arch)
-    os.makedirs(directory, exist_ok=True)
-    name = f"main/binary-{arch}/Packages.xz"
-    path = os.path.join(directory, "Packages.xz")
-    download(f"{mirror()}/dists/{suite}/{name}", path)
-    expected = signed_hashes(directory, suite).get(name)
-    if expected and expected[0] == sha256(path):
-        say(f"{arch} index verified against {suite}'s signed InRelease")
-    else:
-        say(f"{arch} index does not match {suite}'s InRelease (a mirror in "
-            f"mid-sync?): used unverified; each .deb is checked against it")
-    index = {}
-    for paragraph in lzma.decompress(open(path, "rb").read()).decode() \
-            .split("\n\n"):
-        fields = dict(re.findall(r"^([\w-]+):\s*(.*)$", paragraph, re.M))
-        if "Package" in fields:
-            index[fields["Package"]] = fields
-    return index
+def apt(suite, arch):
+    """The Apt of suite and arch (one per process)."""
+    return _APT.setdefault((suite, arch), Apt(suite, arch))
 
 
-def fetch(packages, arch, index=None, suite=SUITE):
+def fetch(packages, arch, suite=SUITE):
     """The verified .debs of packages (for arch, from suite), in the
-    cache."""
+    cache (named as in the pool); apt is not run for those already
+    there."""
     directory = os.path.join(CACHE, "debian13", "debs")
     os.makedirs(directory, exist_ok=True)
-    paths = []
+    paths = {}
     for package in packages:
         cached = [os.path.join(directory, f) for f in os.listdir(directory)
                   if f.startswith(f"{package}_") and
                   f.endswith((f"_{arch}.deb", "_all.deb"))]
         if cached:
-            paths.append(cached[0])
-            continue
-        index = index or packages_index(arch, suite)
-        if package not in index:
-            sys.exit(f"debian13: {suite}'s {arch} index has no {package} "
-                     f"(a pin in tools/debian13.py's KERNELS may have left "
-                     f"the suite: Documentation/building.md, \"The next "
-                     f"kernel\")")
-        fields = index[package]
-        path = os.path.join(directory, os.path.basename(fields["Filename"]))
-        say(f"downloading {package} {fields['Version']}")
-        download(f"{mirror()}/{fields['Filename']}", path)
-        if sha256(path) != fields["SHA256"]:
-            os.unlink(path)
-            sys.exit(f"debian13: {package}: SHA256 differs from the index")
-        paths.append(path)
-    return paths
+            paths[package] = cached[0]
+    missing = [package for package in packages if package not in paths]
+    if missing:
+        with tempfile.TemporaryDirectory(dir=directory) as partial:
+            downloaded = apt(suite, arch).download(missing, partial)
+            if isinstance(downloaded, str):
+                sys.exit(f"debian13: {suite}'s {arch} index has no "
+                         f"{downloaded} (a pin in tools/debian13.py's "
+                         f"KERNELS may have left the suite: Documentation/"
+                         f"building.md, \"The next kernel\")")
+            for package, path in downloaded.items():
+                paths[package] = os.path.join(directory,
+                                              os.path.basename(path))
+                os.replace(path, paths[package])
+    return [paths[package] for package in packages]
 
 
 # What the guests get beside okptest: trace-cmd, to record okprobe_events'
@@ -200,19 +286,34 @@ LOADERS = {"amd64": "lib64/ld-linux-x86-64.so.2",
 TRIPLETS = {"amd64": "x86_64-linux-gnu", "riscv64": "riscv64-linux-gnu"}
 
 
-def depends_closure(packages, index):
-    """packages and everything they (pre-)depend on, first alternatives."""
+def first_alternatives(fields):
+    """The packages a package record (pre-)depends on, first
+    alternatives."""
+    names = []
+    for field in ("Pre-Depends", "Depends"):
+        for depend in fields.get(field, "").split(","):
+            name = depend.split("|")[0].split("(")[0].strip()
+            if name:
+                names.append(name.split(":")[0])
+    return names
+
+
+def depends_closure(packages, arch):
+    """packages and everything they (pre-)depend on, first alternatives,
+    from the suite's verified index for arch."""
+    index, asked, todo = {}, set(), list(packages)
+    while todo:  # the records, one apt-cache call a level of depends
+        asked.update(todo)
+        index.update(apt(SUITE, arch).find(todo))
+        todo = sorted({name for fields in index.values()
+                       for name in first_alternatives(fields)} - asked)
     wanted, todo = [], list(packages)
     while todo:
         package = todo.pop()
         if package in wanted or package not in index:
             continue  # virtual packages: what provides them is listed
         wanted.append(package)
-        for field in ("Pre-Depends", "Depends"):
-            for depend in index[package].get(field, "").split(","):
-                name = depend.split("|")[0].split("(")[0].strip()
-                if name:
-                    todo.append(name.split(":")[0])
+        todo += first_alternatives(index[package])
     return wanted
 
 
@@ -228,10 +329,9 @@ def guest_tools(arch):
         if os.path.exists(os.path.join(out, ".okprobe-done")):
             return os.path.join(out, "root")
         shutil.rmtree(out, ignore_errors=True)
-        index = packages_index(arch)
         root = os.path.join(out, "root")
         os.makedirs(root)
-        for deb in fetch(depends_closure(GUEST_PACKAGES, index), arch, index):
+        for deb in fetch(depends_closure(GUEST_PACKAGES, arch), arch):
             subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
         for unused in ("usr/share", "etc", "usr/libexec", "usr/sbin",
                        f"usr/lib/{TRIPLETS[arch]}/gconv"):
@@ -347,12 +447,13 @@ def image_package(kernel):
     """The package holding kernel's image: linux-binary-* from 7.x (the
     image split from its modules), else the unsigned or the only
     linux-image-*."""
-    index = packages_index(kernel.arch, kernel.suite)
-    for package in (f"linux-binary-{kernel.name}",
-                    f"linux-image-{kernel.name}-unsigned",
-                    f"linux-image-{kernel.name}"):
-        if package in index:
-            return package, index
+    candidates = [f"linux-binary-{kernel.name}",
+                  f"linux-image-{kernel.name}-unsigned",
+                  f"linux-image-{kernel.name}"]
+    found = apt(kernel.suite, kernel.arch).find(candidates)
+    for package in candidates:
+        if package in found:
+            return package
     sys.exit(f"debian13: {kernel.suite} has no image of {kernel.name}")
 
 
@@ -360,8 +461,7 @@ def _kernel_image(kernel):
     out = os.path.join(CACHE, "debian13", f"kernel-{kernel.name}")
     if os.path.exists(os.path.join(out, ".okprobe-done")):
         return out
-    package, index = image_package(kernel)
-    (deb,) = fetch([package], kernel.arch, index, kernel.suite)
+    (deb,) = fetch([image_package(kernel)], kernel.arch, kernel.suite)
     shutil.rmtree(out, ignore_errors=True)
     unpacked = os.path.join(out, "root")
     os.makedirs(out)
