@@ -17,6 +17,8 @@
 #include "core/basic_blocks.cpp"
 #include "core/function_exits.cpp"
 #include "core/probe_events.cpp"
+#include "core/probe_events_arguments.cpp"
+#include "core/probe_events_format.cpp"
 #include "core/event_fetch.cpp"
 
 // The arch's pure analysis (decoders, rules, planners) from

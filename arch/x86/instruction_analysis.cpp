@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
+// What a probe does with the x86-64 instruction it displaces, from Zydis's
+// decoding (instruction_analysis.hpp says what each answer means): a
+// refusal, an emulation (every branch, ret and flag instruction), or a copy
+// run out of line; the instruction as the exit census sees it (exit_step);
+// and each refusal's text.
 #include "x86/instruction_analysis.hpp"
 
 #include "x86/instruction_decoder.hpp"
@@ -71,13 +76,125 @@ void set_jump_target(Analysis &analysis, const Thunks &thunks, uint64_t target)
 	}
 }
 
-Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, const Thunks &thunks)
+// ret, ret imm16 (near only): emulated, popping imm16 more bytes.
+Analysis analyze_return(const ZydisDecodedInstruction &insn)
+{
+	const uint8_t length = insn.length;
+	const bool legacy_map = insn.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT;
+	if (legacy_map && (insn.opcode == 0xcb || insn.opcode == 0xca))
+		return refused(Refusal::far_transfer, length);
+	if (insn.operand_width != 64)
+		return refused(Refusal::unsupported_prefix, length);
+	Analysis analysis = emulated(length);
+	analysis.transfer = Transfer::ret;
+	analysis.ret_pop = insn.opcode == 0xc2 ? static_cast<uint16_t>(insn.raw.imm[0].value.u) : 0;
+	return analysis;
+}
+
+// jmp and call: relative ones (through a thunk they are indirect, or a
+// return), and indirect ones through a register; far or through memory
+// refused.
+Analysis analyze_jump_or_call(const ZydisDecodedInstruction &insn, uint64_t next, const Thunks &thunks)
 {
 	const uint8_t length = insn.length;
 	const bool legacy_map = insn.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT;
 	const bool has_modrm = insn.attributes & ZYDIS_ATTRIB_HAS_MODRM;
+	const bool is_call = insn.mnemonic == ZYDIS_MNEMONIC_CALL;
+	Analysis analysis = emulated(length);
+	if (insn.raw.imm[0].is_relative) {
+		if (insn.operand_width != 64)
+			return refused(Refusal::unsupported_prefix, length);
+		analysis.relative_branch = true;
+		const uint64_t target = next + insn.raw.imm[0].value.s;
+		if (is_call) {
+			const int reg = indirect_thunk_register(thunks, target);
+			analysis.transfer = reg >= 0 ? Transfer::call_register : Transfer::call;
+			analysis.reg = reg >= 0 ? static_cast<uint8_t>(reg) : 0;
+			analysis.target = reg >= 0 ? 0 : target;
+		} else {
+			set_jump_target(analysis, thunks, target);
+		}
+		return analysis;
+	}
+	// ff /2 call, ff /3 call far, ff /4 jmp, ff /5 jmp far
+	if (!(legacy_map && insn.opcode == 0xff && has_modrm))
+		return refused(Refusal::far_transfer, length);
+	if (insn.raw.modrm.reg == 3 || insn.raw.modrm.reg == 5)
+		return refused(Refusal::far_transfer, length);
+	if (insn.raw.modrm.mod != 3) {
+		// Which kind it is matters to the jump optimizer: an
+		// indirect jump may land anywhere in the function.
+		Analysis through_memory = refused(Refusal::indirect_through_memory, length);
+		through_memory.transfer = is_call ? Transfer::call_register : Transfer::jump_register;
+		return through_memory;
+	}
+	analysis.transfer = is_call ? Transfer::call_register : Transfer::jump_register;
+	analysis.reg = static_cast<uint8_t>(insn.raw.modrm.rm | (insn.raw.rex.B << 3));
+	return analysis;
+}
+
+// jcc: emulated on the flags' condition (the opcode's low nibble).
+Analysis analyze_conditional_jump(const ZydisDecodedInstruction &insn, uint64_t next, const Thunks &thunks)
+{
+	if (insn.operand_width != 64)
+		return refused(Refusal::unsupported_prefix, insn.length);
+	Analysis analysis = emulated(insn.length);
+	analysis.relative_branch = true;
+	analysis.condition = Condition::flags;
+	analysis.condition_code = insn.opcode & 0x0f;
+	set_jump_target(analysis, thunks, next + insn.raw.imm[0].value.s);
+	return analysis;
+}
+
+// loop, loope, loopne, jrcxz: emulated on rcx (and the flags).
+Analysis analyze_loop(const ZydisDecodedInstruction &insn, uint64_t next)
+{
+	// With an address-size prefix they count in ecx: never emitted by
+	// the kernel, not emulated.
+	if (insn.address_width != 64)
+		return refused(Refusal::unsupported_prefix, insn.length);
+	Analysis analysis = emulated(insn.length);
+	analysis.relative_branch = true;
+	analysis.transfer = Transfer::jump;
+	analysis.target = next + insn.raw.imm[0].value.s;
+	analysis.condition = insn.mnemonic == ZYDIS_MNEMONIC_LOOP     ? Condition::loop
+			     : insn.mnemonic == ZYDIS_MNEMONIC_LOOPE  ? Condition::loope
+			     : insn.mnemonic == ZYDIS_MNEMONIC_LOOPNE ? Condition::loopne
+								      : Condition::jrcxz;
+	return analysis;
+}
+
+// Any other instruction runs as a copy; one addressing relative to rip
+// has its displacement fixed for where the copy is.
+Analysis analyze_copied(const ZydisDecodedInstruction &insn, uint64_t next)
+{
+	const uint8_t length = insn.length;
+	const bool has_modrm = insn.attributes & ZYDIS_ATTRIB_HAS_MODRM;
+	// Anything else that is relative to ip (xbegin, ...) is not handled.
+	if (insn.raw.imm[0].is_relative || insn.raw.imm[1].is_relative)
+		return refused(Refusal::unsupported_relative, length);
+
+	Analysis analysis;
+	analysis.length = length;
+	analysis.refusal = Refusal::none;
+	analysis.execution = Execution::copy;
+	if (has_modrm && insn.raw.modrm.mod == 0 && insn.raw.modrm.rm == rm_rip_relative) {
+		if (insn.address_width != 64 || insn.raw.disp.size != 32)
+			return refused(Refusal::unsupported_prefix, length);
+		analysis.execution = Execution::copy_rip_relative;
+		analysis.disp_offset = insn.raw.disp.offset;
+		analysis.target = next + insn.raw.disp.value;
+	}
+	return analysis;
+}
+
+// The refusals and the flag instructions are decided here; every branch
+// and the copied rest by the steps above.
+Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, const Thunks &thunks)
+{
+	const uint8_t length = insn.length;
+	const bool legacy_map = insn.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT;
 	const uint64_t next = address + length;
-	const int64_t relative = insn.raw.imm[0].value.s;
 
 	switch (insn.mnemonic) {
 	case ZYDIS_MNEMONIC_INT3:
@@ -126,51 +243,11 @@ Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, 
 		if (legacy_map && insn.opcode == 0x8e && insn.raw.modrm.reg == 2)
 			return refused(Refusal::interrupt_shadow, length);
 		break;
-	case ZYDIS_MNEMONIC_RET: {
-		if (legacy_map && (insn.opcode == 0xcb || insn.opcode == 0xca))
-			return refused(Refusal::far_transfer, length);
-		if (insn.operand_width != 64)
-			return refused(Refusal::unsupported_prefix, length);
-		Analysis analysis = emulated(length);
-		analysis.transfer = Transfer::ret;
-		analysis.ret_pop = insn.opcode == 0xc2 ? static_cast<uint16_t>(insn.raw.imm[0].value.u) : 0;
-		return analysis;
-	}
+	case ZYDIS_MNEMONIC_RET:
+		return analyze_return(insn);
 	case ZYDIS_MNEMONIC_JMP:
-	case ZYDIS_MNEMONIC_CALL: {
-		const bool is_call = insn.mnemonic == ZYDIS_MNEMONIC_CALL;
-		Analysis analysis = emulated(length);
-		if (insn.raw.imm[0].is_relative) {
-			if (insn.operand_width != 64)
-				return refused(Refusal::unsupported_prefix, length);
-			analysis.relative_branch = true;
-			const uint64_t target = next + relative;
-			if (is_call) {
-				const int reg = indirect_thunk_register(thunks, target);
-				analysis.transfer = reg >= 0 ? Transfer::call_register : Transfer::call;
-				analysis.reg = reg >= 0 ? static_cast<uint8_t>(reg) : 0;
-				analysis.target = reg >= 0 ? 0 : target;
-			} else {
-				set_jump_target(analysis, thunks, target);
-			}
-			return analysis;
-		}
-		// ff /2 call, ff /3 call far, ff /4 jmp, ff /5 jmp far
-		if (!(legacy_map && insn.opcode == 0xff && has_modrm))
-			return refused(Refusal::far_transfer, length);
-		if (insn.raw.modrm.reg == 3 || insn.raw.modrm.reg == 5)
-			return refused(Refusal::far_transfer, length);
-		if (insn.raw.modrm.mod != 3) {
-			// Which kind it is matters to the jump optimizer: an
-			// indirect jump may land anywhere in the function.
-			Analysis through_memory = refused(Refusal::indirect_through_memory, length);
-			through_memory.transfer = is_call ? Transfer::call_register : Transfer::jump_register;
-			return through_memory;
-		}
-		analysis.transfer = is_call ? Transfer::call_register : Transfer::jump_register;
-		analysis.reg = static_cast<uint8_t>(insn.raw.modrm.rm | (insn.raw.rex.B << 3));
-		return analysis;
-	}
+	case ZYDIS_MNEMONIC_CALL:
+		return analyze_jump_or_call(insn, next, thunks);
 	case ZYDIS_MNEMONIC_JO:
 	case ZYDIS_MNEMONIC_JNO:
 	case ZYDIS_MNEMONIC_JB:
@@ -186,56 +263,19 @@ Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, 
 	case ZYDIS_MNEMONIC_JL:
 	case ZYDIS_MNEMONIC_JNL:
 	case ZYDIS_MNEMONIC_JLE:
-	case ZYDIS_MNEMONIC_JNLE: {
-		if (insn.operand_width != 64)
-			return refused(Refusal::unsupported_prefix, length);
-		Analysis analysis = emulated(length);
-		analysis.relative_branch = true;
-		analysis.condition = Condition::flags;
-		analysis.condition_code = insn.opcode & 0x0f;
-		set_jump_target(analysis, thunks, next + relative);
-		return analysis;
-	}
+	case ZYDIS_MNEMONIC_JNLE:
+		return analyze_conditional_jump(insn, next, thunks);
 	case ZYDIS_MNEMONIC_LOOP:
 	case ZYDIS_MNEMONIC_LOOPE:
 	case ZYDIS_MNEMONIC_LOOPNE:
 	case ZYDIS_MNEMONIC_JCXZ:
 	case ZYDIS_MNEMONIC_JECXZ:
-	case ZYDIS_MNEMONIC_JRCXZ: {
-		// With an address-size prefix they count in ecx: never emitted by
-		// the kernel, not emulated.
-		if (insn.address_width != 64)
-			return refused(Refusal::unsupported_prefix, length);
-		Analysis analysis = emulated(length);
-		analysis.relative_branch = true;
-		analysis.transfer = Transfer::jump;
-		analysis.target = next + relative;
-		analysis.condition = insn.mnemonic == ZYDIS_MNEMONIC_LOOP     ? Condition::loop
-				     : insn.mnemonic == ZYDIS_MNEMONIC_LOOPE  ? Condition::loope
-				     : insn.mnemonic == ZYDIS_MNEMONIC_LOOPNE ? Condition::loopne
-									      : Condition::jrcxz;
-		return analysis;
-	}
+	case ZYDIS_MNEMONIC_JRCXZ:
+		return analyze_loop(insn, next);
 	default:
 		break;
 	}
-
-	// Anything else that is relative to ip (xbegin, ...) is not handled.
-	if (insn.raw.imm[0].is_relative || insn.raw.imm[1].is_relative)
-		return refused(Refusal::unsupported_relative, length);
-
-	Analysis analysis;
-	analysis.length = length;
-	analysis.refusal = Refusal::none;
-	analysis.execution = Execution::copy;
-	if (has_modrm && insn.raw.modrm.mod == 0 && insn.raw.modrm.rm == rm_rip_relative) {
-		if (insn.address_width != 64 || insn.raw.disp.size != 32)
-			return refused(Refusal::unsupported_prefix, length);
-		analysis.execution = Execution::copy_rip_relative;
-		analysis.disp_offset = insn.raw.disp.offset;
-		analysis.target = next + insn.raw.disp.value;
-	}
-	return analysis;
+	return analyze_copied(insn, next);
 }
 
 } // namespace
