@@ -78,12 +78,14 @@ KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 # What the build root holds: the compilers Debian 13's kernels record,
 # kbuild's tools, pahole for module BTF; dkms and openssl (its signing
 # key) for "make install"/DKMS as a Debian 13 machine runs them; ccache
-# (make check's module builds, see kbuild_env()).
+# (make check's module builds, see kbuild_env()); pyelftools and capstone
+# for tools/check-handler-paths, which "make modules" runs.
 ROOT_PACKAGES = ["gcc-14", "g++-14", "gcc-14-riscv64-linux-gnu",
                  "g++-14-riscv64-linux-gnu", "binutils-riscv64-linux-gnu",
                  "make", "bc", "bison", "flex", "libelf-dev", "libssl-dev",
                  "dwarves", "kmod", "xz-utils", "python3", "dkms",
-                 "openssl", "ccache"]
+                 "openssl", "ccache", "python3-pyelftools",
+                 "python3-capstone"]
 # dpkg architecture of each guest arch.
 ARCHES = {"x86": "amd64", "riscv": "riscv64"}
 
