@@ -82,7 +82,12 @@
 // no table, and the optimizer refuses the whole function.
 //
 // Pure C++: the module builds it once per probed function, the host tests
-// over every function of the test kernels.
+// over every function of the test kernels. function_analysis.cpp decodes
+// the function and its jumps and answers the lookups;
+// function_jump_tables.cpp recovers the jump tables, with the facts every
+// path agrees on from function_path_facts.cpp; function_liveness.cpp
+// solves the liveness; function_references.cpp finds what the code refers
+// to outside the function.
 #pragma once
 
 #include "core/code_graph.hpp"
@@ -222,6 +227,8 @@ private:
 	};
 
 	void clear();
+	size_t count_instructions(const CodeRange *pieces, size_t piece_count, size_t *targets);
+	void find_target_inside_instruction();
 	bool leaves_function(uint64_t target) const;
 	void add_target(uint64_t target);
 	void scan_piece(const CodeRange &piece);

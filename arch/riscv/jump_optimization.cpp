@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
+// riscv's jump plan, pure C++ over a FunctionAnalysis: which window of
+// whole instructions an "auipc; jalr/c.jr" may replace at a probe (one that
+// starts at the probe, or at a function's exit one that ends there), which
+// dead registers it jumps and returns through, or why not; then the bytes
+// of that jump, the relocated copy of the window the detour runs, and the
+// encoders both use.
 #include "riscv/jump_optimization.hpp"
 
 #include "riscv/code_writer.hpp"
@@ -326,61 +332,63 @@ OptimizationPlan plan_jump_optimization(const FunctionAnalysis &function, uint64
 
 namespace {
 
-OptimizationPlan plan_start_anchored(const FunctionAnalysis &function, uint64_t address, const PlanOptions &options)
+// Records why plan is refused and where: false, for the steps below.
+bool refuse_plan(OptimizationPlan &plan, OptimizationRefusal refusal, uint64_t where)
 {
-	OptimizationPlan plan;
-	const auto refuse = [&plan](OptimizationRefusal refusal, uint64_t where) {
-		plan.refusal = refusal;
-		plan.refusal_address = where;
-		return plan;
-	};
-	switch (function.problem()) {
-	case FunctionProblem::out_of_memory:
-		return refuse(OptimizationRefusal::out_of_memory, address);
-	case FunctionProblem::undecodable:
-	case FunctionProblem::target_inside:
-		return refuse(OptimizationRefusal::function_undecodable, function.problem_address());
-	default:
-		break;
-	}
-	const long first = function.index_of(address);
-	if (first < 0)
-		return refuse(OptimizationRefusal::not_an_instruction, address);
-	if (function.problem() == FunctionProblem::indirect_jump)
-		return refuse(OptimizationRefusal::indirect_jump, function.problem_address());
+	plan.refusal = refusal;
+	plan.refusal_address = where;
+	return false;
+}
 
-	// The window: whole instructions covering the 6 bytes of the shorter
-	// jump (8 when they cover 8).
+// The window from the probed instruction (first, at address): whole
+// instructions covering the 6 bytes of the shorter jump (8 when they
+// cover 8), each one the detour may run, and nothing landing inside but
+// at its first byte. False when refused.
+bool take_start_window(const FunctionAnalysis &function, size_t first, uint64_t address, const PlanOptions &options,
+		       OptimizationPlan &plan)
+{
 	size_t length = 0;
-	for (size_t index = size_t(first); length < short_jump_size; ++index) {
+	for (size_t index = first; length < short_jump_size; ++index) {
 		if (index >= function.count())
-			return refuse(OptimizationRefusal::window_past_function, address + length);
+			return refuse_plan(plan, OptimizationRefusal::window_past_function, address + length);
 		const Instruction insn = function.instruction(index);
 		const uint64_t at = address + length;
 		if (const OptimizationRefusal why = window_instruction_refusal(insn, options, true);
 		    why != OptimizationRefusal::none)
-			return refuse(why, at);
+			return refuse_plan(plan, why, at);
 		if (function.in_lr_sc_sequence(index))
-			return refuse(OptimizationRefusal::lr_sc_sequence, at);
+			return refuse_plan(plan, OptimizationRefusal::lr_sc_sequence, at);
 		if (function.has_exception_entry(index))
-			return refuse(OptimizationRefusal::exception_entry, at);
+			return refuse_plan(plan, OptimizationRefusal::exception_entry, at);
 		plan.instructions[plan.count++] = {uint8_t(length), insn};
 		length += insn.length;
 	}
 	plan.window_length = uint8_t(length);
 	if (const uint64_t target = function.target_within(address + 1, address + length))
-		return refuse(OptimizationRefusal::jump_into_window, target);
+		return refuse_plan(plan, OptimizationRefusal::jump_into_window, target);
+	return true;
+}
 
-	// What the detour runs, and where it leaves for.
-	RegisterSet exits_dead = all_registers;
-	bool has_exit = false;
+// Where the detour of a window leaves for, and what its relocated call
+// needs.
+struct WindowExits {
+	RegisterSet dead = all_registers; // dead at every place the detour leaves for
+	bool any = false;		  // it leaves for some (not only by a return or call)
+	bool has_call = false;		  // the copy ends in a call
+	RegisterSet call_candidates = 0;  // for the relocated call's jump
+};
+
+// What the detour runs of the window and where it leaves for: the copy
+// ends after the first jump, return or call; a branch leaves for its
+// target, a tail call for its callee, a copy that does not end in a
+// transfer for the window's end. False when refused.
+bool trace_window_exits(const FunctionAnalysis &function, size_t first, uint64_t address, OptimizationPlan &plan,
+			WindowExits &exits)
+{
 	const auto exit_to = [&](uint64_t target) {
-		exits_dead &= ~function.live_at(target);
-		has_exit = true;
+		exits.dead &= ~function.live_at(target);
+		exits.any = true;
 	};
-	uint8_t call_target_register = 0;
-	bool has_call = false;
-	RegisterSet call_candidates = 0;
 	for (uint8_t n = 0; n < plan.count; ++n) {
 		const Instruction &insn = plan.instructions[n].instruction;
 		const uint64_t at = address + plan.instructions[n].offset;
@@ -398,9 +406,10 @@ OptimizationPlan plan_start_anchored(const FunctionAnalysis &function, uint64_t 
 			// The callee returns to the original text after the
 			// call: that must be the window's end.
 			if (n + 1 != plan.count)
-				return refuse(OptimizationRefusal::call_inside_window, at);
-			has_call = true;
-			call_target_register = insn.kind == InstructionClass::indirect_jump ? insn.rs1 : 0;
+				return refuse_plan(plan, OptimizationRefusal::call_inside_window, at);
+			exits.has_call = true;
+			const uint8_t call_target_register =
+				insn.kind == InstructionClass::indirect_jump ? insn.rs1 : 0;
 			plan.relocates = true;
 			// The relocated call jumps through a temporary dead at
 			// the call: one the callee may clobber (under the
@@ -408,13 +417,13 @@ OptimizationPlan plan_start_anchored(const FunctionAnalysis &function, uint64_t 
 			// strict liveness, where a call reads every register,
 			// none). Only "jalr ra, off(rs)" with rs not ra needs
 			// none.
-			call_candidates = temporary_registers & ~function.live_before(size_t(first) + n);
-			if (!call_candidates && (call_target_register == 0 || call_target_register == reg::ra))
-				return refuse(OptimizationRefusal::window_not_relocatable, at);
+			exits.call_candidates = temporary_registers & ~function.live_before(first + n);
+			if (!exits.call_candidates && (call_target_register == 0 || call_target_register == reg::ra))
+				return refuse_plan(plan, OptimizationRefusal::window_not_relocatable, at);
 		} else if (insn.kind == InstructionClass::direct_jump) {
 			// A tail call's target needs what the callee reads.
-			exits_dead &= ~function.live_at_jump_target(at + insn.immediate);
-			has_exit = true;
+			exits.dead &= ~function.live_at_jump_target(at + insn.immediate);
+			exits.any = true;
 			plan.relocates = true;
 		}
 		// A return is copied as it is.
@@ -422,25 +431,65 @@ OptimizationPlan plan_start_anchored(const FunctionAnalysis &function, uint64_t 
 		break;
 	}
 	if (!plan.ends_in_transfer)
-		exit_to(address + length);
+		exit_to(address + plan.window_length);
+	return true;
+}
 
-	plan.entry_candidates = ~function.live_before(size_t(first)) & ~options.forbidden & all_registers;
-	plan.return_candidates = has_exit ? exits_dead & ~options.forbidden & all_registers : 0;
+// The registers: the entry one dead at the probe, the return one dead
+// wherever the detour leaves for (one register for both when possible),
+// and the relocated call's. False when refused.
+bool choose_window_registers(const FunctionAnalysis &function, size_t first, uint64_t address,
+			     const PlanOptions &options, const WindowExits &exits, OptimizationPlan &plan)
+{
+	plan.entry_candidates = ~function.live_before(first) & ~options.forbidden & all_registers;
+	plan.return_candidates = exits.any ? exits.dead & ~options.forbidden & all_registers : 0;
 	if (!plan.entry_candidates)
-		return refuse(OptimizationRefusal::no_entry_register, address);
-	if (has_exit && !plan.return_candidates)
-		return refuse(OptimizationRefusal::no_return_register, address + length);
-	if (has_exit) {
+		return refuse_plan(plan, OptimizationRefusal::no_entry_register, address);
+	if (exits.any && !plan.return_candidates)
+		return refuse_plan(plan, OptimizationRefusal::no_return_register, address + plan.window_length);
+	if (exits.any) {
 		const RegisterSet both = plan.entry_candidates & plan.return_candidates;
 		plan.entry_register = pick_dead_register(both ? both : plan.entry_candidates);
 		plan.return_register = pick_dead_register(both ? both : plan.return_candidates);
 	} else {
 		plan.entry_register = pick_dead_register(plan.entry_candidates);
 	}
-	if (has_call)
-		plan.call_register = (call_candidates & register_bit(plan.return_register))
+	if (exits.has_call)
+		plan.call_register = (exits.call_candidates & register_bit(plan.return_register))
 					     ? plan.return_register
-					     : pick_dead_register(call_candidates);
+					     : pick_dead_register(exits.call_candidates);
+	return true;
+}
+
+// The window that starts with the probed instruction: refused on a
+// function the analysis cannot vouch for, else taken, traced and given
+// its registers.
+OptimizationPlan plan_start_anchored(const FunctionAnalysis &function, uint64_t address, const PlanOptions &options)
+{
+	OptimizationPlan plan;
+	const auto refuse = [&plan](OptimizationRefusal refusal, uint64_t where) {
+		refuse_plan(plan, refusal, where);
+		return plan;
+	};
+	switch (function.problem()) {
+	case FunctionProblem::out_of_memory:
+		return refuse(OptimizationRefusal::out_of_memory, address);
+	case FunctionProblem::undecodable:
+	case FunctionProblem::target_inside:
+		return refuse(OptimizationRefusal::function_undecodable, function.problem_address());
+	default:
+		break;
+	}
+	const long first = function.index_of(address);
+	if (first < 0)
+		return refuse(OptimizationRefusal::not_an_instruction, address);
+	if (function.problem() == FunctionProblem::indirect_jump)
+		return refuse(OptimizationRefusal::indirect_jump, function.problem_address());
+
+	WindowExits exits;
+	if (take_start_window(function, size_t(first), address, options, plan) &&
+	    trace_window_exits(function, size_t(first), address, plan, exits))
+		choose_window_registers(function, size_t(first), address, options, exits, plan);
 	return plan;
 }
 
