@@ -362,9 +362,14 @@ _CACHE_LOCK = threading.RLock()
 
 def build_root():
     """The trixie build root with gcc-14: made once, cached by what it
-    holds; kernels' headers are added by headers()."""
+    holds; kernels' headers are added by headers(). One process at a time
+    (the lock file): making a root removes the older ones, and two
+    processes (make bench beside make check) once raced there."""
     with _CACHE_LOCK:
-        return _build_root()
+        os.makedirs(os.path.join(CACHE, "debian13"), exist_ok=True)
+        with open(os.path.join(CACHE, "debian13", "root.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return _build_root()
 
 
 def _build_root():
