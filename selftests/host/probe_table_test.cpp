@@ -154,8 +154,7 @@ protected:
 		const uint64_t generation = table.optimizer_begin();
 		if (!generation)
 			return;
-		okp_glue_synchronize_rcu();
-		okp_glue_synchronize_rcu_tasks();
+		okp_glue_synchronize_rcu_and_tasks();
 		table.optimizer_finish(generation);
 	}
 
@@ -1395,6 +1394,13 @@ extern "C" void okp_glue_synchronize_rcu(void)
 
 extern "C" void okp_glue_synchronize_rcu_tasks(void)
 {
+	++kernel.rcu_tasks;
+}
+
+// Both grace periods: counted as one of each.
+extern "C" void okp_glue_synchronize_rcu_and_tasks(void)
+{
+	++kernel.rcu;
 	++kernel.rcu_tasks;
 }
 

@@ -214,8 +214,8 @@ void okp_core_writer_steps(void (*emit)(const char *step, unsigned long times,
 void okp_core_optimization_changed(void);
 /*
  * The optimizer's delayed work: begin returns 0 when there is nothing to
- * do, else a generation; the glue drops the probe mutex, waits for
- * synchronize_rcu() and synchronize_rcu_tasks(), takes it again and calls
+ * do, else a generation; the glue drops the probe mutex, waits for an RCU
+ * and an rcu-tasks grace period (at once), takes it again and calls
  * finish.
  */
 unsigned long okp_core_optimizer_begin(void);

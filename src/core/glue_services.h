@@ -145,6 +145,8 @@ unsigned long okp_glue_now_ns(void);
 void okp_glue_describe(unsigned long address, char *buffer,
 		       unsigned long size);
 void okp_glue_synchronize_rcu_tasks(void);
+/* Both: the two grace periods run at the same time. */
+void okp_glue_synchronize_rcu_and_tasks(void);
 /*
  * A probe at an exit of a return probe (src/kernel/return_probes.c): its
  * pre_handler, by which the core knows one, and where a missed hit of one

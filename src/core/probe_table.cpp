@@ -568,13 +568,14 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 	for (const Site *site = dying; site; site = site->next)
 		update_sites_before(site->address);
 	// One grace period for the batch: after it no handler runs a detached
-	// probe or holds a dying site.
-	okp_glue_synchronize_rcu();
-	if (!dying && !retired_detours_)
+	// probe or holds a dying site. And, when a site dies or a detour was
+	// withdrawn, an rcu-tasks one at the same time: then no task is still
+	// preempted inside a dying site's boosted copy or a withdrawn detour.
+	if (!dying && !retired_detours_) {
+		okp_glue_synchronize_rcu();
 		return unknown;
-	// And no task is still preempted inside a dying site's boosted copy or
-	// a withdrawn detour.
-	okp_glue_synchronize_rcu_tasks();
+	}
+	okp_glue_synchronize_rcu_and_tasks();
 	free_retired_detours(~0ull);
 	while (dying) {
 		Site *next = dying->next;

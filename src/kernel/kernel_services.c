@@ -21,6 +21,7 @@
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
+#include <linux/rcupdate_wait.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -271,4 +272,15 @@ unsigned long okp_glue_now_ns(void)
 void okp_glue_synchronize_rcu_tasks(void)
 {
 	synchronize_rcu_tasks();
+}
+
+/*
+ * Both grace periods at once, not one after the other: each call_rcu*()
+ * starts its own and the wait ends when both have. Where the kernel has
+ * no rcu-tasks (riscv64's Debian 6.12: PREEMPT_VOLUNTARY), call_rcu_tasks
+ * is call_rcu and this is one RCU grace period.
+ */
+void okp_glue_synchronize_rcu_and_tasks(void)
+{
+	synchronize_rcu_mult(call_rcu, call_rcu_tasks);
 }
