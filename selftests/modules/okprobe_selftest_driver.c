@@ -45,6 +45,17 @@ void okp_record_post(struct okprobe *probe, struct pt_regs *regs,
 	r->after = *regs;
 }
 
+struct okp_probe_record *okp_record_new(void *address)
+{
+	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+	if (r) {
+		r->probe.addr = address;
+		r->probe.pre_handler = okp_record_pre;
+	}
+	return r;
+}
+
 int okp_record_pre_count(struct okprobe *probe, struct pt_regs *regs)
 {
 	return 0;

@@ -32,6 +32,8 @@ struct okp_probe_record {
 	struct pt_regs after;
 };
 
+/* A record whose probe at address has okp_record_pre; NULL without memory. */
+struct okp_probe_record *okp_record_new(void *address);
 int okp_record_pre(struct okprobe *probe, struct pt_regs *regs);
 void okp_record_post(struct okprobe *probe, struct pt_regs *regs,
 		     unsigned long flags);

@@ -100,9 +100,9 @@ static const struct okp_case okp_cases[] = {
 /* The breakpoint matches the instruction's length; disarming restores it. */
 static void okp_test_breakpoint_bytes(void)
 {
-	struct okp_probe_record *wide = kzalloc(sizeof(*wide), GFP_KERNEL);
-	struct okp_probe_record *narrow = kzalloc(sizeof(*narrow), GFP_KERNEL);
 	void *wide_at = (void *)okp_rv_add, *narrow_at = (void *)okp_rvc_stack + 6;
+	struct okp_probe_record *wide = okp_record_new(wide_at);
+	struct okp_probe_record *narrow = okp_record_new(narrow_at);
 	u32 wide_before = okp_text_word(wide_at);
 	u16 narrow_before = okp_text_half(narrow_at);
 	u16 after_narrow = okp_text_half(narrow_at + 2);
@@ -110,10 +110,6 @@ static void okp_test_breakpoint_bytes(void)
 	bool ok = false;
 
 	EXPECT(wide && narrow, "out of memory");
-	wide->probe.addr = wide_at;
-	wide->probe.pre_handler = okp_record_pre;
-	narrow->probe.addr = narrow_at;
-	narrow->probe.pre_handler = okp_record_pre;
 	EXPECT(!okprobe_register(&wide->probe) &&
 	       !okprobe_register(&narrow->probe), "register failed");
 	EXPECT(okp_text_word(wide_at) == 0x00100073, "RVI text is %08x",
@@ -384,17 +380,13 @@ out:
  */
 static void okp_test_no_free_register(void)
 {
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	struct okp_probe_record *control = kzalloc(sizeof(*r), GFP_KERNEL);
+	struct okp_probe_record *r = okp_record_new((void *)okp_rvj_no_register);
+	struct okp_probe_record *control = okp_record_new((void *)okp_rvj_arith);
 	char why[200] = "";
 	bool ok = false;
 	int i;
 
 	EXPECT(r && control, "out of memory");
-	r->probe.addr = (void *)okp_rvj_no_register;
-	r->probe.pre_handler = okp_record_pre;
-	control->probe.addr = (void *)okp_rvj_arith;
-	control->probe.pre_handler = okp_record_pre;
 	EXPECT(!okprobe_register(&r->probe) &&
 	       !okprobe_register(&control->probe), "register failed");
 	EXPECT(okp_wait_optimized(&control->probe, true),

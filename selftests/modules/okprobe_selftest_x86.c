@@ -115,20 +115,15 @@ out:
 /* jcc both ways, call and ret through their probes, checking results. */
 static void okp_test_emulated_results(void)
 {
-	struct okp_probe_record *jcc = kzalloc(sizeof(*jcc), GFP_KERNEL);
-	struct okp_probe_record *call = kzalloc(sizeof(*call), GFP_KERNEL);
-	struct okp_probe_record *ret = kzalloc(sizeof(*ret), GFP_KERNEL);
+	struct okp_probe_record *jcc = okp_record_new(okp_at(okp_target_jcc, 4));
+	struct okp_probe_record *call =
+		okp_record_new(okp_at(okp_target_call, 0));
+	struct okp_probe_record *ret = okp_record_new(okp_at(okp_target_ret, 3));
 	char why[160] = "";
 	bool ok = false;
 
 	EXPECT(jcc && call && ret, "out of memory");
-	jcc->probe.addr = okp_at(okp_target_jcc, 4);
-	jcc->probe.pre_handler = okp_record_pre;
-	call->probe.addr = okp_at(okp_target_call, 0);
-	call->probe.pre_handler = okp_record_pre;
 	call->probe.post_handler = okp_record_post;
-	ret->probe.addr = okp_at(okp_target_ret, 3);
-	ret->probe.pre_handler = okp_record_pre;
 	EXPECT(!okprobe_register(&jcc->probe) &&
 	       !okprobe_register(&call->probe) &&
 	       !okprobe_register(&ret->probe), "register failed");
@@ -162,17 +157,15 @@ out:
  */
 static void okp_test_second_probe_in_function(void)
 {
-	struct okp_probe_record *first = kzalloc(sizeof(*first), GFP_KERNEL);
-	struct okp_probe_record *second = kzalloc(sizeof(*second), GFP_KERNEL);
+	struct okp_probe_record *first =
+		okp_record_new(okp_at(okp_target_overlay, 0));
+	struct okp_probe_record *second =
+		okp_record_new(okp_at(okp_target_overlay, 5));
 	char why[160] = "";
 	bool ok = false;
 	int ret;
 
 	EXPECT(first && second, "out of memory");
-	first->probe.addr = okp_at(okp_target_overlay, 0);
-	first->probe.pre_handler = okp_record_pre;
-	second->probe.addr = okp_at(okp_target_overlay, 5);
-	second->probe.pre_handler = okp_record_pre;
 	EXPECT(!okprobe_register(&first->probe), "first register failed");
 	ret = okprobe_register(&second->probe);
 	EXPECT(ret == 0, "second register returned %d", ret);
