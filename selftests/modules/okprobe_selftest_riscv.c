@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * In-kernel tests of okprobe's riscv64 breakpoint probes.
+ * riscv64's part of okprobe_selftest.ko: its case table and the tests only
+ * riscv runs, for the driver (okprobe_selftest_driver.c) to run.
  *
- * The probe targets are written in assembly (RVI and RVC) so the
- * instruction at each probed offset is known. Each test registers probes,
- * calls its target with known inputs, and checks the hit count, the
- * registers the handler saw and the target's result. The tests run at
- * load; their TAP lines are read from
- * /sys/kernel/debug/okprobe_selftest/results by the guest's okptest.
+ * The probe targets are written in assembly (RVI and RVC,
+ * okprobe_selftest_riscv_targets.S) so the instruction at each probed
+ * offset is known. Each case probes one instruction, calls its target with
+ * known inputs and checks the hit count, the registers the handler saw,
+ * where control flow continued and what it linked, and the target's
+ * result; okp_selftest_arch names the targets of the shared tests and what
+ * they must return. The riscv tests: ebreak and c.ebreak in the text,
+ * refusals, the jump cases (auipc + jalr or c.jr windows, at returns too),
+ * no free register, and landings that share a page offset.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,40 +31,8 @@
 #include <okprobe.h>
 
 #include "okprobe_selftest_common.h"
+#include "okprobe_selftest_driver.h"
 #include "okprobe_selftest_riscv.h"
-
-/* ---- Handlers ------------------------------------------------------------ */
-
-struct okp_probe_record {
-	struct okprobe probe;
-	atomic_t pre_hits, post_hits;
-	unsigned long seen_a0, seen_a1, seen_epc;
-	unsigned long after_epc, after_ra, after_a0;
-};
-
-static int okp_record_pre(struct okprobe *probe, struct pt_regs *regs)
-{
-	struct okp_probe_record *r =
-		container_of(probe, struct okp_probe_record, probe);
-
-	atomic_inc(&r->pre_hits);
-	r->seen_a0 = regs->a0;
-	r->seen_a1 = regs->a1;
-	r->seen_epc = regs->epc;
-	return 0;
-}
-
-static void okp_record_post(struct okprobe *probe, struct pt_regs *regs,
-			    unsigned long flags)
-{
-	struct okp_probe_record *r =
-		container_of(probe, struct okp_probe_record, probe);
-
-	atomic_inc(&r->post_hits);
-	r->after_epc = regs->epc;
-	r->after_ra = regs->ra;
-	r->after_a0 = regs->a0;
-}
 
 /* The first two bytes at address (an RVC ebreak is 0x9002). */
 static u16 okp_text_half(void *address)
@@ -81,28 +53,7 @@ static u32 okp_text_word(void *address)
 	return word;
 }
 
-static void okp_record_free(struct okp_probe_record *r)
-{
-	if (r)
-		okprobe_unregister(&r->probe);
-	kfree(r);
-}
-
 /* ---- Test cases ----------------------------------------------------------- */
-
-struct okp_case {
-	const char *name;
-	okp_target_fn target;
-	unsigned long offset;
-	long a, b;
-	long expected;		/* for a; each call adds 1 to a and to it */
-	bool post;
-	int result_step;	/* how much the result grows per call: 0 = 1 */
-	bool args_moved;	/* a0/a1 no longer hold a/b at the probe */
-	/* For post_handlers of control flow: where it continued (0: next). */
-	okp_target_fn continues_at;
-	int links;		/* bytes to the return address it links, 0: none */
-};
 
 static const struct okp_case okp_cases[] = {
 	{ "add (RVI) out of line", okp_rv_add, 0, 1, 2, 3 },
@@ -146,66 +97,12 @@ static const struct okp_case okp_cases[] = {
 	  true },
 };
 
-/* Probe, call 100 times, check counts, registers and results. */
-static void okp_run_case(const struct okp_case *c)
-{
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	unsigned long address = (unsigned long)okp_at(c->target, c->offset);
-	char why[200] = "";
-	bool ok = false;
-	long result;
-	int ret, i;
-
-	if (!r) {
-		okp_report(false, c->name, "out of memory");
-		return;
-	}
-	r->probe.addr = (void *)address;
-	r->probe.pre_handler = okp_record_pre;
-	if (c->post)
-		r->probe.post_handler = okp_record_post;
-	ret = okprobe_register(&r->probe);
-	EXPECT(ret == 0, "register failed: %d", ret);
-	for (i = 0; i < 100; i++) {
-		long step = c->result_step ?: 1;
-
-		result = c->target(c->a + i, c->b);
-		EXPECT(result == c->expected + step * i,
-		       "call %d returned %ld, expected %ld", i, result,
-		       c->expected + step * i);
-	}
-	EXPECT(atomic_read(&r->pre_hits) == 100, "pre_handler ran %d times",
-	       atomic_read(&r->pre_hits));
-	EXPECT(!c->post || atomic_read(&r->post_hits) == 100,
-	       "post_handler ran %d times", atomic_read(&r->post_hits));
-	EXPECT(c->args_moved || (r->seen_a0 == c->a + 99 && r->seen_a1 == c->b),
-	       "handler saw a0=%ld a1=%ld", r->seen_a0, r->seen_a1);
-	EXPECT(r->seen_epc == address,
-	       "handler saw epc %lx, expected the probed address %lx",
-	       r->seen_epc, address);
-	EXPECT(!c->post || !c->continues_at ||
-	       r->after_epc == (unsigned long)c->continues_at,
-	       "post_handler saw epc %pS, expected %pS", (void *)r->after_epc,
-	       c->continues_at);
-	EXPECT(!c->post || !c->links || r->after_ra == address + c->links,
-	       "post_handler saw ra %lx, expected %lx", r->after_ra,
-	       address + c->links);
-	okprobe_unregister(&r->probe);
-	/* After unregistering, calls run the original and count nothing. */
-	EXPECT(c->target(c->a, c->b) == c->expected, "result after unregister");
-	EXPECT(atomic_read(&r->pre_hits) == 100, "hit after unregister");
-	ok = true;
-out:
-	okp_report(ok, c->name, why);
-	okp_record_free(r);
-}
-
 /* The breakpoint matches the instruction's length; disarming restores it. */
 static void okp_test_breakpoint_bytes(void)
 {
-	struct okp_probe_record *wide = kzalloc(sizeof(*wide), GFP_KERNEL);
-	struct okp_probe_record *narrow = kzalloc(sizeof(*narrow), GFP_KERNEL);
 	void *wide_at = (void *)okp_rv_add, *narrow_at = (void *)okp_rvc_stack + 6;
+	struct okp_probe_record *wide = okp_record_new(wide_at);
+	struct okp_probe_record *narrow = okp_record_new(narrow_at);
 	u32 wide_before = okp_text_word(wide_at);
 	u16 narrow_before = okp_text_half(narrow_at);
 	u16 after_narrow = okp_text_half(narrow_at + 2);
@@ -213,10 +110,6 @@ static void okp_test_breakpoint_bytes(void)
 	bool ok = false;
 
 	EXPECT(wide && narrow, "out of memory");
-	wide->probe.addr = wide_at;
-	wide->probe.pre_handler = okp_record_pre;
-	narrow->probe.addr = narrow_at;
-	narrow->probe.pre_handler = okp_record_pre;
 	EXPECT(!okprobe_register(&wide->probe) &&
 	       !okprobe_register(&narrow->probe), "register failed");
 	EXPECT(okp_text_word(wide_at) == 0x00100073, "RVI text is %08x",
@@ -457,14 +350,14 @@ static void okp_run_jump_case(const struct okp_jump_case *c)
 	}
 	EXPECT(atomic_read(&r->pre_hits) == OKP_JUMP_CALLS,
 	       "pre_handler ran %d times", atomic_read(&r->pre_hits));
-	EXPECT(r->seen_epc == (unsigned long)address,
-	       "handler saw epc %lx, not the probed address", r->seen_epc);
-	EXPECT(c->args_moved || (r->seen_a0 == a && r->seen_a1 == 1),
-	       "handler saw a0=%ld a1=%ld, not %ld and 1", r->seen_a0,
-	       r->seen_a1, a);
+	EXPECT(r->seen_pc == (unsigned long)address,
+	       "handler saw epc %lx, not the probed address", r->seen_pc);
+	EXPECT(c->args_moved || (r->seen_arg0 == a && r->seen_arg1 == 1),
+	       "handler saw a0=%ld a1=%ld, not %ld and 1", r->seen_arg0,
+	       r->seen_arg1, a);
 	/* At a return the registers are the return's: a0 the result. */
-	EXPECT(!c->behind || r->seen_a0 == c->expect(a, 1),
-	       "handler saw a0=%ld at the return, not %ld", r->seen_a0,
+	EXPECT(!c->behind || r->seen_arg0 == c->expect(a, 1),
+	       "handler saw a0=%ld at the return, not %ld", r->seen_arg0,
 	       c->expect(a, 1));
 	EXPECT(okp_optimized(&r->probe), "unoptimized during the calls");
 	okprobe_unregister(&r->probe);
@@ -487,17 +380,13 @@ out:
  */
 static void okp_test_no_free_register(void)
 {
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	struct okp_probe_record *control = kzalloc(sizeof(*r), GFP_KERNEL);
+	struct okp_probe_record *r = okp_record_new((void *)okp_rvj_no_register);
+	struct okp_probe_record *control = okp_record_new((void *)okp_rvj_arith);
 	char why[200] = "";
 	bool ok = false;
 	int i;
 
 	EXPECT(r && control, "out of memory");
-	r->probe.addr = (void *)okp_rvj_no_register;
-	r->probe.pre_handler = okp_record_pre;
-	control->probe.addr = (void *)okp_rvj_arith;
-	control->probe.pre_handler = okp_record_pre;
 	EXPECT(!okprobe_register(&r->probe) &&
 	       !okprobe_register(&control->probe), "register failed");
 	EXPECT(okp_wait_optimized(&control->probe, true),
@@ -580,12 +469,6 @@ out:
 	okp_record_free(r[1]);
 }
 
-/* Every optimized target, hammered across optimize/unoptimize cycles. */
-static long okp_expect_split(long a, long b)
-{
-	return b ? a + b : a + 1;
-}
-
 /* okp_test_register_many's three; okp_test_recursion's outer and inner. */
 static const struct okp_cycle_target okp_lifecycle_targets[] = {
 	{ okp_rv_add, 0, okp_expect_sum },
@@ -593,6 +476,7 @@ static const struct okp_cycle_target okp_lifecycle_targets[] = {
 	{ okp_rv_load_store, 8, okp_expect_sum },
 };
 
+/* Every optimized target, hammered across optimize/unoptimize cycles. */
 static const struct okp_cycle_target okp_cycle_targets[] = {
 	{ okp_rvj_arith, 0, okp_expect_sum_1 },
 	{ okp_rvj_load_store, 4, okp_expect_sum },
@@ -615,6 +499,14 @@ static const struct okp_cycle_target okp_cycle_targets[] = {
 
 #define OKP_CYCLE_HITS 500000
 
+/* The window (add, addi) runs (42 + 2 + 1) where the redirect is ignored. */
+static const struct okp_jump_targets okp_jumps = {
+	.all = okp_cycle_targets, .count = ARRAY_SIZE(okp_cycle_targets),
+	.cycle_hits = OKP_CYCLE_HITS, .cpu = "hart",
+	.region = { okp_rvj_arith, 4, okp_expect_sum_1 },
+	.redirect_offset = 12, .redirect_ignored_result = 45,
+};
+
 /*
  * The concurrency test's steady probes (RVC and RVI; the first also takes
  * the churned probe), and its least calls and churn steps.
@@ -627,17 +519,17 @@ static const struct okp_cycle_target okp_concurrency_targets[] = {
 #define OKP_HAMMER_CALLS 20000
 #define OKP_CHURN_ROUNDS 240
 
-/* ---- Module ---------------------------------------------------------------- */
+/* Breakpoints only: the churned probe is next to the first steady one. */
+static const struct okp_concurrency_targets okp_concurrency = {
+	okp_concurrency_targets, ARRAY_SIZE(okp_concurrency_targets),
+	(void *)okp_rvc_stack + 4, OKP_HAMMER_CALLS, OKP_CHURN_ROUNDS,
+	.unoptimized = true
+};
 
-/* Stays registered while the module is loaded, for debugfs okprobe/list. */
-static struct okp_probe_record okp_resident;
-
-/*
- * Also resident, for okptest to read why it stays a breakpoint in debugfs
- * okprobe/jumps: no register is free at the probe.
- */
-static struct okp_probe_record okp_resident_refused;
-
+static const struct okp_lifecycle_targets okp_lifecycle = {
+	okp_lifecycle_targets, 8, &okp_concurrency_targets[0],
+	&okp_lifecycle_targets[2], { okp_rv_add, 2 }
+};
 
 /* ---- Next to the kernel's kprobes (breakpoints only on riscv) ----------- */
 
@@ -662,122 +554,97 @@ static const struct okp_coexist_target okp_coexist_other = {
 	.call = okp_call_add, .exclusive = true, .optimizable = true,
 };
 
-static int __init okp_selftest_init(void)
-{
-	int ret = okp_results_init();
-	char name[160];
-	int i;
+static const struct okp_coexistence_targets okp_coexistence = {
+	.target = &okp_coexist_target, .other = &okp_coexist_other,
+	.split = okp_rv_split, .split_cold = okp_rv_split_cold,
+};
 
-	if (ret)
-		return ret;
-	if (okp_run_part_only(okp_rv_add, 4, okp_expect_sum))
-		return 0;
-	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
-		okp_run_case(&okp_cases[i]);
-	okp_test_breakpoint_bytes();
-	okp_test_redirect(&okp_lifecycle_targets[0], 8);
-	okp_test_aggregation(&okp_concurrency_targets[0]);
-	okp_test_optimized_probe_changes(&okp_cycle_targets[0],
-					 &okp_cycle_targets[1]);
+/* ---- The run ----------------------------------------------------------------- */
+
+static unsigned long okp_ra(struct pt_regs *regs)
+{
+	return regs->ra;
+}
+
+static void okp_test_riscv_refusals(void)
+{
 	okp_test_double_registration(&okp_lifecycle_targets[0]);
 	okp_test_recursion(&okp_lifecycle_targets[0], &okp_lifecycle_targets[2]);
 	okp_test_riscv_bad_registrations();
-	okp_test_bad_input(okp_rv_add, 4, okp_expect_sum);
-	okp_test_handler_calls_its_function(okp_rv_add, 4, okp_expect_sum);
-	{
-		/*
-		 * What riscv's trap exit calls after it sets sscratch (with
-		 * CONFIG_TRACE_IRQFLAGS: __trace_hardirqs_on/off, lockdep,
-		 * the stack walk behind CALLER_ADDR1 and, through kprobes'
-		 * insn-slot check, the RCU read lock).
-		 */
-		static const char *const refused[] = {
-			"trace_hardirqs_on", "return_address", "walk_stackframe",
-			"__kernel_text_address",
-#if defined(CONFIG_PREEMPT_RCU) && defined(CONFIG_KPROBES)
-			"__rcu_read_lock",
-#endif
-		};
-		/*
-		 * Under KASAN every instrumented function on that path may
-		 * report, and the report reaches printk and what it calls
-		 * (strscpy among them): over a thousand functions refused.
-		 */
-		static const char *const allowed[] = {
-			"vfs_read",
-#ifndef CONFIG_KASAN
-			"strscpy", "kfree", "_printk",
-#endif
-		};
+}
 
-		okp_test_trap_path_refused(refused,
-					   IS_ENABLED(CONFIG_TRACE_IRQFLAGS) ?
-					   ARRAY_SIZE(refused) : 0,
-					   allowed, ARRAY_SIZE(allowed));
-	}
-	okp_test_enable_disable(&okp_concurrency_targets[0], okp_is_ebreak);
-	okp_test_disabled_aggregate(&okp_lifecycle_targets[2], okp_is_ebreak);
-	okp_test_register_many(okp_lifecycle_targets,
-			       (void *)okp_rv_add + 2);
-	/*
-	 * Breakpoint copies under churn: with optimization on, every churn
-	 * cycle would wait for an rcu-tasks grace period to take the jump out.
-	 */
-	okp_write_sysctl("0");
-	okp_test_concurrency(okp_concurrency_targets,
-			     ARRAY_SIZE(okp_concurrency_targets),
-			     (void *)okp_rvc_stack + 4,
-			     okp_scaled(OKP_HAMMER_CALLS),
-			     okp_scaled(OKP_CHURN_ROUNDS));
-	okp_write_sysctl("1");
+static void okp_run_jump_cases(void)
+{
+	int i;
+
 	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
 		okp_run_jump_case(&okp_jump_cases[i]);
 	okp_test_no_free_register();
-	okp_test_neighbour_in_region(okp_rvj_arith, 4, okp_expect_sum_1,
-				     okp_is_ebreak);
-	/* The window (add, addi) runs: 42 + 2 + 1. */
-	okp_test_optimized_redirect_ignored(&okp_cycle_targets[0], 12, 45);
-	okp_test_landings_at_one_offset();
-	snprintf(name, sizeof(name),
-		 "%ld hits of %zu optimized targets on every hart across optimize/unoptimize cycles (sysctl, enable/disable)",
-		 okp_scaled(OKP_CYCLE_HITS), ARRAY_SIZE(okp_cycle_targets));
-	okp_test_optimization_cycles(okp_cycle_targets,
-				     ARRAY_SIZE(okp_cycle_targets),
-				     okp_scaled(OKP_CYCLE_HITS), name);
-	okp_test_counting(okp_cycle_targets, ARRAY_SIZE(okp_cycle_targets),
-			  okp_scaled(1000000));
-	okp_test_kernel_kprobes(&okp_coexist_target, &okp_coexist_other);
-	okp_test_kernel_kprobes_on_kernel_functions();
-	okp_test_kernel_kprobe_in_piece(okp_rv_split, okp_rv_split_cold, okp_expect_split);
-	okp_test_lost_text(&okp_cycle_targets[0]);
-	okp_test_random_coexistence(okp_cycle_targets,
-				    ARRAY_SIZE(okp_cycle_targets),
-				    okp_scaled(OKP_RANDOM_STEPS));
-
-	okp_resident.probe.addr = (void *)okp_rvc_stack + 6;
-	okp_resident.probe.pre_handler = okp_record_pre;
-	if (!okprobe_register(&okp_resident.probe))
-		for (i = 0; i < 5; i++)
-			okp_rvc_stack(i, i);
-	okp_resident_refused.probe.symbol_name = "okp_rvj_no_register";
-	okp_resident_refused.probe.pre_handler = okp_record_pre;
-	okprobe_register(&okp_resident_refused.probe);
-	okp_results_publish();
-	return 0;
 }
 
-static void __exit okp_selftest_exit(void)
-{
-	if (okp_part_only()) {
-		okp_results_exit();
-		return;
-	}
-	okprobe_unregister(&okp_resident.probe);
-	okprobe_unregister(&okp_resident_refused.probe);
-	okp_results_exit();
-}
+static const okp_arch_tests_fn okp_riscv_tests[OKP_ARCH_TESTS_PLACES] = {
+	[OKP_AFTER_CASES] = okp_test_breakpoint_bytes,
+	[OKP_BEFORE_BAD_INPUT] = okp_test_riscv_refusals,
+	[OKP_JUMP_CASES] = okp_run_jump_cases,
+	[OKP_AFTER_REDIRECT_IGNORED] = okp_test_landings_at_one_offset,
+};
 
-module_init(okp_selftest_init);
-module_exit(okp_selftest_exit);
-MODULE_LICENSE("GPL");
+/*
+ * What riscv's trap exit calls after it sets sscratch (with
+ * CONFIG_TRACE_IRQFLAGS: __trace_hardirqs_on/off, lockdep, the stack walk
+ * behind CALLER_ADDR1 and, through kprobes' insn-slot check, the RCU read
+ * lock).
+ */
+static const char *const okp_trap_refused[] = {
+	"trace_hardirqs_on", "return_address", "walk_stackframe",
+	"__kernel_text_address",
+#if defined(CONFIG_PREEMPT_RCU) && defined(CONFIG_KPROBES)
+	"__rcu_read_lock",
+#endif
+};
+
+/*
+ * Under KASAN every instrumented function on that path may report, and the
+ * report reaches printk and what it calls (strscpy among them): over a
+ * thousand functions refused.
+ */
+static const char *const okp_trap_allowed[] = {
+	"vfs_read",
+#ifndef CONFIG_KASAN
+	"strscpy", "kfree", "_printk",
+#endif
+};
+
+/*
+ * Resident, for okptest to read why it stays a breakpoint in debugfs
+ * okprobe/jumps: no register is free at the probe.
+ */
+static const struct okp_symbol_offset okp_resident_refused[] = {
+	{ "okp_rvj_no_register", 0 },
+};
+
+static const struct okp_trap_path okp_trap_path = {
+	.refused = okp_trap_refused,
+	.refused_count = IS_ENABLED(CONFIG_TRACE_IRQFLAGS) ?
+			 ARRAY_SIZE(okp_trap_refused) : 0,
+	.allowed = okp_trap_allowed,
+	.allowed_count = ARRAY_SIZE(okp_trap_allowed),
+};
+
+static const struct okp_resident_probes okp_residents = {
+	.resident = { okp_rvc_stack, 6 }, .refused = okp_resident_refused,
+	.refused_count = ARRAY_SIZE(okp_resident_refused),
+};
+
+/* ebreak reports its own address: no pc_past_probe. */
+const struct okp_selftest_arch okp_selftest_arch = {
+	.cases = okp_cases, .case_count = ARRAY_SIZE(okp_cases),
+	.tests = okp_riscv_tests,
+	.plain = { okp_rv_add, 4, okp_expect_sum },
+	.is_breakpoint = okp_is_ebreak, .link_register = okp_ra,
+	.lifecycle = &okp_lifecycle, .concurrency = &okp_concurrency,
+	.trap_path = &okp_trap_path, .jumps = &okp_jumps,
+	.coexistence = &okp_coexistence, .residents = &okp_residents,
+};
+
 MODULE_DESCRIPTION("okprobe in-kernel probe tests (riscv64)");

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * In-kernel tests of okprobe's x86-64 breakpoint probes.
+ * x86-64's part of okprobe_selftest.ko: its case table and the tests only
+ * x86 runs, for the driver (okprobe_selftest_driver.c) to run.
  *
- * The probe targets are written in assembly so the instruction at each
- * probed offset is known. Each test registers probes, calls its target with
- * known inputs, and checks the hit count, the registers the handler saw and
- * the target's result. The tests run at load; their TAP lines are read from
- * /sys/kernel/debug/okprobe_selftest/results by the guest's okptest.
+ * The probe targets are written in assembly (okprobe_selftest_targets.S)
+ * so the instruction at each probed offset is known. Each case probes one
+ * instruction, calls its target with known inputs and checks the hit count,
+ * the registers the handler saw and the target's result; okp_selftest_arch
+ * names the targets of the shared tests and what they must return. The
+ * x86 tests: results of emulated control flow, refusals (ftrace and static
+ * call sites, BUG sites, someone else's int3, jump labels), a post_handler
+ * alone, and the jump cases (a 5-byte jmp, or a breakpoint and why).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -31,43 +35,7 @@
 
 #include "okprobe_selftest.h"
 #include "okprobe_selftest_common.h"
-
-/* ---- Handlers ------------------------------------------------------------ */
-
-struct okp_probe_record {
-	struct okprobe probe;
-	atomic_t pre_hits, post_hits;
-	long seen_di, seen_si, seen_ax_after;
-	unsigned long seen_ip;
-};
-
-static int okp_record_pre(struct okprobe *probe, struct pt_regs *regs)
-{
-	struct okp_probe_record *r =
-		container_of(probe, struct okp_probe_record, probe);
-
-	atomic_inc(&r->pre_hits);
-	r->seen_di = regs->di;
-	r->seen_si = regs->si;
-	r->seen_ip = regs->ip;
-	return 0;
-}
-
-static void okp_record_post(struct okprobe *probe, struct pt_regs *regs,
-			    unsigned long flags)
-{
-	struct okp_probe_record *r =
-		container_of(probe, struct okp_probe_record, probe);
-
-	atomic_inc(&r->post_hits);
-	r->seen_ax_after = regs->ax;
-}
-
-/* Counts nothing: for probes that only need to be there. */
-static int okp_record_pre_count(struct okprobe *probe, struct pt_regs *regs)
-{
-	return 0;
-}
+#include "okprobe_selftest_driver.h"
 
 /* The byte at address: 0xcc while a breakpoint is armed there. */
 static u8 okp_text_byte(void *address)
@@ -79,94 +47,23 @@ static u8 okp_text_byte(void *address)
 	return byte;
 }
 
-/*
- * Unregisters the record's probe (a no-op when it is not registered) and
- * frees it; NULL is fine.
- */
-static void okp_record_free(struct okp_probe_record *r)
-{
-	if (r)
-		okprobe_unregister(&r->probe);
-	kfree(r);
-}
-
 /* ---- Test cases ----------------------------------------------------------- */
 
-/* The NO_RESULT cases check their results in okp_test_emulated_results. */
-#define NO_RESULT LONG_MIN
-
-struct okp_case {
-	const char *name;
-	okp_target_fn target;
-	unsigned long offset;
-	long a, b;
-	long expected;		/* for a; each call adds 1 to a and to it */
-	bool post;
-	int result_step;	/* how much the result grows per call: 0 = 1 */
-	bool args_moved;	/* di/si no longer hold a/b at the probe */
-};
-
-/* Probe, call 100 times, check counts, registers and results. */
-static void okp_run_case(const struct okp_case *c)
-{
-	struct okp_probe_record *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	char why[160] = "";
-	bool ok = false;
-	long result;
-	int ret, i;
-
-	if (!r) {
-		okp_report(false, c->name, "out of memory");
-		return;
-	}
-	r->probe.addr = okp_at(c->target, c->offset);
-	r->probe.pre_handler = okp_record_pre;
-	if (c->post)
-		r->probe.post_handler = okp_record_post;
-	ret = okprobe_register(&r->probe);
-	EXPECT(ret == 0, "register failed: %d", ret);
-	for (i = 0; i < 100; i++) {
-		long step = c->result_step ?: 1;
-
-		result = c->target(c->a + i, c->b);
-		EXPECT(c->expected == NO_RESULT ||
-		       result == c->expected + step * i,
-		       "call %d returned %ld, expected %ld", i, result,
-		       c->expected + step * i);
-	}
-	okprobe_unregister(&r->probe);
-	EXPECT(atomic_read(&r->pre_hits) == 100, "pre_handler ran %d times",
-	       atomic_read(&r->pre_hits));
-	EXPECT(!c->post || atomic_read(&r->post_hits) == 100,
-	       "post_handler ran %d times", atomic_read(&r->post_hits));
-	EXPECT(c->args_moved || (r->seen_di == c->a + 99 && r->seen_si == c->b),
-	       "handler saw di=%ld si=%ld", r->seen_di, r->seen_si);
-	EXPECT(r->seen_ip == (unsigned long)okp_at(c->target, c->offset) + 1,
-	       "handler saw ip %lx, expected probe address + 1",
-	       r->seen_ip);
-	/* After unregistering, calls run the original and count nothing. */
-	c->target(c->a, c->b);
-	EXPECT(atomic_read(&r->pre_hits) == 100, "hit after unregister");
-	ok = true;
-out:
-	okp_report(ok, c->name, why);
-	okp_record_free(r);
-}
-
+/* The OKP_NO_RESULT cases check their results in okp_test_emulated_results. */
 static const struct okp_case okp_cases[] = {
 	/* name, target, offset, a, b, expected result, post_handler */
 	{ "mov copied out of line", okp_target_add, 0, 1, 2, 3, false },
 	{ "add copied, with post_handler", okp_target_add, 3, 1, 2, 3, true },
 	{ "rip-relative load rebased", okp_target_rip, 0, 1, 0,
 	  0x5a5a1234 + 1, false },
-	{ "jcc not taken (emulated)", okp_target_jcc, 4, 1, 0, NO_RESULT, false },
-	{ "call rel32 (emulated)", okp_target_call, 0, 0, 5, NO_RESULT, true },
+	{ "jcc not taken (emulated)", okp_target_jcc, 4, 1, 0, OKP_NO_RESULT, false },
+	{ "call rel32 (emulated)", okp_target_call, 0, 0, 5, OKP_NO_RESULT, true },
 	{ "return thunk jump (emulated ret)", okp_target_ret, 3, 0, 7,
-	  NO_RESULT, true },
+	  OKP_NO_RESULT, true },
 	{ "push copied", okp_target_push_pop, 0, 10, 3, 7, false },
 	{ "pop copied, with post_handler", okp_target_push_pop, 1, 10, 3, 7,
 	  true },
-	{ "pushf (emulated)", okp_target_pushf, 0, 0, 0, NO_RESULT, true },
+	{ "pushf (emulated)", okp_target_pushf, 0, 0, 0, OKP_NO_RESULT, true },
 	{ "lea with displacement copied", okp_target_lea_imm, 0, 1, 2,
 	  1 + 0x10 + 6, false },
 	{ "imul with immediate copied", okp_target_lea_imm, 4, 1, 2,
@@ -218,20 +115,15 @@ out:
 /* jcc both ways, call and ret through their probes, checking results. */
 static void okp_test_emulated_results(void)
 {
-	struct okp_probe_record *jcc = kzalloc(sizeof(*jcc), GFP_KERNEL);
-	struct okp_probe_record *call = kzalloc(sizeof(*call), GFP_KERNEL);
-	struct okp_probe_record *ret = kzalloc(sizeof(*ret), GFP_KERNEL);
+	struct okp_probe_record *jcc = okp_record_new(okp_at(okp_target_jcc, 4));
+	struct okp_probe_record *call =
+		okp_record_new(okp_at(okp_target_call, 0));
+	struct okp_probe_record *ret = okp_record_new(okp_at(okp_target_ret, 3));
 	char why[160] = "";
 	bool ok = false;
 
 	EXPECT(jcc && call && ret, "out of memory");
-	jcc->probe.addr = okp_at(okp_target_jcc, 4);
-	jcc->probe.pre_handler = okp_record_pre;
-	call->probe.addr = okp_at(okp_target_call, 0);
-	call->probe.pre_handler = okp_record_pre;
 	call->probe.post_handler = okp_record_post;
-	ret->probe.addr = okp_at(okp_target_ret, 3);
-	ret->probe.pre_handler = okp_record_pre;
 	EXPECT(!okprobe_register(&jcc->probe) &&
 	       !okprobe_register(&call->probe) &&
 	       !okprobe_register(&ret->probe), "register failed");
@@ -265,17 +157,15 @@ out:
  */
 static void okp_test_second_probe_in_function(void)
 {
-	struct okp_probe_record *first = kzalloc(sizeof(*first), GFP_KERNEL);
-	struct okp_probe_record *second = kzalloc(sizeof(*second), GFP_KERNEL);
+	struct okp_probe_record *first =
+		okp_record_new(okp_at(okp_target_overlay, 0));
+	struct okp_probe_record *second =
+		okp_record_new(okp_at(okp_target_overlay, 5));
 	char why[160] = "";
 	bool ok = false;
 	int ret;
 
 	EXPECT(first && second, "out of memory");
-	first->probe.addr = okp_at(okp_target_overlay, 0);
-	first->probe.pre_handler = okp_record_pre;
-	second->probe.addr = okp_at(okp_target_overlay, 5);
-	second->probe.pre_handler = okp_record_pre;
 	EXPECT(!okprobe_register(&first->probe), "first register failed");
 	ret = okprobe_register(&second->probe);
 	EXPECT(ret == 0, "second register returned %d", ret);
@@ -435,19 +325,16 @@ static void okp_test_post_handler_regs(void)
 	r->probe.post_handler = okp_record_post;
 	EXPECT(!okprobe_register(&r->probe), "register failed");
 	EXPECT(okp_target_add(20, 22) == 42, "wrong result");
-	EXPECT(atomic_read(&r->post_hits) == 1 && r->seen_ax_after == 42,
+	EXPECT(atomic_read(&r->post_hits) == 1 &&
+	       regs_return_value(&r->after) == 42,
 	       "post_handler ran %d times, saw ax %ld",
-	       atomic_read(&r->post_hits), r->seen_ax_after);
+	       atomic_read(&r->post_hits), (long)regs_return_value(&r->after));
 	ok = true;
 out:
 	okp_report(ok, "a post_handler alone sees the instruction's result",
 		   why);
 	okp_record_free(r);
 }
-
-/* The concurrency test: calls on all CPUs and churn steps, at least. */
-#define OKP_HAMMER_HITS 1000000
-#define OKP_CHURN_ROUNDS 40
 
 /* ---- Jump optimization ------------------------------------------------------ */
 
@@ -537,11 +424,12 @@ static void okp_run_jump_case(const struct okp_jump_case *c)
 	}
 	EXPECT(atomic_read(&r->pre_hits) == OKP_JUMP_CALLS,
 	       "pre_handler ran %d times", atomic_read(&r->pre_hits));
-	EXPECT(r->seen_ip == (unsigned long)address + 1,
-	       "handler saw ip %lx, not the address + 1", r->seen_ip);
-	EXPECT(c->args_moved || (r->seen_di == c->a + OKP_JUMP_CALLS - 1 &&
-				 r->seen_si == c->b),
-	       "handler saw di=%ld si=%ld", r->seen_di, r->seen_si);
+	EXPECT(r->seen_pc == (unsigned long)address + 1,
+	       "handler saw ip %lx, not the address + 1", r->seen_pc);
+	EXPECT(c->args_moved ||
+	       (r->seen_arg0 == c->a + OKP_JUMP_CALLS - 1 &&
+		r->seen_arg1 == c->b),
+	       "handler saw di=%ld si=%ld", r->seen_arg0, r->seen_arg1);
 	EXPECT(c->refused != okp_optimized(&r->probe),
 	       "optimized changed during the calls");
 	okprobe_unregister(&r->probe);
@@ -607,12 +495,6 @@ static long okp_expect_imm_disp(long a, long b)
 	return a + 0x1234 + b;
 }
 
-/* The targets the cycle test keeps optimized, one steady probe each. */
-static long okp_expect_split(long a, long b)
-{
-	return b ? a + b : a + 1;
-}
-
 /* okp_test_register_many's three, okp_test_recursion's outer and inner. */
 static const struct okp_cycle_target okp_lifecycle_targets[] = {
 	{ okp_target_add, 0, okp_expect_add },
@@ -620,6 +502,7 @@ static const struct okp_cycle_target okp_lifecycle_targets[] = {
 	{ okp_target_push_pop, 1, okp_expect_push_pop },
 };
 
+/* The targets the cycle test keeps optimized, one steady probe each. */
 static const struct okp_cycle_target okp_cycle_targets[] = {
 	{ okp_target_add, 3, okp_expect_add },
 	{ okp_target_rip, 0, okp_expect_rip },
@@ -632,6 +515,34 @@ static const struct okp_cycle_target okp_cycle_targets[] = {
 	{ okp_target_popf, 1, okp_expect_add },
 	{ okp_target_string, 10, okp_expect_string },
 	{ okp_target_imm_disp, 5, okp_expect_imm_disp },
+};
+
+/* imul with an immediate: okp_test_disabled_aggregate's. */
+static const struct okp_cycle_target okp_imul_target = {
+	okp_target_lea_imm, 4, okp_expect_lea_imm
+};
+
+static const struct okp_lifecycle_targets okp_lifecycle = {
+	.three = okp_lifecycle_targets, .redirect_return_offset = 6,
+	.toggled = &okp_cycle_targets[0],
+	.disabled_aggregate = &okp_imul_target,
+	.inside_instruction = { okp_target_add, 1 },
+};
+
+/* The concurrency test: calls on all CPUs and churn steps, at least. */
+#define OKP_HAMMER_HITS 1000000
+#define OKP_CHURN_ROUNDS 40
+
+/* One steady probe; the churned one at okp_target_add's entry. */
+static const struct okp_concurrency_targets okp_concurrency = {
+	&okp_cycle_targets[0], 1, okp_target_add, OKP_HAMMER_HITS,
+	OKP_CHURN_ROUNDS
+};
+
+/* add %rsi, %rax runs (42 + 2) where the redirect to +6 is ignored. */
+static const struct okp_jump_targets okp_jumps = {
+	okp_cycle_targets, ARRAY_SIZE(okp_cycle_targets), OKP_HAMMER_HITS,
+	"CPU", { okp_target_add, 3, okp_expect_add }, 6, 44
 };
 
 /* ---- Next to the kernel's kprobes --------------------------------------- */
@@ -657,151 +568,101 @@ static const struct okp_coexist_target okp_coexist_other = {
 	.call = okp_call_push_pop, .exclusive = true, .optimizable = true,
 };
 
-/*
- * The assembly targets' entry pad (endbr64 under IBT, else 0): okptest
- * adds it to the offsets it looks for in debugfs okprobe/list and jumps.
- */
-static unsigned long entry_pad;
-module_param(entry_pad, ulong, 0444);
-
-/* Stays registered while the module is loaded, for debugfs okprobe/list. */
-static struct okp_probe_record okp_resident;
-
-/*
- * Also resident, for okptest to read why each stays a breakpoint in debugfs
- * okprobe/jumps: a branch into the jump, an exception-table entry, an
- * indirect jump, a jump label's target inside the region, and another
- * probe (the resident one) inside the region.
- */
-static struct okprobe okp_resident_refused[] = {
-	{ .symbol_name = "okp_target_jmp", .offset = 3 },
-	{ .symbol_name = "okp_target_extable", .offset = 3 },
-	{ .symbol_name = "okp_target_indirect", .offset = 0 },
-	{ .symbol_name = "okp_target_static_jump", .offset = 0 },
-	{ .symbol_name = "okp_target_add", .offset = 0 },
+static const struct okp_coexistence_targets okp_coexistence = {
+	&okp_coexist_target, &okp_coexist_other, okp_target_split,
+	okp_target_split_cold
 };
 
+/*
+ * Resident, for okptest to read why each stays a breakpoint in debugfs
+ * okprobe/jumps: a branch into the jump, an exception-table entry, an
+ * indirect jump, a jump label's target inside the region, and another
+ * probe (the resident one, at okp_target_add + 3) inside the region.
+ */
+static const struct okp_symbol_offset okp_resident_refused[] = {
+	{ "okp_target_jmp", 3 },
+	{ "okp_target_extable", 3 },
+	{ "okp_target_indirect", 0 },
+	{ "okp_target_static_jump", 0 },
+	{ "okp_target_add", 0 },
+};
 
-static int __init okp_selftest_init(void)
+static const struct okp_resident_probes okp_residents = {
+	{ okp_target_add, 3 }, okp_resident_refused,
+	ARRAY_SIZE(okp_resident_refused)
+};
+
+/* ---- The run ----------------------------------------------------------------- */
+
+static void okp_run_jump_cases(void)
 {
-	int ret = okp_results_init();
-	char name[160];
 	int i;
 
-	if (ret)
-		return ret;
-	entry_pad = okp_entry_pad(okp_target_add);
-	if (okp_run_part_only(okp_target_add, 3, okp_expect_add))
-		return 0;
-	okp_test_fixed_results();
-	for (i = 0; i < ARRAY_SIZE(okp_cases); i++)
-		okp_run_case(&okp_cases[i]);
-	okp_test_emulated_results();
-	okp_test_redirect(&okp_lifecycle_targets[0], 6);
-	okp_test_aggregation(&okp_cycle_targets[0]);
-	okp_test_optimized_probe_changes(&okp_cycle_targets[0],
-					 &okp_cycle_targets[1]);
+	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
+		okp_run_jump_case(&okp_jump_cases[i]);
+}
+
+static void okp_test_x86_refusals(void)
+{
 	okp_test_x86_bad_registrations();
 	okp_test_static_call_sites();
-	okp_test_bad_input(okp_target_add, 3, okp_expect_add);
-	okp_test_handler_calls_its_function(okp_target_add, 3, okp_expect_add);
-	{
-		/*
-		 * x86's int3 path before okprobe's die notifier: on a
-		 * PREEMPT_RCU kernel, atomic_notifier_call_chain()'s RCU read
-		 * lock (a probe there would re-enter the trap forever).
-		 */
-		static const char *const refused[] = {
-			"notify_die", "kprobe_int3_handler",
-#ifdef CONFIG_PREEMPT_RCU
-			"__rcu_read_lock", "__rcu_read_unlock",
-#endif
-		};
-		static const char *const allowed[] = {
-			"vfs_read",
-#ifndef CONFIG_KASAN
-			/*
-			 * Under KASAN every instrumented function on the int3
-			 * path may report, and the report reaches printk,
-			 * the scheduler's wake-ups and the allocator: over a
-			 * thousand functions refused, these among them.
-			 */
-			"try_to_wake_up", "_raw_spin_lock", "_printk", "kfree",
-#endif
-		};
+}
 
-		okp_test_trap_path_refused(refused, ARRAY_SIZE(refused),
-					   allowed, ARRAY_SIZE(allowed));
-	}
+static void okp_test_x86_lifecycle(void)
+{
 	okp_test_recursion(&okp_lifecycle_targets[0], &okp_lifecycle_targets[1]);
 	okp_test_double_registration(&okp_cycle_targets[0]);
 	okp_test_second_probe_in_function();
-	okp_test_enable_disable(&okp_cycle_targets[0], okp_is_int3);
-	{
-		static const struct okp_cycle_target imul = {
-			okp_target_lea_imm, 4, okp_expect_lea_imm
-		};
-
-		okp_test_disabled_aggregate(&imul, okp_is_int3);
-	}
-	okp_test_post_handler_regs();
-	okp_test_register_many(okp_lifecycle_targets,
-			       okp_at(okp_target_add, 1));
-	okp_test_concurrency(&okp_cycle_targets[0], 1, okp_target_add,
-			     okp_scaled(OKP_HAMMER_HITS),
-			     okp_scaled(OKP_CHURN_ROUNDS));
-	for (i = 0; i < ARRAY_SIZE(okp_jump_cases); i++)
-		okp_run_jump_case(&okp_jump_cases[i]);
-	okp_test_neighbour_in_region(okp_target_add, 3, okp_expect_add,
-				     okp_is_int3);
-	/* add %rsi, %rax runs: 42 + 2. */
-	okp_test_optimized_redirect_ignored(&okp_cycle_targets[0], 6, 44);
-	snprintf(name, sizeof(name),
-		 "%ld hits of %zu optimized targets on every CPU across optimize/unoptimize cycles (sysctl, enable/disable)",
-		 okp_scaled(OKP_HAMMER_HITS), ARRAY_SIZE(okp_cycle_targets));
-	okp_test_optimization_cycles(okp_cycle_targets,
-				     ARRAY_SIZE(okp_cycle_targets),
-				     okp_scaled(OKP_HAMMER_HITS), name);
-	okp_test_counting(okp_cycle_targets, ARRAY_SIZE(okp_cycle_targets),
-			  okp_scaled(OKP_HAMMER_HITS));
-	okp_test_kernel_kprobes(&okp_coexist_target, &okp_coexist_other);
-	okp_test_kernel_kprobes_on_kernel_functions();
-	okp_test_kernel_kprobe_in_piece(okp_target_split, okp_target_split_cold, okp_expect_split);
-	okp_test_lost_text(&okp_cycle_targets[0]);
-	okp_test_random_coexistence(okp_cycle_targets,
-				    ARRAY_SIZE(okp_cycle_targets),
-				    okp_scaled(OKP_RANDOM_STEPS));
-
-	okp_resident.probe.addr = okp_at(okp_target_add, 3);
-	okp_resident.probe.pre_handler = okp_record_pre;
-	if (!okprobe_register(&okp_resident.probe))
-		for (i = 0; i < 5; i++)
-			okp_target_add(i, i);
-	for (i = 0; i < ARRAY_SIZE(okp_resident_refused); i++) {
-		okp_resident_refused[i].offset += entry_pad;
-		okp_resident_refused[i].pre_handler = okp_record_pre_count;
-		okprobe_register(&okp_resident_refused[i]);
-	}
-	okp_results_publish();
-	return 0;
 }
 
-static void __exit okp_selftest_exit(void)
-{
-	int i;
+static const okp_arch_tests_fn okp_x86_tests[OKP_ARCH_TESTS_PLACES] = {
+	[OKP_BEFORE_CASES] = okp_test_fixed_results,
+	[OKP_AFTER_CASES] = okp_test_emulated_results,
+	[OKP_BEFORE_BAD_INPUT] = okp_test_x86_refusals,
+	[OKP_AFTER_TRAP_PATH] = okp_test_x86_lifecycle,
+	[OKP_AFTER_DISABLED_AGGREGATE] = okp_test_post_handler_regs,
+	[OKP_JUMP_CASES] = okp_run_jump_cases,
+};
 
-	if (okp_part_only()) {
-		okp_results_exit();
-		return;
-	}
-	for (i = 0; i < ARRAY_SIZE(okp_resident_refused); i++)
-		okprobe_unregister(&okp_resident_refused[i]);
-	if (okp_resident.probe.okp_site)
-		okprobe_unregister(&okp_resident.probe);
-	okp_results_exit();
-}
+/*
+ * x86's int3 path before okprobe's die notifier: on a PREEMPT_RCU kernel,
+ * atomic_notifier_call_chain()'s RCU read lock (a probe there would
+ * re-enter the trap forever).
+ */
+static const char *const okp_trap_refused[] = {
+	"notify_die", "kprobe_int3_handler",
+#ifdef CONFIG_PREEMPT_RCU
+	"__rcu_read_lock", "__rcu_read_unlock",
+#endif
+};
 
-module_init(okp_selftest_init);
-module_exit(okp_selftest_exit);
-MODULE_LICENSE("GPL");
+static const char *const okp_trap_allowed[] = {
+	"vfs_read",
+#ifndef CONFIG_KASAN
+	/*
+	 * Under KASAN every instrumented function on the int3 path may
+	 * report, and the report reaches printk, the scheduler's wake-ups
+	 * and the allocator: over a thousand functions refused, these among
+	 * them.
+	 */
+	"try_to_wake_up", "_raw_spin_lock", "_printk", "kfree",
+#endif
+};
+
+static const struct okp_trap_path okp_trap_path = {
+	okp_trap_refused, ARRAY_SIZE(okp_trap_refused),
+	okp_trap_allowed, ARRAY_SIZE(okp_trap_allowed)
+};
+
+const struct okp_selftest_arch okp_selftest_arch = {
+	.cases = okp_cases, .case_count = ARRAY_SIZE(okp_cases),
+	.tests = okp_x86_tests,
+	.plain = { okp_target_add, 3, okp_expect_add },
+	.pc_past_probe = 1,
+	.is_breakpoint = okp_is_int3,
+	.lifecycle = &okp_lifecycle, .concurrency = &okp_concurrency,
+	.trap_path = &okp_trap_path, .jumps = &okp_jumps,
+	.coexistence = &okp_coexistence, .residents = &okp_residents,
+};
+
 MODULE_DESCRIPTION("okprobe in-kernel probe tests (x86-64)");
