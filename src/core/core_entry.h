@@ -216,6 +216,12 @@ struct okp_list_line {
 	/* asked for the entry, probed past the function's ftrace call site */
 	int past_ftrace;
 	const struct okprobe *probe;	/* the line's probe */
+	/*
+	 * An okretprobe's kp at the entry (missed then counts its instances'
+	 * misses too, okretprobe.nmissed), or the probe at one of its exits.
+	 */
+	int return_entry;
+	int return_exit;
 };
 void okp_core_list(void (*emit)(const struct okp_list_line *line,
 				void *context),
