@@ -34,5 +34,6 @@
 #include "core/hit_path.cpp"
 #include "probe_sources.inc"
 #include "core/probe_api.cpp"
+#include "core/return_plan.cpp"
 #include "core/return_exits.cpp"
 #include "core/events_api.cpp"

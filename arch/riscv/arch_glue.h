@@ -28,7 +28,7 @@ asmlinkage int okp_do_trap_break(struct pt_regs *regs);
 #define OKP_MAX_JUMP_LABEL_SIZE 4
 
 /*
- * A return probe's exit (src/kernel/return_probes.c), about to return:
+ * A return probe's exit (src/kernel/return_exit_probes.c), about to return:
  * regs shown as after the return (the pc where ra points; a return leaves
  * sp as it is), and the return address; and put back.
  */

@@ -33,7 +33,7 @@ const char *okp_static_call_reserved(void *start, void *end);
 #define OKP_MAX_JUMP_LABEL_SIZE 5
 
 /*
- * A return probe's exit (src/kernel/return_probes.c), about to return:
+ * A return probe's exit (src/kernel/return_exit_probes.c), about to return:
  * regs shown as after the return (ret pops the return address into ip),
  * and the return address; and put back. regs are a probe hit's, whose sp
  * is the stack pointer at the exit.

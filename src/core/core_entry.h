@@ -161,6 +161,36 @@ long okp_core_function_exits(const struct okprobe *probe,
 			     struct okp_function_exit *exits,
 			     unsigned long capacity, const char **why,
 			     unsigned long *where);
+/*
+ * ---- Return probes: where one goes (src/core/return_plan.cpp, pure) ----
+ * The facts of one okretprobe_register() call, gathered by the glue.
+ */
+struct okp_return_request {
+	int registered;		/* okp_private set, or already listed */
+	int has_rethook;	/* the kernel has CONFIG_RETHOOK */
+	unsigned long data_size;
+	int has_entry_handler;
+	unsigned long offset;	/* kp.offset */
+	unsigned int flags;	/* kp.flags but OKPROBE_FLAG_RETURN_EXITS */
+	int has_symbol_name;
+	/* Without symbol_name: kp.addr is where a function starts. */
+	int at_function_start;
+	/* The symbol kp names (NULL: unknown, kp's registration says why). */
+	const char *name;
+};
+enum okp_return_strategy {
+	/* kp at the entry, its pre_handler hooking the return address */
+	OKP_RETURN_AT_ENTRY,
+	/* probes at the exits where the census proves them, else the entry */
+	OKP_RETURN_AT_EXITS,
+};
+/*
+ * request NULL: the client passed no probe. 0 and *strategy, or -EINVAL /
+ * -EOPNOTSUPP and *why, the line okretprobe_register() logs.
+ */
+int okp_core_plan_return(const struct okp_return_request *request,
+			 enum okp_return_strategy *strategy, const char **why);
+
 /* okprobe_read_count: 0 or -EINVAL. */
 int okp_core_read_count(struct okprobe *probe, unsigned long long *count);
 /* debugfs okprobe/enabled: 0 disarms every probe without unregistering. */
@@ -186,6 +216,12 @@ struct okp_list_line {
 	/* asked for the entry, probed past the function's ftrace call site */
 	int past_ftrace;
 	const struct okprobe *probe;	/* the line's probe */
+	/*
+	 * An okretprobe's kp at the entry (missed then counts its instances'
+	 * misses too, okretprobe.nmissed), or the probe at one of its exits.
+	 */
+	int return_entry;
+	int return_exit;
 };
 void okp_core_list(void (*emit)(const struct okp_list_line *line,
 				void *context),

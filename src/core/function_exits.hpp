@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // Every way out of a function, proven from its bytes: where a return probe
 // may run its handler at the function's exits instead of replacing the
-// return address (src/kernel/return_probes.c, "exits").
+// return address (src/kernel/return_exit_probes.c).
 //
 // The function and its ".cold" pieces are decoded linearly, every byte of
 // them: an exit the compiler placed anywhere (an early return, a return in

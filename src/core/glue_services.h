@@ -148,12 +148,15 @@ void okp_glue_synchronize_rcu_tasks(void);
 /* Both: the two grace periods run at the same time. */
 void okp_glue_synchronize_rcu_and_tasks(void);
 /*
- * A probe at an exit of a return probe (src/kernel/return_probes.c): its
- * pre_handler, by which the core knows one, and where a missed hit of one
- * is counted besides its own nmissed (in its okretprobe's nmissed).
+ * Return probes' pre_handlers, by which the core knows their probes: an
+ * okretprobe's kp at the entry (src/kernel/return_rethook.c), and a probe
+ * at an exit of one (src/kernel/return_exit_probes.c), with where a missed
+ * hit of an exit is counted besides its own nmissed (in its okretprobe's
+ * nmissed). src/kernel/return_no_rethook.c where the kernel has no rethook.
  */
 struct okprobe;
 struct pt_regs;
+int okp_glue_return_entry_hit(struct okprobe *probe, struct pt_regs *regs);
 int okp_glue_return_exit_hit(struct okprobe *probe, struct pt_regs *regs);
 void okp_glue_return_exit_missed(struct okprobe *probe);
 /* Its OKPROBE_FLAG_OPTIMIZED changed (the probe mutex is held). */

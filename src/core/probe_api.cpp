@@ -18,6 +18,19 @@ constinit ProbeTable registered_probes;
 
 using namespace okp;
 
+namespace {
+
+// An okretprobe's own misses (no instance, or its handler not run), which
+// the glue counts in okretprobe.nmissed; probe is its kp.
+unsigned long return_probe_missed(const okprobe *probe)
+{
+	static_assert(__builtin_offsetof(okretprobe, kp) == 0, "an okretprobe starts with its kp");
+	const okretprobe *returns = reinterpret_cast<const okretprobe *>(probe);
+	return AtomicRef<const unsigned long>(returns->nmissed).load(Order::relaxed);
+}
+
+} // namespace
+
 extern "C" int okp_core_register(struct okprobe *probe, const char *symbol_name, const char **why)
 {
 	const Status registered = registered_probes.register_probe(probe, symbol_name, arch::probe_rules);
@@ -80,8 +93,13 @@ extern "C" unsigned long okp_core_probes_within(unsigned long start, unsigned lo
 extern "C" void okp_core_list(void (*emit)(const struct okp_list_line *line, void *context), void *context)
 {
 	registered_probes.for_each_line([&](const ListLine &line) {
-		const okp_list_line out = {line.address, line.description, line.hits,	     line.missed,
-					   line.flags,	 line.optimized,   line.past_ftrace, line.probe};
+		// Return probes are known by their pre_handlers (glue_services.h).
+		const bool return_entry = line.probe->pre_handler == okp_glue_return_entry_hit;
+		const bool return_exit = line.probe->pre_handler == okp_glue_return_exit_hit;
+		// An okretprobe's entry: its misses and its instances'.
+		const unsigned long missed = line.missed + (return_entry ? return_probe_missed(line.probe) : 0);
+		const okp_list_line out = {line.address,   line.description, line.hits,	 missed,       line.flags,
+					   line.optimized, line.past_ftrace, line.probe, return_entry, return_exit};
 		emit(&out, context);
 	});
 }

@@ -10,6 +10,7 @@
 #include "core/kernel_facts.hpp"
 #include "core/owned.hpp"
 #include "core/probe_table.hpp"
+#include "core/return_plan.hpp"
 #include "core/symbol_description.hpp"
 
 namespace okp {
@@ -35,16 +36,6 @@ bool describe(uint64_t address, char (&buffer)[exit_description_size], SymbolDes
 {
 	okp_glue_describe(address, buffer, sizeof(buffer));
 	return parse_symbol_description(Text::of(buffer), out);
-}
-
-// A ".cold" piece split off the function: "name.cold", "name.cold.N".
-bool cold_piece_of(Text function, Text target)
-{
-	const Text cold = Text::of(".cold");
-	if (!target.starts_with(function) || !target.drop(function.size).starts_with(cold))
-		return false;
-	const Text rest = target.drop(function.size + cold.size);
-	return rest.empty() || rest[0] == '.';
 }
 
 ExitPlace place(uint64_t target, CodeRange *piece, void *opaque)
@@ -119,7 +110,7 @@ extern "C" long okp_core_function_exits(const struct okprobe *probe, const char 
 	*entry = checked.value().address;
 	*where = start;
 	if (request.offset) {
-		*why = "a return probe goes at a function's entry (offset 0)";
+		*why = return_refusal::not_entry;
 		return -error::einval;
 	}
 	FunctionText bytes;

@@ -65,10 +65,6 @@ long okp_copy_name(char *to, const char *from, long size);
 /* src/kernel/return_probes.c */
 int okp_return_probes_init(void);
 void okp_return_probes_exit(void);
-/* Whether probe is an okretprobe's kp; its okretprobe's nmissed. */
-bool okp_return_probe_of(const struct okprobe *probe);
-/* An exit of a return probe whose handler runs at the function's exits. */
-bool okp_return_exit_of(const struct okprobe *probe);
 /*
  * The exits of the function an okretprobe's kp names
  * (okp_core_function_exits), under okp_probe_mutex; and the exits' probes
@@ -83,7 +79,6 @@ long okp_probes_function_exits(struct okprobe *kp,
 int okp_probes_register_many_quietly(struct okprobe **probes, int count,
 				     const char **why);
 int okp_probes_disable_many(struct okprobe **probes, int count);
-unsigned long okp_return_missed_of(const struct okprobe *probe);
 
 /* src/kernel/probe_events.c: /sys/kernel/tracing/okprobe_events. */
 int okp_probe_events_init(void);

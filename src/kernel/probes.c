@@ -444,16 +444,12 @@ EXPORT_SYMBOL_GPL(okprobe_read_count);
 static void okp_show_line(const struct okp_list_line *line, void *context)
 {
 	struct seq_file *m = context;
-	bool return_probe = okp_return_probe_of(line->probe);
-	unsigned long missed = line->missed;
 
-	/* A return probe's misses: its entry's and its instances'. */
-	if (return_probe)
-		missed += okp_return_missed_of(line->probe);
+	/* A return probe's misses are its entry's and its instances'. */
 	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s%s%s%s%s%s\n",
-		   line->address, line->description, line->hits, missed,
-		   return_probe ? " [RETURN]" : "",
-		   okp_return_exit_of(line->probe) ? " [EXIT]" : "",
+		   line->address, line->description, line->hits, line->missed,
+		   line->return_entry ? " [RETURN]" : "",
+		   line->return_exit ? " [EXIT]" : "",
 		   line->flags & OKPROBE_FLAG_COUNTER ? " [COUNTER]" : "",
 		   line->optimized ? " [OPTIMIZED]" : "",
 		   line->flags & OKPROBE_FLAG_FTRACE ? " [FTRACE]" : "",
