@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The kernel services the core calls: okp_glue_* functions, implemented in
- * the arch-neutral C glue (src/kernel/). Each arch's own services are in
+ * The kernel services the core calls: okp_glue_* functions, grouped by the
+ * file that defines them, one section each: the arch-neutral C glue
+ * (src/kernel/), then what every arch's probes_glue.c supplies (text
+ * writes, counter cells). Services only one arch has are in
  * arch/<arch>/glue_services.h.
  *
  * Only plain C types cross the boundary between okprobe's C glue (which
@@ -17,6 +19,8 @@
 extern "C" {
 #endif
 
+/* ---- src/kernel/cxx_runtime.c: the C++ runtime -------------------------- */
+
 /* Process-context allocation for C++ operator new (may sleep). */
 void *okp_glue_alloc(unsigned long size);
 void okp_glue_free(void *pointer);
@@ -30,6 +34,8 @@ void okp_glue_fatal(const char *message);
 void okp_glue_assert_failed(const char *expression, const char *file,
 			    int line);
 
+/* ---- src/kernel/kernel_services.c: kernel facts, services --------------- */
+
 /* Kernel facts for registration checks (see registration.hpp). */
 enum okp_text_kind {
 	OKP_TEXT_NONE, OKP_TEXT_CORE, OKP_TEXT_MODULE, OKP_TEXT_INIT_AFTER_BOOT
@@ -38,8 +44,47 @@ unsigned long okp_glue_lookup_symbol(const char *name);
 int okp_glue_function_of(unsigned long address, unsigned long *start,
 			 unsigned long *size);
 enum okp_text_kind okp_glue_text_kind(unsigned long address);
-const char *okp_glue_reserved(unsigned long address, unsigned long length);
 int okp_glue_has_exception_entry(unsigned long address);
+/*
+ * Why address is padding before a function rather than code of one: a
+ * __pfx_ or __cfi_ symbol (x86's call padding, 6.2 and later), as kprobes
+ * refuse them; or 0.
+ */
+const char *okp_glue_padding_symbol(unsigned long address);
+unsigned long okp_glue_read_text(unsigned long address, void *buffer,
+				 unsigned long size);
+/* "symbol+0xoff/0xsize [module]" for address (sprint_symbol), or "". */
+void okp_glue_describe(unsigned long address, char *buffer,
+		       unsigned long size);
+/*
+ * A page of executable memory within rel32 reach of kernel text, filled
+ * with breakpoints, read-only; written only through okp_glue_text_write.
+ */
+void *okp_glue_exec_page_alloc(void);
+void okp_glue_exec_page_free(void *page);
+/*
+ * Someone else changed the text okprobe wrote at address (description:
+ * "symbol+0xoff/0xsize"): logs one line saying why okprobe leaves it, and
+ * pins okprobe.ko while the text may still lead into it. Released when the
+ * text is the original again (or gone) and its probes are unregistered.
+ */
+void okp_glue_text_lost(unsigned long address, const char *description,
+			const char *why);
+void okp_glue_lost_text_released(unsigned long address,
+				 const char *description);
+/* An entry ftrace refused: its probes do not run until it is armed. */
+void okp_glue_entry_unarmed(unsigned long address, const char *description,
+			    const char *why);
+void okp_glue_synchronize_rcu(void);
+void okp_glue_synchronize_rcu_tasks(void);
+/* Both: the two grace periods run at the same time. */
+void okp_glue_synchronize_rcu_and_tasks(void);
+/* ktime_get_ns(): for the writer's step times (writer_clock.hpp). */
+unsigned long okp_glue_now_ns(void);
+struct okp_cpu_state *okp_glue_cpu_state(void);
+
+/* ---- src/kernel/exception_table.c --------------------------------------- */
+
 /* An exception-table entry: the instruction that may fault, its fixup. */
 struct okp_exception_entry {
 	unsigned long insn;
@@ -50,16 +95,19 @@ struct okp_exception_entry {
  * the table of the object holding start, in address order: their number
  * (only the first capacity are written to found), or -1 when okprobe
  * cannot tell (no core table found: ask okp_glue_has_exception_entry()
- * address by address). src/kernel/exception_table.c.
+ * address by address).
  */
 long okp_glue_exception_entries_within(unsigned long start, unsigned long end,
 				       struct okp_exception_entry *found,
 				       unsigned long capacity);
+
+/* ---- src/kernel/kernel_kprobes.c: the kernel's kprobes ------------------ */
+
 /*
  * Claims the function [start, start + size) for okprobe's bytes: 0, or
  * -EBUSY (a kernel kprobe is in it) / -ENOMEM and *why. While claimed, the
  * kernel refuses kprobes in it. Claims are counted; release each one once
- * okprobe's bytes have left the function (src/kernel/kernel_kprobes.c).
+ * okprobe's bytes have left the function.
  */
 int okp_glue_claim_function(unsigned long start, unsigned long size,
 			    const char **why);
@@ -74,17 +122,11 @@ const char *okp_glue_foreign_probe(unsigned long start, unsigned long size);
  * entries on it left out), or 0.
  */
 const char *okp_glue_kernel_blacklisted(unsigned long address);
+
+/* ---- src/kernel/ftrace_entry.c: entries through ftrace ------------------ */
+
 /*
- * Why address is padding before a function rather than code of one: a
- * __pfx_ or __cfi_ symbol (x86's call padding, 6.2 and later), as kprobes
- * refuse them; or 0.
- */
-const char *okp_glue_padding_symbol(unsigned long address);
-unsigned long okp_glue_read_text(unsigned long address, void *buffer,
-				 unsigned long size);
-/*
- * Function entry through ftrace (src/kernel/ftrace_entry.c), kprobes on
- * ftrace's way: the ftrace call site address is or leads to (ftrace maps
+ * Kprobes on ftrace's way: the ftrace call site address is or leads to (ftrace maps
  * a function's first byte to its site, past an IBT landing pad) and its
  * length, or 0.
  */
@@ -115,103 +157,9 @@ int okp_glue_ftrace_arm_many(const unsigned long *addresses,
 			     unsigned int count, int ipmodify);
 void okp_glue_ftrace_disarm_many(const unsigned long *addresses,
 				 unsigned int count, int ipmodify);
-/* An entry ftrace refused: its probes do not run until it is armed. */
-void okp_glue_entry_unarmed(unsigned long address, const char *description,
-			    const char *why);
 
-/*
- * A page of executable memory within rel32 reach of kernel text, filled
- * with breakpoints, read-only; written only through okp_glue_text_write.
- */
-void *okp_glue_exec_page_alloc(void);
-void okp_glue_exec_page_free(void *page);
-/* Cross-modifies text (text_poke under text_mutex, then sync all CPUs). */
-void okp_glue_text_write(unsigned long address, const void *bytes,
-			 unsigned long length);
-/*
- * Someone else changed the text okprobe wrote at address (description:
- * "symbol+0xoff/0xsize"): logs one line saying why okprobe leaves it, and
- * pins okprobe.ko while the text may still lead into it. Released when the
- * text is the original again (or gone) and its probes are unregistered.
- */
-void okp_glue_text_lost(unsigned long address, const char *description,
-			const char *why);
-void okp_glue_lost_text_released(unsigned long address,
-				 const char *description);
-void okp_glue_synchronize_rcu(void);
-/* ktime_get_ns(): for the writer's step times (writer_clock.hpp). */
-unsigned long okp_glue_now_ns(void);
-/* "symbol+0xoff/0xsize [module]" for address (sprint_symbol), or "". */
-void okp_glue_describe(unsigned long address, char *buffer,
-		       unsigned long size);
-void okp_glue_synchronize_rcu_tasks(void);
-/* Both: the two grace periods run at the same time. */
-void okp_glue_synchronize_rcu_and_tasks(void);
-/*
- * Return probes' pre_handlers, by which the core knows their probes: an
- * okretprobe's kp at the entry (src/kernel/return_rethook.c), and a probe
- * at an exit of one (src/kernel/return_exit_probes.c), with where a missed
- * hit of an exit is counted besides its own nmissed (in its okretprobe's
- * nmissed). src/kernel/return_no_rethook.c where the kernel has no rethook.
- */
-struct okprobe;
-struct pt_regs;
-int okp_glue_return_entry_hit(struct okprobe *probe, struct pt_regs *regs);
-int okp_glue_return_exit_hit(struct okprobe *probe, struct pt_regs *regs);
-void okp_glue_return_exit_missed(struct okprobe *probe);
-/* Its OKPROBE_FLAG_OPTIMIZED changed (the probe mutex is held). */
-void okp_glue_return_exit_optimized(struct okprobe *probe, int optimized);
-struct okp_cpu_state *okp_glue_cpu_state(void);
-/* Runs the optimizer's work soon (after a batching delay), unless queued. */
-void okp_glue_schedule_optimizer(void);
+/* ---- src/kernel/jump_labels.c ------------------------------------------- */
 
-/*
- * A counting site's per-CPU counter cells (arch/ glue: what its counting
- * detour adds to, arch::build_detour): 0 when out of memory. Freed only
- * once no detour can run (after the site's grace periods).
- */
-unsigned long okp_glue_counter_cells_alloc(void);
-void okp_glue_counter_cells_free(unsigned long cells);
-/* The sum of every CPU's cell. */
-unsigned long long okp_glue_counter_cells_sum(unsigned long cells);
-
-/*
- * okprobe_events at a hit (src/kernel/probe_events.c; NOKPROBE, notrace):
- * size bytes at address into to with the kernel's nofault copies, 1 or 0
- * when it faulted; the string at address into to (at most size bytes, the
- * last then the NUL), its length with the NUL, 0 on a fault, only the
- * length with size 0; "symbol+0x1/0x20 [module]" for address, the same
- * way; the index-th word above stack_pointer on its task's stack, 0 past
- * it or on a fault (regs_get_kernel_stack_nth()).
- */
-int okp_glue_event_read(unsigned long address, void *to, unsigned long size,
-			int user);
-unsigned long okp_glue_event_read_string(unsigned long address, char *to,
-					 unsigned long size, int user);
-unsigned long okp_glue_event_symbol_string(unsigned long address, char *to,
-					   unsigned long size);
-unsigned long okp_glue_event_stack_word(unsigned long stack_pointer,
-					unsigned int index);
-
-/* One text patch of a batch. */
-struct okp_text_patch {
-	unsigned long address;
-	const void *bytes;
-	unsigned long length;
-};
-/* Writes every patch (text_poke), then syncs every CPU once. */
-void okp_glue_text_write_batch(const struct okp_text_patch *patches,
-			       unsigned long count);
-/*
- * Writes okprobe's own code (out-of-line slots, detours, landings) that no
- * CPU runs: fresh, or retired after the grace periods. Without stopping
- * CPUs: on x86 a CPU reaches such code only through the int3 handler's
- * IRET (serializing) or a jump put in with text_poke's sync; a riscv hart
- * runs fence.i before it next returns from a breakpoint into okprobe's
- * code, and jumps go in under stop_machine() with fence.i on every hart.
- */
-void okp_glue_code_write_batch(const struct okp_text_patch *patches,
-			       unsigned long count);
 /*
  * x86: 1 when a jump label (enabled or not) of the object holding start
  * jumps into [start, stop), 0 when none does, -1 when okprobe cannot tell
@@ -235,6 +183,83 @@ struct okp_jump_label {
 long okp_glue_jump_labels_within(unsigned long start, unsigned long end,
 				 struct okp_jump_label *found,
 				 unsigned long capacity);
+
+/* ---- src/kernel/probes.c: the optimizer's work -------------------------- */
+
+/* Runs the optimizer's work soon (after a batching delay), unless queued. */
+void okp_glue_schedule_optimizer(void);
+
+/* ---- src/kernel/return_*.c: return probes ------------------------------- */
+
+/*
+ * Return probes' pre_handlers, by which the core knows their probes: an
+ * okretprobe's kp at the entry (src/kernel/return_rethook.c), and a probe
+ * at an exit of one (src/kernel/return_exit_probes.c), with where a missed
+ * hit of an exit is counted besides its own nmissed (in its okretprobe's
+ * nmissed). src/kernel/return_no_rethook.c where the kernel has no rethook.
+ */
+struct okprobe;
+struct pt_regs;
+int okp_glue_return_entry_hit(struct okprobe *probe, struct pt_regs *regs);
+int okp_glue_return_exit_hit(struct okprobe *probe, struct pt_regs *regs);
+void okp_glue_return_exit_missed(struct okprobe *probe);
+/* Its OKPROBE_FLAG_OPTIMIZED changed (the probe mutex is held). */
+void okp_glue_return_exit_optimized(struct okprobe *probe, int optimized);
+
+/* ---- src/kernel/probe_events_hit.c: okprobe_events ---------------------- */
+
+/*
+ * okprobe_events at a hit (NOKPROBE, notrace):
+ * size bytes at address into to with the kernel's nofault copies, 1 or 0
+ * when it faulted; the string at address into to (at most size bytes, the
+ * last then the NUL), its length with the NUL, 0 on a fault, only the
+ * length with size 0; "symbol+0x1/0x20 [module]" for address, the same
+ * way; the index-th word above stack_pointer on its task's stack, 0 past
+ * it or on a fault (regs_get_kernel_stack_nth()).
+ */
+int okp_glue_event_read(unsigned long address, void *to, unsigned long size,
+			int user);
+unsigned long okp_glue_event_read_string(unsigned long address, char *to,
+					 unsigned long size, int user);
+unsigned long okp_glue_event_symbol_string(unsigned long address, char *to,
+					   unsigned long size);
+unsigned long okp_glue_event_stack_word(unsigned long stack_pointer,
+					unsigned int index);
+
+/* ---- arch/<arch>/probes_glue.c: text writes, counter cells -------------- */
+
+const char *okp_glue_reserved(unsigned long address, unsigned long length);
+/* Cross-modifies text (text_poke under text_mutex, then sync all CPUs). */
+void okp_glue_text_write(unsigned long address, const void *bytes,
+			 unsigned long length);
+/* One text patch of a batch. */
+struct okp_text_patch {
+	unsigned long address;
+	const void *bytes;
+	unsigned long length;
+};
+/* Writes every patch (text_poke), then syncs every CPU once. */
+void okp_glue_text_write_batch(const struct okp_text_patch *patches,
+			       unsigned long count);
+/*
+ * Writes okprobe's own code (out-of-line slots, detours, landings) that no
+ * CPU runs: fresh, or retired after the grace periods. Without stopping
+ * CPUs: on x86 a CPU reaches such code only through the int3 handler's
+ * IRET (serializing) or a jump put in with text_poke's sync; a riscv hart
+ * runs fence.i before it next returns from a breakpoint into okprobe's
+ * code, and jumps go in under stop_machine() with fence.i on every hart.
+ */
+void okp_glue_code_write_batch(const struct okp_text_patch *patches,
+			       unsigned long count);
+/*
+ * A counting site's per-CPU counter cells (arch/ glue: what its counting
+ * detour adds to, arch::build_detour): 0 when out of memory. Freed only
+ * once no detour can run (after the site's grace periods).
+ */
+unsigned long okp_glue_counter_cells_alloc(void);
+void okp_glue_counter_cells_free(unsigned long cells);
+/* The sum of every CPU's cell. */
+unsigned long long okp_glue_counter_cells_sum(unsigned long cells);
 
 #ifdef __cplusplus
 }
