@@ -195,7 +195,12 @@ EARLY_BOOT_RETRIES = 3
 
 
 class Monitor:
-    """QEMU's human monitor on a unix socket: one command at a time."""
+    """QEMU's human monitor on a unix socket: one command at a time.
+
+    Not the QEMU project's client library: qemu.qmp is on PyPI, which is
+    out of reach here, and Debian 12 does not package it (apt-cache
+    search finds no python3-qemu*); this needs only "send a line, read to
+    the prompt"."""
 
     def __init__(self, path):
         self.path = path
