@@ -63,8 +63,8 @@ def print_one_more(one_more):
           "microseconds")
     print()
     print(f"  {'N':>6} {'':28} {'optimized':>9} {'unregister':>10} "
-          f"{'register':>9} {'optimizer pass':>14} {'passes':>6} "
-          f"{'jump writes':>11}")
+          f"{'register':>9} {'optimizer pass':>14} {'jump writes':>11} "
+          f"{'rest':>6} {'passes':>6}")
     for row in one_more:
         label = dict(SCALE_KINDS).get(row["kind"], row["kind"])
         done = "" if row["done"] == "1" else " (not optimized)"
@@ -72,8 +72,9 @@ def print_one_more(one_more):
               ("unregister_ns", "register_ns", "pass_ns", "optimize_ns")}
         print(f"  {row['size']:>6} {label:28} {row['optimized']:>9} "
               f"{us['unregister_ns']:>10.0f} {us['register_ns']:>9.0f} "
-              f"{us['pass_ns']:>14.0f} {row['passes']:>6} "
-              f"{us['optimize_ns']:>11.0f}{done}")
+              f"{us['pass_ns']:>14.0f} {us['optimize_ns']:>11.0f} "
+              f"{us['pass_ns'] - us['optimize_ns']:>6.0f} "
+              f"{row['passes']:>6}{done}")
     print()
     for line in textwrap.wrap(
             "With the pass's N probes registered and optimized, the first of "
@@ -84,9 +85,11 @@ def print_one_more(one_more):
             "pass: the writer's time in the optimizer's pass that puts its "
             "jump in (okprobe/writer_steps optimizer_begin + "
             "optimizer_finish, the grace period between them not counted); "
-            "passes: how many the optimizer ran meanwhile (an empty one "
-            "only begins); jump writes: its optimize step, within the "
-            "pass. Flat across N: "
+            "jump writes: its optimize step, within the pass (text_poke "
+            "and the CPUs' syncs, or stop_machine: under a busy host the "
+            "noisy part); rest: the pass less its jump writes, where a walk "
+            "over every site would show; passes: how many the optimizer "
+            "ran meanwhile (an empty one only begins). Flat across N: "
             "a pass touches only the sites queued for it, not the "
             "optimized ones.", 76):
         print(f"  {line}")
