@@ -864,6 +864,17 @@ struct bench_pass {
 	 * BENCH_COVERAGE_WAIT_MS fails the pass (make bench notes it).
 	 */
 	int strict;
+	/*
+	 * make bench's okprobe passes: with the pass optimized, one more
+	 * probe (bench_one_more); what it cost: its unregistration and
+	 * registration, the wait for its jump, and from writer_steps the
+	 * optimizer's passes for it (optimizer_begin + _finish), their
+	 * number, and their jump writes (optimize).
+	 */
+	int one_more;
+	int again_done;			/* its jump in within the wait */
+	long long again_unregister_ns, again_register_ns, again_wait_ms;
+	unsigned long again_pass_ns, again_passes, again_optimize_ns;
 };
 
 /* Reasons for not optimizing, from okprobe/jumps, and how often. */
@@ -1237,7 +1248,7 @@ static int bench_wait_restored(struct bench_pass *pass)
 
 struct writer_steps {
 	int count;
-	char name[MAX_WRITER_STEPS][16];
+	char name[MAX_WRITER_STEPS][24];
 	unsigned long times[MAX_WRITER_STEPS], ns[MAX_WRITER_STEPS];
 };
 
@@ -1256,7 +1267,7 @@ static int read_writer_steps(struct writer_steps *steps)
 
 		if (i == MAX_WRITER_STEPS)
 			break;
-		if (sscanf(line, "%15s %lu %lu", steps->name[i],
+		if (sscanf(line, "%23s %lu %lu", steps->name[i],
 			   &steps->times[i], &steps->ns[i]) == 3)
 			steps->count++;
 	}
@@ -1276,6 +1287,23 @@ static void writer_steps_delta(const struct writer_steps *before,
 		used += snprintf(out + used, size - used, "%s%s=%lu",
 				 i ? " " : "", after->name[i],
 				 after->ns[i] - before->ns[i]);
+}
+
+/* The ns and times step added between two readings of writer_steps. */
+static void writer_step_delta(const struct writer_steps *before,
+			      const struct writer_steps *after,
+			      const char *step, unsigned long *ns,
+			      unsigned long *times)
+{
+	int i;
+
+	*ns = *times = 0;
+	for (i = 0; i < after->count && i < before->count; i++) {
+		if (strcmp(after->name[i], step))
+			continue;
+		*ns = after->ns[i] - before->ns[i];
+		*times = after->times[i] - before->times[i];
+	}
 }
 
 /*
@@ -1328,6 +1356,64 @@ static int bench_pass_register(struct bench_pass *pass)
 				   sizeof(pass->steps));
 	if (!strcmp(pass->kind, "okprobe"))
 		bench_tally_jumps();
+	return 0;
+}
+
+/*
+ * make bench's one more probe: with the pass's sites optimized, one of its
+ * probes unregistered and registered again (okprobe_bench.ko's
+ * cover-again: the same site for every N), then the optimizer's pass that
+ * puts its jump in. The writer's time for that pass (okprobe/writer_steps
+ * around it) stays flat across N when a pass touches only the sites queued
+ * for it, not the ones already optimized.
+ */
+static int bench_one_more(struct bench_pass *pass)
+{
+	struct writer_steps before, after;
+	unsigned long begin_ns, finish_ns, times;
+	int jumps, changed, optimized, now_optimized, site, registered, ret;
+	long long start;
+	long hits, missed;
+	char reply[256];
+
+	STEP(bench_cover_state(&jumps, &changed, &hits, &missed, &optimized));
+	CHECK(read_writer_steps(&before) == 0, "cannot read %s", WRITER_STEPS);
+	bench_say_step(pass, "one more probe");
+	ret = bench_command("cover-again", reply, sizeof(reply));
+	if (ret == -ENOENT) {
+		say("# coverage: note: the %s pass of %d has no optimized probe for one more",
+		    pass->kind, pass->size);
+		return 0;
+	}
+	CHECK(ret == 0, "cover-again: %s", strerror(-ret));
+	CHECK(sscanf(reply, "cover-again site=%d unregister_ns=%lld register_ns=%lld ret=%d",
+		     &site, &pass->again_unregister_ns,
+		     &pass->again_register_ns, &registered) == 4,
+	      "cover-again replied '%s'", reply);
+	CHECK(registered == 0, "registering site %d again: %s", site,
+	      strerror(-registered));
+	start = now_ms();
+	for (;;) {
+		STEP(bench_cover_state(&jumps, &changed, &hits, &missed,
+				       &now_optimized));
+		pass->again_done = now_optimized >= optimized;
+		if (pass->again_done ||
+		    now_ms() > start + BENCH_OPTIMIZER_WAIT_MS)
+			break;
+		usleep(10000);
+	}
+	pass->again_wait_ms = now_ms() - start;
+	if (!pass->again_done)
+		say("# coverage: note: one more probe after the %s pass of %d was not optimized after %d s",
+		    pass->kind, pass->size, BENCH_OPTIMIZER_WAIT_MS / 1000);
+	CHECK(read_writer_steps(&after) == 0, "cannot read %s", WRITER_STEPS);
+	writer_step_delta(&before, &after, "optimizer_begin", &begin_ns,
+			  &pass->again_passes);
+	writer_step_delta(&before, &after, "optimizer_finish", &finish_ns,
+			  &times);
+	writer_step_delta(&before, &after, "optimize",
+			  &pass->again_optimize_ns, &times);
+	pass->again_pass_ns = begin_ns + finish_ns;
 	return 0;
 }
 
@@ -1386,6 +1472,8 @@ static int bench_pass_unregister(struct bench_pass *pass)
 static int bench_coverage_pass(struct bench_pass *pass)
 {
 	STEP(bench_pass_register(pass));
+	if (pass->one_more && pass->optimizer_done)
+		STEP(bench_one_more(pass));
 	STEP(bench_pass_unregister(pass));
 	return bench_wait_restored(pass);
 }
@@ -1544,6 +1632,13 @@ static void bench_say_scale(const struct bench_pass *pass)
 	if (pass->steps[0])
 		say("# steps: size=%d kind=%s registered=%d %s", pass->size,
 		    pass->kind, pass->registered, pass->steps);
+	if (pass->again_register_ns)
+		say("# one-more: size=%d kind=%s optimized=%d unregister_ns=%lld register_ns=%lld wait_ms=%lld passes=%lu pass_ns=%lu optimize_ns=%lu done=%d",
+		    pass->size, pass->kind, pass->optimized,
+		    pass->again_unregister_ns, pass->again_register_ns,
+		    pass->again_wait_ms, pass->again_passes,
+		    pass->again_pass_ns, pass->again_optimize_ns,
+		    pass->again_done);
 }
 
 /*
@@ -1567,8 +1662,10 @@ static int bench_coverage(void)
 		if (size > resolved || i == (int)ARRAY_SIZE(bench_scale_sizes) - 1)
 			size = resolved;
 		kernel = (struct bench_pass){ .kind = "kprobe", .size = size };
-		ours = (struct bench_pass){ .kind = "okprobe", .size = size };
-		many = (struct bench_pass){ .kind = "okprobe-many", .size = size };
+		ours = (struct bench_pass){ .kind = "okprobe", .size = size,
+					    .one_more = 1 };
+		many = (struct bench_pass){ .kind = "okprobe-many",
+					    .size = size, .one_more = 1 };
 		if (bench_runs_kind(kernel.kind))
 			result = bench_coverage_pass(&kernel);
 		if (!result && bench_runs_kind(ours.kind))

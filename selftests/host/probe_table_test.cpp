@@ -359,6 +359,34 @@ TEST_F(ProbeTableTest, TheWriterClockTimesEveryStepOfARegistration)
 	EXPECT_EQ(times(WriterStep::unregister), 1u);
 }
 
+// make bench times one optimizer pass after each scale pass: both halves of
+// the pass are steps of their own, the jump writes within the second.
+TEST_F(ProbeTableTest, TheWriterClockTimesBothHalvesOfAnOptimizerPass)
+{
+	using okp::WriterStep;
+	const okp::WriterClock before = table.writer_clock();
+	auto times = [&](WriterStep step) {
+		return table.writer_clock().times[size_t(step)] - before.times[size_t(step)];
+	};
+	auto ns = [&](WriterStep step) { return table.writer_clock().ns[size_t(step)] - before.ns[size_t(step)]; };
+	okprobe &probe = probe_at(0x10);
+	ASSERT_EQ(add(probe), 0);
+	EXPECT_EQ(times(WriterStep::optimizer_begin), 0u) << "a registration is not the optimizer's";
+	run_optimizer();
+	ASSERT_EQ(jump_state(0x10), okp::JumpState::optimized);
+	EXPECT_EQ(times(WriterStep::optimizer_begin), 1u);
+	EXPECT_EQ(times(WriterStep::optimizer_finish), 1u);
+	EXPECT_EQ(times(WriterStep::optimize), 1u);
+	EXPECT_GT(ns(WriterStep::optimizer_finish), 0u);
+	EXPECT_GE(ns(WriterStep::optimizer_finish), ns(WriterStep::optimize))
+		<< "the jump writes lie within the finish";
+	EXPECT_EQ(okp::writer_step_name(WriterStep::optimizer_finish), std::string("optimizer_finish"));
+	EXPECT_EQ(table.optimizer_begin(), 0u) << "nothing staged, no pass";
+	EXPECT_EQ(times(WriterStep::optimizer_begin), 2u) << "an empty begin is timed too";
+	okprobe *batch[] = {&probe};
+	table.unregister_probes(batch, 1);
+}
+
 TEST_F(ProbeTableTest, TheSecondProbeAtAnAddressSharesTheSiteAndOutlivesTheFirst)
 {
 	okprobe &first = probe_at(2), &second = probe_at(2);

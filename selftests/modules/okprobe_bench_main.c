@@ -57,6 +57,11 @@
  *                 OKP_BENCH_TEXT_SIZE bytes around each; every site's when
  *                 no pass is registered: okptest's "text restored"), the
  *                 hits
+ *   cover-again   after an okprobe pass is optimized: unregister the first
+ *                 of its probes that is optimized (not through ftrace,
+ *                 the same site whatever N) and register it again, each
+ *                 timed; okptest then waits for the optimizer's one pass
+ *                 for it (make bench's "one more probe")
  *   uncover       unregister them all (unregister_kprobes() or
  *                 okprobe_unregister_many())
  *   sites-clear   forget the sites
@@ -68,6 +73,7 @@
  *   okprobe-pre calls=100000 ns=123456789 hits=100000 missed=0 bad=0 traps=1 jump=none
  *   cover okprobe sites=1000 registered=812 ns=1234567 moved=0 errors=-1:100,-16:88
  *   cover-state jumps=600 changed=812 hits=12345 missed=0 optimized=600
+ *   cover-again site=3 unregister_ns=123456 register_ns=123456 ret=0
  *   uncover okprobe unregistered=812 ns=123456
  *   ruler instructions=2000000 ns=2000093
  *
@@ -954,6 +960,49 @@ static int okp_bench_cover_state(void)
 	return 0;
 }
 
+/*
+ * One probe of an optimized okprobe pass out and in again, timed: the
+ * first site whose probe is optimized (not through ftrace), so that every
+ * N of the scale table measures the same site. The optimizer's pass for it
+ * is then the only one (okptest reads okprobe/writer_steps around it).
+ */
+static int okp_bench_cover_again(void)
+{
+	struct okp_bench_site *site;
+	struct okprobe *op;
+	u64 start, unregister_ns, register_ns;
+	int i;
+
+	if (okp_bench_cover_kind != OKP_BENCH_OKPROBE_PRE)
+		return -EINVAL;
+	for (i = 0; i < okp_bench_pass_count; i++) {
+		unsigned int flags = READ_ONCE(okp_bench_site_okprobes[i].flags);
+
+		if (!okp_bench_sites[i].ret && (flags & OKPROBE_FLAG_OPTIMIZED) &&
+		    !(flags & OKPROBE_FLAG_FTRACE))
+			break;
+	}
+	if (i == okp_bench_pass_count)
+		return -ENOENT;
+	site = &okp_bench_sites[i];
+	op = &okp_bench_site_okprobes[i];
+	start = ktime_get_ns();
+	okprobe_unregister(op);
+	unregister_ns = ktime_get_ns() - start;
+	memset(op, 0, sizeof(*op));
+	op->addr = (void *)site->address;
+	op->pre_handler = okp_bench_site_okprobe_pre;
+	start = ktime_get_ns();
+	site->ret = okprobe_register(op);
+	register_ns = ktime_get_ns() - start;
+	if (!site->ret)
+		site->probed = (unsigned long)op->addr;
+	snprintf(okp_bench_result, sizeof(okp_bench_result),
+		 "cover-again site=%d unregister_ns=%llu register_ns=%llu ret=%d\n",
+		 i, unregister_ns, register_ns, site->ret);
+	return 0;
+}
+
 static void okp_bench_uncover(void)
 {
 	void **registered = okp_bench_site_registered;
@@ -1048,6 +1097,8 @@ static ssize_t okp_bench_control_write(struct file *file,
 		ret = 0;
 	} else if (sysfs_streq(command, "cover-state")) {
 		ret = okp_bench_cover_state();
+	} else if (sysfs_streq(command, "cover-again")) {
+		ret = okp_bench_cover_again();
 	} else if (sysfs_streq(command, "uncover")) {
 		okp_bench_uncover();
 		ret = 0;

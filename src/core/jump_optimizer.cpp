@@ -159,6 +159,7 @@ void ProbeTable::free_retired_detours(uint64_t up_to_generation)
 
 uint64_t ProbeTable::optimizer_begin()
 {
+	const StepTimer timer(clock_, WriterStep::optimizer_begin);
 	write_pending_arms();
 	// Queued by update_all_sites: their detours now, published in this
 	// generation.
@@ -186,6 +187,7 @@ void ProbeTable::optimizer_finish(uint64_t generation)
 {
 	// A generation optimizer_begin returned (never 0).
 	OKP_ASSERT(generation != 0 && generation < generation_);
+	const StepTimer timer(clock_, WriterStep::optimizer_finish);
 	write_pending_arms();
 	// Every site ready since the grace period began, in one pass: one
 	// arch::optimize, one text synchronization (when memory is short,
