@@ -9,7 +9,8 @@ bool has_emulate_prefix(const uint8_t *bytes, size_t available)
 {
 	static constexpr uint8_t xen[emulate_prefix_length] = {0x0f, 0x0b, 'x', 'e', 'n'};
 	static constexpr uint8_t kvm[emulate_prefix_length] = {0x0f, 0x0b, 'k', 'v', 'm'};
-	if (available < emulate_prefix_length)
+	// Asked of every instruction a function decode meets: ud2 first.
+	if (available < emulate_prefix_length || bytes[0] != 0x0f || bytes[1] != 0x0b)
 		return false;
 	bool is_xen = true, is_kvm = true;
 	for (size_t i = 0; i < emulate_prefix_length; ++i) {
