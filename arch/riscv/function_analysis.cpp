@@ -30,6 +30,7 @@ bool is_padding(const uint8_t *bytes, size_t size)
 void FunctionAnalysis::clear()
 {
 	offsets_ = {};
+	instructions_ = {};
 	live_ = {};
 	flags_ = {};
 	targets_.reset();
@@ -50,11 +51,6 @@ void FunctionAnalysis::clear()
 	strict_ = false;
 }
 
-Instruction FunctionAnalysis::instruction(size_t index) const
-{
-	const size_t offset = offsets_[index];
-	return decode_instruction(function_.bytes + offset, decoded_size_ - offset);
-}
 
 long FunctionAnalysis::index_of(uint64_t address) const
 {
@@ -242,9 +238,10 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 	const size_t count = count_instructions(pieces, piece_count, &targets);
 	count_ = count;
 	offsets_ = OwnedArray<uint32_t>::make(count ? count : 1);
+	instructions_ = OwnedArray<Instruction>::make(count ? count : 1);
 	live_ = OwnedArray<RegisterSet>::make(count ? count : 1);
 	flags_ = OwnedArray<uint8_t>::make(count ? count : 1);
-	if (!offsets_ || !live_ || !flags_ || !targets_.reserve(targets)) {
+	if (!offsets_ || !instructions_ || !live_ || !flags_ || !targets_.reserve(targets)) {
 		clear();
 		problem_ = FunctionProblem::out_of_memory;
 		return false;
@@ -255,6 +252,7 @@ bool FunctionAnalysis::build(const CodeRange &function, const CodeRange *pieces,
 	for (size_t i = 0; i < count; ++i) {
 		const Instruction insn = decode_instruction(function.bytes + at, function.size - at);
 		offsets_[i] = uint32_t(at);
+		instructions_[i] = insn;
 		flags_[i] = 0;
 		if (has_direct_target(insn))
 			add_target(function.address + at + insn.immediate);

@@ -181,7 +181,9 @@ public:
 	// an instruction boundary of the decoded function.
 	long index_of(uint64_t address) const;
 	uint64_t address_of(size_t index) const { return function_.address + offsets_[index]; }
-	Instruction instruction(size_t index) const;
+	// Decoded once by build(): the liveness sweeps and the path walks
+	// read each instruction many times.
+	const Instruction &instruction(size_t index) const { return instructions_[index]; }
 
 	// Registers that may be read before being written on some path from
 	// the instruction (at index, or at address): live-in. Every register
@@ -262,6 +264,7 @@ private:
 	// Per instruction (at least one slot, so that an empty function
 	// still has its arrays).
 	OwnedArray<uint32_t> offsets_;
+	OwnedArray<Instruction> instructions_;
 	OwnedArray<RegisterSet> live_;
 	OwnedArray<uint8_t> flags_;
 	OwnedArray<Piece> pieces_;
