@@ -51,7 +51,6 @@ void FunctionAnalysis::clear()
 	strict_ = false;
 }
 
-
 long FunctionAnalysis::index_of(uint64_t address) const
 {
 	if (address < function_.address || address >= function_.address + decoded_size_)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "x86/instruction_decoder.hpp"
 
+#include "x86/plain_instructions.hpp"
 #include "x86/zydis_decode.hpp"
 
 namespace okp::x86 {
@@ -151,7 +152,11 @@ Boundary check_instruction_boundary(const uint8_t *function, size_t function_siz
 	size_t previous = 0;
 	unsigned previous_length = 0;
 	while (position < offset) {
-		const unsigned length = instruction_length(function + position, function_size - position);
+		const uint8_t *at = function + position;
+		const size_t left = function_size - position;
+		unsigned length = plain_instruction_length(at, left);
+		if (!length)
+			length = instruction_length(at, left);
 		if (length == 0)
 			return Boundary::undecodable;
 		if (function[position] == 0xcc && previous_length &&

@@ -2,6 +2,7 @@
 #include "x86/jump_optimization.hpp"
 
 #include "x86/instruction_decoder.hpp"
+#include "x86/plain_instructions.hpp"
 
 #include "core/sort.hpp"
 
@@ -73,6 +74,16 @@ bool FunctionMap::scan(const CodeRange &code, const Thunks &thunks, bool functio
 	for (size_t offset = 0; offset < code.size;) {
 		const uint64_t at = code.address + offset;
 		const size_t left = code.size - offset;
+		// Most instructions: only their length matters here.
+		if (const unsigned plain = plain_instruction_length(code.bytes + offset, left)) {
+			if (function) {
+				starts_[offset / 8] |= uint8_t(1u << (offset % 8));
+				previous = offset;
+				previous_length = plain;
+			}
+			offset += plain;
+			continue;
+		}
 		const Analysis a = analyze_instruction(
 			code.bytes + offset, left < max_instruction_length ? left : max_instruction_length, at, thunks);
 		if (a.length == 0 || a.refusal == Refusal::undecodable) {

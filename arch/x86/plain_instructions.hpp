@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0
+// The lengths of x86-64's plain instructions, read from their opcode and
+// ModRM bytes without Zydis: the fast path of the walks that decode a
+// whole function (FunctionMap, the instruction-boundary walk).
+//
+// A registration decodes its whole function (the boundary proof, then the
+// jump plan's branch targets), about 300 instructions on average over
+// make bench's sample, and under QEMU that decode was most of what
+// registering 10,000 probes cost. Most of a function is moves, arithmetic,
+// compares, pushes and pops: for them the walks need only the length, and
+// the length follows from a few opcode tables (three in four of Debian
+// 6.12's instructions; the rest are mostly jumps and calls, whose targets
+// the walks read through Zydis and the thunk rules). Anything else (a legacy
+// prefix, a branch, call, ret, int3, ud2, an opcode outside the tables, or
+// bytes that end early) is not plain: the walk asks Zydis, as before.
+//
+// selftests/host's kernel-bytes test checks the tables against Zydis at
+// every byte offset of a Debian kernel's text: wherever this says plain,
+// Zydis decodes the same length and an instruction that transfers no
+// control.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace okp::x86 {
+
+// The length of the plain instruction at bytes (within available bytes),
+// or 0 when it is not one of the plain instructions above.
+unsigned plain_instruction_length(const uint8_t *bytes, size_t available);
+
+} // namespace okp::x86
