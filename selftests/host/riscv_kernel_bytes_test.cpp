@@ -76,12 +76,14 @@ TEST(RiscvKernelBytes, EveryFunctionDecodesAndTheCensusAddsUp)
 	EXPECT_LE(census.undecodable_at.size(), 10u);
 	EXPECT_GT(census.instructions, 500000);
 	EXPECT_EQ(census.classes.count("illegal"), 0u) << "only padding fails to decode";
-	// The kernel is RVC: most of it is compressed, and every class shows.
+	// The kernel is RVC: much of it is compressed (over half of a stock
+	// kernel; 49 % of the debug kernel, whose KASAN checks are calls),
+	// and every class shows.
 	long compressed = 0;
 	for (const auto &[name, count] : census.operations)
 		if (name.rfind("c.", 0) == 0)
 			compressed += count;
-	EXPECT_GT(compressed * 2, census.instructions);
+	EXPECT_GT(compressed * 5, census.instructions * 2);
 	for (const char *kind : {"plain", "load", "store", "amo", "pc-relative", "direct jump", "indirect jump",
 				 "conditional branch", "system", "fence.i"})
 		EXPECT_GT(census.classes.count(kind) ? census.classes.at(kind) : 0, 0) << kind;
@@ -242,9 +244,21 @@ TEST(RiscvKernelBytes, TheTrapExitWindowReachesWhatCrashedAndNotTheWholeKernel)
 	}
 	// Callbacks handed to the stack walk run in the window too.
 	EXPECT_TRUE(names.count("save_return_addr"));
-	// The stops hold: the scheduler and printk stay probeable.
-	for (const char *name :
-	     {"__schedule", "console_unlock", "_printk", "kfree", "strscpy", "memchr_inv", "vfs_read"})
+	// The stops hold: printk and the VFS stay probeable.
+	for (const char *name : {"console_unlock", "_printk", "vfs_read"})
+		EXPECT_FALSE(names.count(name)) << name;
+	if (kernel->symbol("kasan_record_aux_stack_noalloc")) {
+		// KASAN (the debug kernel): __rcu_read_unlock's irq_work
+		// records its stack, and the stack depot may allocate pages
+		// (only when its caller lets it, an argument the walk cannot
+		// follow): the page allocator, reclaim and the scheduler are
+		// then reachable, and refused. About 1,050 functions.
+		EXPECT_TRUE(names.count("__schedule"));
+		EXPECT_LT(names.size(), 1500u);
+		return;
+	}
+	// Without KASAN the scheduler and the allocators stay probeable.
+	for (const char *name : {"__schedule", "kfree", "strscpy", "memchr_inv"})
 		EXPECT_FALSE(names.count(name)) << name;
 	EXPECT_LT(names.size(), 400u);
 }
