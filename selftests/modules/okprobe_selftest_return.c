@@ -893,7 +893,8 @@ static void okp_test_return_kernel_functions(void)
 	static const char *const symbols[] = { "kstrtoull", "kern_path" };
 	static struct okp_ret_probe probes[2];
 	struct okretprobe *both[] = { &probes[0].rp, &probes[1].rp };
-	long direct[OKP_RET_RECORDS], seen[OKP_RET_RECORDS];
+	/* Static, as probes: on the stack the frame passed 2 KB. */
+	static long direct[OKP_RET_RECORDS], seen[OKP_RET_RECORDS];
 	int count, i, numbers = ARRAY_SIZE(okp_ret_numbers), ret;
 	char why[200] = "", name[256];
 	const char *kernel = "not available", *placement = "hooked returns";
