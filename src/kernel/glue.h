@@ -37,6 +37,22 @@ unsigned long okp_ksyms_lookup(const char *name);
 /* Resolves and validates one more symbol; 0 when it is missing or invalid. */
 unsigned long okp_ksyms_resolve_optional(const char *name);
 
+/*
+ * src/kernel/kernel_services.c: what the name of the symbol holding an
+ * address says. padding: a __pfx_ or __cfi_ symbol, not code. dotted_base
+ * (looked up only when with_base is asked for): for foo.cold or
+ * foo.isra.0, foo's address (the kernel blacklist's rule), else 0. False
+ * when out of memory.
+ */
+struct okp_symbol_facts {
+	bool padding;
+	bool has_base; /* dotted_base is known */
+	unsigned long dotted_base;
+};
+
+bool okp_symbol_facts(unsigned long address, bool with_base,
+		      struct okp_symbol_facts *facts);
+
 int okp_blacklist_init(void);
 /* The arch's own refused ranges (arch/<arch>/probes_glue.c). */
 int okp_arch_blacklist(void);

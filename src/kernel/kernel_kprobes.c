@@ -260,25 +260,16 @@ static bool okp_kernel_listed(unsigned long address)
 const char *okp_glue_kernel_blacklisted(unsigned long address)
 {
 	static const char *const why = "the address is in the kernel's kprobe blacklist";
-	char *name, *cut;
-	unsigned long base;
+	struct okp_symbol_facts facts;
 
 	if (!okp_kprobe_blacklist)
 		return NULL;
 	if (okp_kernel_listed(address))
 		return why;
-	name = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
-	if (!name)
+	if (!okp_symbol_facts(address, true, &facts))
 		return NULL;
-	sprint_symbol_no_offset(name, address);
-	cut = strpbrk(name, ". ");
-	base = 0;
-	if (cut && *cut == '.') {
-		*cut = '\0';
-		base = okp_ksyms_lookup(name);
-	}
-	kfree(name);
-	return base && okp_kernel_listed(base) ? why : NULL;
+	return facts.dotted_base && okp_kernel_listed(facts.dotted_base) ?
+		       why : NULL;
 }
 
 static struct hlist_head *okp_claim_bucket(unsigned long start)

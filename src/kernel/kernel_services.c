@@ -161,20 +161,71 @@ int okp_glue_function_of(unsigned long address, unsigned long *start,
 	return 1;
 }
 
+/*
+ * A registration asks for a symbol's facts four times of the same address:
+ * padding and the kernel blacklist, in its proof and again in its recheck.
+ * Each answer is a kallsyms name lookup (12 us under QEMU). The last answer
+ * for core kernel text is kept: its symbols never change after boot (a
+ * module's may go with it). okp_symbol_facts_mutex is a leaf: only kallsyms
+ * runs under it.
+ */
+static DEFINE_MUTEX(okp_symbol_facts_mutex);
+static unsigned long okp_last_facts_address;
+static struct okp_symbol_facts okp_last_facts;
+
+static bool okp_read_symbol_facts(unsigned long address, bool with_base,
+				  struct okp_symbol_facts *facts)
+{
+	char *name = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+	char *cut;
+
+	if (!name)
+		return false;
+	sprint_symbol_no_offset(name, address);
+	facts->padding = str_has_prefix(name, "__pfx_") ||
+			 str_has_prefix(name, "__cfi_");
+	facts->dotted_base = 0;
+	cut = strpbrk(name, ". ");
+	/* Most names have no '.': their base (none) is known at once. */
+	facts->has_base = with_base || !cut || *cut != '.';
+	if (with_base && cut && *cut == '.') {
+		*cut = '\0';
+		facts->dotted_base = okp_ksyms_lookup(name);
+	}
+	kfree(name);
+	return true;
+}
+
+bool okp_symbol_facts(unsigned long address, bool with_base,
+		      struct okp_symbol_facts *facts)
+{
+	bool core = okp_call(core_kernel_text)(address);
+	bool read = true;
+
+	mutex_lock(&okp_symbol_facts_mutex);
+	if (core && address && address == okp_last_facts_address &&
+	    (okp_last_facts.has_base || !with_base)) {
+		*facts = okp_last_facts;
+	} else {
+		read = okp_read_symbol_facts(address, with_base, facts);
+		if (read && core) {
+			okp_last_facts_address = address;
+			okp_last_facts = *facts;
+		}
+	}
+	mutex_unlock(&okp_symbol_facts_mutex);
+	return read;
+}
+
 const char *okp_glue_padding_symbol(unsigned long address)
 {
 	static const char *const why =
 		"the address is padding before a function (a __pfx_ or __cfi_ symbol), not its code";
-	char *name = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
-	bool padding;
+	struct okp_symbol_facts facts;
 
-	if (!name)
+	if (!okp_symbol_facts(address, false, &facts))
 		return NULL;
-	sprint_symbol_no_offset(name, address);
-	padding = str_has_prefix(name, "__pfx_") ||
-		  str_has_prefix(name, "__cfi_");
-	kfree(name);
-	return padding ? why : NULL;
+	return facts.padding ? why : NULL;
 }
 
 enum okp_text_kind okp_glue_text_kind(unsigned long address)
