@@ -106,6 +106,9 @@ bool status_flags_dead(const uint8_t *function, size_t function_size, size_t off
 
 unsigned instruction_length(const uint8_t *bytes, size_t available)
 {
+	// Most instructions' lengths need no Zydis (plain_instructions.hpp).
+	if (const unsigned plain = plain_instruction_length(bytes, available))
+		return plain;
 	ZydisDecodedInstruction instruction;
 	return decode_instruction(bytes, available, &instruction) ? instruction.length : 0;
 }
@@ -152,11 +155,7 @@ Boundary check_instruction_boundary(const uint8_t *function, size_t function_siz
 	size_t previous = 0;
 	unsigned previous_length = 0;
 	while (position < offset) {
-		const uint8_t *at = function + position;
-		const size_t left = function_size - position;
-		unsigned length = plain_instruction_length(at, left);
-		if (!length)
-			length = instruction_length(at, left);
+		const unsigned length = instruction_length(function + position, function_size - position);
 		if (length == 0)
 			return Boundary::undecodable;
 		if (function[position] == 0xcc && previous_length &&

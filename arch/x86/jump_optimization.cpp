@@ -74,36 +74,37 @@ bool FunctionMap::scan(const CodeRange &code, const Thunks &thunks, bool functio
 	for (size_t offset = 0; offset < code.size;) {
 		const uint64_t at = code.address + offset;
 		const size_t left = code.size - offset;
-		// Most instructions: only their length matters here.
-		if (const unsigned plain = plain_instruction_length(code.bytes + offset, left)) {
-			if (function) {
-				starts_[offset / 8] |= uint8_t(1u << (offset % 8));
-				previous = offset;
-				previous_length = plain;
+		// Most instructions need no analysis here: their length is all.
+		const unsigned plain = plain_instruction_length(code.bytes + offset, left);
+		Analysis a;
+		if (!plain) {
+			a = analyze_instruction(code.bytes + offset,
+						left < max_instruction_length ? left : max_instruction_length, at,
+						thunks);
+			if (a.length == 0 || a.refusal == Refusal::undecodable) {
+				if (function)
+					undecodable_at_ = offset;
+				// int3 padding after the last instruction is not code.
+				bool padding = true;
+				for (size_t i = offset; i < code.size && padding; ++i)
+					padding = code.bytes[i] == 0xcc;
+				if (!padding)
+					refuse(OptimizationRefusal::function_undecodable, at);
+				break;
 			}
-			offset += plain;
-			continue;
 		}
-		const Analysis a = analyze_instruction(
-			code.bytes + offset, left < max_instruction_length ? left : max_instruction_length, at, thunks);
-		if (a.length == 0 || a.refusal == Refusal::undecodable) {
-			if (function)
-				undecodable_at_ = offset;
-			// int3 padding after the last instruction is not code.
-			bool padding = true;
-			for (size_t i = offset; i < code.size && padding; ++i)
-				padding = code.bytes[i] == 0xcc;
-			if (!padding)
-				refuse(OptimizationRefusal::function_undecodable, at);
-			break;
-		}
+		const unsigned length = plain ? plain : a.length;
 		if (function) {
 			starts_[offset / 8] |= uint8_t(1u << (offset % 8));
 			if (code.bytes[offset] == 0xcc && previous_length && foreign_breakpoint_at_ == none &&
 			    falls_through(code.bytes + previous, previous_length))
 				foreign_breakpoint_at_ = offset;
 			previous = offset;
-			previous_length = a.length;
+			previous_length = length;
+		}
+		if (plain) {
+			offset += plain;
+			continue;
 		}
 		if (a.transfer == Transfer::jump_register)
 			refuse(OptimizationRefusal::indirect_jump, at);
