@@ -56,6 +56,7 @@ void resolve_thunks()
 	for (size_t v = 0; v < indirect_jump_thunk_variant_count; ++v)
 		for (int reg = 0; reg < 16; ++reg)
 			probe_pools.thunks.indirect_jump_thunk_variants[v][reg] = lookup_variant(v, reg);
+	bound_thunks(probe_pools.thunks);
 	okp_detour_percpu percpu = {};
 	okp_glue_detour_percpu(&percpu);
 	DetourCall &call = probe_pools.detour_call;

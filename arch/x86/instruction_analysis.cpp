@@ -7,6 +7,7 @@
 #include "x86/instruction_analysis.hpp"
 
 #include "x86/instruction_decoder.hpp"
+#include "x86/plain_instructions.hpp"
 #include "x86/zydis_decode.hpp"
 
 namespace okp::x86 {
@@ -39,9 +40,16 @@ Analysis flag_instruction(uint8_t length, FlagOperation operation)
 	return analysis;
 }
 
+bool may_be_thunk(const Thunks &thunks, uint64_t target)
+{
+	return target >= thunks.lowest && target <= thunks.highest;
+}
+
 // Register number (0-15) of a thunk at target, or -1.
 int indirect_thunk_register(const Thunks &thunks, uint64_t target)
 {
+	if (!may_be_thunk(thunks, target))
+		return -1;
 	for (int reg = 0; reg < 16; ++reg)
 		if (thunks.indirect_thunk[reg] != 0 && thunks.indirect_thunk[reg] == target)
 			return reg;
@@ -51,6 +59,8 @@ int indirect_thunk_register(const Thunks &thunks, uint64_t target)
 // Register number (0-15) of a jump-only thunk variant at target, or -1.
 int indirect_jump_thunk_register(const Thunks &thunks, uint64_t target)
 {
+	if (!may_be_thunk(thunks, target))
+		return -1;
 	for (const auto &variant : thunks.indirect_jump_thunk_variants)
 		for (int reg = 0; reg < 16; ++reg)
 			if (variant[reg] != 0 && variant[reg] == target)
@@ -74,6 +84,34 @@ void set_jump_target(Analysis &analysis, const Thunks &thunks, uint64_t target)
 		analysis.transfer = Transfer::jump;
 		analysis.target = target;
 	}
+}
+
+// A relative jmp or call to target (64-bit operand): a call into an
+// indirect thunk calls through its register.
+Analysis relative_jump_or_call(uint8_t length, bool is_call, uint64_t target, const Thunks &thunks)
+{
+	Analysis analysis = emulated(length);
+	analysis.relative_branch = true;
+	if (is_call) {
+		const int reg = indirect_thunk_register(thunks, target);
+		analysis.transfer = reg >= 0 ? Transfer::call_register : Transfer::call;
+		analysis.reg = reg >= 0 ? static_cast<uint8_t>(reg) : 0;
+		analysis.target = reg >= 0 ? 0 : target;
+	} else {
+		set_jump_target(analysis, thunks, target);
+	}
+	return analysis;
+}
+
+// A jcc to target: emulated on the flags' condition.
+Analysis conditional_jump(uint8_t length, uint8_t condition_code, uint64_t target, const Thunks &thunks)
+{
+	Analysis analysis = emulated(length);
+	analysis.relative_branch = true;
+	analysis.condition = Condition::flags;
+	analysis.condition_code = condition_code;
+	set_jump_target(analysis, thunks, target);
+	return analysis;
 }
 
 // ret, ret imm16 (near only): emulated, popping imm16 more bytes.
@@ -100,21 +138,10 @@ Analysis analyze_jump_or_call(const ZydisDecodedInstruction &insn, uint64_t next
 	const bool legacy_map = insn.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT;
 	const bool has_modrm = insn.attributes & ZYDIS_ATTRIB_HAS_MODRM;
 	const bool is_call = insn.mnemonic == ZYDIS_MNEMONIC_CALL;
-	Analysis analysis = emulated(length);
 	if (insn.raw.imm[0].is_relative) {
 		if (insn.operand_width != 64)
 			return refused(Refusal::unsupported_prefix, length);
-		analysis.relative_branch = true;
-		const uint64_t target = next + insn.raw.imm[0].value.s;
-		if (is_call) {
-			const int reg = indirect_thunk_register(thunks, target);
-			analysis.transfer = reg >= 0 ? Transfer::call_register : Transfer::call;
-			analysis.reg = reg >= 0 ? static_cast<uint8_t>(reg) : 0;
-			analysis.target = reg >= 0 ? 0 : target;
-		} else {
-			set_jump_target(analysis, thunks, target);
-		}
-		return analysis;
+		return relative_jump_or_call(length, is_call, next + insn.raw.imm[0].value.s, thunks);
 	}
 	// ff /2 call, ff /3 call far, ff /4 jmp, ff /5 jmp far
 	if (!(legacy_map && insn.opcode == 0xff && has_modrm))
@@ -128,6 +155,7 @@ Analysis analyze_jump_or_call(const ZydisDecodedInstruction &insn, uint64_t next
 		through_memory.transfer = is_call ? Transfer::call_register : Transfer::jump_register;
 		return through_memory;
 	}
+	Analysis analysis = emulated(length);
 	analysis.transfer = is_call ? Transfer::call_register : Transfer::jump_register;
 	analysis.reg = static_cast<uint8_t>(insn.raw.modrm.rm | (insn.raw.rex.B << 3));
 	return analysis;
@@ -138,12 +166,7 @@ Analysis analyze_conditional_jump(const ZydisDecodedInstruction &insn, uint64_t 
 {
 	if (insn.operand_width != 64)
 		return refused(Refusal::unsupported_prefix, insn.length);
-	Analysis analysis = emulated(insn.length);
-	analysis.relative_branch = true;
-	analysis.condition = Condition::flags;
-	analysis.condition_code = insn.opcode & 0x0f;
-	set_jump_target(analysis, thunks, next + insn.raw.imm[0].value.s);
-	return analysis;
+	return conditional_jump(insn.length, insn.opcode & 0x0f, next + insn.raw.imm[0].value.s, thunks);
 }
 
 // loop, loope, loopne, jrcxz: emulated on rcx (and the flags).
@@ -280,7 +303,47 @@ Analysis analyze_decoded(const ZydisDecodedInstruction &insn, uint64_t address, 
 
 } // namespace
 
+void bound_thunks(Thunks &thunks)
+{
+	uint64_t lowest = ~uint64_t(0), highest = 0;
+	const auto include = [&](uint64_t address) {
+		if (!address)
+			return;
+		lowest = address < lowest ? address : lowest;
+		highest = address > highest ? address : highest;
+	};
+	include(thunks.return_thunk);
+	for (const uint64_t address : thunks.indirect_thunk)
+		include(address);
+	for (const uint64_t address : thunks.return_thunk_variants)
+		include(address);
+	for (const auto &variant : thunks.indirect_jump_thunk_variants)
+		for (const uint64_t address : variant)
+			include(address);
+	thunks.lowest = lowest;
+	thunks.highest = highest;
+}
+
 Analysis analyze_instruction(const uint8_t *bytes, size_t available, uint64_t address, const Thunks &thunks)
+{
+	// A fifth of a function's instructions, four in five of those Zydis
+	// would decode: the opcode says all (plain_instructions.hpp).
+	const PlainBranch branch = plain_relative_branch(bytes, available);
+	const uint64_t next = address + branch.length;
+	switch (branch.kind) {
+	case PlainBranch::Kind::none:
+		break;
+	case PlainBranch::Kind::jump:
+	case PlainBranch::Kind::call:
+		return relative_jump_or_call(branch.length, branch.kind == PlainBranch::Kind::call,
+					     next + branch.displacement, thunks);
+	case PlainBranch::Kind::conditional_jump:
+		return conditional_jump(branch.length, branch.condition_code, next + branch.displacement, thunks);
+	}
+	return analyze_instruction_by_zydis(bytes, available, address, thunks);
+}
+
+Analysis analyze_instruction_by_zydis(const uint8_t *bytes, size_t available, uint64_t address, const Thunks &thunks)
 {
 	ZydisDecodedInstruction insn;
 	if (!decode_instruction(bytes, available, &insn))

@@ -220,4 +220,42 @@ unsigned plain_instruction_length(const uint8_t *bytes, size_t available)
 	return at <= available ? at : 0;
 }
 
+PlainBranch plain_relative_branch(const uint8_t *bytes, size_t available)
+{
+	PlainBranch branch;
+	if (available < 2)
+		return branch;
+	const uint8_t opcode = bytes[0];
+	unsigned displacement_size = 0;
+	if (opcode >= 0x70 && opcode <= 0x7f) {
+		branch.kind = PlainBranch::Kind::conditional_jump;
+		branch.condition_code = opcode & 0x0f;
+		displacement_size = 1;
+	} else if (opcode == 0xeb) {
+		branch.kind = PlainBranch::Kind::jump;
+		displacement_size = 1;
+	} else if (opcode == 0xe9 || opcode == 0xe8) {
+		branch.kind = opcode == 0xe8 ? PlainBranch::Kind::call : PlainBranch::Kind::jump;
+		displacement_size = 4;
+	} else if (opcode == 0x0f && (bytes[1] & 0xf0) == 0x80) {
+		branch.kind = PlainBranch::Kind::conditional_jump;
+		branch.condition_code = bytes[1] & 0x0f;
+		displacement_size = 4;
+	} else {
+		return branch;
+	}
+	const unsigned at = opcode == 0x0f ? 2 : 1;
+	if (at + displacement_size > available)
+		return PlainBranch{};
+	branch.length = static_cast<uint8_t>(at + displacement_size);
+	if (displacement_size == 1) {
+		branch.displacement = static_cast<int8_t>(bytes[at]);
+	} else {
+		uint32_t raw;
+		__builtin_memcpy(&raw, bytes + at, sizeof(raw));
+		branch.displacement = static_cast<int32_t>(raw);
+	}
+	return branch;
+}
+
 } // namespace okp::x86

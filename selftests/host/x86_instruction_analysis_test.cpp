@@ -145,6 +145,34 @@ TEST(X86Analysis, ThunkJumpsAreReturnsAndIndirectBranches)
 	EXPECT_EQ(jmp_rax.reg, 0);
 }
 
+// bound_thunks only lets the lookups skip targets no thunk can be at: every
+// answer stays as without bounds, at the thunks, beside them and far away.
+TEST(X86Analysis, BoundedThunksGiveTheSameAnswers)
+{
+	Thunks bounded = kernel_thunks();
+	bound_thunks(bounded);
+	EXPECT_EQ(bounded.lowest, return_thunk);
+	EXPECT_EQ(bounded.highest, thunk_base + 0x20 * 15);
+	const std::vector<uint64_t> targets = {return_thunk - 1, return_thunk, thunk_base, thunk_base + 0x20 * 3,
+					       thunk_base + 0x20 * 15, thunk_base + 0x20 * 15 + 1, at + 0x40,
+					       at - 0x1000};
+	for (const uint64_t target : targets)
+		for (const std::vector<uint8_t> &opcode :
+		     std::vector<std::vector<uint8_t>>{{0xe9}, {0xe8}, {0x0f, 0x85}, {0x2e, 0xe8}}) {
+			const std::vector<uint8_t> bytes = rel32_insn(opcode, target);
+			const Analysis plain = analyze(bytes);
+			const Analysis fast = analyze_instruction(bytes.data(), bytes.size(), at, bounded);
+			EXPECT_EQ(fast.transfer, plain.transfer) << std::hex << target;
+			EXPECT_EQ(fast.reg, plain.reg) << std::hex << target;
+			EXPECT_EQ(fast.target, plain.target) << std::hex << target;
+		}
+	// No thunks at all: nothing is one.
+	Thunks none;
+	bound_thunks(none);
+	const std::vector<uint8_t> jump = rel32_insn({0xe9}, at + 0x40);
+	EXPECT_EQ(analyze_instruction(jump.data(), jump.size(), at, none).transfer, Transfer::jump);
+}
+
 TEST(X86Analysis, ReturnsAndRegisterIndirectBranches)
 {
 	EXPECT_EQ(analyze({0xc3}).transfer, Transfer::ret);

@@ -87,29 +87,6 @@ struct Census {
 	std::vector<std::string> undecodable_at;
 };
 
-// The kernel's thunks, as the module resolves them at run time.
-Thunks kernel_thunks(const Kernel &kernel)
-{
-	Thunks thunks;
-	thunks.return_thunk = kernel.by_name.at(return_thunk_symbol);
-	for (int reg = 0; reg < 16; ++reg) {
-		const char *name = indirect_thunk_symbols[reg];
-		const auto it = name ? kernel.by_name.find(name) : kernel.by_name.end();
-		thunks.indirect_thunk[reg] = it == kernel.by_name.end() ? 0 : it->second;
-		for (size_t v = 0; name && v < indirect_jump_thunk_variant_count; ++v) {
-			const std::string variant = std::string(indirect_jump_thunk_prefixes[v]) +
-						    (name + sizeof(indirect_thunk_prefix) - 1);
-			const auto found = kernel.by_name.find(variant);
-			thunks.indirect_jump_thunk_variants[v][reg] = found == kernel.by_name.end() ? 0 : found->second;
-		}
-	}
-	for (size_t i = 0; i < return_thunk_variant_count; ++i) {
-		const auto it = kernel.by_name.find(return_thunk_variant_symbols[i]);
-		thunks.return_thunk_variants[i] = it == kernel.by_name.end() ? 0 : it->second;
-	}
-	return thunks;
-}
-
 Census take_census(const Kernel &kernel)
 {
 	const Thunks thunks = kernel_thunks(kernel);

@@ -8,6 +8,8 @@
 // Shared by the kernel-bytes tests and the benchmark's site sampler.
 #pragma once
 
+#include "x86/instruction_analysis.hpp"
+
 #include <stdint.h>
 
 #include <map>
@@ -57,5 +59,9 @@ bool load_kernel_image(const char *vmlinux_path, const char *kallsyms_path, Kern
 // and ftrace patched them at boot. Returns how many bytes differ from the
 // image's, or -1 when the file does not fit the text.
 long overlay_runtime_text(const char *path, KernelImage &kernel);
+
+// The kernel's branch thunks by name, bounded, as the module resolves them
+// at run time (arch/x86/breakpoints.cpp).
+okp::x86::Thunks kernel_thunks(const KernelImage &kernel);
 
 } // namespace okp::host

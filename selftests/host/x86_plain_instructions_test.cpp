@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 // The plain-instruction lengths (arch/x86/plain_instructions.hpp) on
 // hand-picked encodings: each form's length, the prefixes and opcodes that
-// are left to Zydis, and bytes that end early. The kernel-bytes tests
-// compare them with Zydis over a whole kernel.
+// are left to Zydis, and bytes that end early; the plain branches' kinds
+// and displacements. The kernel-bytes tests compare them with Zydis over a
+// whole kernel.
 #include "x86/plain_instructions.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,8 @@
 namespace {
 
 using okp::x86::plain_instruction_length;
+using okp::x86::plain_relative_branch;
+using okp::x86::PlainBranch;
 
 unsigned length_of(std::vector<uint8_t> bytes)
 {
@@ -91,6 +94,64 @@ TEST(PlainInstructions, BytesThatEndEarlyAreNotAnInstruction)
 	EXPECT_EQ(length_of({0x48, 0xb8, 1, 2, 3, 4}), 0u);
 	EXPECT_EQ(length_of({0x0f}), 0u);
 	EXPECT_EQ(length_of({0x83, 0xc0}), 0u);
+}
+
+PlainBranch branch_of(std::vector<uint8_t> bytes)
+{
+	return plain_relative_branch(bytes.data(), bytes.size());
+}
+
+TEST(PlainInstructions, RelativeBranchesHaveKindLengthAndDisplacement)
+{
+	using Kind = PlainBranch::Kind;
+	PlainBranch b = branch_of({0x74, 0x10}); // je .+0x12
+	EXPECT_EQ(b.kind, Kind::conditional_jump);
+	EXPECT_EQ(b.length, 2u);
+	EXPECT_EQ(b.condition_code, 4u);
+	EXPECT_EQ(b.displacement, 0x10);
+	b = branch_of({0x7f, 0xfe}); // jg . (back to itself)
+	EXPECT_EQ(b.kind, Kind::conditional_jump);
+	EXPECT_EQ(b.condition_code, 0xfu);
+	EXPECT_EQ(b.displacement, -2);
+	b = branch_of({0x0f, 0x85, 0x00, 0x01, 0x00, 0x00}); // jne rel32
+	EXPECT_EQ(b.kind, Kind::conditional_jump);
+	EXPECT_EQ(b.length, 6u);
+	EXPECT_EQ(b.condition_code, 5u);
+	EXPECT_EQ(b.displacement, 0x100);
+	b = branch_of({0xeb, 0x80}); // jmp rel8, the farthest back
+	EXPECT_EQ(b.kind, Kind::jump);
+	EXPECT_EQ(b.length, 2u);
+	EXPECT_EQ(b.displacement, -128);
+	b = branch_of({0xe9, 0xfb, 0xff, 0xff, 0xff}); // jmp rel32 to itself
+	EXPECT_EQ(b.kind, Kind::jump);
+	EXPECT_EQ(b.length, 5u);
+	EXPECT_EQ(b.displacement, -5);
+	b = branch_of({0xe8, 0x00, 0x00, 0x00, 0x80}); // call, the farthest back
+	EXPECT_EQ(b.kind, Kind::call);
+	EXPECT_EQ(b.displacement, INT32_MIN);
+}
+
+TEST(PlainInstructions, PrefixedOrShortBranchesAreLeftToZydis)
+{
+	using Kind = PlainBranch::Kind;
+	for (std::vector<uint8_t> other :
+	     std::vector<std::vector<uint8_t>>{{0x66, 0xe9, 0, 0},	 // jmp rel16 (operand size)
+					       {0x48, 0xe8, 0, 0, 0, 0}, // REX.W call
+					       {0x2e, 0x74, 0},		 // branch hint
+					       {0xf2, 0xe9, 0, 0, 0, 0}, // bnd jmp
+					       {0xe3, 0},		 // jrcxz
+					       {0xe2, 0},		 // loop
+					       {0xc3},			 // ret
+					       {0xff, 0xe0},		 // jmp *%rax
+					       {0x0f, 0x1f, 0x44, 0, 0}, // nopl
+					       {0x0f, 0x90, 0xc0},	 // seto
+					       {0xc7, 0xf8, 0, 0, 0, 0}, // xbegin
+					       {0x74},			 // je, its displacement missing
+					       {0xe9, 0, 0, 0},		 // jmp rel32, a byte short
+					       {0x0f, 0x84, 0, 0, 0},	 // je rel32, a byte short
+					       {0x0f},
+					       {}})
+		EXPECT_EQ(branch_of(other).kind, Kind::none) << other.size();
 }
 
 } // namespace
