@@ -153,9 +153,9 @@ TEST(X86Analysis, BoundedThunksGiveTheSameAnswers)
 	bound_thunks(bounded);
 	EXPECT_EQ(bounded.lowest, return_thunk);
 	EXPECT_EQ(bounded.highest, thunk_base + 0x20 * 15);
-	const std::vector<uint64_t> targets = {return_thunk - 1, return_thunk, thunk_base, thunk_base + 0x20 * 3,
-					       thunk_base + 0x20 * 15, thunk_base + 0x20 * 15 + 1, at + 0x40,
-					       at - 0x1000};
+	const std::vector<uint64_t> targets = {
+		return_thunk - 1,	    return_thunk, thunk_base, thunk_base + 0x20 * 3, thunk_base + 0x20 * 15,
+		thunk_base + 0x20 * 15 + 1, at + 0x40,	  at - 0x1000};
 	for (const uint64_t target : targets)
 		for (const std::vector<uint8_t> &opcode :
 		     std::vector<std::vector<uint8_t>>{{0xe9}, {0xe8}, {0x0f, 0x85}, {0x2e, 0xe8}}) {
