@@ -28,12 +28,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <sched.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -937,6 +939,7 @@ OKPTEST(okprobe, return_probe, test_return_probe, SHORT, "the sample client's re
 OKPTEST(okprobe, probe_events, test_probe_events, SHORT, "okprobe_events: events defined from the shell on ksys_read (arguments, $comm, $retval) count a child's reads as the kernel's kprobe event does; filter, hist trigger, profile; removal refused while enabled; bad lines get their errno and an error_log caret; > removes all")
 OKPTEST(okprobe, probe_events_trace_cmd, test_probe_events_trace_cmd, SHORT, "okprobe_events with trace-cmd: record -e okptest_tc:read with a filter over 100 reads, report prints each with its count and comm")
 OKPTEST(okprobe, probe_events_perf, test_probe_events_perf, SHORT, "okprobe_events with perf: perf_event_open of the event as a tracepoint counts okptest's 100 reads, and samples them with their raw records")
+OKPTEST(okprobe, probe_events_bpf, test_probe_events_bpf, SHORT, "okprobe_events with BPF: a tracepoint program attached as libbpf does (perf event on CPU 0, PERF_EVENT_IOC_SET_BPF) counts okptest's 100 reads on the other CPU and sums their count field; a kprobe program refused; the event and okprobe stay while it is attached")
 OKPTEST(okprobe, probe_events_storm, test_probe_events_storm, LONG, "a storm of okprobe_events events on hot and syscall-path kernel functions: defined with documented refusals, enabled at once under load, hit, removed with >")
 OKPTEST(okprobe, probe_events_like_kernel, test_probe_events_like_kernel, SHORT, "okprobe_events against kprobe_events: the same lines read back alike with the same format fields; bad lines get the same errno and error_log entry")
 OKPTEST(okprobe, int3_path_notifier, test_int3_path_notifier, SHORT, "x86: a breakpoint in hw_breakpoint_exceptions_notify, a die notifier every int3 runs, is hit by user-mode int3s and taken (it used to re-enter the trap forever)")
@@ -1044,8 +1047,8 @@ static const char *const return_tests[] = {
 /* okptest=events: okprobe_events' tests, for working on them. */
 static const char *const events_tests[] = {
 	"load", "unload", "probe_events", "probe_events_trace_cmd",
-	"probe_events_perf", "probe_events_storm", "probe_events_like_kernel",
-	"kernel_log_clean",
+	"probe_events_perf", "probe_events_bpf", "probe_events_storm",
+	"probe_events_like_kernel", "kernel_log_clean",
 };
 
 /*
@@ -1061,8 +1064,8 @@ static const char *const essentials_tests[] = {
 	"load", "debugfs_blacklist", "sample_client", "unload",
 	"syscall_probe_under_load",
 	"enable_disable_switches", "unload_while_optimized", "counter_probe",
-	"entry_probe", "return_probe", "probe_events", "kprobe_events",
-	"coexist_in_kernel", "context_in_kernel", "module_gone", "scale",
+	"entry_probe", "return_probe", "probe_events", "probe_events_bpf",
+	"kprobe_events", "coexist_in_kernel", "context_in_kernel", "module_gone", "scale",
 	"kernel_log_clean",
 };
 

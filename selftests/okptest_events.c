@@ -882,6 +882,214 @@ static int test_probe_events_perf(void)
 	return events_test(probe_events_perf_steps, NULL);
 }
 
+/*
+ * BPF on an okprobe_events event, as libbpf attaches a SEC("tracepoint")
+ * program: perf_event_open() of the event's id on CPU 0 for every task,
+ * PERF_EVENT_IOC_SET_BPF of a BPF_PROG_TYPE_TRACEPOINT program. The
+ * program (raw instructions: okptest links no libbpf) counts okptest's own
+ * hits and sums their count field, read from its context at the format
+ * file's offset, in an array map. okptest reads on the other CPU, where no
+ * perf event of it is open: the program must still run. A kprobe-type
+ * program is refused (EINVAL), as on any tracepoint; the event cannot be
+ * removed, nor okprobe unloaded, while the program is attached.
+ */
+#define BPF_EVENT_DIR TRACING "/events/okptest_bpf/read"
+#define BPF_READS 100
+
+static int okptest_bpf(int command, union bpf_attr *attr)
+{
+	return syscall(SYS_bpf, command, attr, sizeof(*attr));
+}
+
+/* The program above, for map and okptest's tgid, count at offset. */
+static int bpf_counting_program(int map, int offset, char *log, size_t size)
+{
+	const struct bpf_insn program[] = {
+		{BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0},
+		{BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_current_pid_tgid},
+		{BPF_ALU64 | BPF_RSH | BPF_K, 0, 0, 0, 32},
+		{BPF_JMP | BPF_JNE | BPF_K, 0, 0, 11, getpid()},
+		{BPF_LDX | BPF_MEM | BPF_DW, 7, 6, (short)offset, 0},
+		{BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
+		{BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
+		{BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
+		{BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map},
+		{0, 0, 0, 0, 0},
+		{BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
+		{BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3, 0},
+		{BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0, 1},
+		{BPF_STX | BPF_ATOMIC | BPF_DW, 0, 1, 0, BPF_ADD},
+		{BPF_STX | BPF_ATOMIC | BPF_DW, 0, 7, 8, BPF_ADD},
+		{BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+	};
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
+	attr.insns = (uintptr_t)program;
+	attr.insn_cnt = ARRAY_SIZE(program);
+	attr.license = (uintptr_t)"GPL";
+	attr.log_buf = (uintptr_t)log;
+	attr.log_size = size;
+	attr.log_level = 1;
+	return okptest_bpf(BPF_PROG_LOAD, &attr);
+}
+
+/* "r0 = 0; exit" of type; its fd or -1. */
+static int bpf_empty_program(int type)
+{
+	const struct bpf_insn program[] = {
+		{BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+	};
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = type;
+	attr.insns = (uintptr_t)program;
+	attr.insn_cnt = 2;
+	attr.license = (uintptr_t)"GPL";
+	return okptest_bpf(BPF_PROG_LOAD, &attr);
+}
+
+/* Open while the steps run, closed after them whatever happened. */
+static int bpf_map_fd = -1, bpf_prog_fd = -1, bpf_perf_fd = -1;
+
+static void bpf_close_all(void)
+{
+	int *fds[] = {&bpf_perf_fd, &bpf_prog_fd, &bpf_map_fd};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fds); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/* okptest to cpu (-1: every CPU again). */
+static void run_on_cpu(int cpu)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (cpu < 0 || i == cpu)
+			CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int probe_events_bpf_attached(void)
+{
+	struct perf_event_attr attr;
+	union bpf_attr map_attr;
+	unsigned long long values[2] = {0, 0};
+	unsigned int key = 0;
+	static char log[1 << 16];
+	char text[32];
+	int offset, kprobe_program, ret;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(&map_attr, 0, sizeof(map_attr));
+	map_attr.map_type = BPF_MAP_TYPE_ARRAY;
+	map_attr.key_size = sizeof(key);
+	map_attr.value_size = sizeof(values);
+	map_attr.max_entries = 1;
+	bpf_map_fd = okptest_bpf(BPF_MAP_CREATE, &map_attr);
+	if (bpf_map_fd < 0)
+		return skip("this kernel has no BPF maps (CONFIG_BPF_SYSCALL)");
+	offset = field_offset(BPF_EVENT_DIR "/format", " count;");
+	CHECK(offset > 0, "no count field in okptest_bpf/read's format");
+	bpf_prog_fd = bpf_counting_program(bpf_map_fd, offset, log, sizeof(log));
+	if (bpf_prog_fd < 0 && errno == EINVAL && !log[0])
+		return skip("this kernel takes no tracepoint programs (CONFIG_BPF_EVENTS)");
+	CHECK(bpf_prog_fd >= 0, "loading the counting program: %s; %s",
+	      strerror(errno), log);
+	CHECK(read_file(BPF_EVENT_DIR "/id", text, sizeof(text)) == 0,
+	      "no id file for okptest_bpf/read");
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = atol(text);
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_RAW;
+	/* As libbpf: every task, CPU 0. */
+	bpf_perf_fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+	CHECK(bpf_perf_fd >= 0, "perf_event_open(okptest_bpf:read, CPU 0): %s",
+	      strerror(errno));
+	/* A tracepoint takes tracepoint programs only, as the kernel's. */
+	kprobe_program = bpf_empty_program(BPF_PROG_TYPE_KPROBE);
+	CHECK(kprobe_program >= 0, "loading an empty kprobe program: %s",
+	      strerror(errno));
+	ret = ioctl(bpf_perf_fd, PERF_EVENT_IOC_SET_BPF, kprobe_program);
+	close(kprobe_program);
+	CHECK(ret < 0 && errno == EINVAL,
+	      "a kprobe program on the event: %d (%s), not EINVAL", ret,
+	      strerror(errno));
+	CHECK(ioctl(bpf_perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_prog_fd) == 0,
+	      "PERF_EVENT_IOC_SET_BPF: %s", strerror(errno));
+	CHECK(ioctl(bpf_perf_fd, PERF_EVENT_IOC_ENABLE, 0) == 0,
+	      "enabling the perf event: %s", strerror(errno));
+	/* The program runs where no perf event of the event is open. */
+	run_on_cpu(cpus > 1 ? 1 : 0);
+	read_sized(BPF_READS);
+	run_on_cpu(-1);
+	memset(&map_attr, 0, sizeof(map_attr));
+	map_attr.map_fd = bpf_map_fd;
+	map_attr.key = (uintptr_t)&key;
+	map_attr.value = (uintptr_t)values;
+	CHECK(okptest_bpf(BPF_MAP_LOOKUP_ELEM, &map_attr) == 0,
+	      "reading the program's map: %s", strerror(errno));
+	say("# the BPF program counted %llu of okptest's %d reads on CPU %ld, count sum %llu",
+	    values[0], BPF_READS, cpus > 1 ? 1L : 0L, values[1]);
+	CHECK(values[0] == BPF_READS &&
+	      values[1] == (unsigned long long)BPF_READS * TRACE_CMD_READ_SIZE,
+	      "the program counted %llu reads summing %llu, not %d summing %d",
+	      values[0], values[1], BPF_READS, BPF_READS * TRACE_CMD_READ_SIZE);
+	/* Attached: the event stays, and okprobe with it. */
+	ret = write_file(OKPROBE_EVENTS, "-:okptest_bpf/read");
+	CHECK(ret == -EBUSY, "removing okptest_bpf/read under a BPF program: %s",
+	      strerror(-ret));
+	ret = unload_module("okprobe");
+	CHECK(ret != 0, "okprobe unloaded under a BPF program");
+	return 0;
+}
+
+static int probe_events_bpf_steps(void)
+{
+	char text[32];
+	int ret;
+
+	STEP(load_okprobe(default_params));
+	if (!exists(OKPROBE_EVENTS)) {
+		STEP(unload_okprobe());
+		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
+	}
+	ret = write_file(OKPROBE_EVENTS,
+			 "p:okptest_bpf/read ksys_read count=$arg3:u64");
+	CHECK(ret == 0, "defining okptest_bpf/read: %s", strerror(-ret));
+	if (read_file(BPF_EVENT_DIR "/id", text, sizeof(text)))
+		ret = skip("this kernel has no perf events (CONFIG_PERF_EVENTS)");
+	else
+		ret = probe_events_bpf_attached();
+	bpf_close_all();
+	if (ret && ret != RESULT_SKIP)
+		return ret;
+	/* Detached: removed as any event. */
+	CHECK(write_file(OKPROBE_EVENTS, "-:okptest_bpf/read") == 0,
+	      "removing okptest_bpf/read once BPF let go");
+	STEP(unload_okprobe());
+	return ret;
+}
+
+static int test_probe_events_bpf(void)
+{
+	return events_test(probe_events_bpf_steps, NULL);
+}
+
 /* Whether return_under_tracer() left a tracer on (a failure). */
 static int return_tracer_started;
 

@@ -16,6 +16,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/trace_events.h>
+#include <linux/tracepoint.h>
 #include <linux/types.h>
 #include <okprobe.h>
 
@@ -50,6 +51,12 @@ struct okp_trace_event {
 	struct okp_event_definition *definition;
 	char group[64];
 	char name[64];
+	/*
+	 * What makes the event a tracepoint to perf and BPF (call.tp, with
+	 * TRACE_EVENT_FL_TRACEPOINT): only its name is read; nothing is
+	 * registered on it (okp_event_add_call()).
+	 */
+	struct tracepoint tp;
 };
 
 /* A p event's ring buffer entry starts so: where the probe hit. */

@@ -338,9 +338,19 @@ int okp_event_add_call(struct okp_trace_event *event)
 	event->class.reg = okp_event_reg;
 	INIT_LIST_HEAD(&event->class.fields);
 	call->class = &event->class;
-	call->name = event->name;
+	/*
+	 * BPF takes a TRACEPOINT program on an event flagged
+	 * TRACE_EVENT_FL_TRACEPOINT (PERF_EVENT_IOC_SET_BPF, BPF links;
+	 * EINVAL on one with no such flag), and then reads call->tp->name
+	 * and nothing else of it; as does the tracing core, whose
+	 * trace_event_reg() is not this event's reg. Synthetic and user
+	 * events are made so too. The kprobe flag would have BPF and perf
+	 * read the call as a struct trace_kprobe.
+	 */
+	event->tp.name = event->name;
+	call->tp = &event->tp;
 	call->event.funcs = &okp_event_functions;
-	call->flags = TRACE_EVENT_FL_DYNAMIC;
+	call->flags = TRACE_EVENT_FL_DYNAMIC | TRACE_EVENT_FL_TRACEPOINT;
 	call->data = event;
 	if (!register_trace_event(&call->event))
 		return -ENODEV;

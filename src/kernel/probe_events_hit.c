@@ -150,7 +150,11 @@ NOKPROBE_SYMBOL(okp_event_trace);
 /*
  * The event for perf's tracepoint PMU (perf record -e GROUP:EVENT, and
  * perf_event_open()'s PERF_TYPE_TRACEPOINT): the same record, in perf's
- * buffer for this CPU, as the kernel's kprobe_perf_func() writes it.
+ * buffer for this CPU, as the kernel's kprobe_perf_func() writes it. The
+ * BPF programs attached to the event run first, on the record
+ * (perf_trace_run_bpf_submit(), as for the kernel's tracepoints): on every
+ * CPU, also where no perf event of it is open (libbpf opens one on CPU 0);
+ * a program's 0 drops the sample.
  */
 static void notrace okp_event_perf(struct okp_trace_event *event,
 				   const struct okp_event_environment *env,
@@ -162,7 +166,7 @@ static void notrace okp_event_perf(struct okp_trace_event *event,
 	int size, rctx;
 	u8 *entry;
 
-	if (hlist_empty(head))
+	if (hlist_empty(head) && !bpf_prog_array_valid(&event->call))
 		return;
 	dynamic = okp_core_event_dynamic_size(event->definition, env);
 	/* perf puts a u32 size before the record, and wants u64 alignment. */
@@ -178,8 +182,8 @@ static void notrace okp_event_perf(struct okp_trace_event *event,
 	memset(entry + header, 0, size - header);
 	okp_core_event_store(event->definition, env, entry, entry + header,
 			     dynamic);
-	perf_trace_buf_submit(entry, size, rctx, event->call.event.type, 1,
-			      regs, head, NULL);
+	perf_trace_run_bpf_submit(entry, size, rctx, &event->call, 1, regs,
+				  head, NULL);
 }
 NOKPROBE_SYMBOL(okp_event_perf);
 #endif
