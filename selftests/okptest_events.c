@@ -901,6 +901,26 @@ static int okptest_bpf(int command, union bpf_attr *attr)
 	return syscall(SYS_bpf, command, attr, sizeof(*attr));
 }
 
+/* A GPL program of type; its fd, or -1 (the verifier's words in log). */
+static int bpf_load(int type, const struct bpf_insn *program,
+		    unsigned int count, char *log, size_t size)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = type;
+	attr.insns = (uintptr_t)program;
+	attr.insn_cnt = count;
+	attr.license = (uintptr_t)"GPL";
+	if (log) {
+		log[0] = '\0';
+		attr.log_buf = (uintptr_t)log;
+		attr.log_size = size;
+		attr.log_level = 1;
+	}
+	return okptest_bpf(BPF_PROG_LOAD, &attr);
+}
+
 /* The program above, for map and okptest's tgid, count at offset. */
 static int bpf_counting_program(int map, int offset, char *log, size_t size)
 {
@@ -923,17 +943,9 @@ static int bpf_counting_program(int map, int offset, char *log, size_t size)
 		{BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
 		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
 	};
-	union bpf_attr attr;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_TRACEPOINT;
-	attr.insns = (uintptr_t)program;
-	attr.insn_cnt = ARRAY_SIZE(program);
-	attr.license = (uintptr_t)"GPL";
-	attr.log_buf = (uintptr_t)log;
-	attr.log_size = size;
-	attr.log_level = 1;
-	return okptest_bpf(BPF_PROG_LOAD, &attr);
+	return bpf_load(BPF_PROG_TYPE_TRACEPOINT, program, ARRAY_SIZE(program),
+			log, size);
 }
 
 /* "r0 = 0; exit" of type; its fd or -1. */
@@ -943,14 +955,8 @@ static int bpf_empty_program(int type)
 		{BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
 		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
 	};
-	union bpf_attr attr;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = type;
-	attr.insns = (uintptr_t)program;
-	attr.insn_cnt = 2;
-	attr.license = (uintptr_t)"GPL";
-	return okptest_bpf(BPF_PROG_LOAD, &attr);
+	return bpf_load(type, program, ARRAY_SIZE(program), NULL, 0);
 }
 
 /* Open while the steps run, closed after them whatever happened. */
