@@ -891,7 +891,8 @@ static int test_probe_events_perf(void)
  * file's offset, in an array map. okptest reads on the other CPU, where no
  * perf event of it is open: the program must still run. A kprobe-type
  * program is refused (EINVAL), as on any tracepoint; the event cannot be
- * removed, nor okprobe unloaded, while the program is attached.
+ * removed, nor okprobe unloaded, while the program is attached. As on any
+ * tracepoint, the verifier refuses bpf_get_func_ip() in the program.
  */
 #define BPF_EVENT_DIR TRACING "/events/okptest_bpf/read"
 #define BPF_READS 100
@@ -957,6 +958,23 @@ static int bpf_empty_program(int type)
 	};
 
 	return bpf_load(type, program, ARRAY_SIZE(program), NULL, 0);
+}
+
+/*
+ * A tracepoint program calling bpf_get_func_ip(): the verifier takes that
+ * helper from kprobe and fentry programs only. Its fd (a failure of the
+ * test) or -1, with the verifier's words in log.
+ */
+static int bpf_func_ip_program(char *log, size_t size)
+{
+	const struct bpf_insn program[] = {
+		{BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_func_ip},
+		{BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+	};
+
+	return bpf_load(BPF_PROG_TYPE_TRACEPOINT, program, ARRAY_SIZE(program),
+			log, size);
 }
 
 /* Open while the steps run, closed after them whatever happened. */
@@ -1035,6 +1053,13 @@ static int probe_events_bpf_attached(void)
 	CHECK(ret < 0 && errno == EINVAL,
 	      "a kprobe program on the event: %d (%s), not EINVAL", ret,
 	      strerror(errno));
+	/* The probed address is the record's __probe_ip, not a helper's. */
+	ret = bpf_func_ip_program(log, sizeof(log));
+	if (ret >= 0)
+		close(ret);
+	CHECK(ret < 0 && strstr(log, "not supported"),
+	      "a tracepoint program calling bpf_get_func_ip(): %d; %s", ret,
+	      log);
 	CHECK(ioctl(bpf_perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_prog_fd) == 0,
 	      "PERF_EVENT_IOC_SET_BPF: %s", strerror(errno));
 	CHECK(ioctl(bpf_perf_fd, PERF_EVENT_IOC_ENABLE, 0) == 0,
