@@ -563,6 +563,24 @@ static int test_probe_events(void)
 }
 
 /*
+ * okprobe loaded and line defined in okprobe_events: 0, a skip (the kernel
+ * has no dynamic events; okprobe unloaded again) or a failure.
+ */
+static int load_okprobe_with_event(const char *line)
+{
+	int ret;
+
+	STEP(load_okprobe(default_params));
+	if (!exists(OKPROBE_EVENTS)) {
+		STEP(unload_okprobe());
+		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
+	}
+	ret = write_file(OKPROBE_EVENTS, line);
+	CHECK(ret == 0, "defining %s: %s", line, strerror(-ret));
+	return 0;
+}
+
+/*
  * An okprobe_events test from userspace: steps on a mounted tracefs; after
  * a failure, the event it had on (enable_file) goes off and every event
  * and okprobe go, so the next test starts clean.
@@ -673,14 +691,7 @@ static int probe_events_trace_cmd_steps(void)
 
 	if (!exists(TRACE_CMD))
 		return skip("no " TRACE_CMD " here (make check's guests have Debian 13's)");
-	STEP(load_okprobe(default_params));
-	if (!exists(OKPROBE_EVENTS)) {
-		STEP(unload_okprobe());
-		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
-	}
-	ret = write_file(OKPROBE_EVENTS,
-			 "p:okptest_tc/read ksys_read count=$arg3:u64 comm=$comm");
-	CHECK(ret == 0, "defining okptest_tc/read: %s", strerror(-ret));
+	STEP(load_okprobe_with_event("p:okptest_tc/read ksys_read count=$arg3:u64 comm=$comm"));
 	unlink(TRACE_CMD_DATA);
 	unlink(TRACE_CMD_LOG);
 	recorder = start_trace_cmd(record, NULL);
@@ -784,14 +795,7 @@ static int probe_events_perf_steps(void)
 	char text[32], comm[32];
 	uint8_t *data;
 
-	STEP(load_okprobe(default_params));
-	if (!exists(OKPROBE_EVENTS)) {
-		STEP(unload_okprobe());
-		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
-	}
-	ret = write_file(OKPROBE_EVENTS,
-			 "p:okptest_pf/read ksys_read count=$arg3:u64 who=$comm");
-	CHECK(ret == 0, "defining okptest_pf/read: %s", strerror(-ret));
+	STEP(load_okprobe_with_event("p:okptest_pf/read ksys_read count=$arg3:u64 who=$comm"));
 	/* The id file is perf's (CONFIG_PERF_EVENTS). */
 	if (read_file(PF_EVENT_DIR "/id", text, sizeof(text))) {
 		CHECK(write_file(OKPROBE_EVENTS, "-:okptest_pf/read") == 0,
@@ -1094,14 +1098,7 @@ static int probe_events_bpf_steps(void)
 	char text[32];
 	int ret;
 
-	STEP(load_okprobe(default_params));
-	if (!exists(OKPROBE_EVENTS)) {
-		STEP(unload_okprobe());
-		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
-	}
-	ret = write_file(OKPROBE_EVENTS,
-			 "p:okptest_bpf/read ksys_read count=$arg3:u64");
-	CHECK(ret == 0, "defining okptest_bpf/read: %s", strerror(-ret));
+	STEP(load_okprobe_with_event("p:okptest_bpf/read ksys_read count=$arg3:u64"));
 	if (read_file(BPF_EVENT_DIR "/id", text, sizeof(text)))
 		ret = skip("this kernel has no perf events (CONFIG_PERF_EVENTS)");
 	else
