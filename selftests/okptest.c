@@ -665,10 +665,11 @@ static int expect_load_failure(const char *params, int expected, ...)
  */
 #include "okptest_okprobe.c"
 #include "okptest_cover.c"
-#include "okptest_demo.c"
 #include "okptest_bench.c"
 #include "okptest_entry_return.c"
 #include "okptest_events.c"
+#include "okptest_userland.c"
+#include "okptest_demo.c"
 #include "okptest_scale.c"
 
 /* ---- Kernel facts for host-side analysis --------------------------------- */
@@ -940,6 +941,9 @@ OKPTEST(okprobe, probe_events, test_probe_events, SHORT, "okprobe_events: events
 OKPTEST(okprobe, probe_events_trace_cmd, test_probe_events_trace_cmd, SHORT, "okprobe_events with trace-cmd: record -e okptest_tc:read with a filter over 100 reads, report prints each with its count and comm")
 OKPTEST(okprobe, probe_events_perf, test_probe_events_perf, SHORT, "okprobe_events with perf: perf_event_open of the event as a tracepoint counts okptest's 100 reads, and samples them with their raw records")
 OKPTEST(okprobe, probe_events_bpf, test_probe_events_bpf, SHORT, "okprobe_events with BPF: a tracepoint program attached as libbpf does (perf event on CPU 0, PERF_EVENT_IOC_SET_BPF) counts okptest's 100 reads on the other CPU and sums their count field; a kprobe program and bpf_get_func_ip() refused; the event and okprobe stay while it is attached")
+OKPTEST(okprobe, probe_events_bpftrace, test_probe_events_bpftrace, LONG, "okprobe_events with Debian's bpftrace: one-liners on events at ksys_read's entry, a block past it and its return count dd's 100 reads as bpftrace's kprobe:/kretprobe: (fentry:/fexit: where the kernel takes no kprobe at an entry) do on the same places; bpftool perf lists them as tracepoints")
+OKPTEST(okprobe, probe_events_libbpf, test_probe_events_libbpf, LONG, "the libbpf sample (samples/bpf, Debian 13's libbpf1) on events at ksys_read's entry, a block past it and its return: dd's 100 reads counted and summed, the attach cookie, the probed address and the probed place's stack")
+OKPTEST(okprobe, okprobe_tool, test_okprobe_tool, SHORT, "tools/okprobe with Debian's python3 on the real tracefs: add, trace streams 100 faccessat() calls and stops on SIGINT, list, top, a bad line's errno, del")
 OKPTEST(okprobe, probe_events_storm, test_probe_events_storm, LONG, "a storm of okprobe_events events on hot and syscall-path kernel functions: defined with documented refusals, enabled at once under load, hit, removed with >")
 OKPTEST(okprobe, probe_events_like_kernel, test_probe_events_like_kernel, SHORT, "okprobe_events against kprobe_events: the same lines read back alike with the same format fields; bad lines get the same errno and error_log entry")
 OKPTEST(okprobe, int3_path_notifier, test_int3_path_notifier, SHORT, "x86: a breakpoint in hw_breakpoint_exceptions_notify, a die notifier every int3 runs, is hit by user-mode int3s and taken (it used to re-enter the trap forever)")
@@ -960,6 +964,7 @@ SUITE(demo)
 OKPTEST(demo, load, demo_step_load, SHORT, "load okprobe.ko and the sample client")
 OKPTEST(demo, show, demo_step_show, SHORT, "show the debugfs files; the probe goes [OPTIMIZED] and back with the sysctl")
 OKPTEST(demo, events, demo_step_events, SHORT, "okprobe_events: a probe with fetch arguments from the shell, its events from trace_pipe, a hist trigger's table, its removal")
+OKPTEST(demo, bpftrace, demo_step_bpftrace, LONG, "bpftrace (Debian's, on the guest's userland disk) on an okprobe_events event: a one-liner summing read sizes by process while dd reads")
 OKPTEST(demo, cover, demo_step_cover, SHORT, "okprobe-cover: basic-block coverage of vfs_read, rw_verify_area and seq_read_iter while reads run, then cleared")
 OKPTEST(demo, unload, demo_step_unload, SHORT, "unload both; nothing is left behind")
 
@@ -1047,7 +1052,8 @@ static const char *const return_tests[] = {
 /* okptest=events: okprobe_events' tests, for working on them. */
 static const char *const events_tests[] = {
 	"load", "unload", "probe_events", "probe_events_trace_cmd",
-	"probe_events_perf", "probe_events_bpf", "probe_events_storm",
+	"probe_events_perf", "probe_events_bpf", "probe_events_bpftrace",
+	"probe_events_libbpf", "okprobe_tool", "probe_events_storm",
 	"probe_events_like_kernel", "kernel_log_clean",
 };
 
@@ -1065,6 +1071,7 @@ static const char *const essentials_tests[] = {
 	"syscall_probe_under_load",
 	"enable_disable_switches", "unload_while_optimized", "counter_probe",
 	"entry_probe", "return_probe", "probe_events", "probe_events_bpf",
+	"probe_events_bpftrace", "probe_events_libbpf", "okprobe_tool",
 	"kprobe_events", "coexist_in_kernel", "context_in_kernel", "module_gone", "scale",
 	"kernel_log_clean",
 };

@@ -139,6 +139,41 @@ static int demo_step_events(void)
 	return 0;
 }
 
+/*
+ * A bpftrace one-liner on an okprobe_events event, as a user types it:
+ * Debian's bpftrace on the userland disk (make demo's guest has it on
+ * Debian's kernels; elsewhere the step skips).
+ */
+#define DEMO_BT_LINE "p:okprobe/myread ksys_read count=$arg3:u64"
+#define DEMO_BT_PROGRAM "tracepoint:okprobe:myread { @[comm] = sum(args.count); }"
+#define DEMO_BT_WORK "/usr/bin/dd if=/dev/zero of=/dev/null bs=4093 count=100"
+
+static int demo_step_bpftrace(void)
+{
+	static char output[8192];
+	char *const argv[] = { BPFTRACE, "-e", DEMO_BT_PROGRAM, "-c",
+			       DEMO_BT_WORK, NULL };
+	char *line;
+	int status, found;
+
+	STEP(userland_mount());
+	if (!exists(OKPROBE_EVENTS))
+		return skip("this kernel has no okprobe_events (CONFIG_DYNAMIC_EVENTS)");
+	say("# $ echo '" DEMO_BT_LINE "' >> %s", OKPROBE_EVENTS);
+	CHECK(write_file(OKPROBE_EVENTS, DEMO_BT_LINE) == 0, "defining okprobe/myread");
+	say("# $ bpftrace -e '" DEMO_BT_PROGRAM "' -c '" DEMO_BT_WORK "'");
+	status = userland_run(argv, 300, output, sizeof(output));
+	found = strstr(output, "@[dd]: ") != NULL;
+	for (line = strtok(output, "\n"); line; line = strtok(NULL, "\n"))
+		say("#   %s", line);
+	CHECK(status == 0, "bpftrace exited with %d", status);
+	CHECK(found, "bpftrace printed no sum for dd");
+	say("# $ echo '-:okprobe/myread' >> %s", OKPROBE_EVENTS);
+	CHECK(write_file(OKPROBE_EVENTS, "-:okprobe/myread") == 0,
+	      "removing okprobe/myread");
+	return 0;
+}
+
 /* okprobe-cover's demo: kernel functions of the read path, and reads. */
 #define DEMO_COVER_ARGS "vfs_read rw_verify_area seq_read_iter -- sh -c 'for i in $(seq 300); do cat /proc/self/stat; done > /dev/null'"
 static const char *const demo_covered[] = { "vfs_read", "rw_verify_area",

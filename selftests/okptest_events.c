@@ -646,7 +646,7 @@ static pid_t start_trace_cmd(char *const args[], const char *out)
 }
 
 /* Its exit status, or -1 if it did not end within seconds (then killed). */
-static int wait_trace_cmd(pid_t child, int seconds)
+static int wait_child(pid_t child, int seconds)
 {
 	long long deadline = now_ms() + seconds * 1000LL;
 	int status;
@@ -705,11 +705,11 @@ static int probe_events_trace_cmd_steps(void)
 	usleep(200000);
 	read_sized(TRACE_CMD_READS);
 	kill(recorder, SIGINT);
-	status = wait_trace_cmd(recorder, 120);
+	status = wait_child(recorder, 120);
 	if (read_file(TRACE_CMD_LOG, log, sizeof(log)))
 		log[0] = '\0';
 	CHECK(status == 0, "trace-cmd record exited with %d:\n%s", status, log);
-	status = wait_trace_cmd(start_trace_cmd(read_back, TRACE_CMD_REPORT), 120);
+	status = wait_child(start_trace_cmd(read_back, TRACE_CMD_REPORT), 120);
 	CHECK(status == 0, "trace-cmd report exited with %d", status);
 	CHECK(read_file(TRACE_CMD_REPORT, report, sizeof(report)) == 0,
 	      "no report");

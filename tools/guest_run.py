@@ -125,6 +125,9 @@ def build_initramfs(path, init, modules, busybox=None, extra_files=(),
         regular("bin/busybox", busybox, 0o755)
         entries.append(("bin/sh", stat.S_IFLNK | 0o777, b"busybox", (0, 0)))
     for name, source, mode in extra_files:
+        parts = name.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            directory("/".join(parts[:depth]))
         regular(name, source, mode)
     for tree in trees:
         for where, dirs, files in os.walk(tree):

@@ -20,6 +20,7 @@ import subprocess
 import threading
 
 import debian13
+import guest_userland
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = os.path.join(ROOT, "tools")
@@ -79,6 +80,11 @@ class Target:
     modules: list = dataclasses.field(default_factory=list)
     okptest: str = ""
     zydis_dir: str = ""  # Debian 13's x86 build: the Zydis copied in
+    # The Debian userland disk (guest_userland.py) and the modules that
+    # read it, on the targets that get it (prepare_userland()).
+    userland: str = ""
+    userland_modules: list = dataclasses.field(default_factory=list)
+    bpf_sample: list = dataclasses.field(default_factory=list)
 
     @property
     def cross(self):
@@ -428,6 +434,74 @@ def build_okptest(t):
          os.path.join(ROOT, "selftests/okptest.c")],
         f"building okptest for {t.arch}")
     t.okptest = out
+
+
+def prepare_userland(t):
+    """The Debian userland image and its modules for t's guests, where
+    t's kernel is Debian's (guest_userland.available())."""
+    if guest_userland.available(t):
+        t.userland = guest_userland.image(debian13.ARCHES[t.arch])
+        t.userland_modules = guest_userland.modules(t)
+        t.bpf_sample = build_bpf_sample(t)
+
+
+# What the libbpf sample's loader is linked against: Debian 13's libbpf1
+# and the libraries it needs, as the guest's userland has them.
+BPF_SAMPLE_LIBS = ["libbpf1", "libelf1t64", "zlib1g", "libzstd1"]
+
+
+def build_bpf_sample(t):
+    """samples/bpf for t's guests, in build/TARGET/bpf-sample: the BPF
+    object with the host's clang, the loader with t's compiler against
+    the host's libbpf-dev headers (a subset of the newer library's API),
+    linked against Debian 13's libbpf1 for t's arch, which the guest's
+    userland runs it with. Its glibc is newer than the compiler's, so
+    the libraries' own references are left to the dynamic loader."""
+    out = os.path.join(t.build_dir, "bpf-sample")
+    libs = os.path.join(out, "libs")
+    arch = debian13.ARCHES[t.arch]
+    if not os.path.exists(os.path.join(libs, ".okprobe-done")):
+        shutil.rmtree(libs, ignore_errors=True)
+        unpacked = os.path.join(libs, "root")
+        os.makedirs(unpacked)
+        for deb in debian13.fetch(BPF_SAMPLE_LIBS, arch):
+            subprocess.run(["dpkg-deb", "-x", deb, unpacked], check=True)
+        found = [where for where, _, names in os.walk(unpacked)
+                 if "libbpf.so.1" in names]
+        if not found:
+            raise StepFailed("the libbpf sample", "no libbpf.so.1 in libbpf1")
+        os.symlink(os.path.join(found[0], "libbpf.so.1"),
+                   os.path.join(libs, "libbpf.so"))
+        os.symlink(found[0], os.path.join(libs, "rpath"))
+        # The host's libbpf headers, alone on an include path (a cross
+        # compiler must not see the rest of /usr/include).
+        os.makedirs(os.path.join(libs, "include"))
+        os.symlink("/usr/include/bpf", os.path.join(libs, "include", "bpf"))
+        open(os.path.join(libs, ".okprobe-done"), "w").close()
+    cc = f"{t.cross}gcc" if t.cross else "gcc"
+    run(["make", "-C", os.path.join(ROOT, "samples", "bpf"), f"OUT={out}",
+         f"CC={cc}", "CLANG=clang-14",
+         f"CPPFLAGS=-isystem {os.path.join(libs, 'include')}",
+         f"LDFLAGS=-L{libs} -Wl,-rpath-link,{os.path.join(libs, 'rpath')} "
+         "-Wl,--allow-shlib-undefined"],
+        f"building the libbpf sample for {t.arch}")
+    return [os.path.join(out, name) for name in ("okprobe_read",
+                                                 "okprobe_read.bpf.o")]
+
+
+def userland_files(t):
+    """What t's initramfs and QEMU get for the userland disk: the
+    initramfs files (the modules that read it, tools/okprobe for the
+    tests that run it there) and QEMU's arguments."""
+    if not t.userland:
+        return [], []
+    files = [(f"{guest_userland.GUEST_MODULE_DIR}/{os.path.basename(m)}",
+              m, 0o644) for m in t.userland_modules]
+    files.append((f"{guest_userland.GUEST_TOOL_DIR}/okprobe",
+                  os.path.join(TOOLS, "okprobe"), 0o755))
+    files += [(f"{guest_userland.GUEST_TOOL_DIR}/{os.path.basename(f)}", f,
+               0o755) for f in t.bpf_sample]
+    return files, guest_userland.qemu_args(t.userland)
 
 
 def guest_tools(t):

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A BPF program on an okprobe_events event, as libbpf users write one:
+ * okprobe's events are tracepoints to BPF (Documentation/operating.md), so
+ * the program is a tracepoint program whose context is the event's
+ * record, laid out as the event's format file says. It counts the hits of
+ * each process and sums the event's first field, a u64 (a read's size:
+ * 'p:okprobe/myread ksys_read count=$arg3:u64', or what ksys_read
+ * returned: 'r:okprobe/myret ksys_read count=$retval:u64'), and keeps the
+ * probed address, the attach cookie and the kernel stack of the last hit.
+ * okprobe_read.c loads it, attaches it by the event's name and reports.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+/* A p event's record: the common header, __probe_ip, then its fields. */
+struct okprobe_entry_record {
+	__u64 common; /* common_type, common_flags, ..., common_pid */
+	__u64 probe_ip;
+	__u64 value;
+};
+
+/* An r event's: __probe_func and __probe_ret_ip before its fields. */
+struct okprobe_return_record {
+	__u64 common;
+	__u64 probe_func;
+	__u64 probe_ret_ip;
+	__u64 value;
+};
+
+/* What is kept per process (tgid). */
+struct okprobe_read_counts {
+	__u64 hits;
+	__u64 sum;
+	__u64 cookie;
+	__u64 probe_ip;
+	__s64 stack_id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct okprobe_read_counts);
+} counts SEC(".maps");
+
+/* Key 0: only hits whose value equals this count (0: every hit). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} only_value SEC(".maps");
+
+#define STACK_DEPTH 32
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 256);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+static __always_inline void count(void *ctx, __u64 probe_ip, __u64 value)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	struct okprobe_read_counts fresh = {}, *kept;
+	__u64 *only = bpf_map_lookup_elem(&only_value, &zero);
+
+	if (only && *only && *only != value)
+		return;
+	kept = bpf_map_lookup_elem(&counts, &tgid);
+	if (!kept) {
+		bpf_map_update_elem(&counts, &tgid, &fresh, BPF_NOEXIST);
+		kept = bpf_map_lookup_elem(&counts, &tgid);
+		if (!kept)
+			return;
+	}
+	__sync_fetch_and_add(&kept->hits, 1);
+	__sync_fetch_and_add(&kept->sum, value);
+	kept->cookie = bpf_get_attach_cookie(ctx);
+	kept->probe_ip = probe_ip;
+	/* The stack of the probed place: okprobe hands perf the hit's regs. */
+	kept->stack_id = bpf_get_stackid(ctx, &stacks, 0);
+}
+
+SEC("tracepoint")
+int count_entry(struct okprobe_entry_record *record)
+{
+	count(record, record->probe_ip, record->value);
+	return 0;
+}
+
+SEC("tracepoint")
+int count_return(struct okprobe_return_record *record)
+{
+	count(record, record->probe_func, record->value);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okprobe_read: a small libbpf loader for okprobe_read.bpf.c. It loads the
+ * program, attaches it to an okprobe_events event by the event's name
+ * (with an attach cookie), runs a command, and reports what the program
+ * counted for the command's process: hits, the sum of the event's first
+ * field, the probed address and the kernel stack of the last hit.
+ *
+ *   # echo 'p:okprobe/myread ksys_read count=$arg3:u64' \
+ *         >> /sys/kernel/tracing/okprobe_events
+ *   # okprobe_read -s 4093 okprobe/myread \
+ *         dd if=/dev/zero of=/dev/null bs=4093 count=100
+ *   okprobe/myread: 100 hits, sum 409300 (pid 321, cookie 0x6f6b)
+ *   probed: ksys_read+0x4
+ *   stack: ksys_read+0x4 <- __x64_sys_read+0x1d <- do_syscall_64+0x82
+ *
+ * The event's first field must be a u64; the format file says where it
+ * is (after __probe_ip in a p event, after __probe_func and
+ * __probe_ret_ip in an r event), and the loader checks that before it
+ * attaches. Built by samples/bpf/Makefile with Debian's clang and libbpf.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#define TRACEFS "/sys/kernel/tracing"
+#define STACK_DEPTH 32
+
+/* As okprobe_read.bpf.c keeps them. */
+struct okprobe_read_counts {
+	unsigned long long hits, sum, cookie, probe_ip;
+	long long stack_id;
+};
+
+static const char usage_text[] =
+	"usage: okprobe_read [-o OBJECT] [-s VALUE] [-c COOKIE] GROUP/EVENT COMMAND [ARG...]\n"
+	"  counts the hits of okprobe_events event GROUP/EVENT in COMMAND's process;\n"
+	"  -s counts only hits whose first field is VALUE\n";
+
+static void usage(void)
+{
+	fputs(usage_text, stderr);
+	exit(2);
+}
+
+/*
+ * Whether the event is an r event, from its format file; -1 (said why)
+ * if its first field is no u64 where the program reads it.
+ */
+static int event_layout(const char *group, const char *event)
+{
+	char path[PATH_MAX], line[512];
+	int is_return = 0, fields = 0, offset = -1, ok = 0;
+	FILE *format;
+
+	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/format", group, event);
+	format = fopen(path, "re");
+	if (!format) {
+		fprintf(stderr, "okprobe_read: %s: %s (is the event defined in okprobe_events?)\n",
+			path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), format)) {
+		char *field = strstr(line, "field:");
+
+		if (!field || strstr(line, "common_"))
+			continue;
+		if (strstr(field, "__probe_ret_ip"))
+			is_return = 1;
+		if (strstr(field, " __probe_"))
+			continue;
+		if (fields++ == 0) {
+			char *at = strstr(line, "offset:");
+
+			offset = at ? atoi(at + 7) : -1;
+			ok = !strncmp(field, "field:u64 ", 10);
+		}
+	}
+	fclose(format);
+	if (!ok || offset != (is_return ? 24 : 16)) {
+		fprintf(stderr, "okprobe_read: %s/%s: its first field must be a u64 right after the probe's (e.g. count=$arg3:u64)\n",
+			group, event);
+		return -1;
+	}
+	return is_return;
+}
+
+/* The text symbol holding address, as "name+0xoff", from /proc/kallsyms. */
+static const char *symbolize(unsigned long long address, char *out, size_t size)
+{
+	unsigned long long start, best = 0;
+	char line[512], name[256], type;
+	FILE *kallsyms = fopen("/proc/kallsyms", "re");
+
+	snprintf(out, size, "0x%llx", address);
+	if (!kallsyms)
+		return out;
+	while (fgets(line, sizeof(line), kallsyms)) {
+		if (sscanf(line, "%llx %c %255s", &start, &type, name) != 3 ||
+		    (type != 't' && type != 'T') || start > address || start < best)
+			continue;
+		best = start;
+		snprintf(out, size, "%s+0x%llx", name, address - start);
+	}
+	fclose(kallsyms);
+	return out;
+}
+
+/* Runs argv to its end; its pid (its exit status in status), or -1. */
+static pid_t run(char **argv, int *status)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "okprobe_read: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (child < 0 || waitpid(child, status, 0) != child)
+		return -1;
+	return child;
+}
+
+static void print_stack(struct bpf_object *object, long long id)
+{
+	unsigned long long ips[STACK_DEPTH] = { 0 };
+	struct bpf_map *stacks = bpf_object__find_map_by_name(object, "stacks");
+	char name[300];
+	__u32 key = id;
+	int i;
+
+	if (id < 0) {
+		printf("stack: none (%s)\n", strerror((int)-id));
+		return;
+	}
+	if (bpf_map_lookup_elem(bpf_map__fd(stacks), &key, ips)) {
+		printf("stack: id %lld not found\n", id);
+		return;
+	}
+	printf("stack:");
+	for (i = 0; i < 3 && i < STACK_DEPTH && ips[i]; i++)
+		printf("%s%s", i ? " <- " : " ", symbolize(ips[i], name, sizeof(name)));
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long only = 0, cookie = 0x6f6b; /* "ok" */
+	char object_path[PATH_MAX] = "", group[128], name[300], *slash;
+	struct okprobe_read_counts counts = { 0 };
+	struct bpf_program *program, *other;
+	struct bpf_link *link;
+	struct bpf_object *object;
+	int option, is_return, status;
+	__u32 zero = 0, key;
+	pid_t child;
+
+	while ((option = getopt(argc, argv, "+o:s:c:")) != -1) {
+		if (option == 'o')
+			snprintf(object_path, sizeof(object_path), "%s", optarg);
+		else if (option == 's')
+			only = strtoull(optarg, NULL, 0);
+		else if (option == 'c')
+			cookie = strtoull(optarg, NULL, 0);
+		else
+			usage();
+	}
+	if (argc - optind < 2)
+		usage();
+	snprintf(group, sizeof(group), "%s", argv[optind]);
+	slash = strchr(group, '/');
+	if (!slash)
+		usage();
+	*slash = '\0';
+	if (!object_path[0]) {
+		char self[PATH_MAX];
+		ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		self[length > 0 ? length : 0] = '\0';
+		snprintf(object_path, sizeof(object_path), "%s/okprobe_read.bpf.o",
+			 dirname(self));
+	}
+	is_return = event_layout(group, slash + 1);
+	if (is_return < 0)
+		return 1;
+
+	object = bpf_object__open_file(object_path, NULL);
+	if (!object) {
+		fprintf(stderr, "okprobe_read: opening %s: %s\n", object_path, strerror(errno));
+		return 1;
+	}
+	program = bpf_object__find_program_by_name(object, is_return ? "count_return" : "count_entry");
+	other = bpf_object__find_program_by_name(object, is_return ? "count_entry" : "count_return");
+	bpf_program__set_autoload(other, false);
+	if (bpf_object__load(object)) {
+		fprintf(stderr, "okprobe_read: loading %s: %s\n", object_path, strerror(errno));
+		return 1;
+	}
+	bpf_map_update_elem(bpf_map__fd(bpf_object__find_map_by_name(object, "only_value")),
+			    &zero, &only, BPF_ANY);
+	{
+		LIBBPF_OPTS(bpf_tracepoint_opts, options, .bpf_cookie = cookie);
+
+		link = bpf_program__attach_tracepoint_opts(program, group, slash + 1, &options);
+	}
+	if (!link) {
+		fprintf(stderr, "okprobe_read: attaching to %s/%s: %s\n", group, slash + 1,
+			strerror(errno));
+		return 1;
+	}
+	child = run(argv + optind + 1, &status);
+	key = child;
+	if (child < 0 || bpf_map_lookup_elem(bpf_map__fd(bpf_object__find_map_by_name(object, "counts")),
+					     &key, &counts))
+		counts.hits = 0;
+	printf("%s/%s: %llu hits, sum %llu (pid %d, cookie 0x%llx)\n", group, slash + 1,
+	       counts.hits, counts.sum, (int)child, counts.cookie);
+	if (counts.hits) {
+		printf("probed: %s\n", symbolize(counts.probe_ip, name, sizeof(name)));
+		print_stack(object, counts.stack_id);
+	}
+	bpf_link__destroy(link);
+	bpf_object__close(object);
+	return child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
