@@ -941,6 +941,7 @@ OKPTEST(okprobe, probe_events, test_probe_events, SHORT, "okprobe_events: events
 OKPTEST(okprobe, probe_events_trace_cmd, test_probe_events_trace_cmd, SHORT, "okprobe_events with trace-cmd: record -e okptest_tc:read with a filter over 100 reads, report prints each with its count and comm")
 OKPTEST(okprobe, probe_events_perf, test_probe_events_perf, SHORT, "okprobe_events with perf: perf_event_open of the event as a tracepoint counts okptest's 100 reads, and samples them with their raw records")
 OKPTEST(okprobe, probe_events_bpf, test_probe_events_bpf, SHORT, "okprobe_events with BPF: a tracepoint program attached as libbpf does (perf event on CPU 0, PERF_EVENT_IOC_SET_BPF) counts okptest's 100 reads on the other CPU and sums their count field; a kprobe program and bpf_get_func_ip() refused; the event and okprobe stay while it is attached")
+OKPTEST(okprobe, probe_events_bpf_recursion, test_probe_events_bpf_recursion, SHORT, "BPF programs that hit okprobes: a program on a ksys_read event updates a hash map where another event is, and that event's own program, run from a socket filter's update, hits itself: each nested hit is a miss of the inner event, nothing recurses")
 OKPTEST(okprobe, probe_events_bpftrace, test_probe_events_bpftrace, LONG, "okprobe_events with Debian's bpftrace: one-liners on events at ksys_read's entry, a block past it and its return count dd's 100 reads as bpftrace's kprobe:/kretprobe: (fentry:/fexit: where the kernel takes no kprobe at an entry) do on the same places; bpftool perf lists them as tracepoints")
 OKPTEST(okprobe, probe_events_libbpf, test_probe_events_libbpf, LONG, "the libbpf sample (samples/bpf, Debian 13's libbpf1) on events at ksys_read's entry, a block past it and its return: dd's 100 reads counted and summed, the attach cookie, the probed address and the probed place's stack")
 OKPTEST(okprobe, okprobe_tool, test_okprobe_tool, SHORT, "tools/okprobe with Debian's python3 on the real tracefs: add, trace streams 100 faccessat() calls and stops on SIGINT, list, top, a bad line's errno, del")
@@ -1052,7 +1053,8 @@ static const char *const return_tests[] = {
 /* okptest=events: okprobe_events' tests, for working on them. */
 static const char *const events_tests[] = {
 	"load", "unload", "probe_events", "probe_events_trace_cmd",
-	"probe_events_perf", "probe_events_bpf", "probe_events_bpftrace",
+	"probe_events_perf", "probe_events_bpf", "probe_events_bpf_recursion",
+	"probe_events_bpftrace",
 	"probe_events_libbpf", "okprobe_tool", "probe_events_storm",
 	"probe_events_like_kernel", "kernel_log_clean",
 };
@@ -1071,7 +1073,7 @@ static const char *const essentials_tests[] = {
 	"syscall_probe_under_load",
 	"enable_disable_switches", "unload_while_optimized", "counter_probe",
 	"entry_probe", "return_probe", "probe_events", "probe_events_bpf",
-	"probe_events_bpftrace", "probe_events_libbpf", "okprobe_tool",
+	"probe_events_bpf_recursion", "probe_events_bpftrace", "probe_events_libbpf", "okprobe_tool",
 	"kprobe_events", "coexist_in_kernel", "context_in_kernel", "module_gone", "scale",
 	"kernel_log_clean",
 };

@@ -1118,6 +1118,258 @@ static int test_probe_events_bpf(void)
 	return events_test(probe_events_bpf_steps, NULL);
 }
 
+/*
+ * BPF programs that hit okprobes. Event inner is on htab_map_update_elem(),
+ * which a program's update of a BPF hash map calls. On event outer
+ * (ksys_read), a program updates the map on okptest's reads of 4093
+ * bytes: each inner hit is then nested in outer's, and okprobe counts it
+ * as a miss of inner (okprobe_profile), running nothing for it, as the
+ * kernel's kprobes do. On inner, the same program: a socket filter program
+ * run by BPF_PROG_TEST_RUN updates the map (a BPF program outside any
+ * probe, so inner is hit), and inner's own program, updating the map in
+ * that hit, hits inner again: a miss, no recursion. Beside each updating
+ * program a counting one (bpf_counting_program) counts the runs. (The
+ * bpf() syscall's own map updates run no tracing program: the kernel
+ * turns BPF instrumentation off around them.)
+ */
+#define RC_OUTER TRACING "/events/okptest_rc/outer"
+#define RC_INNER TRACING "/events/okptest_rc/inner"
+#define RC_CALLS 100
+
+/*
+ * A program of type that sets map[0] = 1: a tracepoint program only for
+ * okptest's tgid and, if count_offset >= 0, only for records whose u64
+ * there is TRACE_CMD_READ_SIZE; its fd or -1.
+ */
+static int bpf_updating_program(int map, int type, int count_offset)
+{
+	/* Each filter jumps to the last "r0 = 0; exit" when it fails. */
+	const struct bpf_insn pid_filter[] = {
+		{BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0},
+		{BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_current_pid_tgid},
+		{BPF_ALU64 | BPF_RSH | BPF_K, 0, 0, 0, 32},
+		{BPF_JMP | BPF_JNE | BPF_K, 0, 0, 0, getpid()},
+	};
+	const struct bpf_insn count_filter[] = {
+		{BPF_LDX | BPF_MEM | BPF_DW, 7, 6, (short)count_offset, 0},
+		{BPF_JMP | BPF_JNE | BPF_K, 7, 0, 0, TRACE_CMD_READ_SIZE},
+	};
+	const struct bpf_insn update[] = {
+		{BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, 0},
+		{BPF_ST | BPF_MEM | BPF_DW, 10, 0, -16, 1},
+		{BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0},
+		{BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4},
+		{BPF_ALU64 | BPF_MOV | BPF_X, 3, 10, 0, 0},
+		{BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, -16},
+		{BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, BPF_ANY},
+		{BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map},
+		{0, 0, 0, 0, 0},
+		{BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_update_elem},
+		{BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+		{BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+	};
+	struct bpf_insn program[ARRAY_SIZE(pid_filter) + ARRAY_SIZE(count_filter) +
+			       ARRAY_SIZE(update)];
+	unsigned int count = 0, i;
+
+	if (type == BPF_PROG_TYPE_TRACEPOINT) {
+		memcpy(program, pid_filter, sizeof(pid_filter));
+		count = ARRAY_SIZE(pid_filter);
+		if (count_offset >= 0) {
+			memcpy(program + count, count_filter, sizeof(count_filter));
+			count += ARRAY_SIZE(count_filter);
+		}
+	}
+	memcpy(program + count, update, sizeof(update));
+	count += ARRAY_SIZE(update);
+	for (i = 0; i < count; i++)
+		if (BPF_OP(program[i].code) == BPF_JNE)
+			program[i].off = count - 2 - (i + 1);
+	return bpf_load(type, program, count, NULL, 0);
+}
+
+/* Runs program (a socket filter) times on an empty frame; 0 or -errno. */
+static int bpf_test_run(int program, unsigned int times)
+{
+	unsigned char frame[64] = {0};
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.test.prog_fd = program;
+	attr.test.data_in = (uintptr_t)frame;
+	attr.test.data_size_in = sizeof(frame);
+	attr.test.repeat = times;
+	return okptest_bpf(BPF_PROG_TEST_RUN, &attr) ? -errno : 0;
+}
+
+/* Open while the steps run, closed after them whatever happened. */
+static int rc_fds[12] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+static size_t rc_open;
+
+static int rc_keep(int fd)
+{
+	if (fd >= 0 && rc_open < ARRAY_SIZE(rc_fds))
+		rc_fds[rc_open++] = fd;
+	return fd;
+}
+
+static void rc_close_all(void)
+{
+	while (rc_open)
+		close(rc_fds[--rc_open]);
+}
+
+static int bpf_map_of(int type, unsigned int value_size)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = type;
+	attr.key_size = sizeof(unsigned int);
+	attr.value_size = value_size;
+	attr.max_entries = 4;
+	return rc_keep(okptest_bpf(BPF_MAP_CREATE, &attr));
+}
+
+/* program attached to the event (dir) through a perf event of its own. */
+static int rc_attach(const char *dir, int program)
+{
+	struct perf_event_attr attr;
+	char path[160], text[32];
+	int perf;
+
+	snprintf(path, sizeof(path), "%s/id", dir);
+	CHECK(read_file(path, text, sizeof(text)) == 0, "no %s", path);
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = atol(text);
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_RAW;
+	perf = rc_keep(syscall(SYS_perf_event_open, &attr, -1, 0, -1,
+			       PERF_FLAG_FD_CLOEXEC));
+	CHECK(perf >= 0 && program >= 0, "perf_event_open(%s): %s", dir,
+	      strerror(errno));
+	CHECK(ioctl(perf, PERF_EVENT_IOC_SET_BPF, program) == 0 &&
+	      ioctl(perf, PERF_EVENT_IOC_ENABLE, 0) == 0,
+	      "attaching a program to %s: %s", dir, strerror(errno));
+	return 0;
+}
+
+/* Hits and misses of event NAME in okprobe_profile (-1, -1 if absent). */
+static void rc_profile(const char *event, long *hits, long *misses)
+{
+	static char profile[1 << 14];
+	char name[64], *line;
+	long h, m;
+
+	*hits = *misses = -1;
+	if (read_file(TRACING "/okprobe_profile", profile, sizeof(profile)))
+		return;
+	for (line = strtok(profile, "\n"); line; line = strtok(NULL, "\n"))
+		if (sscanf(line, "%63s %ld %ld", name, &h, &m) == 3 &&
+		    !strcmp(name, event)) {
+			*hits = h;
+			*misses = m;
+		}
+}
+
+/* A counting program's runs (its map's first value). */
+static unsigned long long rc_runs(int map)
+{
+	unsigned long long values[2] = {0, 0};
+	unsigned int key = 0;
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = map;
+	attr.key = (uintptr_t)&key;
+	attr.value = (uintptr_t)values;
+	okptest_bpf(BPF_MAP_LOOKUP_ELEM, &attr);
+	return values[0];
+}
+
+static int probe_events_bpf_recursion_attached(void)
+{
+	long hits[3], misses[3], outer_hits, outer_misses;
+	unsigned long long outer_before, outer_after, inner_before, inner_after;
+	int hash, outer_runs, inner_runs, filter, ret;
+
+	hash = bpf_map_of(BPF_MAP_TYPE_HASH, sizeof(unsigned long long));
+	if (hash < 0)
+		return skip("this kernel has no BPF maps (CONFIG_BPF_SYSCALL)");
+	outer_runs = bpf_map_of(BPF_MAP_TYPE_ARRAY, 2 * sizeof(unsigned long long));
+	inner_runs = bpf_map_of(BPF_MAP_TYPE_ARRAY, 2 * sizeof(unsigned long long));
+	CHECK(outer_runs >= 0 && inner_runs >= 0, "BPF_MAP_CREATE: %s", strerror(errno));
+	STEP(rc_attach(RC_OUTER, rc_keep(bpf_counting_program(
+		outer_runs, field_offset(RC_OUTER "/format", " count;"), NULL, 0))));
+	STEP(rc_attach(RC_OUTER, rc_keep(bpf_updating_program(
+		hash, BPF_PROG_TYPE_TRACEPOINT,
+		field_offset(RC_OUTER "/format", " count;")))));
+	STEP(rc_attach(RC_INNER, rc_keep(bpf_counting_program(
+		inner_runs, field_offset(RC_INNER "/format", " count;"), NULL, 0))));
+	STEP(rc_attach(RC_INNER, rc_keep(bpf_updating_program(
+		hash, BPF_PROG_TYPE_TRACEPOINT, -1))));
+	filter = rc_keep(bpf_updating_program(hash, BPF_PROG_TYPE_SOCKET_FILTER, -1));
+	CHECK(filter >= 0, "loading the socket filter: %s", strerror(errno));
+
+	/* outer's program, in outer's hits, hits inner: nested. */
+	rc_profile("inner", &hits[0], &misses[0]);
+	outer_before = rc_runs(outer_runs);
+	read_sized(RC_CALLS);
+	outer_after = rc_runs(outer_runs);
+	rc_profile("inner", &hits[1], &misses[1]);
+	/* A program outside any probe hits inner; inner's own program again. */
+	inner_before = rc_runs(inner_runs);
+	ret = bpf_test_run(filter, RC_CALLS);
+	inner_after = rc_runs(inner_runs);
+	rc_profile("inner", &hits[2], &misses[2]);
+	rc_profile("outer", &outer_hits, &outer_misses);
+	say("# outer (ksys_read): %llu runs over okptest's %d reads, %ld misses; inner (htab_map_update_elem): %ld hits and %ld misses from outer's program, %ld hits and %ld misses and %llu runs from %d test runs of a socket filter",
+	    outer_after - outer_before, RC_CALLS, outer_misses, hits[1] - hits[0],
+	    misses[1] - misses[0], hits[2] - hits[1], misses[2] - misses[1],
+	    inner_after - inner_before, RC_CALLS);
+	CHECK(ret == 0, "BPF_PROG_TEST_RUN: %s", strerror(-ret));
+	CHECK(outer_after - outer_before == RC_CALLS && outer_misses == 0,
+	      "outer's counting program ran %llu times for %d reads (%ld misses)",
+	      outer_after - outer_before, RC_CALLS, outer_misses);
+	CHECK(hits[1] == hits[0] && misses[1] - misses[0] == RC_CALLS,
+	      "inner, hit from outer's program: %ld hits, %ld misses, not 0 and %d",
+	      hits[1] - hits[0], misses[1] - misses[0], RC_CALLS);
+	CHECK(hits[2] - hits[1] == RC_CALLS && misses[2] - misses[1] == RC_CALLS &&
+	      inner_after - inner_before == RC_CALLS,
+	      "inner, hit by the socket filter and by its own program: %ld hits, %ld misses, %llu runs, not %d each",
+	      hits[2] - hits[1], misses[2] - misses[1], inner_after - inner_before,
+	      RC_CALLS);
+	return 0;
+}
+
+static int probe_events_bpf_recursion_steps(void)
+{
+	char text[32];
+	int ret;
+
+	STEP(load_okprobe_with_event("p:okptest_rc/outer ksys_read count=$arg3:u64"));
+	ret = write_file(OKPROBE_EVENTS,
+			 "p:okptest_rc/inner htab_map_update_elem count=$arg4:u64");
+	CHECK(ret == 0, "defining an event on htab_map_update_elem: %s", strerror(-ret));
+	if (read_file(RC_OUTER "/id", text, sizeof(text)))
+		ret = skip("this kernel has no perf events (CONFIG_PERF_EVENTS)");
+	else
+		ret = probe_events_bpf_recursion_attached();
+	rc_close_all();
+	if (ret && ret != RESULT_SKIP)
+		return ret;
+	CHECK(clear_file(OKPROBE_EVENTS) == 0, "removing the events once BPF let go");
+	STEP(unload_okprobe());
+	return ret;
+}
+
+static int test_probe_events_bpf_recursion(void)
+{
+	return events_test(probe_events_bpf_recursion_steps, NULL);
+}
+
 /* Whether return_under_tracer() left a tracer on (a failure). */
 static int return_tracer_started;
 

@@ -477,15 +477,21 @@ struct sample_report {
 	char probed[128], stack[256];
 };
 
-/* The loader's report on event, counting only value (0: every hit). */
+/*
+ * The loader's report on event, counting only value (0: every hit), over
+ * dd's reads; with list, bpftool's link listing is taken first, while the
+ * program is attached, by the same process (dd replaces its shell).
+ */
+#define LB_DD "dd if=/dev/zero of=/dev/null bs=" BT_READ_SIZE " count=100 status=none"
 static int run_sample(const char *event, const char *only, const char *cookie,
-		      struct sample_report *report)
+		      int list, struct sample_report *report)
 {
 	static char output[8192];
 	char *const argv[] = {
 		LIBBPF_SAMPLE, "-s", (char *)only, "-c", (char *)cookie,
-		(char *)event, "/usr/bin/dd", "if=/dev/zero", "of=/dev/null",
-		"bs=" BT_READ_SIZE, "count=100", "status=none", NULL
+		(char *)event, "/usr/bin/sh", "-c",
+		list ? "/usr/sbin/bpftool link show > /tmp/link.txt 2>&1; exec " LB_DD :
+		"exec " LB_DD, NULL
 	};
 	const char *at;
 	int status = userland_run(argv, 120, output, sizeof(output));
@@ -534,7 +540,7 @@ static int probe_events_libbpf_steps(void)
 	ret_code = write_file(OKPROBE_EVENTS, "r:" LB_EVENTS "/ret ksys_read count=$retval:u64");
 	CHECK(ret_code == 0, "defining the return event: %s", strerror(-ret_code));
 
-	STEP(run_sample(LB_EVENTS "/entry", BT_READ_SIZE, "42", &entry));
+	STEP(run_sample(LB_EVENTS "/entry", BT_READ_SIZE, "42", 1, &entry));
 	CHECK(entry.hits == BT_READS && entry.sum == BT_READS * 4093ULL,
 	      "entry: %llu hits, sum %llu, not %d and %llu", entry.hits, entry.sum,
 	      BT_READS, BT_READS * 4093ULL);
@@ -542,10 +548,16 @@ static int probe_events_libbpf_steps(void)
 	CHECK(strstr(entry.probed, "probed: ksys_read+"), "entry: %s", entry.probed);
 	CHECK(strstr(entry.stack, "stack: ksys_read+"),
 	      "entry: the stack does not start at the probed function: %s", entry.stack);
+	/* libbpf attached through a BPF link: bpftool lists it. */
+	CHECK(read_file(USERLAND "/tmp/link.txt", cover, sizeof(cover)) == 0,
+	      "no bpftool link output");
+	say("# bpftool link show: %s", line_with(cover, "perf_event"));
+	CHECK(strstr(cover, "perf_event") && strstr(cover, "prog "),
+	      "bpftool link show lists no perf_event link:\n%.600s", cover);
 
 	/* Every read of dd's, at the entry and at the block past it. */
-	STEP(run_sample(LB_EVENTS "/entry", "0", "1", &all));
-	STEP(run_sample(LB_EVENTS "/mid", "0", "2", &mid));
+	STEP(run_sample(LB_EVENTS "/entry", "0", "1", 0, &all));
+	STEP(run_sample(LB_EVENTS "/mid", "0", "2", 0, &mid));
 	snprintf(probed, sizeof(probed), "probed: ksys_read+0x%lx", offset);
 	CHECK(all.hits >= BT_READS && mid.hits == all.hits,
 	      "every read: %llu at the entry, %llu at ksys_read+0x%lx", all.hits,
@@ -555,7 +567,7 @@ static int probe_events_libbpf_steps(void)
 	CHECK(strstr(mid.stack, "stack: ksys_read+"),
 	      "mid: the stack does not start at the probed function: %s", mid.stack);
 
-	STEP(run_sample(LB_EVENTS "/ret", BT_READ_SIZE, "3", &ret));
+	STEP(run_sample(LB_EVENTS "/ret", BT_READ_SIZE, "3", 0, &ret));
 	CHECK(ret.hits == BT_READS && ret.sum == BT_READS * 4093ULL,
 	      "return: %llu hits, sum %llu, not %d and %llu", ret.hits, ret.sum,
 	      BT_READS, BT_READS * 4093ULL);

@@ -13,21 +13,33 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 
-/* A p event's record: the common header, __probe_ip, then its fields. */
-struct okprobe_entry_record {
-	__u64 common; /* common_type, common_flags, ..., common_pid */
-	__u64 probe_ip;
-	__u64 value;
-};
+/*
+ * The kernel's common header of every trace record. Its size is the
+ * running kernel's, relocated by libbpf from the kernel's BTF (CO-RE): 8
+ * bytes, 12 on 6.1's PREEMPT_RT (two more counters). A record's own
+ * fields start past it, 8-byte aligned: a p event's __probe_ip, then its
+ * arguments; an r event's __probe_func and __probe_ret_ip, then its.
+ */
+struct trace_entry {
+	unsigned short type;
+} __attribute__((preserve_access_index));
 
-/* An r event's: __probe_func and __probe_ret_ip before its fields. */
-struct okprobe_return_record {
-	__u64 common;
-	__u64 probe_func;
-	__u64 probe_ret_ip;
-	__u64 value;
-};
+#define RECORD_FIELDS (((__u32)bpf_core_type_size(struct trace_entry) + 7) & ~7U)
+
+/*
+ * The u64 at offset of the record. A tracepoint program may load from its
+ * context at constant offsets only; this one is the kernel's, so it is
+ * read through the helper.
+ */
+static __always_inline __u64 record_u64(void *record, __u32 offset)
+{
+	__u64 value = 0;
+
+	bpf_probe_read_kernel(&value, sizeof(value), (char *)record + offset);
+	return value;
+}
 
 /* What is kept per process (tgid). */
 struct okprobe_read_counts {
@@ -85,16 +97,18 @@ static __always_inline void count(void *ctx, __u64 probe_ip, __u64 value)
 }
 
 SEC("tracepoint")
-int count_entry(struct okprobe_entry_record *record)
+int count_entry(void *record)
 {
-	count(record, record->probe_ip, record->value);
+	count(record, record_u64(record, RECORD_FIELDS),
+	      record_u64(record, RECORD_FIELDS + 8));
 	return 0;
 }
 
 SEC("tracepoint")
-int count_return(struct okprobe_return_record *record)
+int count_return(void *record)
 {
-	count(record, record->probe_func, record->value);
+	count(record, record_u64(record, RECORD_FIELDS),
+	      record_u64(record, RECORD_FIELDS + 16));
 	return 0;
 }
 

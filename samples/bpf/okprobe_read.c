@@ -14,10 +14,11 @@
  *   probed: ksys_read+0x4
  *   stack: ksys_read+0x4 <- __x64_sys_read+0x1d <- do_syscall_64+0x82
  *
- * The event's first field must be a u64; the format file says where it
- * is (after __probe_ip in a p event, after __probe_func and
- * __probe_ret_ip in an r event), and the loader checks that before it
- * attaches. Built by samples/bpf/Makefile with Debian's clang and libbpf.
+ * The event's first field must be a u64, right after the probe's own
+ * (__probe_ip in a p event, __probe_func and __probe_ret_ip in an r
+ * event): the loader checks that in the event's format file before it
+ * attaches, and the program finds it past the kernel's common header,
+ * whose size libbpf takes from the kernel's BTF. Built by samples/bpf/Makefile with Debian's clang and libbpf.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -58,7 +59,7 @@ static void usage(void)
 static int event_layout(const char *group, const char *event)
 {
 	char path[PATH_MAX], line[512];
-	int is_return = 0, fields = 0, offset = -1, ok = 0;
+	int is_return = 0, fields = 0, offset = -1, after = -1, ok = 0;
 	FILE *format;
 
 	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s/format", group, event);
@@ -75,8 +76,12 @@ static int event_layout(const char *group, const char *event)
 			continue;
 		if (strstr(field, "__probe_ret_ip"))
 			is_return = 1;
-		if (strstr(field, " __probe_"))
+		if (strstr(field, " __probe_")) {
+			char *at = strstr(line, "offset:");
+
+			after = at ? atoi(at + 7) + 8 : -1;
 			continue;
+		}
 		if (fields++ == 0) {
 			char *at = strstr(line, "offset:");
 
@@ -85,7 +90,8 @@ static int event_layout(const char *group, const char *event)
 		}
 	}
 	fclose(format);
-	if (!ok || offset != (is_return ? 24 : 16)) {
+	/* Where okprobe_read.bpf.c reads it: right after the probe's fields. */
+	if (!ok || offset != after) {
 		fprintf(stderr, "okprobe_read: %s/%s: its first field must be a u64 right after the probe's (e.g. count=$arg3:u64)\n",
 			group, event);
 		return -1;
