@@ -1349,6 +1349,8 @@ static int probe_events_bpf_recursion_steps(void)
 	char text[32];
 	int ret;
 
+	if (!kallsyms_address("htab_map_update_elem"))
+		return skip("this kernel has no BPF hash maps (CONFIG_BPF_SYSCALL)");
 	STEP(load_okprobe_with_event("p:okptest_rc/outer ksys_read count=$arg3:u64"));
 	ret = write_file(OKPROBE_EVENTS,
 			 "p:okptest_rc/inner htab_map_update_elem count=$arg4:u64");

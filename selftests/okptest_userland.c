@@ -493,6 +493,7 @@ static int run_sample(const char *event, const char *only, const char *cookie,
 		list ? "/usr/sbin/bpftool link show > /tmp/link.txt 2>&1; exec " LB_DD :
 		"exec " LB_DD, NULL
 	};
+	long long started = now_ms();
 	const char *at;
 	int status = userland_run(argv, 120, output, sizeof(output));
 
@@ -507,9 +508,9 @@ static int run_sample(const char *event, const char *only, const char *cookie,
 		 line_with(output, "probed: "));
 	snprintf(report->stack, sizeof(report->stack), "%s",
 		 line_with(output, "stack: "));
-	say("# okprobe_read -s %s %s: %llu hits, sum %llu, cookie 0x%llx; %s; %s",
+	say("# okprobe_read -s %s %s: %llu hits, sum %llu, cookie 0x%llx; %s; %s (%lld ms)",
 	    only, event, report->hits, report->sum, report->cookie,
-	    report->probed, report->stack);
+	    report->probed, report->stack, now_ms() - started);
 	return 0;
 }
 
@@ -519,6 +520,7 @@ static int probe_events_libbpf_steps(void)
 	struct sample_report entry, all, mid, ret;
 	char line[128], probed[64];
 	unsigned long offset;
+	long long started;
 	int ret_code;
 
 	STEP(userland_mount());
@@ -529,9 +531,11 @@ static int probe_events_libbpf_steps(void)
 		STEP(unload_okprobe());
 		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
 	}
+	started = now_ms();
 	offset = mid_read_block(cover, sizeof(cover));
 	CHECK(offset, "okprobe/cover found no block of ksys_read past its entry that ran on each of %d reads:\n%.600s",
 	      BT_READS, cover);
+	say("# okprobe/cover found ksys_read+0x%lx in %lld ms", offset, now_ms() - started);
 	ret_code = write_file(OKPROBE_EVENTS, "p:" LB_EVENTS "/entry ksys_read count=$arg3:u64");
 	CHECK(ret_code == 0, "defining the entry event: %s", strerror(-ret_code));
 	snprintf(line, sizeof(line), "p:" LB_EVENTS "/mid ksys_read+0x%lx top=$stack0:u64", offset);

@@ -13,33 +13,26 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 
 /*
- * The kernel's common header of every trace record. Its size is the
- * running kernel's, relocated by libbpf from the kernel's BTF (CO-RE): 8
- * bytes, 12 on 6.1's PREEMPT_RT (two more counters). A record's own
- * fields start past it, 8-byte aligned: a p event's __probe_ip, then its
- * arguments; an r event's __probe_func and __probe_ret_ip, then its.
+ * A record, as the event's format file lays it out: the kernel's common
+ * header (8 bytes; 12 on 6.1's PREEMPT_RT, two more counters, so the
+ * fields start at 16 there), then a p event's __probe_ip or an r event's
+ * __probe_func and __probe_ret_ip, then the event's own fields. A
+ * tracepoint program may read its context at constant offsets only, so
+ * there is one program per layout; the loader picks the one the format
+ * file describes.
  */
-struct trace_entry {
-	unsigned short type;
-} __attribute__((preserve_access_index));
-
-#define RECORD_FIELDS (((__u32)bpf_core_type_size(struct trace_entry) + 7) & ~7U)
-
-/*
- * The u64 at offset of the record. A tracepoint program may load from its
- * context at constant offsets only; this one is the kernel's, so it is
- * read through the helper.
- */
-static __always_inline __u64 record_u64(void *record, __u32 offset)
-{
-	__u64 value = 0;
-
-	bpf_probe_read_kernel(&value, sizeof(value), (char *)record + offset);
-	return value;
-}
+#define RECORD(header, kind, probe_fields)                                   \
+	struct okprobe_##kind##_record_##header {                            \
+		__u8 common[header];                                         \
+		__u64 probe[probe_fields];                                   \
+		__u64 value;                                                 \
+	}
+RECORD(8, entry, 1);
+RECORD(16, entry, 1);
+RECORD(8, return, 2);
+RECORD(16, return, 2);
 
 /* What is kept per process (tgid). */
 struct okprobe_read_counts {
@@ -96,20 +89,17 @@ static __always_inline void count(void *ctx, __u64 probe_ip, __u64 value)
 	kept->stack_id = bpf_get_stackid(ctx, &stacks, 0);
 }
 
-SEC("tracepoint")
-int count_entry(void *record)
-{
-	count(record, record_u64(record, RECORD_FIELDS),
-	      record_u64(record, RECORD_FIELDS + 8));
-	return 0;
-}
-
-SEC("tracepoint")
-int count_return(void *record)
-{
-	count(record, record_u64(record, RECORD_FIELDS),
-	      record_u64(record, RECORD_FIELDS + 16));
-	return 0;
-}
+/* count_entry_8 ... count_return_16: the program for each layout. */
+#define PROGRAM(header, kind)                                                \
+	SEC("tracepoint")                                                    \
+	int count_##kind##_##header(struct okprobe_##kind##_record_##header *record) \
+	{                                                                    \
+		count(record, record->probe[0], record->value);              \
+		return 0;                                                    \
+	}
+PROGRAM(8, entry)
+PROGRAM(16, entry)
+PROGRAM(8, return)
+PROGRAM(16, return)
 
 char LICENSE[] SEC("license") = "GPL";

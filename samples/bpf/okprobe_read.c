@@ -16,9 +16,9 @@
  *
  * The event's first field must be a u64, right after the probe's own
  * (__probe_ip in a p event, __probe_func and __probe_ret_ip in an r
- * event): the loader checks that in the event's format file before it
- * attaches, and the program finds it past the kernel's common header,
- * whose size libbpf takes from the kernel's BTF. Built by samples/bpf/Makefile with Debian's clang and libbpf.
+ * event): the loader checks that in the event's format file, and picks
+ * the program compiled for the record's layout (the kernel's common
+ * header is 8 bytes, 12 on 6.1's PREEMPT_RT). Built by samples/bpf/Makefile with Debian's clang and libbpf.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -53,11 +53,14 @@ static void usage(void)
 }
 
 /*
- * Whether the event is an r event, from its format file; -1 (said why)
- * if its first field is no u64 where the program reads it.
+ * The program for the event's record (count_entry_8 ... count_return_16),
+ * from its format file: a p or r event, and where its fields start; NULL
+ * (said why) if its first field is no u64 right after the probe's.
  */
-static int event_layout(const char *group, const char *event)
+static const char *event_program(const char *group, const char *event)
 {
+	static char name[32];
+	int first_probe_field = -1;
 	char path[PATH_MAX], line[512];
 	int is_return = 0, fields = 0, offset = -1, after = -1, ok = 0;
 	FILE *format;
@@ -67,7 +70,7 @@ static int event_layout(const char *group, const char *event)
 	if (!format) {
 		fprintf(stderr, "okprobe_read: %s: %s (is the event defined in okprobe_events?)\n",
 			path, strerror(errno));
-		return -1;
+		return NULL;
 	}
 	while (fgets(line, sizeof(line), format)) {
 		char *field = strstr(line, "field:");
@@ -80,6 +83,8 @@ static int event_layout(const char *group, const char *event)
 			char *at = strstr(line, "offset:");
 
 			after = at ? atoi(at + 7) + 8 : -1;
+			if (first_probe_field < 0)
+				first_probe_field = at ? atoi(at + 7) : -1;
 			continue;
 		}
 		if (fields++ == 0) {
@@ -91,33 +96,46 @@ static int event_layout(const char *group, const char *event)
 	}
 	fclose(format);
 	/* Where okprobe_read.bpf.c reads it: right after the probe's fields. */
-	if (!ok || offset != after) {
+	if (!ok || offset != after ||
+	    (first_probe_field != 8 && first_probe_field != 16)) {
 		fprintf(stderr, "okprobe_read: %s/%s: its first field must be a u64 right after the probe's (e.g. count=$arg3:u64)\n",
 			group, event);
-		return -1;
+		return NULL;
 	}
-	return is_return;
+	snprintf(name, sizeof(name), "count_%s_%d", is_return ? "return" : "entry",
+		 first_probe_field);
+	return name;
 }
 
-/* The text symbol holding address, as "name+0xoff", from /proc/kallsyms. */
-static const char *symbolize(unsigned long long address, char *out, size_t size)
+/*
+ * Each of count addresses as "name+0xoff" (the text symbol holding it),
+ * in names, from one pass over /proc/kallsyms: it lists every symbol of
+ * the kernel, which takes a while to read.
+ */
+static void symbolize(const unsigned long long *addresses, int count,
+		      char names[][256])
 {
-	unsigned long long start, best = 0;
-	char line[512], name[256], type;
+	unsigned long long start, best[STACK_DEPTH + 1] = { 0 };
+	char line[512], name[200], type;
 	FILE *kallsyms = fopen("/proc/kallsyms", "re");
+	int i;
 
-	snprintf(out, size, "0x%llx", address);
+	for (i = 0; i < count; i++)
+		snprintf(names[i], 256, "0x%llx", addresses[i]);
 	if (!kallsyms)
-		return out;
+		return;
 	while (fgets(line, sizeof(line), kallsyms)) {
-		if (sscanf(line, "%llx %c %255s", &start, &type, name) != 3 ||
-		    (type != 't' && type != 'T') || start > address || start < best)
+		if (sscanf(line, "%llx %c %199s", &start, &type, name) != 3 ||
+		    (type != 't' && type != 'T'))
 			continue;
-		best = start;
-		snprintf(out, size, "%s+0x%llx", name, address - start);
+		for (i = 0; i < count; i++) {
+			if (start > addresses[i] || start < best[i])
+				continue;
+			best[i] = start;
+			snprintf(names[i], 256, "%s+0x%llx", name, addresses[i] - start);
+		}
 	}
 	fclose(kallsyms);
-	return out;
 }
 
 /* Runs argv to its end; its pid (its exit status in status), or -1. */
@@ -135,37 +153,42 @@ static pid_t run(char **argv, int *status)
 	return child;
 }
 
-static void print_stack(struct bpf_object *object, long long id)
+/* The probed address and the first frames of the last hit's stack. */
+static void print_places(struct bpf_object *object,
+			 const struct okprobe_read_counts *counts)
 {
-	unsigned long long ips[STACK_DEPTH] = { 0 };
+	unsigned long long addresses[STACK_DEPTH + 1] = { counts->probe_ip };
 	struct bpf_map *stacks = bpf_object__find_map_by_name(object, "stacks");
-	char name[300];
-	__u32 key = id;
-	int i;
+	static char names[STACK_DEPTH + 1][256];
+	__u32 key = counts->stack_id;
+	int frames = 0, i;
 
-	if (id < 0) {
-		printf("stack: none (%s)\n", strerror((int)-id));
-		return;
-	}
-	if (bpf_map_lookup_elem(bpf_map__fd(stacks), &key, ips)) {
-		printf("stack: id %lld not found\n", id);
+	if (counts->stack_id >= 0 &&
+	    !bpf_map_lookup_elem(bpf_map__fd(stacks), &key, addresses + 1))
+		while (frames < 3 && addresses[1 + frames])
+			frames++;
+	symbolize(addresses, 1 + frames, names);
+	printf("probed: %s\n", names[0]);
+	if (counts->stack_id < 0) {
+		printf("stack: none (%s)\n", strerror((int)-counts->stack_id));
 		return;
 	}
 	printf("stack:");
-	for (i = 0; i < 3 && i < STACK_DEPTH && ips[i]; i++)
-		printf("%s%s", i ? " <- " : " ", symbolize(ips[i], name, sizeof(name)));
+	for (i = 1; i <= frames; i++)
+		printf("%s%s", i > 1 ? " <- " : " ", names[i]);
 	printf("\n");
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long long only = 0, cookie = 0x6f6b; /* "ok" */
-	char object_path[PATH_MAX] = "", group[128], name[300], *slash;
+	char object_path[PATH_MAX] = "", group[128], *slash;
 	struct okprobe_read_counts counts = { 0 };
 	struct bpf_program *program, *other;
 	struct bpf_link *link;
 	struct bpf_object *object;
-	int option, is_return, status;
+	const char *wanted;
+	int option, status;
 	__u32 zero = 0, key;
 	pid_t child;
 
@@ -194,8 +217,8 @@ int main(int argc, char **argv)
 		snprintf(object_path, sizeof(object_path), "%s/okprobe_read.bpf.o",
 			 dirname(self));
 	}
-	is_return = event_layout(group, slash + 1);
-	if (is_return < 0)
+	wanted = event_program(group, slash + 1);
+	if (!wanted)
 		return 1;
 
 	object = bpf_object__open_file(object_path, NULL);
@@ -203,9 +226,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "okprobe_read: opening %s: %s\n", object_path, strerror(errno));
 		return 1;
 	}
-	program = bpf_object__find_program_by_name(object, is_return ? "count_return" : "count_entry");
-	other = bpf_object__find_program_by_name(object, is_return ? "count_entry" : "count_return");
-	bpf_program__set_autoload(other, false);
+	/* Only the program for this record's layout is loaded. */
+	program = NULL;
+	bpf_object__for_each_program(other, object) {
+		if (strcmp(bpf_program__name(other), wanted))
+			bpf_program__set_autoload(other, false);
+		else
+			program = other;
+	}
+	if (!program) {
+		fprintf(stderr, "okprobe_read: %s has no program %s\n", object_path, wanted);
+		return 1;
+	}
 	if (bpf_object__load(object)) {
 		fprintf(stderr, "okprobe_read: loading %s: %s\n", object_path, strerror(errno));
 		return 1;
@@ -229,10 +261,8 @@ int main(int argc, char **argv)
 		counts.hits = 0;
 	printf("%s/%s: %llu hits, sum %llu (pid %d, cookie 0x%llx)\n", group, slash + 1,
 	       counts.hits, counts.sum, (int)child, counts.cookie);
-	if (counts.hits) {
-		printf("probed: %s\n", symbolize(counts.probe_ip, name, sizeof(name)));
-		print_stack(object, counts.stack_id);
-	}
+	if (counts.hits)
+		print_places(object, &counts);
 	bpf_link__destroy(link);
 	bpf_object__close(object);
 	return child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
