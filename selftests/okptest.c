@@ -1156,6 +1156,34 @@ static size_t keep_tests(struct __fixture_metadata *f,
  * okptest_only=NAME[,NAME...] on the kernel command line (a developer's
  * filter: tools/guest_run.py --args): only those tests of the suite run.
  */
+/*
+ * okptest_skip=NAME[,NAME...] on the kernel command line (tools/check's
+ * per-target arguments): those tests of the suite do not run there.
+ */
+static void drop_skipped(struct __fixture_metadata *f)
+{
+	static const char *kept[256];
+	const char *skipped = getenv("okptest_skip");
+	struct __test_metadata *t;
+	size_t count = 0, length;
+	const char *at;
+	int listed;
+
+	if (!skipped || !*skipped)
+		return;
+	for (t = f->tests; t && count < ARRAY_SIZE(kept); t = t->next) {
+		length = strlen(t->name);
+		listed = 0;
+		for (at = strstr(skipped, t->name); at && !listed;
+		     at = strstr(at + 1, t->name))
+			listed = (at == skipped || at[-1] == ',') &&
+				 (at[length] == ',' || at[length] == '\0');
+		if (!listed)
+			kept[count++] = t->name;
+	}
+	keep_tests(f, kept, count);
+}
+
 static void keep_only_wanted(struct __fixture_metadata *f)
 {
 	static char copy[512];
@@ -1223,6 +1251,7 @@ static int select_suite(const char *wanted)
 			if (part < ARRAY_SIZE(okprobe_parts))
 				running_part = okprobe_parts[part].name;
 			keep_only_wanted(f);
+			drop_skipped(f);
 			soak_timeout(f);
 			return 0;
 		}

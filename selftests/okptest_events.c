@@ -1009,14 +1009,37 @@ static void run_on_cpu(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static int probe_events_bpf_attached(void)
+/*
+ * A sampling perf event of the event in event_dir for every task on CPU
+ * 0, as libbpf opens one to attach a tracepoint program; its fd, or -1
+ * (errno set).
+ */
+static int open_tracepoint_on_cpu0(const char *event_dir)
 {
 	struct perf_event_attr attr;
+	char path[160], text[32];
+
+	snprintf(path, sizeof(path), "%s/id", event_dir);
+	if (read_file(path, text, sizeof(text))) {
+		errno = ENOENT;
+		return -1;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = atol(text);
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_RAW;
+	return syscall(SYS_perf_event_open, &attr, -1, 0, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static int probe_events_bpf_attached(void)
+{
 	union bpf_attr map_attr;
 	unsigned long long values[2] = {0, 0};
 	unsigned int key = 0;
 	static char log[1 << 16];
-	char text[32];
 	int offset, kprobe_program, ret;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -1035,17 +1058,7 @@ static int probe_events_bpf_attached(void)
 		return skip("this kernel takes no tracepoint programs (CONFIG_BPF_EVENTS)");
 	CHECK(bpf_prog_fd >= 0, "loading the counting program: %s; %s",
 	      strerror(errno), log);
-	CHECK(read_file(BPF_EVENT_DIR "/id", text, sizeof(text)) == 0,
-	      "no id file for okptest_bpf/read");
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = atol(text);
-	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_RAW;
-	/* As libbpf: every task, CPU 0. */
-	bpf_perf_fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1,
-			      PERF_FLAG_FD_CLOEXEC);
+	bpf_perf_fd = open_tracepoint_on_cpu0(BPF_EVENT_DIR);
 	CHECK(bpf_perf_fd >= 0, "perf_event_open(okptest_bpf:read, CPU 0): %s",
 	      strerror(errno));
 	/* A tracepoint takes tracepoint programs only, as the kernel's. */
@@ -1093,17 +1106,32 @@ static int probe_events_bpf_attached(void)
 	return 0;
 }
 
+/*
+ * attached() where event_dir's event has a perf id (a skip otherwise),
+ * then close_all() whatever happened: its result.
+ */
+static int with_perf_event(const char *event_dir, int (*attached)(void),
+			   void (*close_all)(void))
+{
+	char path[160], text[32];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/id", event_dir);
+	if (read_file(path, text, sizeof(text)))
+		ret = skip("this kernel has no perf events (CONFIG_PERF_EVENTS)");
+	else
+		ret = attached();
+	close_all();
+	return ret;
+}
+
 static int probe_events_bpf_steps(void)
 {
-	char text[32];
 	int ret;
 
 	STEP(load_okprobe_with_event("p:okptest_bpf/read ksys_read count=$arg3:u64"));
-	if (read_file(BPF_EVENT_DIR "/id", text, sizeof(text)))
-		ret = skip("this kernel has no perf events (CONFIG_PERF_EVENTS)");
-	else
-		ret = probe_events_bpf_attached();
-	bpf_close_all();
+	ret = with_perf_event(BPF_EVENT_DIR, probe_events_bpf_attached,
+			      bpf_close_all);
 	if (ret && ret != RESULT_SKIP)
 		return ret;
 	/* Detached: removed as any event. */
@@ -1234,20 +1262,8 @@ static int bpf_map_of(int type, unsigned int value_size)
 /* program attached to the event (dir) through a perf event of its own. */
 static int rc_attach(const char *dir, int program)
 {
-	struct perf_event_attr attr;
-	char path[160], text[32];
-	int perf;
+	int perf = rc_keep(open_tracepoint_on_cpu0(dir));
 
-	snprintf(path, sizeof(path), "%s/id", dir);
-	CHECK(read_file(path, text, sizeof(text)) == 0, "no %s", path);
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = atol(text);
-	attr.sample_period = 1;
-	attr.sample_type = PERF_SAMPLE_RAW;
-	perf = rc_keep(syscall(SYS_perf_event_open, &attr, -1, 0, -1,
-			       PERF_FLAG_FD_CLOEXEC));
 	CHECK(perf >= 0 && program >= 0, "perf_event_open(%s): %s", dir,
 	      strerror(errno));
 	CHECK(ioctl(perf, PERF_EVENT_IOC_SET_BPF, program) == 0 &&
@@ -1346,7 +1362,6 @@ static int probe_events_bpf_recursion_attached(void)
 
 static int probe_events_bpf_recursion_steps(void)
 {
-	char text[32];
 	int ret;
 
 	if (!kallsyms_address("htab_map_update_elem"))
@@ -1355,11 +1370,8 @@ static int probe_events_bpf_recursion_steps(void)
 	ret = write_file(OKPROBE_EVENTS,
 			 "p:okptest_rc/inner htab_map_update_elem count=$arg4:u64");
 	CHECK(ret == 0, "defining an event on htab_map_update_elem: %s", strerror(-ret));
-	if (read_file(RC_OUTER "/id", text, sizeof(text)))
-		ret = skip("this kernel has no perf events (CONFIG_PERF_EVENTS)");
-	else
-		ret = probe_events_bpf_recursion_attached();
-	rc_close_all();
+	ret = with_perf_event(RC_OUTER, probe_events_bpf_recursion_attached,
+			      rc_close_all);
 	if (ret && ret != RESULT_SKIP)
 		return ret;
 	CHECK(clear_file(OKPROBE_EVENTS) == 0, "removing the events once BPF let go");

@@ -83,6 +83,22 @@ static int userland_mount(void)
 }
 
 /*
+ * The userland mounted and okprobe loaded with okprobe_events: 0, a skip
+ * (no userland disk, or no dynamic events: okprobe unloaded again) or a
+ * failure.
+ */
+static int userland_with_okprobe(void)
+{
+	STEP(userland_mount());
+	STEP(load_okprobe(default_params));
+	if (!exists(OKPROBE_EVENTS)) {
+		STEP(unload_okprobe());
+		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
+	}
+	return 0;
+}
+
+/*
  * Starts argv[0] of the userland under chroot, stdin empty, stdout and
  * stderr into USERLAND_OUT; returns its pid (or -1).
  */
@@ -209,6 +225,29 @@ static unsigned long mid_read_block(char *report, size_t size)
 	return 0;
 }
 
+/*
+ * okprobe_events' GROUP/entry (ksys_read, count=$arg3:u64), GROUP/mid
+ * (ksys_read+offset with mid_args) and GROUP/ret (its return, with
+ * ret_args): 0 or a failure.
+ */
+static int define_read_events(const char *group, unsigned long offset,
+			      const char *mid_args, const char *ret_args)
+{
+	char lines[3][160];
+	int i, ret;
+
+	snprintf(lines[0], sizeof(lines[0]), "p:%s/entry ksys_read count=$arg3:u64",
+		 group);
+	snprintf(lines[1], sizeof(lines[1]), "p:%s/mid ksys_read+0x%lx %s", group,
+		 offset, mid_args);
+	snprintf(lines[2], sizeof(lines[2]), "r:%s/ret ksys_read %s", group, ret_args);
+	for (i = 0; i < 3; i++) {
+		ret = write_file(OKPROBE_EVENTS, lines[i]);
+		CHECK(ret == 0, "defining %s: %s", lines[i], strerror(-ret));
+	}
+	return 0;
+}
+
 /* Whether the kernel takes a kprobe at place (kprobe_events, then gone). */
 static int kernel_takes_kprobe(const char *place)
 {
@@ -251,18 +290,13 @@ static int probe_events_bpftrace_steps(void)
 {
 	static char kernel_out[8192], okprobe_out[8192], perf[4096];
 	static const char *const maps[] = { "@entry", "@mid", "@ret" };
-	char program[1024], line[128], mid[64];
+	char program[1024], mid[64];
 	long long theirs, ours;
 	unsigned long offset;
 	int kernel_entry, ret;
 	size_t i;
 
-	STEP(userland_mount());
-	STEP(load_okprobe(default_params));
-	if (!exists(OKPROBE_EVENTS)) {
-		STEP(unload_okprobe());
-		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
-	}
+	STEP(userland_with_okprobe());
 	offset = mid_read_block(kernel_out, sizeof(kernel_out));
 	CHECK(offset, "okprobe/cover found no block of ksys_read past its entry that ran on each of %d reads:\n%.600s",
 	      BT_READS, kernel_out);
@@ -288,13 +322,7 @@ static int probe_events_bpftrace_steps(void)
 	STEP(run_bpftrace(program, kernel_out, sizeof(kernel_out)));
 
 	/* okprobe's events: the same places, as tracepoints. */
-	ret = write_file(OKPROBE_EVENTS, "p:" BT_EVENTS "/entry ksys_read count=$arg3:u64");
-	CHECK(ret == 0, "defining the entry event: %s", strerror(-ret));
-	snprintf(line, sizeof(line), "p:" BT_EVENTS "/mid %s", mid);
-	ret = write_file(OKPROBE_EVENTS, line);
-	CHECK(ret == 0, "defining %s: %s", line, strerror(-ret));
-	ret = write_file(OKPROBE_EVENTS, "r:" BT_EVENTS "/ret ksys_read ret=$retval:s64");
-	CHECK(ret == 0, "defining the return event: %s", strerror(-ret));
+	STEP(define_read_events(BT_EVENTS, offset, "", "ret=$retval:s64"));
 	STEP(userland_file("work.sh",
 			   "/usr/sbin/bpftool perf show > /tmp/perf.txt 2>&1\n" BT_WORK));
 	STEP(run_bpftrace(BT_OKPROBE_PROGRAM, okprobe_out, sizeof(okprobe_out)));
@@ -403,12 +431,7 @@ static int okprobe_tool_steps(void)
 	int status, traced;
 	pid_t tracer;
 
-	STEP(userland_mount());
-	STEP(load_okprobe(default_params));
-	if (!exists(OKPROBE_EVENTS)) {
-		STEP(unload_okprobe());
-		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
-	}
+	STEP(userland_with_okprobe());
 	STEP(run_tool(output, sizeof(output), 0, "add",
 		      "p:" TOOL_EVENT " do_faccessat dfd=$arg1:s32", NULL));
 	CHECK(strstr(output, TOOL_EVENT ": p:" TOOL_EVENT " do_faccessat"),
@@ -518,31 +541,21 @@ static int probe_events_libbpf_steps(void)
 {
 	static char cover[16384];
 	struct sample_report entry, all, mid, ret;
-	char line[128], probed[64];
+	char probed[64];
 	unsigned long offset;
 	long long started;
-	int ret_code;
 
 	STEP(userland_mount());
 	if (!exists(USERLAND LIBBPF_SAMPLE))
 		return skip("no libbpf sample in this guest (make check builds it for the guests with Debian's userland)");
-	STEP(load_okprobe(default_params));
-	if (!exists(OKPROBE_EVENTS)) {
-		STEP(unload_okprobe());
-		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
-	}
+	STEP(userland_with_okprobe());
 	started = now_ms();
 	offset = mid_read_block(cover, sizeof(cover));
 	CHECK(offset, "okprobe/cover found no block of ksys_read past its entry that ran on each of %d reads:\n%.600s",
 	      BT_READS, cover);
 	say("# okprobe/cover found ksys_read+0x%lx in %lld ms", offset, now_ms() - started);
-	ret_code = write_file(OKPROBE_EVENTS, "p:" LB_EVENTS "/entry ksys_read count=$arg3:u64");
-	CHECK(ret_code == 0, "defining the entry event: %s", strerror(-ret_code));
-	snprintf(line, sizeof(line), "p:" LB_EVENTS "/mid ksys_read+0x%lx top=$stack0:u64", offset);
-	ret_code = write_file(OKPROBE_EVENTS, line);
-	CHECK(ret_code == 0, "defining %s: %s", line, strerror(-ret_code));
-	ret_code = write_file(OKPROBE_EVENTS, "r:" LB_EVENTS "/ret ksys_read count=$retval:u64");
-	CHECK(ret_code == 0, "defining the return event: %s", strerror(-ret_code));
+	STEP(define_read_events(LB_EVENTS, offset, "top=$stack0:u64",
+				"count=$retval:u64"));
 
 	STEP(run_sample(LB_EVENTS "/entry", BT_READ_SIZE, "42", 1, &entry));
 	CHECK(entry.hits == BT_READS && entry.sum == BT_READS * 4093ULL,
