@@ -1262,10 +1262,11 @@ static int bpf_map_of(int type, unsigned int value_size)
 /* program attached to the event (dir) through a perf event of its own. */
 static int rc_attach(const char *dir, int program)
 {
-	int perf = rc_keep(open_tracepoint_on_cpu0(dir));
+	int perf;
 
-	CHECK(perf >= 0 && program >= 0, "perf_event_open(%s): %s", dir,
-	      strerror(errno));
+	CHECK(program >= 0, "loading a program for %s: %s", dir, strerror(errno));
+	perf = rc_keep(open_tracepoint_on_cpu0(dir));
+	CHECK(perf >= 0, "perf_event_open(%s): %s", dir, strerror(errno));
 	CHECK(ioctl(perf, PERF_EVENT_IOC_SET_BPF, program) == 0 &&
 	      ioctl(perf, PERF_EVENT_IOC_ENABLE, 0) == 0,
 	      "attaching a program to %s: %s", dir, strerror(errno));
