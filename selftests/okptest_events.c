@@ -1412,6 +1412,7 @@ static int return_under_tracer(const char *tracer)
 	static char trace[1 << 17];
 	long returns, sum, entries, traced = 0;
 	char params[128], pid[32], *line;
+	int unusual = 0;
 	int go, ret, stopped;
 	pid_t child;
 
@@ -1454,8 +1455,22 @@ static int return_under_tracer(const char *tracer)
 	CHECK(unload_module("okprobe_sample") == 0,
 	      "unloading the sample client");
 	CHECK(ret == 0, "the child exited with %d", ret);
-	for (line = strtok(trace, "\n"); line; line = strtok(NULL, "\n"))
-		traced += line[0] != '#' && strstr(line, "ksys_read");
+	/*
+	 * A call is one line, but for the graph tracer's return printed apart
+	 * from its entry, as a closing brace with the function's name in a
+	 * comment, when the call's entry is not in the returning CPU's
+	 * records (the child moved to the other CPU while it slept in a read:
+	 * riscv-7.2 once traced 101 of 100 calls so).
+	 */
+	for (line = strtok(trace, "\n"); line; line = strtok(NULL, "\n")) {
+		if (line[0] == '#' || !strstr(line, "ksys_read"))
+			continue;
+		traced += !strstr(line, "/* ksys_read */");
+		/* Anything but a whole call on one line, to read on failure. */
+		if (!strstr(line, "ksys_read();") && !strstr(line, "ksys_read <-") &&
+		    unusual++ < 4)
+			say("# %s tracer: %s", tracer, line);
+	}
 	say("# under the %s tracer: %ld entries, %ld returns adding up to %ld; %ld traced calls",
 	    tracer, entries, returns, sum, traced);
 	CHECK(entries == RETURN_READS && returns == RETURN_READS &&
