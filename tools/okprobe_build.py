@@ -165,6 +165,7 @@ class Target:
         return {"x86-6.12": "retbleed=stuff okptest_skip=okprobe_tool",
                 "x86-rt": rt,
                 "x86-7.3": "okptest_selftest_scale=25",
+                "riscv-7.2": "okptest_selftest_scale=50",
                 "x86-7.3-rt": rt,
                 "riscv-preempt": "okptest_storm_sites=200 "
                                  "okptest_selftest_scale=25",
