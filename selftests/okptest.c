@@ -669,6 +669,7 @@ static int expect_load_failure(const char *params, int expected, ...)
 #include "okptest_entry_return.c"
 #include "okptest_events.c"
 #include "okptest_userland.c"
+#include "okptest_bench_bpf.c"
 #include "okptest_demo.c"
 #include "okptest_scale.c"
 
@@ -978,10 +979,11 @@ static int bench_run(void)
 	static const char *const names[] = {
 		"load okprobe.ko and okprobe_bench.ko",
 		"measure every configuration; hit counts match calls",
+		"bpftrace on the same places by kprobe:, okprobe_events and fentry:; its counts match calls",
 		"register a sample of kernel instructions with kprobes, then okprobe; count, time, unregister",
 		"unload both",
 	};
-	int (*const steps[])(void) = { bench_load, bench_measure,
+	int (*const steps[])(void) = { bench_load, bench_measure, bench_bpf,
 				       bench_coverage, bench_unload };
 	static char details[ARRAY_SIZE(steps)][sizeof(why)];
 	const char *detail_of[ARRAY_SIZE(steps)];

@@ -32,6 +32,13 @@
  *                 okprobe-count (a counting okprobe, OKPROBE_FLAG_COUNTER:
  *                 its hits are okprobe_read_count()'s)
  *   state         whether the armed probe is optimized now
+ *   places        where okp_bench_mid's probed instructions are, as
+ *                 FUNCTION+OFFSET (make bench's BPF rows)
+ *   jump-at OFFSET
+ *                 whether a jump (an optprobe's or okprobe's) is in the
+ *                 text at the armed target + OFFSET: for probes this
+ *                 module did not register (make bench's BPF rows arm
+ *                 "none" on okp_bench_mid and attach from user space)
  *   run CALLS     call the armed target CALLS times, in batches with
  *                 preemption off (and interrupts, where the kernel traces
  *                 irq flags), timing only the batches
@@ -70,6 +77,8 @@
  *
  *   kprobe armed traps=2 preemption=1 irqs_off=0
  *   kprobe optimized=1
+ *   places okp_bench_mid+0x13 okp_bench_mid+0x1b
+ *   jump-at offset=0x13 jump=1
  *   okprobe-pre calls=100000 ns=123456789 hits=100000 missed=0 bad=0 traps=1 jump=none
  *   cover okprobe sites=1000 registered=812 ns=1234567 moved=0 errors=-1:100,-16:88
  *   cover-state jumps=600 changed=812 hits=12345 missed=0 optimized=600
@@ -112,6 +121,8 @@
 
 #include <okprobe.h>
 
+#include "okprobe_bench.h"
+
 /* The targets: each returns value + 1; +0 is probed. */
 long okp_bench_target(long value);
 #ifdef CONFIG_RISCV
@@ -134,6 +145,57 @@ noinline long okp_bench_entry(long value)
 	return value + 1;
 }
 
+/*
+ * Where make bench's BPF rows probe the middle of a function (okptest
+ * arms "none" on it and attaches bpftrace from user space). A C function,
+ * for its ftrace call site: the kernel's kprobe_events and perf's
+ * kprobes, bpftrace's kprobe:, refuse a function without one ("Could not
+ * probe notrace function"). Its body is assembly, so that the probed
+ * instructions are known; their addresses are okp_bench_mid_places[]
+ * (the "places" command gives them as offsets). x86: the first an add
+ * whose 5-byte window holds only instructions the kernel's optprobes copy
+ * (both the kernel and okprobe put a jump there), the second a test whose
+ * window ends in a conditional jump, which the kernel never copies
+ * (can_boost()) and okprobe relocates (only okprobe optimizes it). riscv:
+ * an addi whose destination is dead before it, which okprobe's auipc +
+ * jalr goes through (riscv has no optprobes).
+ */
+noinline __noclone long okp_bench_mid(long value);
+noinline __noclone long okp_bench_mid(long value)
+{
+	long result;
+#ifdef CONFIG_RISCV
+	long scratch;
+
+	/* 4-byte instructions: rd != rs1 has no compressed form. */
+	asm volatile("addi %[scratch], %[value], 1\n\t"
+		     "1: addi %[result], %[scratch], 2\n\t"
+		     "addi %[scratch], %[result], -2\n\t"
+		     "mv %[result], %[scratch]\n\t"
+		     ".pushsection .data\n\t"
+		     ".balign 8\n\t"
+		     "okp_bench_mid_places: .dword 1b\n\t"
+		     ".popsection"
+		     : [result] "=&r"(result), [scratch] "=&r"(scratch)
+		     : [value] "r"(value));
+#else
+	asm volatile("mov %[value], %[result]\n\t"
+		     "1: add $2, %[result]\n\t"
+		     "sub $1, %[result]\n\t"
+		     "2: test %[result], %[result]\n\t"
+		     "jz 3f\n\t"
+		     "3:\n\t"
+		     ".pushsection .data\n\t"
+		     ".balign 8\n\t"
+		     "okp_bench_mid_places: .quad 1b, 2b\n\t"
+		     ".popsection"
+		     : [result] "=&r"(result)
+		     : [value] "r"(value)
+		     : "cc");
+#endif
+	return result;
+}
+
 static const struct {
 	const char *name;
 	void *address;
@@ -143,6 +205,7 @@ static const struct {
 	{ "okp_bench_target_c", okp_bench_target_c },
 #endif
 	{ "okp_bench_entry", okp_bench_entry },
+	{ "okp_bench_mid", okp_bench_mid },
 };
 
 enum okp_bench_config {
@@ -527,6 +590,33 @@ static int okp_bench_state(void)
 	return 0;
 }
 
+/* "places okp_bench_mid+0x13 ...": the places of okp_bench_mid_places. */
+static int okp_bench_places(void)
+{
+	size_t used = scnprintf(okp_bench_result, sizeof(okp_bench_result), "places");
+	int i;
+
+	for (i = 0; i < OKP_BENCH_PLACES; i++)
+		used += scnprintf(okp_bench_result + used, sizeof(okp_bench_result) - used,
+				  " okp_bench_mid+0x%lx",
+				  okp_bench_mid_places[i] - (unsigned long)okp_bench_mid);
+	scnprintf(okp_bench_result + used, sizeof(okp_bench_result) - used, "\n");
+	return 0;
+}
+
+static int okp_bench_jump_at_offset(unsigned long offset)
+{
+	if (okp_bench_armed == OKP_BENCH_DISARMED)
+		return -ENOENT;
+	if (offset > 64)
+		return -EINVAL;
+	snprintf(okp_bench_result, sizeof(okp_bench_result),
+		 "jump-at offset=0x%lx jump=%d\n", offset,
+		 okp_bench_jump_at((u8 *)okp_bench_targets[okp_bench_armed_target].address +
+				   offset));
+	return 0;
+}
+
 static void okp_bench_disarm(void)
 {
 	if (okp_bench_armed == OKP_BENCH_KPROBE)
@@ -579,6 +669,8 @@ static unsigned long okp_bench_batch(unsigned long first, unsigned long last)
 	if (okp_bench_targets[okp_bench_armed_target].address ==
 	    okp_bench_entry)
 		return okp_bench_calls(okp_bench_entry, first, last);
+	if (okp_bench_targets[okp_bench_armed_target].address == okp_bench_mid)
+		return okp_bench_calls(okp_bench_mid, first, last);
 	return okp_bench_calls(okp_bench_target, first, last);
 }
 
@@ -1108,6 +1200,10 @@ static ssize_t okp_bench_control_write(struct file *file,
 		ret = okp_bench_clear_sites();
 	} else if (sscanf(command, "arm %31s %47s", name, target) >= 1) {
 		ret = okp_bench_arm(name, target);
+	} else if (sysfs_streq(command, "places")) {
+		ret = okp_bench_places();
+	} else if (sscanf(command, "jump-at %lx", &number) == 1) {
+		ret = okp_bench_jump_at_offset(number);
 	} else if (sscanf(command, "run %lu", &number) == 1) {
 		ret = okp_bench_run(number);
 	} else if (sscanf(command, "site %lx", &number) == 1) {
