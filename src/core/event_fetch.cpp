@@ -49,8 +49,9 @@ OKP_HANDLER_PATH uint64_t argument(const FetchEnvironment &env, unsigned index)
 OKP_HANDLER_PATH Fetched run(const Definition &definition, const Argument &argument, const FetchEnvironment &env)
 {
 	Fetched fetched;
+	const bool at_address = stores_at_address(argument);
 	unsigned count = argument.step_count;
-	if (stores_at_address(argument))
+	if (at_address)
 		count--;
 	for (unsigned i = 0; i < count && !fetched.faulted; i++) {
 		const FetchStep &step = argument.steps[i];
@@ -92,7 +93,7 @@ OKP_HANDLER_PATH Fetched run(const Definition &definition, const Argument &argum
 		}
 		}
 	}
-	if (stores_at_address(argument) && !fetched.faulted)
+	if (at_address && !fetched.faulted)
 		fetched.value += static_cast<uint64_t>(argument.steps[argument.step_count - 1].value);
 	return fetched;
 }
@@ -163,6 +164,26 @@ OKP_HANDLER_PATH void put_u32(uint8_t *to, uint32_t value)
 		to[i] = static_cast<uint8_t>(value >> (8 * i));
 }
 
+// A raw field: value's size bytes, little-endian as both arches are. One
+// store where the field is aligned for it (the common case: a u64 at an
+// 8-byte offset), bytes where not (riscv traps on a misaligned store).
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+OKP_HANDLER_PATH void put_raw(uint8_t *field, uint64_t value, unsigned size)
+{
+	const bool aligned = (reinterpret_cast<uintptr_t>(field) & (size - 1)) == 0;
+	if (aligned && size == 8) {
+		__builtin_memcpy(__builtin_assume_aligned(field, 8), &value, 8);
+		return;
+	}
+	if (aligned && size == 4) {
+		const uint32_t low = static_cast<uint32_t>(value);
+		__builtin_memcpy(__builtin_assume_aligned(field, 4), &low, 4);
+		return;
+	}
+	for (unsigned i = 0; i < size; i++)
+		field[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
 OKP_HANDLER_PATH void zero(uint8_t *to, size_t size)
 {
 	for (size_t i = 0; i < size; i++)
@@ -229,8 +250,7 @@ OKP_HANDLER_PATH void store_arguments(const Definition &definition, const FetchE
 			continue;
 		}
 		if (argument.store == Store::raw) {
-			for (unsigned i = 0; i < argument.size; i++)
-				field[i] = fetched.faulted ? 0 : static_cast<uint8_t>(fetched.value >> (8 * i));
+			put_raw(field, fetched.faulted ? 0 : fetched.value, argument.size);
 		} else if (fetched.faulted ||
 			   !okp_glue_event_read(fetched.value, field, argument.size * elements, user_store(argument))) {
 			zero(field, argument.size * elements);
