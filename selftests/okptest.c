@@ -1154,53 +1154,55 @@ static size_t keep_tests(struct __fixture_metadata *f,
 	return kept_count;
 }
 
+/* The comma-separated names of text, split in copy: how many, in names. */
+static size_t split_names(const char *text, char *copy, size_t size,
+			  const char **names, size_t max)
+{
+	char *name, *save = NULL;
+	size_t count = 0;
+
+	snprintf(copy, size, "%s", text);
+	for (name = strtok_r(copy, ",", &save); name && count < max;
+	     name = strtok_r(NULL, ",", &save))
+		names[count++] = name;
+	return count;
+}
+
 /*
  * okptest_only=NAME[,NAME...] on the kernel command line (a developer's
  * filter: tools/guest_run.py --args): only those tests of the suite run.
  */
+static void keep_only_wanted(struct __fixture_metadata *f)
+{
+	static char copy[512];
+	static const char *names[32];
+	const char *only = getenv("okptest_only");
+
+	if (!only || !*only)
+		return;
+	keep_tests(f, names, split_names(only, copy, sizeof(copy), names,
+					 ARRAY_SIZE(names)));
+}
+
 /*
  * okptest_skip=NAME[,NAME...] on the kernel command line (tools/check's
  * per-target arguments): those tests of the suite do not run there.
  */
 static void drop_skipped(struct __fixture_metadata *f)
 {
-	static const char *kept[256];
-	const char *skipped = getenv("okptest_skip");
-	struct __test_metadata *t;
-	size_t count = 0, length;
-	const char *at;
-	int listed;
-
-	if (!skipped || !*skipped)
-		return;
-	for (t = f->tests; t && count < ARRAY_SIZE(kept); t = t->next) {
-		length = strlen(t->name);
-		listed = 0;
-		for (at = strstr(skipped, t->name); at && !listed;
-		     at = strstr(at + 1, t->name))
-			listed = (at == skipped || at[-1] == ',') &&
-				 (at[length] == ',' || at[length] == '\0');
-		if (!listed)
-			kept[count++] = t->name;
-	}
-	keep_tests(f, kept, count);
-}
-
-static void keep_only_wanted(struct __fixture_metadata *f)
-{
 	static char copy[512];
-	static const char *names[32];
-	const char *only = getenv("okptest_only");
-	size_t count = 0;
-	char *name, *save = NULL;
+	static const char *skipped[32], *kept[256];
+	const char *text = getenv("okptest_skip");
+	struct __test_metadata *t;
+	size_t count, kept_count = 0;
 
-	if (!only || !*only)
+	if (!text || !*text)
 		return;
-	snprintf(copy, sizeof(copy), "%s", only);
-	for (name = strtok_r(copy, ",", &save); name && count < 32;
-	     name = strtok_r(NULL, ",", &save))
-		names[count++] = name;
-	keep_tests(f, names, count);
+	count = split_names(text, copy, sizeof(copy), skipped, ARRAY_SIZE(skipped));
+	for (t = f->tests; t && kept_count < ARRAY_SIZE(kept); t = t->next)
+		if (!in_list(t->name, skipped, count))
+			kept[kept_count++] = t->name;
+	keep_tests(f, kept, kept_count);
 }
 
 /*

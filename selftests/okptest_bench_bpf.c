@@ -242,7 +242,7 @@ static int bpf_bench_wait_attached(struct bpf_bench_row *row, pid_t child)
 {
 	long long started = now_ms(), jump_deadline = 0;
 	char line[256], output[4096];
-	int status;
+	int status, jumped = 0;
 
 	for (;;) {
 		if (waitpid(child, &status, WNOHANG) == child) {
@@ -262,8 +262,9 @@ static int bpf_bench_wait_attached(struct bpf_bench_row *row, pid_t child)
 			const char *how = bpf_bench_how(row, line);
 
 			snprintf(row->how, sizeof(row->how), "%s", how);
-			if (!row->jump_expected || strstr("ftrace trampoline", how) ||
-			    strstr(line, "  breakpoint: ") || bpf_bench_jumps(row, line))
+			jumped = bpf_bench_jumps(row, line);
+			if (jumped || !row->jump_expected || strstr("ftrace trampoline", how) ||
+			    strstr(line, "  breakpoint: "))
 				break;
 			if (!jump_deadline)
 				jump_deadline = now_ms() +
@@ -281,7 +282,7 @@ static int bpf_bench_wait_attached(struct bpf_bench_row *row, pid_t child)
 		      bpf_bench_labels[row->way], BPF_BENCH_ATTACH_MS / 1000);
 		usleep(20000);
 	}
-	if (!bpf_bench_jumps(row, line)) {
+	if (!jumped) {
 		row->jump_expected = 0;
 		if (!strcmp(row->how, "optimized"))
 			snprintf(row->how, sizeof(row->how), "queued");
