@@ -7,8 +7,9 @@
  * each process and sums the event's first field, a u64 (a read's size:
  * 'p:okprobe/myread ksys_read count=$arg3:u64', or what ksys_read
  * returned: 'r:okprobe/myret ksys_read count=$retval:u64'), and keeps the
- * probed address, the attach cookie and the kernel stack of the last hit.
- * okprobe_read.c loads it, attaches it by the event's name and reports.
+ * probed address, the attach cookie and the kernel stack of the last hit,
+ * apart for each attachment (by its cookie). okprobe_read.c loads it,
+ * attaches it by the events' names and reports.
  */
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -34,7 +35,16 @@ RECORD(16, entry, 1);
 RECORD(8, return, 2);
 RECORD(16, return, 2);
 
-/* What is kept per process (tgid). */
+/*
+ * What is kept per process (tgid) and attachment (its cookie: the loader
+ * attaches each event it is given with a cookie of its own).
+ */
+struct okprobe_read_key {
+	__u64 cookie;
+	__u32 tgid;
+	__u32 unused;
+};
+
 struct okprobe_read_counts {
 	__u64 hits;
 	__u64 sum;
@@ -46,7 +56,7 @@ struct okprobe_read_counts {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32);
+	__type(key, struct okprobe_read_key);
 	__type(value, struct okprobe_read_counts);
 } counts SEC(".maps");
 
@@ -68,22 +78,26 @@ struct {
 
 static __always_inline void count(void *ctx, __u64 probe_ip, __u64 value)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	struct okprobe_read_key key = {
+		.cookie = bpf_get_attach_cookie(ctx),
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+	};
 	struct okprobe_read_counts fresh = {}, *kept;
+	__u32 zero = 0;
 	__u64 *only = bpf_map_lookup_elem(&only_value, &zero);
 
 	if (only && *only && *only != value)
 		return;
-	kept = bpf_map_lookup_elem(&counts, &tgid);
+	kept = bpf_map_lookup_elem(&counts, &key);
 	if (!kept) {
-		bpf_map_update_elem(&counts, &tgid, &fresh, BPF_NOEXIST);
-		kept = bpf_map_lookup_elem(&counts, &tgid);
+		bpf_map_update_elem(&counts, &key, &fresh, BPF_NOEXIST);
+		kept = bpf_map_lookup_elem(&counts, &key);
 		if (!kept)
 			return;
 	}
 	__sync_fetch_and_add(&kept->hits, 1);
 	__sync_fetch_and_add(&kept->sum, value);
-	kept->cookie = bpf_get_attach_cookie(ctx);
+	kept->cookie = key.cookie;
 	kept->probe_ip = probe_ip;
 	/* The stack of the probed place: okprobe hands perf the hit's regs. */
 	kept->stack_id = bpf_get_stackid(ctx, &stacks, 0);

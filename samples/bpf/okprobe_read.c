@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * okprobe_read: a small libbpf loader for okprobe_read.bpf.c. It loads the
- * program, attaches it to an okprobe_events event by the event's name
- * (with an attach cookie), runs a command, and reports what the program
- * counted for the command's process: hits, the sum of the event's first
- * field, the probed address and the kernel stack of the last hit.
+ * program, attaches it to okprobe_events events by their names (each with
+ * an attach cookie of its own), runs a command, and reports what the
+ * program counted for the command's process at each event: hits, the sum
+ * of the event's first field, the probed address and the kernel stack of
+ * the last hit.
  *
  *   # echo 'p:okprobe/myread ksys_read count=$arg3:u64' \
  *         >> /sys/kernel/tracing/okprobe_events
- *   # okprobe_read -s 4093 okprobe/myread \
+ *   # echo 'r:okprobe/myret ksys_read count=$retval:u64' \
+ *         >> /sys/kernel/tracing/okprobe_events
+ *   # okprobe_read -s 4093 okprobe/myread,okprobe/myret \
  *         dd if=/dev/zero of=/dev/null bs=4093 count=100
  *   okprobe/myread: 100 hits, sum 409300 (pid 321, cookie 0x6f6b)
  *   probed: ksys_read+0x4
- *   stack: ksys_read+0x4 <- __x64_sys_read+0x1d <- do_syscall_64+0x82
+ *   stack: ksys_read+0x5 <- do_syscall_64+0x87 <- entry_SYSCALL_64_after_hwframe+0x76
+ *   okprobe/myret: 100 hits, sum 409300 (pid 321, cookie 0x6f6c)
+ *   probed: ksys_read+0x4
+ *   stack: do_syscall_64+0x87 <- entry_SYSCALL_64_after_hwframe+0x76
  *
  * The event's first field must be a u64, right after the probe's own
  * (__probe_ip in a p event, __probe_func and __probe_ret_ip in an r
@@ -36,14 +42,25 @@
 #define STACK_DEPTH 32
 
 /* As okprobe_read.bpf.c keeps them. */
+struct okprobe_read_key {
+	unsigned long long cookie;
+	unsigned int tgid, unused;
+};
+
 struct okprobe_read_counts {
 	unsigned long long hits, sum, cookie, probe_ip;
 	long long stack_id;
 };
 
+/* At most this many events in one run. */
+#define MAX_EVENTS 8
+/* Places named for each event: the probed address and three frames. */
+#define SHOWN_PLACES 4
+
 static const char usage_text[] =
-	"usage: okprobe_read [-o OBJECT] [-s VALUE] [-c COOKIE] GROUP/EVENT COMMAND [ARG...]\n"
-	"  counts the hits of okprobe_events event GROUP/EVENT in COMMAND's process;\n"
+	"usage: okprobe_read [-o OBJECT] [-s VALUE] [-c COOKIE] GROUP/EVENT[,GROUP/EVENT...] COMMAND [ARG...]\n"
+	"  counts the hits of each okprobe_events event GROUP/EVENT in COMMAND's process\n"
+	"  (at most 8 events; the n-th attached with cookie COOKIE+n, from 0);\n"
 	"  -s counts only hits whose first field is VALUE\n";
 
 static void usage(void)
@@ -115,7 +132,7 @@ static const char *event_program(const char *group, const char *event)
 static void symbolize(const unsigned long long *addresses, int count,
 		      char names[][256])
 {
-	unsigned long long start, best[STACK_DEPTH + 1] = { 0 };
+	unsigned long long start, best[MAX_EVENTS * SHOWN_PLACES] = { 0 };
 	char line[512], name[200], type;
 	FILE *kallsyms = fopen("/proc/kallsyms", "re");
 	int i;
@@ -153,43 +170,104 @@ static pid_t run(char **argv, int *status)
 	return child;
 }
 
-/* The probed address and the first frames of the last hit's stack. */
-static void print_places(struct bpf_object *object,
-			 const struct okprobe_read_counts *counts)
-{
-	unsigned long long addresses[STACK_DEPTH + 1] = { counts->probe_ip };
-	struct bpf_map *stacks = bpf_object__find_map_by_name(object, "stacks");
-	static char names[STACK_DEPTH + 1][256];
-	__u32 key = counts->stack_id;
-	int frames = 0, i;
+/* What one event's attachment counted, and its places' addresses. */
+struct event_report {
+	char group[128], *name, program[32];
+	struct bpf_link *link;
+	unsigned long long cookie;
+	struct okprobe_read_counts counts;
+	/* The probed address, then the last hit's first frames. */
+	unsigned long long places[STACK_DEPTH + 1];
+	int frames;
+};
 
-	if (counts->stack_id >= 0 &&
-	    !bpf_map_lookup_elem(bpf_map__fd(stacks), &key, addresses + 1))
-		while (frames < 3 && addresses[1 + frames])
-			frames++;
-	symbolize(addresses, 1 + frames, names);
+/* report's counts for pid, and its places from the stack map. */
+static void read_counts(struct bpf_object *object, struct event_report *report,
+			pid_t pid)
+{
+	struct okprobe_read_key key = { .cookie = report->cookie, .tgid = pid };
+	int stacks = bpf_map__fd(bpf_object__find_map_by_name(object, "stacks"));
+	__u32 stack_id;
+
+	if (pid < 0 || bpf_map_lookup_elem(bpf_map__fd(bpf_object__find_map_by_name(object, "counts")),
+					   &key, &report->counts))
+		memset(&report->counts, 0, sizeof(report->counts));
+	report->places[0] = report->counts.probe_ip;
+	stack_id = report->counts.stack_id;
+	if (report->counts.hits && report->counts.stack_id >= 0 &&
+	    !bpf_map_lookup_elem(stacks, &stack_id, report->places + 1))
+		while (report->frames < SHOWN_PLACES - 1 &&
+		       report->places[1 + report->frames])
+			report->frames++;
+}
+
+/* The report, with its places' names (the probed address's first). */
+static void print_report(const struct event_report *report, pid_t pid,
+			 char names[][256])
+{
+	const struct okprobe_read_counts *counts = &report->counts;
+	int i;
+
+	printf("%s/%s: %llu hits, sum %llu (pid %d, cookie 0x%llx)\n", report->group,
+	       report->name, counts->hits, counts->sum, (int)pid, counts->cookie);
+	if (!counts->hits)
+		return;
 	printf("probed: %s\n", names[0]);
 	if (counts->stack_id < 0) {
 		printf("stack: none (%s)\n", strerror((int)-counts->stack_id));
 		return;
 	}
 	printf("stack:");
-	for (i = 1; i <= frames; i++)
+	for (i = 1; i <= report->frames; i++)
 		printf("%s%s", i > 1 ? " <- " : " ", names[i]);
 	printf("\n");
+}
+
+/*
+ * Takes the comma-separated events of list into reports, each with its
+ * record's program and cookie first + its place; their number, or 0 (said
+ * why).
+ */
+static int parse_events(char *list, unsigned long long first,
+			struct event_report *reports)
+{
+	char *event, *slash, *rest = list;
+	const char *program;
+	int count = 0;
+
+	while ((event = strsep(&rest, ","))) {
+		struct event_report *report = &reports[count];
+
+		if (count == MAX_EVENTS) {
+			fprintf(stderr, "okprobe_read: at most %d events\n", MAX_EVENTS);
+			return 0;
+		}
+		snprintf(report->group, sizeof(report->group), "%s", event);
+		slash = strchr(report->group, '/');
+		if (!slash || !slash[1])
+			usage();
+		*slash = '\0';
+		report->name = slash + 1;
+		program = event_program(report->group, report->name);
+		if (!program)
+			return 0;
+		snprintf(report->program, sizeof(report->program), "%s", program);
+		report->cookie = first + count++;
+	}
+	return count;
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long long only = 0, cookie = 0x6f6b; /* "ok" */
-	char object_path[PATH_MAX] = "", group[128], *slash;
-	struct okprobe_read_counts counts = { 0 };
-	struct bpf_program *program, *other;
-	struct bpf_link *link;
+	static struct event_report reports[MAX_EVENTS];
+	static char names[MAX_EVENTS * SHOWN_PLACES][256];
+	unsigned long long places[MAX_EVENTS * SHOWN_PLACES];
+	char object_path[PATH_MAX] = "";
+	struct bpf_program *program;
 	struct bpf_object *object;
-	const char *wanted;
-	int option, status;
-	__u32 zero = 0, key;
+	int option, status, events, i, j, count = 0;
+	__u32 zero = 0;
 	pid_t child;
 
 	while ((option = getopt(argc, argv, "+o:s:c:")) != -1) {
@@ -204,11 +282,6 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind < 2)
 		usage();
-	snprintf(group, sizeof(group), "%s", argv[optind]);
-	slash = strchr(group, '/');
-	if (!slash)
-		usage();
-	*slash = '\0';
 	if (!object_path[0]) {
 		char self[PATH_MAX];
 		ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -217,8 +290,8 @@ int main(int argc, char **argv)
 		snprintf(object_path, sizeof(object_path), "%s/okprobe_read.bpf.o",
 			 dirname(self));
 	}
-	wanted = event_program(group, slash + 1);
-	if (!wanted)
+	events = parse_events(argv[optind], cookie, reports);
+	if (!events)
 		return 1;
 
 	object = bpf_object__open_file(object_path, NULL);
@@ -226,17 +299,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "okprobe_read: opening %s: %s\n", object_path, strerror(errno));
 		return 1;
 	}
-	/* Only the program for this record's layout is loaded. */
-	program = NULL;
-	bpf_object__for_each_program(other, object) {
-		if (strcmp(bpf_program__name(other), wanted))
-			bpf_program__set_autoload(other, false);
-		else
-			program = other;
-	}
-	if (!program) {
-		fprintf(stderr, "okprobe_read: %s has no program %s\n", object_path, wanted);
-		return 1;
+	/* Only the programs for these records' layouts are loaded. */
+	bpf_object__for_each_program(program, object) {
+		int wanted = 0;
+
+		for (i = 0; i < events; i++)
+			wanted |= !strcmp(bpf_program__name(program), reports[i].program);
+		bpf_program__set_autoload(program, wanted);
 	}
 	if (bpf_object__load(object)) {
 		fprintf(stderr, "okprobe_read: loading %s: %s\n", object_path, strerror(errno));
@@ -244,26 +313,32 @@ int main(int argc, char **argv)
 	}
 	bpf_map_update_elem(bpf_map__fd(bpf_object__find_map_by_name(object, "only_value")),
 			    &zero, &only, BPF_ANY);
-	{
-		LIBBPF_OPTS(bpf_tracepoint_opts, options, .bpf_cookie = cookie);
+	for (i = 0; i < events; i++) {
+		struct event_report *report = &reports[i];
 
-		link = bpf_program__attach_tracepoint_opts(program, group, slash + 1, &options);
-	}
-	if (!link) {
-		fprintf(stderr, "okprobe_read: attaching to %s/%s: %s\n", group, slash + 1,
-			strerror(errno));
-		return 1;
+		LIBBPF_OPTS(bpf_tracepoint_opts, options, .bpf_cookie = report->cookie);
+		program = bpf_object__find_program_by_name(object, report->program);
+		report->link = bpf_program__attach_tracepoint_opts(program, report->group,
+								  report->name, &options);
+		if (!report->link) {
+			fprintf(stderr, "okprobe_read: attaching to %s/%s: %s\n",
+				report->group, report->name, strerror(errno));
+			return 1;
+		}
 	}
 	child = run(argv + optind + 1, &status);
-	key = child;
-	if (child < 0 || bpf_map_lookup_elem(bpf_map__fd(bpf_object__find_map_by_name(object, "counts")),
-					     &key, &counts))
-		counts.hits = 0;
-	printf("%s/%s: %llu hits, sum %llu (pid %d, cookie 0x%llx)\n", group, slash + 1,
-	       counts.hits, counts.sum, (int)child, counts.cookie);
-	if (counts.hits)
-		print_places(object, &counts);
-	bpf_link__destroy(link);
+	/* Every event's places named in one pass over /proc/kallsyms. */
+	for (i = 0; i < events; i++) {
+		read_counts(object, &reports[i], child);
+		for (j = 0; j <= reports[i].frames; j++)
+			places[count++] = reports[i].places[j];
+	}
+	symbolize(places, count, names);
+	for (i = 0, count = 0; i < events; i++) {
+		print_report(&reports[i], child, names + count);
+		count += 1 + reports[i].frames;
+		bpf_link__destroy(reports[i].link);
+	}
 	bpf_object__close(object);
 	return child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
