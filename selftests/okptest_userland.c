@@ -58,7 +58,7 @@ static int userland_mount(void)
 	if (exists(USERLAND BPFTRACE))
 		return 0;
 	if (!exists(USERLAND_MODULES))
-		return skip("no Debian userland disk in this guest (make check gives one to Debian's kernels)");
+		return skip("no Debian userland disk in this guest (make check gives one to each Debian kernel: the kernels with BPF events)");
 	mount_tracefs_if_needed();
 	if (load_userland_modules())
 		return 1;
