@@ -106,9 +106,9 @@ static int entry_probe_steps(void)
 	 * The function tracer on every function, ksys_read's call site too;
 	 * or (okptest_tracer_functions, a set_ftrace_filter line) on those
 	 * only: riscv-ftrace's lockdep kernel spends two minutes of TCG
-	 * tracing every function over these reads, and riscv-6.12 and x86's
-	 * 6.1 trace every function here already (x86's other kernels, also
-	 * filtered, spent 18-51 s each on it).
+	 * tracing every function over these reads, and riscv-6.12, riscv-7.2
+	 * and x86's 6.1 trace every function here already (x86's other
+	 * kernels, also filtered, spent 18-51 s each on it).
 	 */
 	tracers[0] = '\0';
 	read_file(TRACING "/available_tracers", tracers, sizeof(tracers));

@@ -160,7 +160,7 @@ class Target:
     def guest_args(self):
         # entry_probe's function tracer on ksys_read alone: tracing every
         # function over its reads took 18-51 s of x86's TCG a kernel; x86
-        # (6.1) and riscv-6.12 still trace every function there.
+        # (6.1), riscv-6.12 and riscv-7.2 still trace every function there.
         only_read = "okptest_tracer_functions=ksys_read"
         rt = f"noirqdebug {only_read}"
         return {"x86-6.12": f"retbleed=stuff {only_read}",

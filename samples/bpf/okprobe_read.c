@@ -318,6 +318,11 @@ int main(int argc, char **argv)
 
 		LIBBPF_OPTS(bpf_tracepoint_opts, options, .bpf_cookie = report->cookie);
 		program = bpf_object__find_program_by_name(object, report->program);
+		if (!program) {
+			fprintf(stderr, "okprobe_read: %s has no program %s\n", object_path,
+				report->program);
+			return 1;
+		}
 		report->link = bpf_program__attach_tracepoint_opts(program, report->group,
 								  report->name, &options);
 		if (!report->link) {

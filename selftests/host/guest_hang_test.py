@@ -4,7 +4,7 @@
 fake QEMU monitor and serial line: the registers of QEMU 7.2's "info
 registers -a" on both arches, a stack dump with the monitor's echo in it,
 symbols moved by the KASLR offset, the SysRq keys. make check's harness
-self-test (selftest-hang) runs it against real guests."""
+self-test (selftest-all's hang) runs it against real guests."""
 
 import io
 import os
