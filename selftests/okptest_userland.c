@@ -540,17 +540,18 @@ static int sample_block(const char *output, const char *event,
 }
 
 /*
- * The loader's reports on events (two, comma-separated, attached with
- * cookies cookie and cookie + 1), counting only value (0: every hit),
- * over dd's reads; with list, bpftool's link listing is taken first,
- * while the programs are attached, by the same process (dd replaces its
- * shell).
+ * The loader's reports on two events of LB_EVENTS (attached with cookies
+ * cookie and cookie + 1), counting only value (0: every hit), over dd's
+ * reads; with list, bpftool's link listing is taken first, while the
+ * programs are attached, by the same process (dd replaces its shell).
  */
 #define LB_DD "dd if=/dev/zero of=/dev/null bs=" BT_READ_SIZE " count=100 status=none"
-static int run_sample(const char *events, const char *only, const char *cookie,
-		      int list, struct sample_report reports[2])
+static int run_sample(const char *first, const char *second, const char *only,
+		      const char *cookie, int list, struct sample_report reports[2])
 {
 	static char output[8192];
+	const char *names[2] = { first, second };
+	char events[96], event[64];
 	char *const argv[] = {
 		LIBBPF_SAMPLE, "-s", (char *)only, "-c", (char *)cookie,
 		(char *)events, "/usr/bin/sh", "-c",
@@ -558,15 +559,15 @@ static int run_sample(const char *events, const char *only, const char *cookie,
 		"exec " LB_DD, NULL
 	};
 	long long started = now_ms();
-	char event[64];
-	const char *comma = strchr(events, ',');
-	int status = userland_run(argv, 120, output, sizeof(output)), i;
+	int status, i;
 
+	snprintf(events, sizeof(events), LB_EVENTS "/%s," LB_EVENTS "/%s", first,
+		 second);
+	status = userland_run(argv, 120, output, sizeof(output));
 	CHECK(status == 0, "okprobe_read %s exited with %d:\n%.600s", events,
 	      status, output);
 	for (i = 0; i < 2; i++) {
-		snprintf(event, sizeof(event), "%.*s", i ? 63 : (int)(comma - events),
-			 i ? comma + 1 : events);
+		snprintf(event, sizeof(event), LB_EVENTS "/%s", names[i]);
 		STEP(sample_block(output, event, &reports[i]));
 		say("# okprobe_read -s %s %s: %llu hits, sum %llu, cookie 0x%llx; %s; %s",
 		    only, event, reports[i].hits, reports[i].sum, reports[i].cookie,
@@ -605,8 +606,7 @@ static int probe_events_libbpf_steps(void)
 	 * of it under TCG took 5-9 s (x86-6.12), mostly its pass over
 	 * /proc/kallsyms.
 	 */
-	STEP(run_sample(LB_EVENTS "/entry," LB_EVENTS "/ret", BT_READ_SIZE, "42", 1,
-			entry_ret));
+	STEP(run_sample("entry", "ret", BT_READ_SIZE, "42", 1, entry_ret));
 	CHECK(entry->hits == BT_READS && entry->sum == BT_READS * 4093ULL,
 	      "entry: %llu hits, sum %llu, not %d and %llu", entry->hits, entry->sum,
 	      BT_READS, BT_READS * 4093ULL);
@@ -637,7 +637,7 @@ static int probe_events_libbpf_steps(void)
 	      "bpftool link show lists not two perf_event links:\n%.600s", cover);
 
 	/* Every read of dd's, at the entry and at the block past it. */
-	STEP(run_sample(LB_EVENTS "/entry," LB_EVENTS "/mid", "0", "1", 0, all_mid));
+	STEP(run_sample("entry", "mid", "0", "1", 0, all_mid));
 	snprintf(probed, sizeof(probed), "probed: ksys_read+0x%lx", offset);
 	CHECK(all->hits >= BT_READS && mid->hits == all->hits,
 	      "every read: %llu at the entry, %llu at ksys_read+0x%lx", all->hits,
