@@ -342,7 +342,7 @@ void optimize(Site *const *sites, size_t count)
 	}
 	write_guards();
 	if (guarded)
-		okp_glue_synchronize_rcu_tasks();
+		okp_glue_synchronize(OKP_GRACE_TASKS);
 
 	PatchBatch windows(count);
 	const auto write = [&] {
@@ -407,7 +407,7 @@ void unoptimize(Site *const *sites, size_t count)
 	}
 	patches.write();
 	patches.clear();
-	okp_glue_synchronize_rcu_tasks();
+	okp_glue_synchronize(OKP_GRACE_TASKS);
 	for (size_t i = 0; i < count; ++i) {
 		Site &site = *sites[i];
 		if (site.is_lost())

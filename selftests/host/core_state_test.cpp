@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-// The operator switches and the blacklist as the C glue sees them.
+// The operator switches and the blacklist as the C glue (and the core's
+// registration checks) see them.
 #include "core_api.h"
+#include "kernel_facts.hpp"
 
 #include <gtest/gtest.h>
 
@@ -30,8 +32,8 @@ TEST_F(CoreState, BlacklistEntriesAndLookups)
 	ASSERT_EQ(okp_core_blacklist_add(0x1000, 0x1100, "okprobe itself"), 0);
 	EXPECT_EQ(okp_core_blacklist_add(0x5000, 0x5000, "empty"), -1);
 	EXPECT_EQ(okp_core_blacklist_count(), 2u);
-	EXPECT_STREQ(okp_core_blacklist_find(0x2abc), "entry text");
-	EXPECT_EQ(okp_core_blacklist_find(0x1100), nullptr);
+	EXPECT_STREQ(okp::own_blacklist_find(0x2abc), "entry text");
+	EXPECT_EQ(okp::own_blacklist_find(0x1100), nullptr);
 
 	unsigned long start = 0, end = 0;
 	const char *why = nullptr;

@@ -154,7 +154,7 @@ protected:
 		const uint64_t generation = table.optimizer_begin();
 		if (!generation)
 			return;
-		okp_glue_synchronize_rcu_and_tasks();
+		okp_glue_synchronize(OKP_GRACE_RCU | OKP_GRACE_TASKS);
 		table.optimizer_finish(generation);
 	}
 
@@ -1328,11 +1328,6 @@ extern "C" int okp_glue_ftrace_arm_many(const unsigned long *addresses, unsigned
 	return 0;
 }
 
-extern "C" int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
-{
-	return okp_glue_ftrace_arm_many(&address, 1, ipmodify);
-}
-
 extern "C" void okp_glue_entry_unarmed(unsigned long address, const char *, const char *)
 {
 	++kernel.entries_unarmed[address];
@@ -1345,11 +1340,6 @@ extern "C" void okp_glue_ftrace_disarm_many(const unsigned long *addresses, unsi
 		EXPECT_EQ(kernel.ftrace_armed[ipmodify ? 1 : 0][addresses[i]], 1) << "disarmed through the other ops";
 		--kernel.ftrace_armed[ipmodify ? 1 : 0][addresses[i]];
 	}
-}
-
-extern "C" void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
-{
-	okp_glue_ftrace_disarm_many(&address, 1, ipmodify);
 }
 
 // A clock that moves 100 ns each time it is read.
@@ -1415,21 +1405,14 @@ extern "C" unsigned long long okp_glue_counter_cells_sum(unsigned long cells)
 	return kernel.counter_cells.at(cells);
 }
 
-extern "C" void okp_glue_synchronize_rcu(void)
+// Both grace periods at once count as one of each.
+extern "C" void okp_glue_synchronize(unsigned int graces)
 {
-	++kernel.rcu;
-}
-
-extern "C" void okp_glue_synchronize_rcu_tasks(void)
-{
-	++kernel.rcu_tasks;
-}
-
-// Both grace periods: counted as one of each.
-extern "C" void okp_glue_synchronize_rcu_and_tasks(void)
-{
-	++kernel.rcu;
-	++kernel.rcu_tasks;
+	EXPECT_NE(graces & (OKP_GRACE_RCU | OKP_GRACE_TASKS), 0u) << "a wait for no grace period";
+	EXPECT_EQ(graces & ~static_cast<unsigned int>(OKP_GRACE_RCU | OKP_GRACE_TASKS), 0u)
+		<< "an unknown grace period";
+	kernel.rcu += (graces & OKP_GRACE_RCU) != 0;
+	kernel.rcu_tasks += (graces & OKP_GRACE_TASKS) != 0;
 }
 
 extern "C" void okp_glue_text_lost(unsigned long address, const char *, const char *)

@@ -83,8 +83,6 @@ void okp_core_set_optimization(int enabled);
 /* Returns 0, or -1 when out of memory or the range is empty. */
 int okp_core_blacklist_add(unsigned long start, unsigned long end,
 			   const char *why);
-/* Returns the entry's why string, or 0 when the address is probeable. */
-const char *okp_core_blacklist_find(unsigned long address);
 unsigned long okp_core_blacklist_count(void);
 /* Copies entry index; returns 0 when index is past the end. */
 int okp_core_blacklist_entry(unsigned long index, unsigned long *start,

@@ -8,6 +8,7 @@
 // module exit, so it needs no lock.
 #include "atomic.hpp"
 #include "core_api.h"
+#include "kernel_facts.hpp"
 #include "range_list.hpp"
 
 namespace okp {
@@ -52,7 +53,7 @@ extern "C" int okp_core_blacklist_add(unsigned long start, unsigned long end, co
 	return core.blacklist.add(start, end, why) ? 0 : -1;
 }
 
-extern "C" const char *okp_core_blacklist_find(unsigned long address)
+const char *okp::own_blacklist_find(uint64_t address)
 {
 	const AddressRange *range = core.blacklist.find(address);
 	return range ? range->why : nullptr;

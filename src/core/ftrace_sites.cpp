@@ -97,10 +97,11 @@ void ProbeTable::disarm_ftrace_sites(Site *const *sites, size_t count)
 		for (size_t i = 0; i < count; ++i) {
 			if (sites[i]->ftrace.ipmodify != (ipmodify != 0))
 				continue;
+			const unsigned long one = sites[i]->address;
 			if (addresses)
-				addresses[n++] = sites[i]->address;
-			else
-				okp_glue_ftrace_disarm(sites[i]->address, ipmodify); // memory is short
+				addresses[n++] = one;
+			else // memory is short: one at a time
+				okp_glue_ftrace_disarm_many(&one, 1, ipmodify);
 		}
 		if (n)
 			okp_glue_ftrace_disarm_many(reinterpret_cast<const unsigned long *>(addresses.get()),

@@ -75,10 +75,15 @@ void okp_glue_lost_text_released(unsigned long address,
 /* An entry ftrace refused: its probes do not run until it is armed. */
 void okp_glue_entry_unarmed(unsigned long address, const char *description,
 			    const char *why);
-void okp_glue_synchronize_rcu(void);
-void okp_glue_synchronize_rcu_tasks(void);
-/* Both: the two grace periods run at the same time. */
-void okp_glue_synchronize_rcu_and_tasks(void);
+/* The grace periods okprobe waits for before it frees or reuses memory. */
+enum okp_grace {
+	/* No CPU is still in a handler or reading what was unpublished. */
+	OKP_GRACE_RCU = 1,
+	/* No task is still preempted inside okprobe's code (rcu-tasks). */
+	OKP_GRACE_TASKS = 2,
+};
+/* Waits for the grace periods graces names (OKP_GRACE_*), run at once. */
+void okp_glue_synchronize(unsigned int graces);
 /* ktime_get_ns(): for the writer's step times (writer_clock.hpp). */
 unsigned long okp_glue_now_ns(void);
 struct okp_cpu_state *okp_glue_cpu_state(void);
@@ -139,19 +144,13 @@ unsigned long okp_glue_ftrace_site(unsigned long address,
  */
 int okp_glue_ftrace_supported(void);
 /*
- * Calls okp_core_ftrace_hit() at the call site address from now on /
- * no longer, through okprobe's ftrace_ops that may change the ip
- * (ipmodify: FTRACE_OPS_FL_IPMODIFY, as kprobes uses for a probe with a
+ * Calls okp_core_ftrace_hit() at count call sites from now on / no
+ * longer, one pass of ftrace for all (ftrace_set_filter_ips), through
+ * okprobe's ftrace_ops that may change the ip (ipmodify:
+ * FTRACE_OPS_FL_IPMODIFY, as kprobes uses for a probe with a
  * post_handler) or the one that does not. Arm: 0 or a negative errno
- * (-EBUSY: another ftrace user that changes the ip owns the function).
- * May sleep.
- */
-int okp_glue_ftrace_arm(unsigned long address, int ipmodify);
-void okp_glue_ftrace_disarm(unsigned long address, int ipmodify);
-/*
- * The same for count call sites at once, one pass of ftrace for all
- * (ftrace_set_filter_ips). Arming is all or nothing: on an error none of
- * them is armed.
+ * (-EBUSY: another ftrace user that changes the ip owns the function),
+ * all or nothing: on an error none of them is armed. May sleep.
  */
 int okp_glue_ftrace_arm_many(const unsigned long *addresses,
 			     unsigned int count, int ipmodify);

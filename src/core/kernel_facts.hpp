@@ -13,6 +13,10 @@ namespace okp {
 
 enum class TextKind : uint8_t { none, core_kernel, module, init_after_boot };
 
+// Why address is in okprobe's own blacklist (okp_core_blacklist_add: its
+// own code and trap path, the sections the arch refuses), or nullptr.
+const char *own_blacklist_find(uint64_t address);
+
 namespace kernel {
 
 // The symbol's address, or 0.
@@ -50,7 +54,7 @@ inline TextKind text_kind(uint64_t address)
 // the sections the kernel's blacklist covers), or nullptr.
 inline const char *blacklisted(uint64_t address)
 {
-	const char *why = okp_core_blacklist_find(address);
+	const char *why = own_blacklist_find(address);
 	return why ? why : okp_glue_kernel_blacklisted(address);
 }
 

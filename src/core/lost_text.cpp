@@ -81,7 +81,7 @@ void ProbeTable::text_gone(uint64_t start, uint64_t end)
 		any = true;
 	}
 	if (any)
-		okp_glue_synchronize_rcu();
+		okp_glue_synchronize(OKP_GRACE_RCU);
 }
 
 size_t ProbeTable::probes_within(uint64_t start, uint64_t end, okprobe **found, size_t capacity) const

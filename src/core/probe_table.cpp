@@ -118,7 +118,7 @@ void ProbeTable::free_storage_now(AddressTable<Site>::Storage *old, void *)
 void ProbeTable::retire_storage(AddressTable<Site>::Storage *old, void *)
 {
 	// Handlers may still walk the old storage until a grace period ends.
-	okp_glue_synchronize_rcu();
+	okp_glue_synchronize(OKP_GRACE_RCU);
 	AddressTable<Site>::free_storage(old);
 }
 
@@ -202,7 +202,7 @@ void ProbeTable::abandon_new_site(Site *site)
 	release_function(*site);
 	update_sites_before(site->address);
 	// Never armed, but published: a grace period before it goes.
-	okp_glue_synchronize_rcu();
+	okp_glue_synchronize(OKP_GRACE_RCU);
 	free_site(site);
 }
 
@@ -572,10 +572,10 @@ size_t ProbeTable::unregister_probes(okprobe *const *probes, size_t count)
 	// withdrawn, an rcu-tasks one at the same time: then no task is still
 	// preempted inside a dying site's boosted copy or a withdrawn detour.
 	if (!dying && !retired_detours_) {
-		okp_glue_synchronize_rcu();
+		okp_glue_synchronize(OKP_GRACE_RCU);
 		return unknown;
 	}
-	okp_glue_synchronize_rcu_and_tasks();
+	okp_glue_synchronize(OKP_GRACE_RCU | OKP_GRACE_TASKS);
 	free_retired_detours(~0ull);
 	while (dying) {
 		Site *next = dying->next;

@@ -37,9 +37,9 @@
 // the glue's probe mutex (every method not marked "handler"). Handlers
 // (breakpoint context, NMI-like) use only lookup() and the handler helpers,
 // which read with atomic loads and take no lock. A site or probe a handler
-// may hold is freed or reused only after okp_glue_synchronize_rcu(); an
-// out-of-line copy a task may be preempted in only after
-// okp_glue_synchronize_rcu_tasks().
+// may hold is freed or reused only after an RCU grace period
+// (okp_glue_synchronize(OKP_GRACE_RCU)); an out-of-line copy a task may be
+// preempted in only after an rcu-tasks one (OKP_GRACE_TASKS).
 #pragma once
 
 #include "core/address_table.hpp"

@@ -34,7 +34,8 @@ void ProbeTable::arm(Site &site)
 			defer_arm(site);
 			return;
 		}
-		const int result = okp_glue_ftrace_arm(site.address, ipmodify);
+		const unsigned long address = site.address;
+		const int result = okp_glue_ftrace_arm_many(&address, 1, ipmodify);
 		site.ftrace.error = -result;
 		if (!result)
 			site.ftrace.ipmodify = ipmodify;
@@ -101,8 +102,9 @@ void ProbeTable::disarm(Site &site)
 	OKP_ASSERT(site.armed && (site.via_ftrace || !site.is_lost()));
 	if (site.via_ftrace) {
 		write_pending_arms(); // its arm may still be pending
+		const unsigned long address = site.address;
 		if (site.armed && !site.ftrace.error)
-			okp_glue_ftrace_disarm(site.address, site.ftrace.ipmodify);
+			okp_glue_ftrace_disarm_many(&address, 1, site.ftrace.ipmodify);
 		return;
 	}
 	write_pending_arms(); // the breakpoint to take out may still be pending

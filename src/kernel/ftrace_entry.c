@@ -142,11 +142,6 @@ int okp_glue_ftrace_arm_many(const unsigned long *addresses,
 	return 0;
 }
 
-int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
-{
-	return okp_glue_ftrace_arm_many(&address, 1, ipmodify);
-}
-
 void okp_glue_ftrace_disarm_many(const unsigned long *addresses,
 				 unsigned int count, int ipmodify)
 {
@@ -194,11 +189,6 @@ void okp_glue_ftrace_disarm_many(const unsigned long *addresses,
 	}
 }
 
-void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
-{
-	okp_glue_ftrace_disarm_many(&address, 1, ipmodify);
-}
-
 #else /* !CONFIG_DYNAMIC_FTRACE_WITH_REGS */
 
 /* ftrace saves no registers here: entry probes go past the call site. */
@@ -207,19 +197,10 @@ int okp_glue_ftrace_supported(void)
 	return 0;
 }
 
-int okp_glue_ftrace_arm(unsigned long address, int ipmodify)
-{
-	return -EOPNOTSUPP;
-}
-
 int okp_glue_ftrace_arm_many(const unsigned long *addresses,
 			     unsigned int count, int ipmodify)
 {
 	return -EOPNOTSUPP;
-}
-
-void okp_glue_ftrace_disarm(unsigned long address, int ipmodify)
-{
 }
 
 void okp_glue_ftrace_disarm_many(const unsigned long *addresses,

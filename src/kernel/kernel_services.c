@@ -310,28 +310,24 @@ void okp_glue_describe(unsigned long address, char *buffer,
 	strscpy(buffer, line, size);
 }
 
-void okp_glue_synchronize_rcu(void)
-{
-	synchronize_rcu();
-}
-
 unsigned long okp_glue_now_ns(void)
 {
 	return ktime_get_ns();
-}
-
-void okp_glue_synchronize_rcu_tasks(void)
-{
-	synchronize_rcu_tasks();
 }
 
 /*
  * Both grace periods at once, not one after the other: each call_rcu*()
  * starts its own and the wait ends when both have. Where the kernel has
  * no rcu-tasks (riscv64's Debian 6.12: PREEMPT_VOLUNTARY), call_rcu_tasks
- * is call_rcu and this is one RCU grace period.
+ * is call_rcu and that is one RCU grace period. Anything else graces may
+ * hold waits for both: the safe answer.
  */
-void okp_glue_synchronize_rcu_and_tasks(void)
+void okp_glue_synchronize(unsigned int graces)
 {
-	synchronize_rcu_mult(call_rcu, call_rcu_tasks);
+	if (graces == OKP_GRACE_RCU)
+		synchronize_rcu();
+	else if (graces == OKP_GRACE_TASKS)
+		synchronize_rcu_tasks();
+	else
+		synchronize_rcu_mult(call_rcu, call_rcu_tasks);
 }

@@ -74,7 +74,7 @@ static void okp_optimizer(struct work_struct *work)
 	mutex_unlock(&okp_probe_mutex);
 	if (!generation)
 		return;
-	okp_glue_synchronize_rcu_and_tasks();
+	okp_glue_synchronize(OKP_GRACE_RCU | OKP_GRACE_TASKS);
 	mutex_lock(&okp_probe_mutex);
 	if (!okp_optimizer_stopped)
 		okp_core_optimizer_finish(generation);
