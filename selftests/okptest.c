@@ -286,6 +286,14 @@ static int clear_file(const char *path)
 	return 0;
 }
 
+/* Debian's userland disk (okptest_userland.c), mounted on USERLAND. */
+#define USERLAND "/debian"
+#define USERLAND_DISK "/dev/vda"
+#define USERLAND_MODULES "/lib/userland"
+#define USERLAND_TOOLS "/lib/okprobe-tools"
+#define USERLAND_OUT "/tmp/okptest-userland.out"
+#define BPFTRACE "/usr/bin/bpftrace"
+
 #define TRACING "/sys/kernel/tracing"
 #define OKPROBE_EVENTS TRACING "/okprobe_events"
 

@@ -872,6 +872,7 @@ struct bench_pass {
 	 * number, and their jump writes (optimize).
 	 */
 	int one_more;
+	int profile;			/* under perf record (bench_profile) */
 	int again_done;			/* its jump in within the wait */
 	long long again_unregister_ns, again_register_ns, again_wait_ms;
 	unsigned long again_pass_ns, again_passes, again_optimize_ns;
@@ -1491,13 +1492,88 @@ static int bench_pass_unregister(struct bench_pass *pass)
 	return 0;
 }
 
+/* okptest_userland.c's, included after this file. */
+static int userland_mount(void);
+static pid_t userland_start(char *const argv[]);
+static int userland_run(char *const argv[], int seconds, char *output,
+			size_t size);
+
+#define BENCH_PERF_DATA "/tmp/okptest-bench.perf"
+
+/*
+ * make bench --profile KIND (bench_profile=KIND): Debian's perf, from the
+ * guest's userland disk, samples every CPU (with call chains) while the
+ * largest pass of KIND registers its probes and its optimizer puts the
+ * jumps in. What the writer's steps do not show: the kernel's functions
+ * under them, and everything else the guest ran meanwhile. Returns perf's
+ * pid, or 0 where there is no userland disk (the kernels built here).
+ */
+static pid_t bench_profile_start(void)
+{
+	char *argv[] = { "/usr/bin/perf", "record", "-a", "-g", "-F", "4000",
+			 "-o", BENCH_PERF_DATA, NULL };
+	long long deadline = now_ms() + 60000;
+	pid_t perf;
+
+	if (!exists(USERLAND_MODULES) || userland_mount()) {
+		say("# perf: no Debian userland disk in this guest: no profile");
+		return 0;
+	}
+	perf = userland_start(argv);
+	/* Under QEMU perf takes seconds to open its events. */
+	while (perf > 0 && !exists(USERLAND BENCH_PERF_DATA) &&
+	       now_ms() < deadline)
+		usleep(100000);
+	sleep(1);
+	return perf > 0 ? perf : 0;
+}
+
+/*
+ * Stops perf and prints its report as "# perf: " lines: the symbols by
+ * their own samples, then by their samples with what they called.
+ */
+static void bench_profile_report(pid_t perf)
+{
+	static char report[65536];
+	static const char *const views[][2] = {
+		{ "--no-children", "0.5" },
+		{ "--children", "2" },
+	};
+	char *line;
+	size_t i;
+
+	kill(perf, SIGINT);
+	waitpid(perf, NULL, 0);
+	for (i = 0; i < ARRAY_SIZE(views); i++) {
+		char *argv[] = { "/usr/bin/perf", "report", "--stdio",
+				 "--demangle-kernel", "-i", BENCH_PERF_DATA,
+				 (char *)views[i][0], "--sort", "sym", "-g",
+				 "none", "--percent-limit",
+				 (char *)views[i][1], NULL };
+
+		say("# perf: perf report %s --sort sym --percent-limit %s",
+		    views[i][0], views[i][1]);
+		userland_run(argv, 600, report, sizeof(report));
+		for (line = strtok(report, "\n"); line;
+		     line = strtok(NULL, "\n"))
+			if (line[0] != '#' && line[strspn(line, " ")])
+				say("# perf: %s", line);
+	}
+}
+
 /*
  * One pass: register every site, wait for the optimizer, count,
  * unregister everything, and every site's text is what it was.
  */
 static int bench_coverage_pass(struct bench_pass *pass)
 {
-	STEP(bench_pass_register(pass));
+	pid_t perf = pass->profile ? bench_profile_start() : 0;
+	int ret = bench_pass_register(pass);
+
+	if (perf)
+		bench_profile_report(perf);
+	if (ret)
+		return ret;
 	if (pass->one_more && pass->optimizer_done)
 		STEP(bench_one_more(pass));
 	STEP(bench_pass_unregister(pass));
@@ -1646,6 +1722,14 @@ static int bench_runs_kind(const char *kind)
 	return 0;
 }
 
+/* Whether the pass of kind over size sites runs under perf (bench_profile). */
+static int bench_profiles(const char *kind, int size, int resolved)
+{
+	const char *profiled = getenv("bench_profile");
+
+	return profiled && !strcmp(profiled, kind) && size == resolved;
+}
+
 /* The sample sizes of the scale table (make bench's build/bench/scale.svg). */
 static const int bench_scale_sizes[] = { 100, 1000, 10000 };
 
@@ -1692,6 +1776,9 @@ static int bench_coverage(void)
 					    .one_more = 1 };
 		many = (struct bench_pass){ .kind = "okprobe-many",
 					    .size = size, .one_more = 1 };
+		kernel.profile = bench_profiles(kernel.kind, size, resolved);
+		ours.profile = bench_profiles(ours.kind, size, resolved);
+		many.profile = bench_profiles(many.kind, size, resolved);
 		if (bench_runs_kind(kernel.kind))
 			result = bench_coverage_pass(&kernel);
 		if (!result && bench_runs_kind(ours.kind))

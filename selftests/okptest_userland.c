@@ -10,12 +10,7 @@
  * real tracefs. Elsewhere (the kernels built here) they skip.
  */
 
-#define USERLAND "/debian"
-#define USERLAND_DISK "/dev/vda"
-#define USERLAND_MODULES "/lib/userland"
-#define USERLAND_TOOLS "/lib/okprobe-tools"
-#define USERLAND_OUT "/tmp/okptest-userland.out"
-#define BPFTRACE "/usr/bin/bpftrace"
+/* USERLAND and the rest: okptest.c (the bench profiles under its perf). */
 
 /* Loads the modules that read the disk, in their files' (ranked) order. */
 static int load_userland_modules(void)
