@@ -1510,7 +1510,7 @@ static int userland_run(char *const argv[], int seconds, char *output,
  */
 static pid_t bench_profile_start(void)
 {
-	char *argv[] = { "/usr/bin/perf", "record", "-a", "-g", "-F", "4000",
+	char *const argv[] = { "/usr/bin/perf", "record", "-a", "-g", "-F", "4000",
 			 "-o", BENCH_PERF_DATA, NULL };
 	long long deadline = now_ms() + 60000;
 	pid_t perf;
@@ -1545,7 +1545,7 @@ static void bench_profile_report(pid_t perf)
 	kill(perf, SIGINT);
 	waitpid(perf, NULL, 0);
 	for (i = 0; i < ARRAY_SIZE(views); i++) {
-		char *argv[] = { "/usr/bin/perf", "report", "--stdio",
+		char *const argv[] = { "/usr/bin/perf", "report", "--stdio",
 				 "--demangle-kernel", "-i", BENCH_PERF_DATA,
 				 (char *)views[i][0], "--sort", "sym", "-g",
 				 "none", "--percent-limit",
