@@ -316,11 +316,11 @@ unsigned long okp_glue_now_ns(void)
 }
 
 /*
- * Both grace periods at once, not one after the other: each call_rcu*()
- * starts its own and the wait ends when both have. Where the kernel has
- * no rcu-tasks (riscv64's Debian 6.12: PREEMPT_VOLUNTARY), call_rcu_tasks
- * is call_rcu and that is one RCU grace period. Anything else graces may
- * hold waits for both: the safe answer.
+ * One grace period, or both at once, not one after the other: each
+ * call_rcu*() starts its own and the wait ends when both have. Where the
+ * kernel has no rcu-tasks (riscv64's Debian 6.12: PREEMPT_VOLUNTARY),
+ * call_rcu_tasks is call_rcu and that is one RCU grace period. Any other
+ * value of graces waits for both: the safe answer.
  */
 void okp_glue_synchronize(unsigned int graces)
 {
