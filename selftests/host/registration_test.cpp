@@ -223,10 +223,10 @@ TEST(Registration, EveryRefusalHasItsErrnoAndReason)
 		{"symbol and addr", both, EINVAL, "not both"},
 		{"neither symbol nor addr", neither, EINVAL, "symbol_name or addr"},
 		{"unknown symbol", at_symbol("no_such_function", 0), ENOENT, "no such kernel symbol"},
-		{"not text", at_address(0xffff888000001000), EINVAL, "not kernel or module text"},
+		{"no symbol there", at_address(0xffff888000001000), ENOENT, "no symbol holds the address"},
 		{"init text after boot", at_symbol("init_fn", 0), EPERM, "init text"},
-		{"offset past the function", at_symbol("traced", 24), EINVAL, "past the end"},
-		{"offset wraps", at_symbol("traced", ~0ull), EINVAL, "wraps"},
+		{"offset past the function, into no function", at_symbol("traced", 24), ENOENT, "no function contains"},
+		{"offset wraps", at_symbol("traced", ~0ull), ENOENT, "wraps"},
 		{"blacklisted", at_symbol("nokprobe_fn", 0), EPERM, "NOKPROBE_SYMBOL"},
 		{"inside an instruction", at_symbol("traced", 7), EILSEQ, "inside an instruction"},
 		{"undecodable before the address", at_symbol("garbled", 3), EILSEQ, "does not decode"},
@@ -275,6 +275,34 @@ TEST(Registration, AcceptedProbesKnowTheirInstruction)
 	const okp::Result<Registration> ret =
 		okp::check_registration(at_symbol("traced", 19), kernel_text, okp::x86::probe_rules);
 	EXPECT_EQ(ret.error(), 0) << ret.why();
+}
+
+// register_kprobe()'s rule, and kprobe_events' SYM+OFFS: an offset past the
+// symbol's end probes the instruction there, in the function that holds it.
+TEST(Registration, AnOffsetPastTheSymbolProbesTheNextFunction)
+{
+	FakeKernel kernel;
+	fake = &kernel;
+	// sealed (6 bytes) + 0x81: the second instruction of sealed_7x.
+	const okp::Result<Registration> next = okp::check_registration(at_symbol("sealed", sealed_7x - sealed + 4),
+								       kernel_text, okp::x86::probe_rules);
+	EXPECT_EQ(next.error(), 0) << next.why();
+	EXPECT_EQ(next->address, sealed_7x + 4);
+	EXPECT_EQ(next->function, sealed_7x);
+	EXPECT_EQ(next->length, 1);
+
+	// The next function's first byte is its entry, with its entry's rules.
+	const okp::Result<Registration> entry =
+		okp::check_registration(at_symbol("__pfx_after_sealed", 16), kernel_text, okp::x86::probe_rules);
+	EXPECT_EQ(entry.error(), 0) << entry.why();
+	EXPECT_EQ(entry->function, ibt_traced);
+	EXPECT_TRUE(entry->via_ftrace);
+	EXPECT_EQ(entry->address, ibt_traced + 4);
+
+	// Into the middle of the next function's instruction: not a boundary.
+	const okp::Result<Registration> inside = okp::check_registration(at_symbol("sealed", sealed_7x - sealed + 1),
+									 kernel_text, okp::x86::probe_rules);
+	EXPECT_EQ(inside.error(), EILSEQ) << inside.why();
 }
 
 // kprobes' rule on IBT kernels: symbol+0 (or the function's address) is

@@ -38,26 +38,28 @@ Result<uint64_t> requested_address(const ProbeRequest &request)
 			return refuse(error::enoent, "no such kernel symbol");
 	}
 	uint64_t target = base + request.offset;
+	// No symbol holds a wrapped address: ENOENT, as register_kprobe().
 	if (target < base)
-		return refuse(error::einval, "the offset wraps around the address space");
+		return refuse(error::enoent, "the offset wraps around the address space");
 	return target;
 }
 
 // The function that holds target, and whether its text may be probed at
 // all: kernel or module text, live, no padding, not blacklisted.
-Result<ProbedFunction> function_to_probe(const ProbeRequest &request, uint64_t target)
+Result<ProbedFunction> function_to_probe(uint64_t target)
 {
-	// The function is the symbol's (at target less the offset) when one is
-	// named, so an offset past its end is reported as such rather than as
-	// whatever lies beyond.
-	const uint64_t anchor = request.symbol_name ? target - request.offset : target;
+	// The function is the one that holds the target, whatever symbol named
+	// it: an offset past the symbol's end probes the next function's
+	// instruction there, as register_kprobe() (and kprobe_events'
+	// SYM+OFFS) does.
 	ProbedFunction function;
 	const TextKind kind = kernel::text_kind(target);
-	if (!kernel::function_of(anchor, &function.address, &function.size))
-		return refuse(error::einval, kind == TextKind::none ? "the address is not kernel or module text"
+	// No symbol there at all: register_kprobe()'s ENOENT (its
+	// kallsyms_lookup_size_offset() fails); a symbol that is not text is
+	// EINVAL below.
+	if (!kernel::function_of(target, &function.address, &function.size))
+		return refuse(error::enoent, kind == TextKind::none ? "no symbol holds the address"
 								    : "no function contains the address");
-	if (target < function.address || target - function.address >= function.size)
-		return refuse(error::einval, "the offset is past the end of the function");
 	switch (kind) {
 	case TextKind::none:
 		return refuse(error::einval, "the address is not kernel or module text");
@@ -177,7 +179,7 @@ Result<Registration> check_registration(const ProbeRequest &request, const Origi
 	const Result<uint64_t> requested = requested_address(request);
 	if (!requested)
 		return requested.refusal();
-	const Result<ProbedFunction> function = function_to_probe(request, requested.value());
+	const Result<ProbedFunction> function = function_to_probe(requested.value());
 	if (!function)
 		return function.refusal();
 	const Result<EntryPlace> entry = place_at_ftrace_site(requested.value(), function.value());

@@ -7,9 +7,10 @@
 // Every refusal has an errno and a one-line reason. The errnos, as in
 // Documentation/api.md:
 //   EINVAL  malformed request: no handler, both or neither of symbol_name
-//           and addr, an offset past the end of the function, an address
-//           that is not kernel or module text
-//   ENOENT  unknown symbol
+//           and addr, an address whose symbol is not kernel or module
+//           text
+//   ENOENT  unknown symbol; an address no symbol holds (one an offset
+//           wrapped to, or past the last function), as register_kprobe()
 //   EILSEQ  not an instruction boundary, or bytes that do not decode
 //   EPERM   an address okprobe refuses on principle: its own code, the
 //           kprobe blacklist and the sections it covers, init text after
