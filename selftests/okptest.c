@@ -676,6 +676,7 @@ static int expect_load_failure(const char *params, int expected, ...)
 #include "okptest_bench.c"
 #include "okptest_entry_return.c"
 #include "okptest_events.c"
+#include "okptest_events_scenarios.c"
 #include "okptest_userland.c"
 #include "okptest_bench_bpf.c"
 #include "okptest_demo.c"
@@ -956,6 +957,7 @@ OKPTEST(okprobe, probe_events_libbpf, test_probe_events_libbpf, LONG, "the libbp
 OKPTEST(okprobe, okprobe_tool, test_okprobe_tool, SHORT, "tools/okprobe with Debian's python3 on the real tracefs: add, trace streams 100 faccessat() calls and stops on SIGINT, list, top, a bad line's errno, del")
 OKPTEST(okprobe, probe_events_storm, test_probe_events_storm, LONG, "a storm of okprobe_events events on hot and syscall-path kernel functions: defined with documented refusals, enabled at once under load, hit, removed with >")
 OKPTEST(okprobe, probe_events_like_kernel, test_probe_events_like_kernel, SHORT, "okprobe_events against kprobe_events: the same lines read back alike with the same format fields; bad lines get the same errno and error_log entry")
+OKPTEST(okprobe, probe_events_scenarios, test_probe_events_scenarios, SHORT, "okprobe_events against kprobe_events, scenario by scenario, with the same transcript: lines appended to an event (the kernel's refusals, each line's own fetch, armed at once while enabled, removed line by line), SYM+OFFS past the symbol's end, MOD:SYM of a module loaded later, gone while unloaded, armed again on reload, entry and return")
 OKPTEST(okprobe, int3_path_notifier, test_int3_path_notifier, SHORT, "x86: a breakpoint in hw_breakpoint_exceptions_notify, a die notifier every int3 runs, is hit by user-mode int3s and taken (it used to re-enter the trap forever)")
 OKPTEST(okprobe, copied_templates, test_copied_templates, SHORT, "x86: ftrace's trampoline templates, which ftrace copies into each trampoline it makes, are listed whole in okprobe/blacklist and refused (EPERM)")
 OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")

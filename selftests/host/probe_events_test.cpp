@@ -452,5 +452,64 @@ TEST(ProbeEvents, PrintFormatIsTheKernelsShape)
 	EXPECT_STREQ(buffer, "\"(%lx <- %lx) ret=%d\", REC->__probe_func, REC->__probe_ret_ip, REC->ret");
 }
 
+// A line for an event that exists appends a probe to it, by the kernel's
+// rules (6.1's append_trace_kprobe()): same kind, the same arguments by
+// name, type and array length; not the same probe twice.
+TEST(ProbeEventsAppend, ALikeLineJoinsTheEvent)
+{
+	Parsed event = parse("p:ev vfs_read a=%di:u32 s=+0(%si):string n=$arg3:b4@2/32");
+	for (const char *line : {"p:ev vfs_write a=%dx:u32 s=+8(%si):string n=%cx:u32", "p:ev vfs_read+5 a=%di:u32 "
+											"s=+0(%si):string "
+											"n=%dx:b3@0/32"}) {
+		Parsed added = parse(line);
+		ASSERT_TRUE(added.result.ok()) << line;
+		EXPECT_TRUE(check_join(*event.definition, *added.definition).ok()) << line;
+		EXPECT_FALSE(same_probe(*event.definition, *added.definition)) << line;
+	}
+}
+
+TEST(ProbeEventsAppend, RefusalsHaveTheKernelsClassAndCaret)
+{
+	Parsed event = parse("p:ev vfs_read a=%di:u32 b=%si");
+	struct {
+		const char *line;
+		Error error;
+		size_t column;
+	} cases[] = {
+		{"r:ev vfs_read a=$retval:u32 b=%si", Error::different_probe_type, 0},
+		{"p:ev vfs_read a=%di:s32 b=%si", Error::different_argument, 14},
+		{"p:ev vfs_read a=%di:u32 c=%si", Error::different_argument, 24},
+		{"p:ev vfs_read a=%di:u32 b=+0(%si):string", Error::different_argument, 24},
+		{"p:ev vfs_read a=%di:u32 b=%si c=%dx", Error::different_argument, 30},
+		{"p:ev vfs_read a=%di:u32", Error::different_argument, 24},
+		{"p:ev vfs_read a=+0(%di):u32[2] b=%si", Error::different_argument, 14},
+		{"p:ev vfs_read a=%di:x32 b=%si", Error::different_argument, 14},
+	};
+	for (const auto &c : cases) {
+		Parsed added = parse(c.line);
+		ASSERT_TRUE(added.result.ok()) << c.line;
+		ParseResult result = check_join(*event.definition, *added.definition);
+		EXPECT_EQ(result.error, c.error) << c.line;
+		EXPECT_EQ(result.error_number, 17) << c.line;
+		EXPECT_EQ(result.column, c.column) << c.line;
+	}
+	// Unnamed arguments are argN on both sides.
+	Parsed unnamed = parse("p:ev vfs_read %di %si");
+	EXPECT_TRUE(check_join(*unnamed.definition, *parse("p:ev vfs_write %dx %cx").definition).ok());
+}
+
+TEST(ProbeEventsAppend, TheSameProbeIsItsPlaceAndArgumentsAsTyped)
+{
+	Parsed event = parse("p:ev vfs_read a=%di:u32");
+	EXPECT_TRUE(same_probe(*event.definition, *parse("p:ev vfs_read a=%di:u32").definition));
+	EXPECT_TRUE(same_probe(*event.definition, *parse("p:grp/ev vfs_read+0 a=%di:u32").definition));
+	EXPECT_FALSE(same_probe(*event.definition, *parse("p:ev vfs_read a=%si:u32").definition));
+	EXPECT_FALSE(same_probe(*event.definition, *parse("p:ev vfs_read+4 a=%di:u32").definition));
+	EXPECT_FALSE(same_probe(*event.definition, *parse("p:ev m:vfs_read a=%di:u32").definition));
+	// The kernel compares an address probe's symbol as "unknown": any two.
+	Parsed address = parse("p:ev 0xffffffff81000000 a=%di:u32");
+	EXPECT_TRUE(same_probe(*address.definition, *parse("p:ev 0xffffffff81000040 a=%di:u32").definition));
+}
+
 } // namespace
 } // namespace okp::events

@@ -102,8 +102,30 @@ extern "C" unsigned int okp_core_event_glue_error(enum okp_event_glue_error erro
 		return static_cast<unsigned>(Error::event_exists);
 	case OKP_EVENT_ERROR_BAD_MEMORY:
 		return static_cast<unsigned>(Error::bad_memory_address);
+	case OKP_EVENT_ERROR_SAME_PROBE:
+		return static_cast<unsigned>(Error::same_probe);
 	}
 	return static_cast<unsigned>(Error::registration_failed);
+}
+
+extern "C" int okp_core_event_check_join(const struct okp_event_definition *event,
+					 const struct okp_event_definition *added, struct okp_event_error *error)
+{
+	const ParseResult result = check_join(definition_of(event), definition_of(added));
+	error->index = static_cast<unsigned>(result.error);
+	error->column = result.column;
+	return -result.error_number;
+}
+
+extern "C" int okp_core_event_same_probe(const struct okp_event_definition *probe,
+					 const struct okp_event_definition *added)
+{
+	return same_probe(definition_of(probe), definition_of(added));
+}
+
+extern "C" void okp_core_event_set_maxactive(struct okp_event_definition *event, unsigned int maxactive)
+{
+	definition_of(event).maxactive = maxactive;
 }
 
 extern "C" void okp_core_event_summary(const struct okp_event_definition *event, struct okp_event_summary *summary)

@@ -61,8 +61,30 @@ enum okp_event_glue_error {
 	OKP_EVENT_ERROR_BAD_PLACE,	/* no such symbol */
 	OKP_EVENT_ERROR_EXISTS,		/* GROUP/EVENT is taken */
 	OKP_EVENT_ERROR_BAD_MEMORY,	/* an @SYM that is not there */
+	OKP_EVENT_ERROR_SAME_PROBE,	/* appended: the event has it */
 };
 unsigned int okp_core_event_glue_error(enum okp_event_glue_error error);
+
+/*
+ * A line for an existing event appends a probe to it (the kernel's
+ * rules, okp::events::check_join()): 0, or -EEXIST with error set when
+ * added is of the other kind or its arguments differ from event's. Then
+ * okp_core_event_same_probe() of each probe the event has: nonzero when
+ * added is that probe again (-EEXIST, OKP_EVENT_ERROR_SAME_PROBE).
+ */
+int okp_core_event_check_join(const struct okp_event_definition *event,
+			      const struct okp_event_definition *added,
+			      struct okp_event_error *error);
+int okp_core_event_same_probe(const struct okp_event_definition *probe,
+			      const struct okp_event_definition *added);
+
+/*
+ * An r line's maxactive as registration made it (the kernel's
+ * register_kretprobe() sets 0 to its default), which okprobe_events then
+ * reads back as kprobe_events does ("r10:...").
+ */
+void okp_core_event_set_maxactive(struct okp_event_definition *event,
+				  unsigned int maxactive);
 
 enum okp_event_command {
 	OKP_EVENT_EMPTY,

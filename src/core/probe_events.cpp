@@ -370,4 +370,72 @@ ParseResult parse_line(const char *text, size_t length, const ParseContext &cont
 	return Parser(context, out).run(text, length);
 }
 
+namespace {
+
+Text span_text(const Definition &definition, Span span)
+{
+	return Text{definition.line + span.start, span.length};
+}
+
+bool same_text(Text a, Text b)
+{
+	if (a.length != b.length)
+		return false;
+	for (size_t i = 0; i < a.length; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+// The kernel's fetch type: its name, hence its kind and element size.
+bool same_type(const Argument &a, const Argument &b)
+{
+	return a.kind == b.kind && a.size == b.size && a.array == b.array;
+}
+
+bool same_name(const Argument &a, const Argument &b)
+{
+	return same_text(Text{a.name, Text{a.name, sizeof(a.name)}.find('\0')},
+			 Text{b.name, Text{b.name, sizeof(b.name)}.find('\0')});
+}
+
+ParseResult refused(Error error, size_t column)
+{
+	ParseResult result;
+	result.error_number = eexist;
+	result.error = error;
+	result.column = static_cast<uint16_t>(column);
+	return result;
+}
+
+} // namespace
+
+ParseResult check_join(const Definition &event, const Definition &added)
+{
+	if (event.is_return != added.is_return)
+		return refused(Error::different_probe_type, 0);
+	// trace_probe_compare_arg_type(): the first index that differs; when
+	// added has fewer, the caret goes one past its end, where the kernel's
+	// __trace_probe_log_err() puts one past the last word.
+	const unsigned shared = event.arg_count < added.arg_count ? event.arg_count : added.arg_count;
+	for (unsigned i = 0; i < shared; i++)
+		if (!same_type(event.args[i], added.args[i]) || !same_name(event.args[i], added.args[i]))
+			return refused(Error::different_argument, added.args[i].word_start);
+	if (event.arg_count != added.arg_count)
+		return refused(Error::different_argument,
+			       added.arg_count > shared ? added.args[shared].word_start : added.line_length + 1u);
+	return ParseResult{};
+}
+
+bool same_probe(const Definition &probe, const Definition &added)
+{
+	if (!same_text(span_text(probe, probe.symbol), span_text(added, added.symbol)) ||
+	    probe.offset != added.offset || probe.arg_count != added.arg_count)
+		return false;
+	for (unsigned i = 0; i < probe.arg_count; i++)
+		if (!same_text(span_text(probe, probe.args[i].body), span_text(added, added.args[i].body)))
+			return false;
+	return true;
+}
+
 } // namespace okp::events

@@ -97,6 +97,10 @@ enum class Error : uint8_t {
 	registration_failed,
 	instruction_boundary,
 	event_exists,
+	// A line for an event that exists (appended to it, as the kernel's).
+	different_probe_type,
+	different_argument,
+	same_probe,
 	count, // not an error: how many there are
 };
 
@@ -147,8 +151,9 @@ constexpr bool stores_string(Store store)
 
 struct Argument {
 	char name[max_arg_name + 1] = {};
-	Span body;	// FETCHARG[:TYPE] as typed
-	Span type_text; // TYPE as typed, empty for the default
+	uint16_t word_start = 0; // of [NAME=]FETCHARG[:TYPE] in the line
+	Span body;		 // FETCHARG[:TYPE] as typed
+	Span type_text;		 // TYPE as typed, empty for the default
 	Kind kind = Kind::hex;
 	Store store = Store::raw;
 	uint8_t size = 8;      // bytes of one element (a string's: its u32 __data_loc)
@@ -226,6 +231,21 @@ struct ParseResult {
 
 // Parses one line (no newline) into out.
 ParseResult parse_line(const char *text, size_t length, const ParseContext &context, Definition &out);
+
+// Whether added may join the event whose probes are like event (one
+// line of another event's name appends a probe to it), by the kernel's
+// register_trace_kprobe() and append_trace_kprobe(): refused (EEXIST)
+// when one is an r probe and the other not (the caret at the line's
+// start), and when their arguments differ in number, name, type or array
+// length (the caret under added's first argument that differs, one past
+// the line's end when added has fewer).
+ParseResult check_join(const Definition &event, const Definition &added);
+
+// Whether added is the same probe as probe (EEXIST when appended): the
+// same symbol as typed and offset (an address probe's symbol counts as
+// "unknown", so any two with the same arguments are, as in the kernel),
+// and each argument's FETCHARG[:TYPE] as typed. Asked after check_join().
+bool same_probe(const Definition &probe, const Definition &added);
 
 // The definition as okprobe_events reads it back, the kernel's canonical
 // form ("p:GRP/EVENT SYM+OFFS NAME=FETCHARG ..."), NUL-terminated. The

@@ -83,6 +83,7 @@ ParseResult Parser::parse_argument(Text word, unsigned index)
 	size_t column = column_of(word);
 	Argument &argument = out_.args[index];
 	argument = Argument{};
+	argument.word_start = static_cast<uint16_t>(column);
 	out_.arg_count = static_cast<uint16_t>(index + 1);
 	size_t equals = word.find('=');
 	Text body = word;

@@ -71,6 +71,9 @@ constexpr ErrorText error_log_texts[] = {
 	{Error::registration_failed, "Failed to register probe event"},
 	{Error::instruction_boundary, "Probe point is not an instruction boundary"},
 	{Error::event_exists, "Given group/event name is already used by another event"},
+	{Error::different_probe_type, "Probe type is different from existing probe"},
+	{Error::different_argument, "Argument type or name is different from existing probe"},
+	{Error::same_probe, "There is already the exact same probe event"},
 };
 
 constexpr bool in_error_order()

@@ -13,7 +13,7 @@
 
 namespace okp::events {
 
-inline constexpr int enoent = 2, e2big = 7, einval = 22, eaddrnotavail = 99;
+inline constexpr int enoent = 2, e2big = 7, eexist = 17, einval = 22, eaddrnotavail = 99;
 
 constexpr bool is_space(char c)
 {

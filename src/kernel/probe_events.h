@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the parts of okprobe_events share: an event (its okprobe or
- * okretprobe, its trace_event_call, the instances it is enabled in), its
- * ring buffer entry's head, and the functions one part calls in another.
+ * What the parts of okprobe_events share: an event (its trace_event_call,
+ * the instances it is enabled in, its probes: a line each, with its okprobe
+ * or okretprobe), its ring buffer entry's head, and the functions one part
+ * calls in another.
  * probe_events.c is the tracefs files and the list of events; it makes and
  * removes events with probe_events_call.c (an event's probe and trace
  * event, the tracing core's callbacks), whose probes' handlers are in
- * probe_events_hit.c (a hit into a ring buffer entry); refused lines go to
- * error_log through probe_events_log.c. Each function says which of
+ * probe_events_hit.c (a hit into a ring buffer entry); lines on modules
+ * that come and go are followed by probe_events_modules.c; refused lines
+ * go to error_log through probe_events_log.c. Each function says which of
  * okp_events_mutex and the tracing core's event_mutex it runs under.
  */
 #ifndef OKPROBE_PROBE_EVENTS_H
@@ -29,25 +31,28 @@ struct okp_event_link {
 	struct trace_event_file *file;
 };
 
+/*
+ * An event: its trace_event_call and the instances it is enabled in, and
+ * its probes, one for each line that defined it (a line for an event that
+ * exists appends a probe to it, by the kernel's rules).
+ */
 struct okp_trace_event {
 	struct list_head list;		/* okp_events, okp_events_mutex */
+	/* Its probes, first line first: both mutexes to change, either to read. */
+	struct list_head probes;
 	struct trace_event_class class;
 	struct trace_event_call call;
 	int is_return;
-	struct okprobe probe;
-	struct okretprobe rp;
 	/* The instances it is enabled in: RCU, written under event_mutex. */
 	struct list_head links;
-	/* Users of its probe: instances' links and perf. */
+	/* Users of its probes: instances' links and perf. */
 	unsigned int enabled;
 	/* perf's tracepoint PMU has it (its call.perf_events are there). */
 	int perf;
 	unsigned int arg_count;
 	unsigned int record_size;	/* bytes of the fixed fields */
-	/* Per CPU, as the kernel's nhit: a hit never shares a cache line. */
-	unsigned long __percpu *hits;
-	char *symbol;			/* probe.symbol_name's storage */
 	char (*field_types)[32];	/* trace_define_field keeps the pointers */
+	/* Its first line's: the fields, alike in every probe's. */
 	struct okp_event_definition *definition;
 	char group[64];
 	char name[64];
@@ -57,6 +62,31 @@ struct okp_trace_event {
 	 * registered on it (okp_event_add_call()).
 	 */
 	struct tracepoint tp;
+};
+
+/*
+ * One line of okprobe_events: a probe of an event, its own fetch programs
+ * (each line's arguments fetch their own way into the same fields). Its
+ * okprobe or okretprobe is registered, except while the module a MOD:SYM
+ * names is not loaded (registered when it comes, again on every reload, as
+ * the kernel's trace_kprobe_module_callback()); gone once its text went
+ * away (module unload), when enabling the event passes it by.
+ */
+struct okp_event_probe {
+	struct list_head list;		/* okp_event_probes: every line, in order */
+	struct list_head sibling;	/* its event's probes */
+	struct okp_trace_event *event;
+	struct okprobe probe;
+	struct okretprobe rp;
+	bool registered;		/* event_mutex */
+	bool gone;			/* event_mutex */
+	/* Per CPU, as the kernel's nhit: a hit never shares a cache line. */
+	unsigned long __percpu *hits;
+	char *symbol;			/* [MOD:]SYM; NULL: address */
+	unsigned long address;
+	unsigned int offset;
+	unsigned int maxactive;
+	struct okp_event_definition *definition;
 };
 
 /* A p event's ring buffer entry starts so: where the probe hit. */
@@ -85,21 +115,42 @@ static inline struct mutex *okp_event_mutex(void)
 	return (struct mutex *)okp_ksyms.event_mutex;
 }
 
+/* probe_events.c: every event and every line, under okp_events_mutex. */
+extern struct mutex okp_events_mutex;
+extern struct list_head okp_events, okp_event_probes;
+
 /* probe_events_hit.c: the probes' handlers (notrace, NOKPROBE). */
 int okp_event_pre_handler(struct okprobe *probe, struct pt_regs *regs);
 int okp_event_return_handler(struct okretprobe_instance *ri,
 			     struct pt_regs *regs);
 
 /* probe_events_call.c: making an event, under okp_events_mutex. */
-int okp_event_register_probe(struct okp_trace_event *event,
-			     const struct okp_event_summary *line);
 int okp_event_add_call(struct okp_trace_event *event);
 void okp_event_free(struct okp_trace_event *event);
-/* Taking events out: under event_mutex, then okp_events_destroy() without. */
+void okp_event_probe_free(struct okp_event_probe *ep);
+/*
+ * A probe's okprobe or okretprobe, filled afresh from the line and
+ * registered, enabled when its event is; and taken out again. Under
+ * event_mutex once the event is in the tracing core.
+ */
+int okp_event_probe_register(struct okp_event_probe *ep);
+void okp_event_probe_unregister(struct okp_event_probe *ep);
+/*
+ * Taking lines out: under event_mutex, then okp_events_destroy() without
+ * it, with the probes and events taken out.
+ */
 bool okp_event_busy(struct okp_trace_event *event);
-int okp_event_unlink(struct okp_trace_event *event, struct list_head *gone);
+int okp_event_probe_unlink(struct okp_event_probe *ep,
+			   struct list_head *gone_probes,
+			   struct list_head *gone_events);
 void okp_events_reset_buffers(void);
-void okp_events_destroy(struct list_head *gone);
+void okp_events_destroy(struct list_head *gone_probes,
+			struct list_head *gone_events);
+
+/* probe_events_modules.c: lines on modules that come and go. */
+bool okp_event_module_missing(const char *symbol);
+int okp_events_modules_init(void);
+void okp_events_modules_exit(void);
 
 /* probe_events_log.c: a refused line's entry in error_log. */
 void okp_event_log(const char *line, unsigned int index, unsigned int column);

@@ -27,28 +27,51 @@
 
 /* ---- The tracing core's callbacks (event_mutex held) ------------------ */
 
-/* One more user of the event's probe: enabled with the first. */
+/*
+ * A probe of the event on or off; one not registered (its module is not
+ * loaded) or gone (unloaded) is passed by, as the kernel's
+ * __enable_trace_kprobe() passes it.
+ */
+static int okp_event_probe_switch(struct okp_event_probe *ep, bool on)
+{
+	if (!ep->registered || ep->gone)
+		return 0;
+	if (ep->event->is_return)
+		return on ? okretprobe_enable(&ep->rp) :
+			    okretprobe_disable(&ep->rp);
+	return on ? okprobe_enable(&ep->probe) : okprobe_disable(&ep->probe);
+}
+
+/* One more user of the event's probes: enabled with the first, all or none. */
 static int okp_event_arm(struct okp_trace_event *event)
 {
+	struct okp_event_probe *ep;
 	int ret = 0;
 
-	if (event->enabled++ == 0)
-		ret = event->is_return ? okretprobe_enable(&event->rp) :
-					 okprobe_enable(&event->probe);
-	if (ret)
+	if (event->enabled++)
+		return 0;
+	list_for_each_entry(ep, &event->probes, sibling) {
+		ret = okp_event_probe_switch(ep, true);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		list_for_each_entry_continue_reverse(ep, &event->probes, sibling)
+			okp_event_probe_switch(ep, false);
 		event->enabled--;
+	}
 	return ret;
 }
 
 /* One user fewer: disabled with the last. */
 static void okp_event_disarm(struct okp_trace_event *event)
 {
+	struct okp_event_probe *ep;
+
 	if (--event->enabled)
 		return;
-	if (event->is_return)
-		okretprobe_disable(&event->rp);
-	else
-		okprobe_disable(&event->probe);
+	list_for_each_entry(ep, &event->probes, sibling)
+		okp_event_probe_switch(ep, false);
 }
 
 static int okp_event_enable(struct okp_trace_event *event,
@@ -258,48 +281,71 @@ static struct trace_event_functions okp_event_functions = {
 void okp_event_free(struct okp_trace_event *event)
 {
 	kfree(event->call.print_fmt);
-	free_percpu(event->hits);
 	kvfree(event->definition);
 	kfree(event->field_types);
-	kfree(event->symbol);
 	kfree(event);
 }
 
-int okp_event_register_probe(struct okp_trace_event *event,
-			     const struct okp_event_summary *line)
+void okp_event_probe_free(struct okp_event_probe *ep)
 {
-	struct okprobe *probe = event->is_return ? &event->rp.kp : &event->probe;
+	free_percpu(ep->hits);
+	kvfree(ep->definition);
+	kfree(ep->symbol);
+	kfree(ep);
+}
+
+int okp_event_probe_register(struct okp_event_probe *ep)
+{
+	struct okp_trace_event *event = ep->event;
+	struct okprobe *kp = event->is_return ? &ep->rp.kp : &ep->probe;
 	int ret;
 
-	if (line->has_address) {
-		probe->addr = (void *)line->address;
+	/* Afresh: a probe unregistered (its module went) comes back so. */
+	memset(&ep->probe, 0, sizeof(ep->probe));
+	memset(&ep->rp, 0, sizeof(ep->rp));
+	ep->registered = false;
+	ep->gone = false;
+	if (ep->symbol && event->is_return && ep->offset) {
+		/*
+		 * An r line's SYM+OFFS is a function's entry (the parser
+		 * asked): okretprobe_register() takes an entry by address.
+		 */
+		kp->addr = (void *)okp_ksyms_lookup(ep->symbol);
+		if (!kp->addr)
+			return -ENOENT;
+		kp->addr += ep->offset;
+	} else if (ep->symbol) {
+		kp->symbol_name = ep->symbol;
+		kp->offset = ep->offset;
 	} else {
-		event->symbol = kmemdup_nul(line->symbol, line->symbol_length,
-					    GFP_KERNEL);
-		if (!event->symbol)
-			return -ENOMEM;
-		probe->symbol_name = event->symbol;
-		probe->offset = line->offset;
+		kp->addr = (void *)ep->address;
 	}
-	probe->flags = OKPROBE_FLAG_DISABLED;
+	kp->flags = event->enabled ? 0 : OKPROBE_FLAG_DISABLED;
 	if (event->is_return) {
-		event->rp.handler = okp_event_return_handler;
-		event->rp.maxactive = line->maxactive;
-		ret = okretprobe_register(&event->rp);
+		ep->rp.handler = okp_event_return_handler;
+		ep->rp.maxactive = ep->maxactive;
+		ret = okretprobe_register(&ep->rp);
 	} else {
-		probe->pre_handler = okp_event_pre_handler;
-		ret = okprobe_register(probe);
+		kp->pre_handler = okp_event_pre_handler;
+		ret = okprobe_register(kp);
 	}
-	if (ret) {
-		enum okp_event_glue_error why =
-			ret == -EILSEQ ? OKP_EVENT_ERROR_INSTRUCTION_BOUNDARY :
-			ret == -ENOENT ? OKP_EVENT_ERROR_BAD_PLACE :
-					 OKP_EVENT_ERROR_REGISTRATION;
-
-		okp_event_log(line->line, okp_core_event_glue_error(why),
-			      line->symbol - line->line);
-	}
+	ep->registered = !ret;
+	/* The kernel's register_kretprobe() default, read back as it is. */
+	if (!ret && event->is_return && !ep->maxactive)
+		okp_core_event_set_maxactive(ep->definition,
+					     max(10U, 2 * num_possible_cpus()));
 	return ret;
+}
+
+void okp_event_probe_unregister(struct okp_event_probe *ep)
+{
+	if (!ep->registered)
+		return;
+	if (ep->event->is_return)
+		okretprobe_unregister(&ep->rp);
+	else
+		okprobe_unregister(&ep->probe);
+	ep->registered = false;
 }
 
 /*
@@ -376,22 +422,31 @@ bool okp_event_busy(struct okp_trace_event *event)
 }
 
 /*
- * Takes an event out of the tracing core unless it is busy, onto gone;
- * 0, EBUSY or the tracing core's errno. event_mutex held, as the kernel's
- * dynamic events do. The caller then empties the ring buffers, once for
- * all it took (okp_events_reset_buffers()).
+ * Takes a line out (event_mutex held): its probe alone when the event has
+ * others, even while enabled, as the kernel's unregister_trace_kprobe();
+ * the last one with its event, out of the tracing core, unless the event
+ * is busy. 0, EBUSY or the tracing core's errno. The probe goes onto
+ * gone_probes, an event onto gone_events; the caller then empties the ring
+ * buffers, once for all it took (okp_events_reset_buffers()).
  */
-int okp_event_unlink(struct okp_trace_event *event, struct list_head *gone)
+int okp_event_probe_unlink(struct okp_event_probe *ep,
+			   struct list_head *gone_probes,
+			   struct list_head *gone_events)
 {
+	struct okp_trace_event *event = ep->event;
 	int ret;
 
 	lockdep_assert_held(okp_event_mutex());
-	if (okp_event_busy(event))
-		return -EBUSY;
-	ret = trace_remove_event_call(&event->call);
-	if (ret)
-		return ret;
-	list_move_tail(&event->list, gone);
+	if (list_is_singular(&event->probes)) {
+		if (okp_event_busy(event))
+			return -EBUSY;
+		ret = trace_remove_event_call(&event->call);
+		if (ret)
+			return ret;
+		list_move_tail(&event->list, gone_events);
+	}
+	list_del(&ep->sibling);
+	list_move_tail(&ep->list, gone_probes);
 	return 0;
 }
 
@@ -407,10 +462,15 @@ void okp_events_reset_buffers(void)
 		okp_call(tracing_reset_all_online_cpus)();
 }
 
-/* Then, without event_mutex: the probes, grace periods, the memory. */
-void okp_events_destroy(struct list_head *gone)
+/*
+ * Then, without event_mutex: the probes, grace periods, the memory; an
+ * event after its probes, whose handlers use it.
+ */
+void okp_events_destroy(struct list_head *gone_probes,
+			struct list_head *gone_events)
 {
-	struct okp_trace_event *event, *next;
+	struct okp_trace_event *event, *next_event;
+	struct okp_event_probe *ep, *next;
 	struct okretprobe **rps = NULL;
 	struct okprobe **probes = NULL;
 	int count = 0, returns = 0, entries = 0;
@@ -419,34 +479,36 @@ void okp_events_destroy(struct list_head *gone)
 	 * In two batches, one grace period each (removing a storm's events
 	 * one by one waited for hundreds); one by one without the memory.
 	 */
-	list_for_each_entry(event, gone, list)
+	list_for_each_entry(ep, gone_probes, list)
 		count++;
 	if (count > 1) {
 		probes = kvmalloc_array(count, sizeof(*probes), GFP_KERNEL);
 		rps = kvmalloc_array(count, sizeof(*rps), GFP_KERNEL);
 	}
 	if (probes && rps) {
-		list_for_each_entry(event, gone, list) {
-			if (event->is_return)
-				rps[returns++] = &event->rp;
+		list_for_each_entry(ep, gone_probes, list) {
+			if (!ep->registered)
+				continue;
+			if (ep->event->is_return)
+				rps[returns++] = &ep->rp;
 			else
-				probes[entries++] = &event->probe;
+				probes[entries++] = &ep->probe;
+			ep->registered = false;
 		}
 		if (returns)
 			okretprobe_unregister_many(rps, returns);
 		if (entries)
 			okprobe_unregister_many(probes, entries);
 	}
-	list_for_each_entry_safe(event, next, gone, list) {
-		list_del(&event->list);
-		if (!probes || !rps) {
-			if (event->is_return)
-				okretprobe_unregister(&event->rp);
-			else
-				okprobe_unregister(&event->probe);
-		}
-		okp_event_free(event);
+	list_for_each_entry_safe(ep, next, gone_probes, list) {
+		list_del(&ep->list);
+		okp_event_probe_unregister(ep);
+		okp_event_probe_free(ep);
 		module_put(THIS_MODULE);
+	}
+	list_for_each_entry_safe(event, next_event, gone_events, list) {
+		list_del(&event->list);
+		okp_event_free(event);
 	}
 	kvfree(probes);
 	kvfree(rps);

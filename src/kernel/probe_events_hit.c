@@ -121,26 +121,27 @@ static void notrace okp_event_fill_head(struct okp_trace_event *event,
 }
 NOKPROBE_SYMBOL(okp_event_fill_head);
 
-static void notrace okp_event_trace(struct okp_trace_event *event,
+static void notrace okp_event_trace(struct okp_event_probe *ep,
 				    struct trace_event_file *file,
 				    const struct okp_event_environment *env,
 				    struct pt_regs *regs, unsigned long ip,
 				    unsigned long ret_ip)
 {
+	struct okp_trace_event *event = ep->event;
 	unsigned long dynamic, header = okp_event_header(event);
 	struct trace_event_buffer buffer;
 	u8 *entry;
 
 	if (trace_trigger_soft_disabled(file))
 		return;
-	dynamic = okp_core_event_dynamic_size(event->definition, env);
+	dynamic = okp_core_event_dynamic_size(ep->definition, env);
 	entry = trace_event_buffer_reserve(&buffer, file,
 					   header + event->record_size + dynamic);
 	if (!entry)
 		return;
 	buffer.regs = regs;
 	okp_event_fill_head(event, entry, ip, ret_ip);
-	okp_core_event_store(event->definition, env, entry, entry + header,
+	okp_core_event_store(ep->definition, env, entry, entry + header,
 			     dynamic);
 	trace_event_buffer_commit(&buffer);
 }
@@ -156,11 +157,12 @@ NOKPROBE_SYMBOL(okp_event_trace);
  * CPU, also where no perf event of it is open (libbpf opens one on CPU 0);
  * a program's 0 drops the sample.
  */
-static void notrace okp_event_perf(struct okp_trace_event *event,
+static void notrace okp_event_perf(struct okp_event_probe *ep,
 				   const struct okp_event_environment *env,
 				   struct pt_regs *regs, unsigned long ip,
 				   unsigned long ret_ip)
 {
+	struct okp_trace_event *event = ep->event;
 	unsigned long dynamic, header = okp_event_header(event);
 	struct hlist_head *head = this_cpu_ptr(event->call.perf_events);
 	int size, rctx;
@@ -168,7 +170,7 @@ static void notrace okp_event_perf(struct okp_trace_event *event,
 
 	if (hlist_empty(head) && !bpf_prog_array_valid(&event->call))
 		return;
-	dynamic = okp_core_event_dynamic_size(event->definition, env);
+	dynamic = okp_core_event_dynamic_size(ep->definition, env);
 	/* perf puts a u32 size before the record, and wants u64 alignment. */
 	size = ALIGN(header + event->record_size + dynamic + sizeof(u32),
 		     sizeof(u64)) - sizeof(u32);
@@ -180,7 +182,7 @@ static void notrace okp_event_perf(struct okp_trace_event *event,
 		return;
 	okp_event_fill_head(event, entry, ip, ret_ip);
 	memset(entry + header, 0, size - header);
-	okp_core_event_store(event->definition, env, entry, entry + header,
+	okp_core_event_store(ep->definition, env, entry, entry + header,
 			     dynamic);
 	perf_trace_run_bpf_submit(entry, size, rctx, &event->call, 1, regs,
 				  head, NULL);
@@ -188,35 +190,36 @@ static void notrace okp_event_perf(struct okp_trace_event *event,
 NOKPROBE_SYMBOL(okp_event_perf);
 #endif
 
-/* A hit of the event's probe: an entry in every instance it is on in. */
-static void notrace okp_event_hit(struct okp_trace_event *event,
+/* A hit of one of the event's probes: an entry in every instance it is on in. */
+static void notrace okp_event_hit(struct okp_event_probe *ep,
 				  struct pt_regs *regs, unsigned long ip,
 				  unsigned long ret_ip)
 {
+	struct okp_trace_event *event = ep->event;
 	const struct okp_event_environment env = {
 		.regs = regs,
 		.comm = current->comm,
 	};
 	struct okp_event_link *link;
 
-	raw_cpu_inc(*event->hits);
+	raw_cpu_inc(*ep->hits);
 	/* Handlers run with preemption off: an RCU-sched reader. */
 	list_for_each_entry_rcu(link, &event->links, list)
-		okp_event_trace(event, link->file, &env, regs, ip, ret_ip);
+		okp_event_trace(ep, link->file, &env, regs, ip, ret_ip);
 #ifdef CONFIG_PERF_EVENTS
 	/* Acquire: perf's core made call.perf_events before the release. */
 	if (smp_load_acquire(&event->perf))
-		okp_event_perf(event, &env, regs, ip, ret_ip);
+		okp_event_perf(ep, &env, regs, ip, ret_ip);
 #endif
 }
 NOKPROBE_SYMBOL(okp_event_hit);
 
 int notrace okp_event_pre_handler(struct okprobe *probe, struct pt_regs *regs)
 {
-	struct okp_trace_event *event =
-		container_of(probe, struct okp_trace_event, probe);
+	struct okp_event_probe *ep =
+		container_of(probe, struct okp_event_probe, probe);
 
-	okp_event_hit(event, regs, (unsigned long)probe->addr, 0);
+	okp_event_hit(ep, regs, (unsigned long)probe->addr, 0);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_pre_handler);
@@ -225,10 +228,10 @@ NOKPROBE_SYMBOL(okp_event_pre_handler);
 int notrace okp_event_return_handler(struct okretprobe_instance *ri,
 				     struct pt_regs *regs)
 {
-	struct okp_trace_event *event =
-		container_of(ri->rp, struct okp_trace_event, rp);
+	struct okp_event_probe *ep =
+		container_of(ri->rp, struct okp_event_probe, rp);
 
-	okp_event_hit(event, regs, (unsigned long)ri->rp->kp.addr,
+	okp_event_hit(ep, regs, (unsigned long)ri->rp->kp.addr,
 		      ri->ret_addr);
 	return 0;
 }

@@ -79,7 +79,7 @@ static void okp_return_refuse(const char *why, int ret)
  * the first instruction past that call site (where okprobe puts an entry
  * probe on riscv 6.12: kp.addr of a registered one).
  */
-static bool okp_return_at_entry(unsigned long address)
+bool okp_return_at_entry(unsigned long address)
 {
 	unsigned long start, size, length, site;
 

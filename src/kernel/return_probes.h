@@ -101,6 +101,12 @@ static inline struct okprobe *okp_return_exit_probe(struct okp_return_probe *sta
 struct okp_return_probe *okp_return_create(struct okretprobe *rp);
 void okp_return_stop(struct okp_return_probe *state);
 void okp_return_destroy(struct okp_return_probe *state);
+/*
+ * Whether address is where a function starts, as kprobe_on_func_entry()
+ * takes it: its first byte, past an IBT landing pad, its ftrace call site
+ * or (riscv 6.12) past that site; true where it is not text at all.
+ */
+bool okp_return_at_entry(unsigned long address);
 /* A call the probe could not follow (its hit paths). */
 void okp_return_missed(struct okretprobe *rp);
 /* A tail call: its callee's return address hooked, as at an entry. */
