@@ -389,10 +389,16 @@ static const struct scenario_step scenario_append[] = {
 static const struct scenario_step scenario_offset[] = {
 	{ SC_LINE, "p:okpscen/next ksys_read+%N", 0 },
 	{ SC_READ_BACK, NULL, 0 },
-	{ SC_LINE, "r:okpscen/rnext ksys_read+%N", 0 },
 	{ SC_LINE, "p:okpscen/far ksys_read+0xffffff00", 0 },
 	{ SC_LINE, "-:okpscen/next", 0 },
 	{ SC_READ_BACK, NULL, 0 },
+};
+
+/* The same as an r line: an entry, of the function that holds it. */
+static const struct scenario_step scenario_offset_return[] = {
+	{ SC_LINE, "r:okpscen/rnext ksys_read+%N", 0 },
+	{ SC_READ_BACK, NULL, 0 },
+	{ SC_LINE, "-:okpscen/rnext", 0 },
 };
 
 /*
@@ -400,6 +406,9 @@ static const struct scenario_step scenario_offset[] = {
  * parameter: kprobe_events refuses a function without an ftrace call site
  * (okp_gone_target, assembly) where CONFIG_KPROBE_EVENTS_ON_NOTRACE is
  * off, as on Debian's kernels; okprobe_events takes one (operating.md).
+ *
+ * A MOD:SYM the loaded module lacks is left out: 6.12 and later refuse it
+ * with EINVAL, 6.1 and okprobe with ENOENT (operating.md).
  *
  * MOD:SYM of a module not loaded is taken, armed when the module comes,
  * gone while it is away (enabling the event then passes it by) and armed
@@ -413,7 +422,6 @@ static const struct scenario_step scenario_module[] = {
 	{ SC_GONE, NULL, 0 },
 	{ SC_ENABLE, "mod 1", 0 },
 	{ SC_LOAD, NULL, 0 },
-	{ SC_LINE, "p:okpscen/nofn okprobe_test_target:okptest_no_function", 0 },
 	{ SC_CALL, NULL, 5 },
 	{ SC_PROFILE, "mod", 0 },
 	{ SC_GONE, NULL, 0 },
@@ -512,12 +520,24 @@ static int probe_events_scenarios_steps(void)
 	}
 	scenario_clean(&scenario_kernel);
 	scenario_clean(&scenario_okprobe);
+	/*
+	 * A kernel that takes no kprobe at a traced function's +0 (riscv
+	 * 6.12: no kprobes on ftrace) has no transcript to compare with:
+	 * okprobe's probe goes through ftrace or past the call site there.
+	 */
+	if (write_file(KPROBE_EVENTS, "p:" SCENARIO_GROUP "/probe ksys_read")) {
+		STEP(unload_okprobe());
+		return skip("the kernel takes no kprobe at ksys_read+0 (no kprobes on ftrace)");
+	}
+	write_file(KPROBE_EVENTS, "-:" SCENARIO_GROUP "/probe");
 	STEP(SCENARIO(scenario_append));
 	CHECK(!scenario_find_next_function(), "no function after ksys_read");
 	STEP(SCENARIO(scenario_offset));
+	/* Without rethook (riscv 6.1) okprobe has no return probes. */
+	if (kallsyms_address("rethook_hook"))
+		STEP(SCENARIO(scenario_offset_return));
 	if (exists(TARGET_KO)) {
 		STEP(SCENARIO(scenario_module));
-		/* Without rethook (riscv 6.1) okprobe has no return probes. */
 		if (kallsyms_address("rethook_hook"))
 			STEP(SCENARIO(scenario_module_return));
 	}
