@@ -78,6 +78,15 @@ static int event_reads(const char *event, const char *name, long *sum,
 	return ret ? -1 : count;
 }
 
+/* Whether the kernel's kprobe_events reads BTF: its README says so. */
+static int kernel_reads_btf(void)
+{
+	static char readme[1 << 16];
+
+	return !read_file(TRACING "/README", readme, sizeof(readme)) &&
+	       strstr(readme, "<argname>");
+}
+
 /*
  * A dereference with a known value: vfs_read()'s fourth argument points to
  * the file position (ksys_read()'s copy on its stack). The child reads a
@@ -125,6 +134,24 @@ static int probe_events_position_steps(void)
 		} else {
 			say("# the kernel refuses p:okptest/pos (riscv 6.12: a kprobe at a traced function's entry)");
 		}
+	}
+	/*
+	 * With BTF: the same position as the read's struct file has it
+	 * (ksys_read() writes it back after vfs_read()), by member.
+	 */
+	if (kernel_reads_btf()) {
+		ret = write_file(OKPROBE_EVENTS,
+				 "p:okptest_ev/btfpos vfs_read pos=file->f_pos count");
+		CHECK(ret == 0, "defining okptest_ev/btfpos: %s", strerror(-ret));
+		ret = event_reads("okptest_ev/btfpos", "pos", &kernel_sum, NULL,
+				  &all);
+		say("# okptest_ev/btfpos (file->f_pos): %d events, positions adding up to %ld",
+		    ret, kernel_sum);
+		CHECK(write_file(OKPROBE_EVENTS, "-:okptest_ev/btfpos") == 0,
+		      "removing okptest_ev/btfpos");
+		CHECK(ret == RETURN_READS && kernel_sum == POSITIONS_SUM,
+		      "BTF: %d events, positions adding up to %ld (not %ld)",
+		      ret, kernel_sum, POSITIONS_SUM);
 	}
 	reader_file = "/dev/zero";
 	unlink(POSITION_FILE);
@@ -204,12 +231,38 @@ static int possible_cpus(void)
 	return (int)strtol(dash ? dash + 1 : text, NULL, 10) + 1;
 }
 
+/*
+ * Where the kernel's kprobe_events reads BTF, okprobe_events reads the
+ * same lines: ksys_read's count by name. Here on every such kernel, also
+ * riscv 6.12, whose own kprobe_events probes no traced function's entry
+ * to compare with (probe_events_position_steps() reads a member).
+ */
+static int probe_events_btf_steps(long reads_sum)
+{
+	long sum;
+	int count, all, ret;
+
+	if (!kernel_reads_btf())
+		return 0;
+	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/btfread ksys_read count");
+	CHECK(!ret, "a BTF argument by name: %s", strerror(-ret));
+	count = event_reads("okptest_ev/btfread", "count", &sum, NULL, &all);
+	say("# okptest_ev/btfread (count by name): %d events, counts adding up to %ld",
+	    count, sum);
+	CHECK(count == RETURN_READS && sum == reads_sum,
+	      "%d BTF events of %d reads, counts adding up to %ld (not %ld)",
+	      count, RETURN_READS, sum, reads_sum);
+	CHECK(!write_file(OKPROBE_EVENTS, "-:okptest_ev/btfread"),
+	      "removing the BTF event");
+	return 0;
+}
+
 static int probe_events_steps(void)
 {
 	const long reads_sum = RETURN_READS * (RETURN_READS + 1) / 2;
 	char text[4096], comm[32], want[64], expected[96];
 	long sum, kernel_sum;
-	int count, all, ret, returns, possible;
+	int count, all, ret, returns, possible, validates;
 
 	STEP(load_okprobe(default_params));
 	if (!exists(OKPROBE_EVENTS) && !exists(TRACING "/dynamic_events")) {
@@ -263,6 +316,7 @@ static int probe_events_steps(void)
 		      "%d return events of %d reads, adding up to %ld (not %ld)",
 		      count, RETURN_READS, sum, reads_sum);
 	}
+	STEP(probe_events_btf_steps(reads_sum));
 	STEP(events_hist_steps());
 	STEP(probe_events_position_steps());
 	/* The kernel's own event, same line, same workload. */
@@ -296,11 +350,19 @@ static int probe_events_steps(void)
 	CHECK(ret == -EINVAL && error_logged("okprobe_events: error: $retval is not available on probe", 27),
 	      "$retval in a p event: %s, error_log entry %s", strerror(-ret),
 	      error_logged("$retval", 27) ? "right" : "wrong or missing");
+	/*
+	 * A kernel that validates symbols first (6.8 and later:
+	 * validate_probe_symbol()) refuses these with EINVAL; 6.1 with
+	 * ENOENT and EADDRNOTAVAIL. okprobe answers as the running one.
+	 */
+	validates = kallsyms_address("validate_probe_symbol") != 0;
 	ret = write_file(OKPROBE_EVENTS, "p okptest_no_such_function");
-	CHECK(ret == -ENOENT && error_logged("Invalid probed address or symbol", 2),
+	CHECK(ret == (validates ? -EINVAL : -ENOENT) &&
+	      error_logged("Invalid probed address or symbol", 2),
 	      "an unknown symbol: %s", strerror(-ret));
 	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/x type_show");
-	CHECK(ret == -EADDRNOTAVAIL && error_logged("The symbol is not unique", 15),
+	CHECK(ret == (validates ? -EINVAL : -EADDRNOTAVAIL) &&
+	      error_logged("The symbol is not unique", 15),
 	      "a name several functions have: %s", strerror(-ret));
 	/* Refused addresses: the probe's errno, the kernel's entry. */
 	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/x ksys_read+1");
@@ -360,6 +422,9 @@ static const char *const same_lines[] = {
 	"p ksys_read a0=%a0 a1=%a1 a2=%a2:u64 ra=%ra sp=%sp epc=%epc:s32",
 #endif
 };
+
+/* Whether the kernel's kprobe_events reads BTF (its README says so). */
+static int btf_grammar;
 
 static const char *const bad_lines[] = {
 	"p ksys_read $retval",
@@ -464,12 +529,133 @@ static void last_error(char *to, size_t size)
 	snprintf(to, size, "%s", next ? next + 9 : entry);
 }
 
-static int probe_events_like_kernel_steps(void)
+/*
+ * 6.6 and later read BTF in kprobe_events lines (their README lists
+ * "<argname>"): arguments by name and member, $arg*, $argN as the
+ * parameter's name, $retval typed. The same lines on both files there.
+ */
+static const char *const btf_same_lines[] = {
+	"p ksys_read fd count",
+	"p ksys_read $arg*",
+	"p ksys_read $arg3 $arg1:x32 buf:x64",
+	"r ksys_read $retval",
+	"r ksys_read ret=$retval:u32",
+	"p vfs_read pos=file->f_pos count",
+	"p vfs_read name=file->f_path.dentry->d_name.name:string",
+	"p vfs_read buf:ustring",
+};
+
+static const char *const btf_bad_lines[] = {
+	"p ksys_read nosuch",
+	"p ksys_read buf->x",
+	"p vfs_read file->nosuch",
+	"p vfs_read file.f_pos",
+	"p vfs_read file-f_pos",
+	"p vfs_read file->f_path->dentry",
+	"p ksys_read $arg9",
+	"p ksys_read $arg0",
+	"p ksys_read $arg1x",
+	"p ksys_read $arg* $arg*",
+	"p ksys_read+1 $arg1",
+	"p ksys_read+1 count",
+	"p vfs_read file:string",
+};
+
+/* Each good line on the kernel's file, then on okprobe's: alike. */
+static int like_kernel_same(const char *const *lines, int count, int base)
 {
-	char ours[1024], theirs[1024], kernel_fields[1024], line[256],
-		kernel_error[512], our_error[512];
+	char ours[1024], theirs[1024], kernel_fields[1024], line[256];
+	int i, ret, kernel_ret;
+
+	for (i = 0; i < count; i++) {
+		named_line(line, sizeof(line), lines[i], "okptest", base + i);
+		kernel_ret = write_file(KPROBE_EVENTS, line);
+		if (!kernel_ret) {
+			CHECK(read_back(KPROBE_EVENTS, "okptest", base + i, theirs,
+					sizeof(theirs)) == 0,
+			      "'%s' does not read back from kprobe_events",
+			      lines[i]);
+			CHECK(format_fields("okptest", base + i, kernel_fields,
+					    sizeof(kernel_fields)) == 0,
+			      "'%s': no format file for the kernel's", lines[i]);
+			snprintf(line, sizeof(line), "-:okptest/e%d", base + i);
+			CHECK(write_file(KPROBE_EVENTS, line) == 0, "removing %s", line);
+		}
+		named_line(line, sizeof(line), lines[i], "okptest_ev", base + i);
+		ret = write_file(OKPROBE_EVENTS, line);
+		/* Without rethook (riscv 6.1) okprobe has no return probes. */
+		if (ret == -EOPNOTSUPP && !kallsyms_address("rethook_hook") &&
+		    (lines[i][0] == 'r' || strstr(lines[i], "%return")))
+			continue;
+		CHECK(kernel_ret == 0 && ret == 0,
+		      "'%s': the kernel says %s, okprobe %s", lines[i],
+		      strerror(-kernel_ret), strerror(-ret));
+		CHECK(read_back(OKPROBE_EVENTS, "okptest_ev", base + i, ours,
+				sizeof(ours)) == 0,
+		      "'%s' does not read back from okprobe_events", lines[i]);
+		CHECK(!strcmp(ours, theirs),
+		      "'%s' reads back as '%s' from the kernel, '%s' from okprobe",
+		      lines[i], theirs, ours);
+		CHECK(format_fields("okptest_ev", base + i, ours, sizeof(ours)) == 0,
+		      "'%s': no format file for okprobe's", lines[i]);
+		CHECK(!strcmp(ours, kernel_fields),
+		      "'%s' has the kernel's fields\n%s\nand okprobe's\n%s",
+		      lines[i], kernel_fields, ours);
+		snprintf(line, sizeof(line), "-:okptest_ev/e%d", base + i);
+		CHECK(write_file(OKPROBE_EVENTS, line) == 0, "removing %s", line);
+	}
+	say("# %d lines read back alike, with the same fields", i);
+	return 0;
+}
+
+/* Each bad line on both files: the same errno and error_log entry. */
+static int like_kernel_bad(const char *const *lines, int count)
+{
+	char kernel_error[512], our_error[512];
 	int i, ret, kernel_ret, differ;
 
+	for (i = 0, differ = 0; i < count; i++) {
+		kernel_ret = write_file(KPROBE_EVENTS, lines[i]);
+		last_error(kernel_error, sizeof(kernel_error));
+		/* A line one of them took is not left for the next one. */
+		if (!kernel_ret)
+			write_file(KPROBE_EVENTS, "-:kprobes/");
+		ret = write_file(OKPROBE_EVENTS, lines[i]);
+		last_error(our_error, sizeof(our_error));
+		if (!ret)
+			write_file(OKPROBE_EVENTS, "-:okprobe/");
+		if (kernel_ret && ret == kernel_ret &&
+		    !strcmp(our_error, kernel_error))
+			continue;
+		/*
+		 * Where the kernel reads no BTF or checks symbols later (6.1),
+		 * okprobe's errors are 6.1's; the kernels that do are matched.
+		 * These three changed with them: $argN past the BTF's
+		 * arguments, an unknown symbol, a name several functions have.
+		 */
+		if (kernel_ret && ret && !btf_grammar &&
+		    (strstr(lines[i], "$arg10000") ||
+		     strstr(lines[i], "no_such_function") ||
+		     (strstr(lines[i], "type_show") &&
+		      !strcmp(our_error, kernel_error)))) {
+			say("# '%s': %s here, %s from okprobe (6.1's); the kernel says '%.*s'",
+			    lines[i], strerror(-kernel_ret), strerror(-ret),
+			    (int)strcspn(kernel_error, "\n"), kernel_error);
+			continue;
+		}
+		differ++;
+		say("# '%s': the kernel says %s, okprobe %s; the kernel's error_log entry\n%s\nokprobe's\n%s",
+		    lines[i], strerror(-kernel_ret), strerror(-ret),
+		    kernel_error, our_error);
+	}
+	CHECK(!differ, "%d of %d bad lines refused otherwise than by the kernel",
+	      differ, i);
+	say("# %d bad lines refused alike, with the same error_log entry", i);
+	return 0;
+}
+
+static int probe_events_like_kernel_steps(void)
+{
 	STEP(load_okprobe(default_params));
 	if (!exists(KPROBE_EVENTS) || !exists(OKPROBE_EVENTS)) {
 		STEP(unload_okprobe());
@@ -480,79 +666,20 @@ static int probe_events_like_kernel_steps(void)
 		return skip("the kernel takes no kprobe at ksys_read+0 (no kprobes on ftrace)");
 	}
 	clear_okptest_events();
+	btf_grammar = kernel_reads_btf();
 	/*
 	 * The kernel's first, then okprobe's, never both: where the
 	 * kernel's kprobe is a breakpoint in the function, okprobe keeps
 	 * out of that function (the coexistence rule).
 	 */
-	for (i = 0; i < (int)ARRAY_SIZE(same_lines); i++) {
-		named_line(line, sizeof(line), same_lines[i], "okptest", i);
-		kernel_ret = write_file(KPROBE_EVENTS, line);
-		if (!kernel_ret) {
-			CHECK(read_back(KPROBE_EVENTS, "okptest", i, theirs,
-					sizeof(theirs)) == 0,
-			      "'%s' does not read back from kprobe_events",
-			      same_lines[i]);
-			CHECK(format_fields("okptest", i, kernel_fields,
-					    sizeof(kernel_fields)) == 0,
-			      "'%s': no format file for the kernel's", same_lines[i]);
-			snprintf(line, sizeof(line), "-:okptest/e%d", i);
-			CHECK(write_file(KPROBE_EVENTS, line) == 0, "removing %s", line);
-		}
-		named_line(line, sizeof(line), same_lines[i], "okptest_ev", i);
-		ret = write_file(OKPROBE_EVENTS, line);
-		/* Without rethook (riscv 6.1) okprobe has no return probes. */
-		if (ret == -EOPNOTSUPP && !kallsyms_address("rethook_hook") &&
-		    (same_lines[i][0] == 'r' || strstr(same_lines[i], "%return")))
-			continue;
-		CHECK(kernel_ret == 0 && ret == 0,
-		      "'%s': the kernel says %s, okprobe %s", same_lines[i],
-		      strerror(-kernel_ret), strerror(-ret));
-		CHECK(read_back(OKPROBE_EVENTS, "okptest_ev", i, ours, sizeof(ours)) == 0,
-		      "'%s' does not read back from okprobe_events", same_lines[i]);
-		CHECK(!strcmp(ours, theirs),
-		      "'%s' reads back as '%s' from the kernel, '%s' from okprobe",
-		      same_lines[i], theirs, ours);
-		CHECK(format_fields("okptest_ev", i, ours, sizeof(ours)) == 0,
-		      "'%s': no format file for okprobe's", same_lines[i]);
-		CHECK(!strcmp(ours, kernel_fields),
-		      "'%s' has the kernel's fields\n%s\nand okprobe's\n%s",
-		      same_lines[i], kernel_fields, ours);
-		snprintf(line, sizeof(line), "-:okptest_ev/e%d", i);
-		CHECK(write_file(OKPROBE_EVENTS, line) == 0, "removing %s", line);
+	STEP(like_kernel_same(same_lines, ARRAY_SIZE(same_lines), 0));
+	STEP(like_kernel_bad(bad_lines, ARRAY_SIZE(bad_lines)));
+	if (btf_grammar) {
+		say("# the kernel's kprobe_events reads BTF: its lines too");
+		STEP(like_kernel_same(btf_same_lines, ARRAY_SIZE(btf_same_lines),
+				      ARRAY_SIZE(same_lines)));
+		STEP(like_kernel_bad(btf_bad_lines, ARRAY_SIZE(btf_bad_lines)));
 	}
-	say("# %d lines read back alike, with the same fields", i);
-	for (i = 0, differ = 0; i < (int)ARRAY_SIZE(bad_lines); i++) {
-		kernel_ret = write_file(KPROBE_EVENTS, bad_lines[i]);
-		last_error(kernel_error, sizeof(kernel_error));
-		ret = write_file(OKPROBE_EVENTS, bad_lines[i]);
-		last_error(our_error, sizeof(our_error));
-		if (kernel_ret && ret == kernel_ret &&
-		    !strcmp(our_error, kernel_error))
-			continue;
-		/*
-		 * okprobe's errors are 6.1's. Three changed later: 6.12 types
-		 * $argN from BTF ("This variable is not found at this probe
-		 * point", ENOENT) and gives EINVAL for an unknown symbol and
-		 * for a name several functions have (the same error_log text).
-		 */
-		if (kernel_ret && ret && (strstr(bad_lines[i], "$arg10000") ||
-					  strstr(bad_lines[i], "no_such_function") ||
-					  (strstr(bad_lines[i], "type_show") &&
-					   !strcmp(our_error, kernel_error)))) {
-			say("# '%s': %s here, %s from okprobe (6.1's); the kernel says '%.*s'",
-			    bad_lines[i], strerror(-kernel_ret), strerror(-ret),
-			    (int)strcspn(kernel_error, "\n"), kernel_error);
-			continue;
-		}
-		differ++;
-		say("# '%s': the kernel says %s, okprobe %s; the kernel's error_log entry\n%s\nokprobe's\n%s",
-		    bad_lines[i], strerror(-kernel_ret), strerror(-ret),
-		    kernel_error, our_error);
-	}
-	CHECK(!differ, "%d of %d bad lines refused otherwise than by the kernel",
-	      differ, i);
-	say("# %d bad lines refused alike, with the same error_log entry", i);
 	clear_okptest_events();
 	CHECK(clear_file(OKPROBE_EVENTS) == 0, "truncating okprobe_events");
 	return unload_okprobe();

@@ -19,6 +19,7 @@
 #include "core/probe_events.cpp"
 #include "core/probe_events_arguments.cpp"
 #include "core/probe_events_format.cpp"
+#include "core/probe_events_btf.cpp"
 #include "core/btf.cpp"
 #include "core/event_fetch.cpp"
 

@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "btf_builder.hpp"
+#include "core/btf.hpp"
 #include "core/probe_events.hpp"
 #include "riscv/event_registers.hpp"
 #include "x86/event_registers.hpp"
@@ -509,6 +511,176 @@ TEST(ProbeEventsAppend, TheSameProbeIsItsPlaceAndArgumentsAsTyped)
 	// The kernel compares an address probe's symbol as "unknown": any two.
 	Parsed address = parse("p:ev 0xffffffff81000000 a=%di:u32");
 	EXPECT_TRUE(same_probe(*address.definition, *parse("p:ev 0xffffffff81000040 a=%di:u32").definition));
+}
+
+} // namespace
+} // namespace okp::events
+
+namespace okp::events {
+namespace {
+
+// A kernel's BTF for vfs_read and two more, as 6.6 and later read it.
+struct FakeKernelBtf {
+	host::BtfBuilder b;
+	std::vector<uint32_t> bytes;
+	btf::Types types;
+
+	FakeKernelBtf()
+	{
+		const uint32_t uchar = b.integer("unsigned char", 1, false);
+		const uint32_t u32 = b.integer("unsigned int", 4, false);
+		const uint32_t u64 = b.integer("long unsigned int", 8, false);
+		const uint32_t s64 = b.integer("long long int", 8, true);
+		const uint32_t index = b.integer("int", 4, true);
+		const uint32_t qstr =
+			b.structure("qstr", 16, {{"hash_len", u64, 0}, {"name", b.pointer(b.const_(uchar)), 64}});
+		const uint32_t dentry =
+			b.structure("dentry", 96, {{"d_name", qstr, 256}, {"d_iname", b.array(uchar, index, 32), 512}});
+		const uint32_t path =
+			b.structure("path", 16, {{"mnt", b.pointer(u64), 0}, {"dentry", b.pointer(dentry), 64}});
+		const uint32_t file =
+			b.structure("file", 64, {{"f_mode", u32, 0}, {"f_pos", s64, 64}, {"f_path", path, 128}});
+		const uint32_t ssize_t_ = b.typedef_("ssize_t", s64);
+		b.function("vfs_read", ssize_t_,
+			   {{"file", b.pointer(file)},
+			    {"buf", b.pointer(uchar)},
+			    {"count", b.typedef_("size_t", u64)},
+			    {"pos", b.pointer(s64)}});
+		b.function("void_fn", 0, {{"x", index}});
+		b.function("no_params", index, {});
+		bytes = b.bytes();
+		EXPECT_EQ(types.load(reinterpret_cast<const uint8_t *>(bytes.data()), b.size()), 0);
+	}
+};
+
+FakeKernelBtf &kernel_btf()
+{
+	static FakeKernelBtf btf;
+	return btf;
+}
+
+ParseContext btf_context()
+{
+	ParseContext context = x86_context();
+	context.btf_arguments = true;
+	context.btf = &kernel_btf().types;
+	return context;
+}
+
+Parsed parse_btf(const std::string &line)
+{
+	return parse(line, btf_context());
+}
+
+TEST(ProbeEventsBtf, ParametersByNameAreTypedFromTheBtf)
+{
+	Parsed count = parse_btf("p vfs_read count");
+	ASSERT_TRUE(count.result.ok()) << error_text(count.result.error);
+	EXPECT_EQ(canonical(*count.definition), "p:okprobe/p_vfs_read_0 vfs_read count=count");
+	const Argument &a = count.definition->args[0];
+	EXPECT_EQ(a.kind, Kind::unsigned_integer);
+	EXPECT_EQ(a.size, 8);
+	ASSERT_EQ(a.step_count, 1);
+	EXPECT_EQ(a.steps[0].op, Op::argument);
+	EXPECT_EQ(a.steps[0].value, 2);
+	EXPECT_EQ(a.store, Store::raw);
+
+	// $argN is the parameter's name, its type kept; $arg* all of them.
+	Parsed rewritten = parse_btf("p vfs_read $arg3:x32 $arg1");
+	ASSERT_TRUE(rewritten.result.ok()) << error_text(rewritten.result.error);
+	EXPECT_EQ(canonical(*rewritten.definition), "p:okprobe/p_vfs_read_0 vfs_read count=count:x32 file=file");
+	Parsed all = parse_btf("p vfs_read $arg*");
+	ASSERT_TRUE(all.result.ok());
+	EXPECT_EQ(canonical(*all.definition), "p:okprobe/p_vfs_read_0 vfs_read file=file buf=buf count=count pos=pos");
+	EXPECT_EQ(all.definition->args[0].kind, Kind::hex); // a pointer
+	EXPECT_EQ(all.definition->args[2].kind, Kind::unsigned_integer);
+
+	// Named as typed; a name given wins.
+	Parsed named = parse_btf("p vfs_read n=count:s32");
+	ASSERT_TRUE(named.result.ok());
+	EXPECT_EQ(named.definition->args[0].kind, Kind::signed_integer);
+	EXPECT_EQ(named.definition->args[0].size, 4);
+
+	Parsed ret = parse_btf("r vfs_read $retval");
+	ASSERT_TRUE(ret.result.ok());
+	EXPECT_EQ(ret.definition->args[0].kind, Kind::signed_integer); // ssize_t
+	EXPECT_EQ(ret.definition->args[0].size, 8);
+	EXPECT_STREQ(ret.definition->args[0].name, "arg1");
+}
+
+TEST(ProbeEventsBtf, MembersAreLoadsAtTheirOffsets)
+{
+	Parsed pos = parse_btf("p vfs_read file->f_pos");
+	ASSERT_TRUE(pos.result.ok()) << error_text(pos.result.error);
+	const Argument &a = pos.definition->args[0];
+	EXPECT_STREQ(a.name, "arg1");
+	ASSERT_EQ(a.step_count, 2);
+	EXPECT_EQ(a.steps[1].op, Op::dereference);
+	EXPECT_EQ(a.steps[1].value, 8);
+	EXPECT_EQ(a.kind, Kind::signed_integer);
+	EXPECT_EQ(a.store, Store::memory);
+
+	// A char pointer as a string: one more load; a char array where it is.
+	Parsed name = parse_btf("p vfs_read name=file->f_path.dentry->d_name.name:string");
+	ASSERT_TRUE(name.result.ok()) << error_text(name.result.error);
+	const Argument &n = name.definition->args[0];
+	ASSERT_EQ(n.step_count, 4);
+	EXPECT_EQ(n.steps[1].value, 24); // f_path.dentry: 128 + 64 bits
+	EXPECT_EQ(n.steps[2].value, 40); // d_name.name: 256 + 64 bits
+	EXPECT_EQ(n.steps[3].op, Op::dereference);
+	EXPECT_EQ(n.steps[3].value, 0);
+	EXPECT_EQ(n.store, Store::string);
+	Parsed iname = parse_btf("p vfs_read file->f_path.dentry->d_iname:string");
+	ASSERT_TRUE(iname.result.ok());
+	ASSERT_EQ(iname.definition->args[0].step_count, 3);
+	EXPECT_EQ(iname.definition->args[0].steps[2].value, 64);
+	EXPECT_EQ(parse_btf("p vfs_read buf:string").definition->args[0].step_count, 2);
+	// +OFFS() of a member: the loaded value has no BTF type.
+	Parsed deref = parse_btf("p vfs_read +0(file->f_pos)");
+	ASSERT_TRUE(deref.result.ok());
+	EXPECT_EQ(deref.definition->args[0].kind, Kind::hex);
+}
+
+TEST(ProbeEventsBtf, RefusalsHaveTheKernelsClassErrnoAndCaret)
+{
+	struct {
+		const char *line;
+		Error error;
+		int error_number;
+		size_t column;
+	} cases[] = {
+		{"p vfs_read nosuch", Error::no_btf_argument, 2, 11},
+		{"p vfs_read file.f_pos", Error::nosup_data_argument, 95, 16},
+		{"p vfs_read file-f_pos", Error::bad_hyphen, 22, 15},
+		{"p vfs_read count->x", Error::no_pointer_to_struct, 22, 18},
+		{"p vfs_read file->nosuch", Error::no_btf_field, 2, 17},
+		{"p vfs_read file->f_path->dentry", Error::no_pointer_to_struct, 22, 25},
+		{"p vfs_read $arg5", Error::no_btf_argument, 2, 11},
+		{"p vfs_read $arg0", Error::bad_argument_number, 22, 11},
+		{"p vfs_read $arg1x", Error::bad_variable, 2, 11},
+		{"p vfs_read $arg* $arg*", Error::double_args, 22, 17},
+		{"p vfs_read $argx", Error::bad_variable, 22, 11},
+		{"p vfs_read+4 $arg1", Error::nofentry_args, 22, 13},
+		{"p vfs_read+4 count", Error::nosup_btf_argument, 22, 13},
+		{"p non_btf_fn $arg*", Error::nosup_btf_argument, 95, 13},
+		{"p no_params $arg*", Error::nosup_btf_argument, 95, 12},
+		{"p non_btf_fn count", Error::no_btf_entry, 2, 13},
+		{"p vfs_read file:string", Error::bad_type_for_string, 22, 11},
+		{"r void_fn $retval", Error::no_retval, 2, 10},
+		{"r vfs_read count", Error::return_entry_arguments, 95, 11},
+	};
+	for (const auto &c : cases) {
+		Parsed parsed = parse_btf(c.line);
+		EXPECT_EQ(parsed.result.error, c.error) << c.line << ": " << error_text(parsed.result.error);
+		EXPECT_EQ(parsed.result.error_number, c.error_number) << c.line;
+		EXPECT_EQ(parsed.result.column, c.column) << c.line;
+	}
+	// A function without BTF keeps $argN as the register it is.
+	Parsed plain = parse_btf("p non_btf_fn $arg1");
+	ASSERT_TRUE(plain.result.ok());
+	EXPECT_EQ(canonical(*plain.definition), "p:okprobe/p_non_btf_fn_0 non_btf_fn arg1=$arg1");
+	// 6.1's grammar has none of it.
+	EXPECT_EQ(parse("p vfs_read count").result.error, Error::bad_fetch_argument);
 }
 
 } // namespace

@@ -3,6 +3,8 @@
 // the fetch programs over C types.
 #include "core/arch_port.hpp"
 #include "core/assert.hpp"
+#include "core/btf.hpp"
+#include "core/errno.hpp"
 #include "core/event_fetch.hpp"
 #include "core/events_entry.h"
 #include "core/handler_path.hpp"
@@ -41,6 +43,12 @@ Place ask_glue(void *, const Definition &definition)
 	return Place::unknown_symbol;
 }
 
+// The running kernel's grammar (okp_core_event_grammar()); the BTF's index
+// is owned here, made at load and freed at unload.
+bool validate_symbols;
+bool btf_arguments;
+okp::btf::Types *vmlinux_btf;
+
 constexpr unsigned error_count = static_cast<unsigned>(Error::count);
 const char *error_texts[error_count + 1]; // NULL-terminated
 
@@ -66,12 +74,38 @@ extern "C" unsigned long okp_core_event_compact_size(const struct okp_event_defi
 	return compact_size(definition_of(event));
 }
 
+extern "C" int okp_core_event_grammar(int validate, int btf, const void *data, unsigned long size)
+{
+	validate_symbols = validate;
+	btf_arguments = btf;
+	if (!btf || !data)
+		return 0;
+	okp::btf::Types *types = new okp::btf::Types();
+	if (!types)
+		return -okp::error::enomem;
+	if (const int error = types->load(static_cast<const uint8_t *>(data), size)) {
+		delete types;
+		return -error;
+	}
+	vmlinux_btf = types;
+	return 0;
+}
+
+extern "C" void okp_core_event_grammar_exit(void)
+{
+	delete vmlinux_btf;
+	vmlinux_btf = nullptr;
+}
+
 extern "C" int okp_core_event_parse(struct okp_event_definition *event, const char *line, unsigned long length,
 				    enum okp_event_place (*place)(const struct okp_event_place_query *query),
 				    struct okp_event_error *error)
 {
 	ParseContext context;
 	context.registers = okp::arch::event_registers(&context.register_count);
+	context.validate_symbols = validate_symbols;
+	context.btf_arguments = btf_arguments;
+	context.btf = vmlinux_btf;
 	// Under the glue's events mutex: one parse at a time.
 	glue_place = place;
 	if (place)

@@ -44,6 +44,17 @@ struct okp_event_error {
  * Parses a line into event; 0 or -errno, and on error *error. place
  * answers for a symbol (NULL: every place is an entry).
  */
+/*
+ * The grammar of the running kernel's kprobe_events, told once by the glue
+ * (okp_core_event_parse() follows it): validate_symbols, 6.8 and later's
+ * symbol check; btf_arguments, 6.6 and later's BTF grammar, reading
+ * vmlinux's BTF at btf (size bytes; NULL: none). 0, or -errno when the
+ * BTF cannot be read (the grammar stays, without types).
+ */
+int okp_core_event_grammar(int validate_symbols, int btf_arguments,
+			   const void *btf, unsigned long size);
+void okp_core_event_grammar_exit(void);
+
 int okp_core_event_parse(struct okp_event_definition *event, const char *line,
 			 unsigned long length,
 			 enum okp_event_place (*place)(const struct okp_event_place_query *query),

@@ -183,6 +183,11 @@ ParseResult Parser::run(const char *text, size_t length)
 	result = parse_head(command, place, next);
 	if (!result.ok())
 		return result;
+	if (context_.btf_arguments && next < out_.line_length) {
+		result = expand_btf_arguments(next);
+		if (!result.ok())
+			return result;
+	}
 	for (unsigned index = 0; next < out_.line_length; index++) {
 		Text argument = word(next);
 		if (index >= max_args)
@@ -306,6 +311,12 @@ ParseResult Parser::parse_place(Text place)
 	out_.symbol = span_of(symbol);
 	out_.offset = static_cast<uint32_t>(offset);
 	Place where = context_.place ? context_.place(context_.cookie, out_) : Place::function_entry;
+	// 6.8 and later validate the symbol first (validate_probe_symbol()),
+	// and refuse with EINVAL.
+	if (context_.validate_symbols && where == Place::not_unique)
+		return invalid(Error::not_unique, column);
+	if (context_.validate_symbols && where == Place::unknown_symbol)
+		return invalid(Error::bad_probe_address, column);
 	// As the kernel: a return probe off a function's entry is refused
 	// before the name's uniqueness is looked at.
 	if (out_.is_return && (where == Place::inside_function || (where == Place::not_unique && out_.offset)))

@@ -28,6 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+namespace okp::btf {
+class Types;
+}
+
 namespace okp::events {
 
 inline constexpr size_t max_line = 4096;	 // a line (the kernel's WRITE_BUFSIZE)
@@ -93,6 +97,23 @@ enum class Error : uint8_t {
 	event_too_big,
 	line_too_long,
 	trailing_text, // after a dereference's closing brace
+	// The BTF grammar's (6.6 and later: trace_probe.h's texts).
+	no_retval,
+	nosup_btf_argument,
+	no_btf_argument,
+	no_btf_entry,
+	nofentry_args,
+	double_args,
+	args_too_long,
+	no_pointer_to_struct,
+	nosup_data_argument,
+	bad_hyphen,
+	no_btf_field,
+	bad_btf_type,
+	bad_type_for_string,
+	// Where okprobe has less than the kernel's BTF grammar.
+	return_entry_arguments,
+	btf_bitfield,
 	// What the events layer finds once the line parsed.
 	registration_failed,
 	instruction_boundary,
@@ -215,6 +236,18 @@ struct ParseContext {
 	// The deepest $stackN and $argN (the kernel's PARAM_MAX_STACK).
 	unsigned max_stack_index = 2048;
 	const char *default_group = "okprobe";
+	// The kernel's kprobe_events reads BTF (6.6 and later; its tracefs
+	// README lists "<argname>"): arguments by name and member, $arg*,
+	// $argN as the parameter's name, $retval typed, unnamed arguments
+	// named by what they fetch. btf: the kernel's types, where a
+	// function's prototype is looked up (nullptr: none to read).
+	bool btf_arguments = false;
+	const btf::Types *btf = nullptr;
+	// The kernel validates a symbol before the rest of the place (6.8
+	// and later: validate_probe_symbol()): an unknown or ambiguous one,
+	// and a MOD:SYM its loaded module lacks, are EINVAL, before a return
+	// probe's place is checked.
+	bool validate_symbols = false;
 	// Where the parsed place is (symbol or address, offset); nullptr: every
 	// place is a function's entry.
 	Place (*place)(void *cookie, const Definition &definition) = nullptr;

@@ -10,13 +10,6 @@
 
 namespace okp::events {
 
-namespace {
-
-constexpr const char *reserved_field_names[] = {
-	"common_type", "common_flags", "common_preempt_count", "common_pid",
-	"common_tgid", "__probe_ip",   "__probe_ret_ip",       "__probe_func",
-};
-
 // A type name: its kind and size; false when the kernel has none such.
 bool find_type(Text type, Kind &kind, uint8_t &size)
 {
@@ -68,6 +61,13 @@ bool find_type(Text type, Kind &kind, uint8_t &size)
 	return false;
 }
 
+namespace {
+
+constexpr const char *reserved_field_names[] = {
+	"common_type", "common_flags", "common_preempt_count", "common_pid",
+	"common_tgid", "__probe_ip",   "__probe_ret_ip",       "__probe_func",
+};
+
 // Takes one more slot of the kernel's code buffer (FETCH_INSN_MAX entries,
 // the last END): false when there is none.
 bool next_fetch_slot(int &last)
@@ -94,6 +94,10 @@ ParseResult Parser::parse_argument(Text word, unsigned index)
 			return invalid(Error::no_argument_name, column);
 		copy_name(argument.name, sizeof(argument.name), word.first(equals));
 		body = word.from(equals + 1);
+	} else if (Text named = word.first(word.find(':'));
+		   context_.btf_arguments && named.length <= max_arg_name && is_good_name(named.data, named.length)) {
+		// 6.6 and later: what it fetches, where that is a name.
+		copy_name(argument.name, sizeof(argument.name), named);
 	} else {
 		Writer writer(argument.name, sizeof(argument.name));
 		writer.put("arg");
@@ -137,14 +141,19 @@ ParseResult Parser::parse_body(Text body, Argument &argument)
 	if (!result.ok())
 		return result;
 	argument.array = static_cast<uint8_t>(count);
-	argument.offset = static_cast<uint16_t>(out_.record_size);
-	out_.record_size += argument.size * (count ? count : 1);
-	if (out_.record_size > max_event_size)
-		return fail(e2big, Error::event_too_big, column);
+	// 6.1 counts the field's bytes before its fetch, 6.6 and later after
+	// (the BTF may type it).
+	if (!context_.btf_arguments && !(result = account_field(argument, column)).ok())
+		return result;
 
 	int last = -1;
+	last_type_ = nullptr;
 	result = parse_fetch(arg, argument, last);
 	if (!result.ok())
+		return result;
+	if (context_.btf_arguments && last_type_ && !(result = type_from_btf(type, argument, last)).ok())
+		return result;
+	if (context_.btf_arguments && !(result = account_field(argument, column)).ok())
 		return result;
 	result = choose_store(argument, last, column, type_column);
 	if (!result.ok())
@@ -162,6 +171,16 @@ ParseResult Parser::parse_body(Text body, Argument &argument)
 		if (!next_fetch_slot(last))
 			return invalid(Error::too_many_ops, column);
 	}
+	return ParseResult{};
+}
+
+// The argument's field in the record, after the others.
+ParseResult Parser::account_field(Argument &argument, size_t column)
+{
+	argument.offset = static_cast<uint16_t>(out_.record_size);
+	out_.record_size += argument.size * (argument.array ? argument.array : 1);
+	if (out_.record_size > max_event_size)
+		return fail(e2big, Error::event_too_big, column);
 	return ParseResult{};
 }
 
@@ -276,6 +295,12 @@ ParseResult Parser::parse_fetch(Text arg, Argument &argument, int &last)
 			return parse_immediate_string(arg, argument, last);
 		return parse_immediate(arg, argument, last);
 	default:
+		// 6.6 and later: a name the BTF knows (a parameter, its members).
+		if (context_.btf_arguments && (is_alpha(arg[0]) || arg[0] == '_')) {
+			if (!at_entry_ && !out_.is_return)
+				return invalid(Error::nosup_btf_argument, column_of(arg));
+			return parse_btf_argument(arg, argument, last);
+		}
 		return invalid(Error::bad_fetch_argument, column_of(arg));
 	}
 }
@@ -349,6 +374,8 @@ ParseResult Parser::parse_dereference(Text arg, Argument &argument, int &last)
 	ParseResult result = parse_fetch(inner, argument, last);
 	if (!result.ok())
 		return result;
+	// What BTF said of the inner value is not the loaded one's type.
+	last_type_ = nullptr;
 	Op op = argument.steps[argument.step_count - 1].op;
 	if (op == Op::comm || op == Op::immediate_string)
 		return invalid(Error::comm_cannot_dereference, column_of(inner));
@@ -396,7 +423,12 @@ ParseResult Parser::parse_variable(Text arg, Argument &argument, int &last)
 	size_t column = column_of(arg);
 	Text name = arg.from(1);
 	uint64_t n;
-	if (name.equals("retval")) {
+	if (context_.btf_arguments && name.starts_with("retval")) {
+		// 6.6 and later: $retval typed by the function's BTF, and its members.
+		if (!out_.is_return)
+			return invalid(Error::retval_on_probe, column);
+		return parse_btf_argument(arg, argument, last);
+	} else if (name.equals("retval")) {
 		if (!out_.is_return)
 			return invalid(Error::retval_on_probe, column);
 		push(argument, last, Op::return_value, 0);

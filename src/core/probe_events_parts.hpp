@@ -10,10 +10,11 @@
 #pragma once
 
 #include "core/probe_events.hpp"
+#include "core/btf.hpp"
 
 namespace okp::events {
 
-inline constexpr int enoent = 2, e2big = 7, eexist = 17, einval = 22, eaddrnotavail = 99;
+inline constexpr int enoent = 2, e2big = 7, eexist = 17, einval = 22, eopnotsupp = 95, eaddrnotavail = 99;
 
 constexpr bool is_space(char c)
 {
@@ -100,6 +101,10 @@ inline void copy_name(char *to, size_t capacity, Text from)
 	to[n] = '\0';
 }
 
+// A type name: its kind and size; false when the kernel has none such
+// (probe_events_arguments.cpp).
+bool find_type(Text type, Kind &kind, uint8_t &size);
+
 // Appends to a bounded buffer, counting what did not fit too.
 class Writer {
 public:
@@ -185,6 +190,7 @@ private:
 	ParseResult parse_argument(Text word, unsigned index);
 	ParseResult parse_body(Text body, Argument &argument);
 	ParseResult parse_array_suffix(Text &type, unsigned &count);
+	ParseResult account_field(Argument &argument, size_t column);
 	ParseResult choose_type(Text arg, Text type, unsigned count, size_t type_column, Argument &argument);
 	ParseResult choose_store(Argument &argument, int &last, size_t column, size_t type_column);
 	ParseResult parse_bitfield(Text type, Argument &argument, int &last, size_t type_column);
@@ -195,6 +201,12 @@ private:
 	ParseResult parse_immediate_string(Text arg, Argument &argument, int &last);
 	ParseResult parse_immediate(Text arg, Argument &argument, int &last);
 	ParseResult parse_variable(Text arg, Argument &argument, int &last);
+	// The BTF grammar (probe_events_btf.cpp).
+	ParseResult expand_btf_arguments(size_t first);
+	ParseResult parse_btf_argument(Text arg, Argument &argument, int &last);
+	ParseResult parse_btf_fields(Text fields, const btf::Type *type, Argument &argument, int &last, size_t column);
+	ParseResult type_from_btf(Text type, Argument &argument, int &last);
+	const btf::Type *function_proto();
 	bool push(Argument &argument, int &last, Op op, int64_t value, Text text = {})
 	{
 		// The kernel's code buffer: FETCH_INSN_MAX entries, the last END.
@@ -211,6 +223,14 @@ private:
 	const ParseContext &context_;
 	Definition &out_;
 	bool at_entry_ = false;
+	// The BTF grammar's state: the function's prototype, asked once; the
+	// type the last fetch step gives (null past a +OFFS() dereference),
+	// its bits within the loaded bytes; the column fields reached.
+	const btf::Type *proto_ = nullptr;
+	bool proto_asked_ = false;
+	const btf::Type *last_type_ = nullptr;
+	uint32_t last_bitsize_ = 0, last_bitoffs_ = 0;
+	size_t btf_column_ = 0;
 };
 
 } // namespace okp::events

@@ -68,6 +68,8 @@ static struct okp_event_definition *okp_parsed;
 static char *okp_event_line;
 static struct dentry *okp_events_dentry, *okp_profile_dentry;
 static bool okp_modules_watched;
+/* The running kernel's kprobe_events validates symbols first (6.8 on). */
+static bool okp_validate_symbols;
 
 /* ---- Lines: make and remove events (okp_events_mutex held) ------------- */
 
@@ -129,7 +131,14 @@ static enum okp_event_place okp_event_place(const struct okp_event_place_query *
 		return OKP_EVENT_UNKNOWN_SYMBOL;
 	memcpy(name, query->symbol, query->symbol_length);
 	name[query->symbol_length] = '\0';
-	/* A module's symbol: its module may come later; registration says. */
+	/*
+	 * A module's symbol: its module may come later, and registration
+	 * says; where the kernel validates symbols first, a loaded module
+	 * that lacks it is an unknown symbol there and then.
+	 */
+	if (strchr(name, ':') && okp_validate_symbols &&
+	    !okp_event_module_missing(name) && !okp_ksyms_lookup(name))
+		return OKP_EVENT_UNKNOWN_SYMBOL;
 	if (!strchr(name, ':')) {
 		address = okp_ksyms_lookup(name);
 		if (!address)
@@ -593,6 +602,36 @@ static const struct file_operations okp_profile_fops = {
 	.release = seq_release,
 };
 
+/*
+ * The running kernel's kprobe_events grammar, as its own functions say:
+ * validate_probe_symbol() (6.8 and later) checks a symbol before the rest
+ * of the place; btf_find_func_proto(), built with
+ * CONFIG_PROBE_EVENTS_BTF_ARGS (6.6 and later), reads the function's BTF
+ * for arguments by name, members and typed $retval. okprobe_events reads
+ * the same BTF: vmlinux's own, between __start_BTF and __stop_BTF (which
+ * kallsyms always has).
+ */
+static void okp_events_grammar(void)
+{
+	unsigned long start = okp_ksyms_lookup("__start_BTF");
+	unsigned long stop = okp_ksyms_lookup("__stop_BTF");
+	bool btf = okp_ksyms_lookup("btf_find_func_proto");
+	int ret;
+
+	okp_validate_symbols = okp_ksyms_lookup("validate_probe_symbol");
+	if (!btf || !start || stop <= start) {
+		okp_core_event_grammar(okp_validate_symbols, btf, NULL, 0);
+		if (btf)
+			pr_warn("okprobe_events: no vmlinux BTF: arguments by name find nothing\n");
+		return;
+	}
+	ret = okp_core_event_grammar(okp_validate_symbols, btf, (void *)start,
+				     stop - start);
+	if (ret)
+		pr_warn("okprobe_events: vmlinux BTF unreadable (%d): arguments by name find nothing\n",
+			ret);
+}
+
 int okp_probe_events_init(void)
 {
 	/* Open event files hold dynamic events, which removal must respect. */
@@ -628,6 +667,7 @@ int okp_probe_events_init(void)
 		return -ENOMEM;
 	}
 	okp_modules_watched = true;
+	okp_events_grammar();
 	return 0;
 
 nomem:
@@ -648,6 +688,7 @@ void okp_probe_events_exit(void)
 	okp_profile_dentry = NULL;
 	okp_events_dentry = NULL;
 	WARN_ON(!list_empty(&okp_events));
+	okp_core_event_grammar_exit();
 	kfree(okp_event_line);
 	kvfree(okp_parsed);
 	okp_event_line = NULL;

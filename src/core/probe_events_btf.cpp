@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+// The okprobe_events grammar's BTF part, as 6.6 and later kernels read
+// kprobe_events lines (6.12's trace_probe.c: traceprobe_expand_meta_args(),
+// parse_btf_arg(), parse_btf_field(), the BTF typing of
+// traceprobe_parse_probe_arg_body()): $arg* and $argN rewritten to the
+// function's parameter names, a parameter by name and its members through
+// "->" and ".", $retval typed by the function's return type, an untyped
+// argument typed by what it fetches, char pointers and arrays as strings.
+// Each refusal has the kernel's error class, errno and caret column.
+//
+// Two things the kernel's grammar has and okprobe's not yet: an r event's
+// entry arguments (the kernel stores them at the entry) and bitfield
+// members; both are refused with okprobe's own error class.
+#include "core/owned.hpp"
+#include "core/probe_events_parts.hpp"
+
+namespace okp::events {
+
+namespace {
+
+// The first "->" or "." in text (split_next_field()): where the next
+// field starts, and whether it was an arrow. A '-' without '>' is
+// returned as bad_at.
+struct FieldSplit {
+	Text head;
+	Text rest; // data null: no field after head
+	bool arrow = false;
+	size_t bad_at = 0;
+	bool bad = false;
+};
+
+FieldSplit split_field(Text text)
+{
+	FieldSplit split;
+	split.head = text;
+	for (size_t i = 0; i < text.length; i++) {
+		if (text[i] == '.') {
+			split.head = text.first(i);
+			split.rest = text.from(i + 1);
+			return split;
+		}
+		if (text[i] == '-') {
+			if (text[i + 1] != '>') {
+				split.bad = true;
+				split.bad_at = i;
+				return split;
+			}
+			split.head = text.first(i);
+			split.rest = text.from(i + 2);
+			split.arrow = true;
+			return split;
+		}
+	}
+	return split;
+}
+
+bool is_char(const btf::Types &types, uint32_t id)
+{
+	const btf::Type *t = types.skip_modifiers(id);
+	if (!t || t->kind() != btf::Kind::integer)
+		return false;
+	const btf::Integer integer = btf::Types::integer(*t);
+	return !integer.is_signed && integer.bits == 8;
+}
+
+} // namespace
+
+const btf::Type *Parser::function_proto()
+{
+	if (proto_asked_)
+		return proto_;
+	proto_asked_ = true;
+	// The kernel asks for the place's symbol as typed: "MOD:SYM" or an
+	// address names no function in its BTF.
+	if (!context_.btf || out_.has_address || out_.symbol.length >= 512)
+		return nullptr;
+	char name[512];
+	copy_name(name, sizeof(name), at(out_.symbol));
+	proto_ = context_.btf->function_proto(name);
+	return proto_;
+}
+
+// $arg* and unnamed $argN[:TYPE]: the parameters' names.
+ParseResult Parser::expand_btf_arguments(size_t first)
+{
+	int star = -1, index = 0;
+	bool found = false;
+	size_t last_column = first;
+	for (size_t next = first; next < out_.line_length; index++) {
+		const Text w = word(next);
+		next += w.length + 1;
+		if (!w.starts_with("$arg"))
+			continue;
+		last_column = column_of(w);
+		if (!at_entry_ && !out_.is_return)
+			return invalid(Error::nofentry_args, last_column);
+		found = true;
+		if (is_digit(w[4]))
+			continue;
+		if (w[4] != '*')
+			return invalid(Error::bad_variable, last_column);
+		if (star >= 0)
+			return invalid(Error::double_args, last_column);
+		star = index;
+	}
+	if (!found)
+		return ParseResult{};
+	const btf::Type *proto = function_proto();
+	if (!proto || proto->vlen() == 0) {
+		if (star >= 0)
+			return fail(eopnotsupp, Error::nosup_btf_argument, last_column);
+		return ParseResult{};
+	}
+	const btf::Param *params = btf::Types::params(*proto);
+	// The new line, off the stack (a kernel stack has no room for it).
+	const OwnedArray<char> expanded = OwnedArray<char>::make(max_line);
+	if (!expanded)
+		return fail(e2big, Error::args_too_long, first);
+	Writer writer(expanded.get(), max_line);
+	writer.put(Text{out_.line, first});
+	index = 0;
+	for (size_t next = first; next < out_.line_length; index++) {
+		const Text w = word(next);
+		const size_t column = next;
+		next += w.length + 1;
+		if (index == star) {
+			for (unsigned i = 0; i < proto->vlen(); i++) {
+				writer.put(context_.btf->name(params[i].name_off));
+				writer.put(i + 1 < proto->vlen() ? " " : "");
+			}
+		} else if (w.starts_with("$arg")) {
+			size_t digits = 4;
+			uint64_t n = 0;
+			while (digits < w.length && is_digit(w[digits]) && n < 100000)
+				n = n * 10 + static_cast<unsigned>(w[digits++] - '0');
+			const Text type = w.from(digits);
+			if (type.length && type[0] != ':')
+				return fail(enoent, Error::bad_variable, column);
+			if (n == 0)
+				return invalid(Error::bad_argument_number, column);
+			if (n > proto->vlen())
+				return fail(enoent, Error::no_btf_argument, column);
+			writer.put(context_.btf->name(params[n - 1].name_off));
+			writer.put(type);
+		} else {
+			writer.put(w);
+		}
+		writer.put(next < out_.line_length ? " " : "");
+	}
+	const size_t length = writer.finish();
+	if (length >= max_line)
+		return fail(e2big, Error::args_too_long, first);
+	for (size_t i = 0; i <= length; i++)
+		out_.line[i] = expanded[i];
+	out_.line_length = static_cast<uint16_t>(length);
+	return ParseResult{};
+}
+
+// NAME[->FIELD[.FIELD|->FIELD...]] or $retval[->FIELD...]: parse_btf_arg().
+ParseResult Parser::parse_btf_argument(Text arg, Argument &argument, int &last)
+{
+	const size_t column = column_of(arg);
+	const FieldSplit split = split_field(arg);
+	if (split.bad)
+		return invalid(Error::bad_hyphen, column + split.bad_at);
+	if (!split.arrow && split.rest.data)
+		return fail(eopnotsupp, Error::nosup_data_argument, column_of(split.rest));
+	uint32_t type_id = 0;
+	if (out_.is_return && split.head.equals("$retval")) {
+		push(argument, last, Op::return_value, 0);
+		const btf::Type *proto = function_proto();
+		if (!proto) {
+			if (split.rest.data)
+				return fail(enoent, Error::no_btf_entry, column_of(split.rest));
+			return ParseResult{};
+		}
+		if (proto->size_or_type == 0)
+			return fail(enoent, Error::no_retval, column);
+		type_id = proto->size_or_type;
+	} else {
+		const btf::Type *proto = function_proto();
+		if (!proto || proto->vlen() == 0)
+			return fail(enoent, Error::no_btf_entry, column);
+		const btf::Param *params = btf::Types::params(*proto);
+		unsigned i = 0;
+		while (i < proto->vlen() && !split.head.equals(context_.btf->name(params[i].name_off)))
+			i++;
+		if (i == proto->vlen())
+			return fail(enoent, Error::no_btf_argument, column);
+		if (out_.is_return)
+			return fail(eopnotsupp, Error::return_entry_arguments, column);
+		push(argument, last, Op::argument, i);
+		type_id = params[i].type;
+	}
+	const btf::Type *type = context_.btf->skip_modifiers(type_id);
+	if (!type)
+		return invalid(Error::bad_btf_type, column);
+	last_type_ = type;
+	last_bitsize_ = last_bitoffs_ = 0;
+	btf_column_ = column;
+	if (split.rest.data)
+		return parse_btf_fields(split.rest, type, argument, last, column_of(split.rest));
+	return ParseResult{};
+}
+
+// The members after a parameter: each "->" a load, "."s adding up.
+ParseResult Parser::parse_btf_fields(Text fields, const btf::Type *type, Argument &argument, int &last, size_t column)
+{
+	while (fields.data) {
+		if (type->kind() != btf::Kind::pointer)
+			return invalid(Error::no_pointer_to_struct, column);
+		type = context_.btf->skip_modifiers(type->size_or_type);
+		if (!type)
+			return invalid(Error::bad_btf_type, column);
+		uint32_t bits = 0;
+		bool arrow = false;
+		do {
+			const FieldSplit split = split_field(fields);
+			if (split.bad)
+				return invalid(Error::bad_hyphen, column + split.bad_at);
+			arrow = split.arrow;
+			if (!btf::is_struct(type))
+				return invalid(Error::bad_btf_type, column);
+			char name[max_arg_text + 1];
+			copy_name(name, sizeof(name), split.head);
+			const btf::FoundMember found = context_.btf->member(*type, name);
+			if (!found.member)
+				return fail(enoent, Error::no_btf_field, column);
+			bits += found.holder_bits + btf::Types::member_bit_offset(*found.holder, *found.member);
+			last_bitsize_ = btf::Types::member_bitfield_size(*found.holder, *found.member);
+			type = context_.btf->skip_modifiers(found.member->type);
+			if (!type)
+				return invalid(Error::bad_btf_type, column);
+			if (split.rest.data)
+				column = column_of(split.rest);
+			fields = split.rest;
+		} while (!arrow && fields.data);
+		if (!push(argument, last, Op::dereference, bits / 8))
+			return invalid(Error::too_many_ops, column);
+		last_bitoffs_ = bits % 8;
+		last_type_ = type;
+	}
+	btf_column_ = column;
+	return ParseResult{};
+}
+
+// After the fetch: an untyped argument takes what the BTF says it is
+// (fetch_type_from_btf_type()); a string reads through a char pointer.
+ParseResult Parser::type_from_btf(Text type, Argument &argument, int &last)
+{
+	if (!type.data) {
+		const char *name = nullptr;
+		switch (last_type_->kind()) {
+		case btf::Kind::enumeration:
+			name = "s32";
+			break;
+		case btf::Kind::enumeration64:
+			name = "s64";
+			break;
+		case btf::Kind::pointer:
+			name = "x64";
+			break;
+		case btf::Kind::integer: {
+			const btf::Integer integer = btf::Types::integer(*last_type_);
+			static constexpr const char *sized[2][4] = {{"u8", "u16", "u32", "u64"},
+								    {"s8", "s16", "s32", "s64"}};
+			const int size = integer.bits == 8    ? 0
+					 : integer.bits == 16 ? 1
+					 : integer.bits == 32 ? 2
+					 : integer.bits == 64 ? 3
+							      : -1;
+			if (size < 0)
+				return fail(eopnotsupp, Error::btf_bitfield, btf_column_);
+			name = sized[integer.is_signed][size];
+			break;
+		}
+		default:
+			break;
+		}
+		if (name)
+			find_type(Text{name, name[2] ? size_t{3} : size_t{2}}, argument.kind, argument.size);
+		if (last_bitsize_ % 8 || last_bitoffs_)
+			return fail(eopnotsupp, Error::btf_bitfield, btf_column_);
+		return ParseResult{};
+	}
+	if (argument.kind != Kind::string && argument.kind != Kind::user_string)
+		return ParseResult{};
+	// check_prepare_btf_string_fetch(): char[] is read where it is, char *
+	// through one more load; nothing else is a string.
+	if (last_type_->kind() == btf::Kind::array && is_char(*context_.btf, btf::Types::array(*last_type_)->type))
+		return ParseResult{};
+	// The kernel's btf_type_is_char_ptr() does not look at the kind: what
+	// a non-pointer's size names as a type id counts too (6.12's quirk,
+	// kept so that the same line does the same).
+	if (is_char(*context_.btf, last_type_->size_or_type)) {
+		if (!push(argument, last, argument.kind == Kind::user_string ? Op::user_dereference : Op::dereference,
+			  0))
+			return fail(e2big, Error::too_many_ops, btf_column_);
+		return ParseResult{};
+	}
+	return invalid(Error::bad_type_for_string, btf_column_);
+}
+
+} // namespace okp::events
