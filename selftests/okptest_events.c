@@ -78,13 +78,19 @@ static int event_reads(const char *event, const char *name, long *sum,
 	return ret ? -1 : count;
 }
 
-/* Whether the kernel's kprobe_events reads BTF: its README says so. */
-static int kernel_reads_btf(void)
+/* Whether the kernel's tracefs README says its kprobe_events has what. */
+static int kernel_readme_has(const char *what)
 {
 	static char readme[1 << 16];
 
 	return !read_file(TRACING "/README", readme, sizeof(readme)) &&
-	       strstr(readme, "<argname>");
+	       strstr(readme, what);
+}
+
+/* Whether the kernel's kprobe_events reads BTF: its README says so. */
+static int kernel_reads_btf(void)
+{
+	return kernel_readme_has("<argname>");
 }
 
 /*
@@ -254,6 +260,20 @@ static int probe_events_btf_steps(long reads_sum)
 	      count, RETURN_READS, sum, reads_sum);
 	CHECK(!write_file(OKPROBE_EVENTS, "-:okptest_ev/btfread"),
 	      "removing the BTF event");
+	if (!kernel_readme_has("%pd/%pD"))
+		return 0;
+	/* The child reads /dev/zero: %pD names its file so. */
+	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/btfname vfs_read name=file:%pD count");
+	CHECK(!ret, "a %%pD argument: %s", strerror(-ret));
+	count = event_reads("okptest_ev/btfname", "count", &sum, "name=\"zero\"", &all);
+	say("# okptest_ev/btfname (file:%%pD): %d events, every one name=\"zero\": %s",
+	    count, all ? "yes" : "no");
+	CHECK(count == RETURN_READS && sum == reads_sum && all,
+	      "%d %%pD events of %d reads, counts adding up to %ld (not %ld)%s",
+	      count, RETURN_READS, sum, reads_sum,
+	      all ? "" : ", not every one named \"zero\"");
+	CHECK(!write_file(OKPROBE_EVENTS, "-:okptest_ev/btfname"),
+	      "removing the %%pD event");
 	return 0;
 }
 
@@ -545,6 +565,17 @@ static const char *const btf_same_lines[] = {
 	"p vfs_read buf:ustring",
 };
 
+/* Types of 6.5 (char) and 6.10 (%pd, %pD), where the README lists them. */
+static const char *const char_same_lines[] = {
+	"p ksys_read c=+0(buf):char s=+0(buf):char[4]",
+};
+
+static const char *const dentry_same_lines[] = {
+	"p vfs_read name=file:%pD",
+	"p vfs_read $arg1:%pD",
+	"p vfs_read +0(+24(file)):%pd",
+};
+
 static const char *const btf_bad_lines[] = {
 	"p ksys_read nosuch",
 	"p ksys_read buf->x",
@@ -679,6 +710,17 @@ static int probe_events_like_kernel_steps(void)
 		STEP(like_kernel_same(btf_same_lines, ARRAY_SIZE(btf_same_lines),
 				      ARRAY_SIZE(same_lines)));
 		STEP(like_kernel_bad(btf_bad_lines, ARRAY_SIZE(btf_bad_lines)));
+	}
+	if (kernel_readme_has(" char, string")) {
+		say("# the kernel's kprobe_events has the char type");
+		STEP(like_kernel_same(char_same_lines, ARRAY_SIZE(char_same_lines),
+				      ARRAY_SIZE(same_lines) + ARRAY_SIZE(btf_same_lines)));
+	}
+	if (btf_grammar && kernel_readme_has("%pd/%pD")) {
+		say("# the kernel's kprobe_events has %%pd and %%pD");
+		STEP(like_kernel_same(dentry_same_lines, ARRAY_SIZE(dentry_same_lines),
+				      ARRAY_SIZE(same_lines) + ARRAY_SIZE(btf_same_lines) +
+					      ARRAY_SIZE(char_same_lines)));
 	}
 	clear_okptest_events();
 	CHECK(clear_file(OKPROBE_EVENTS) == 0, "truncating okprobe_events");

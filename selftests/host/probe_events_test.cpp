@@ -641,6 +641,41 @@ TEST(ProbeEventsBtf, MembersAreLoadsAtTheirOffsets)
 	EXPECT_EQ(deref.definition->args[0].kind, Kind::hex);
 }
 
+// 6.5 and later's char type: a u8 field that prints as a character.
+TEST(ProbeEventsGrammar, TheCharTypeWhereTheKernelHasIt)
+{
+	ParseContext context = x86_context();
+	context.char_type = true;
+	Parsed c = parse("p vfs_read c=+0(%si):char d=+0(%si):char[2]", context);
+	ASSERT_TRUE(c.result.ok()) << error_text(c.result.error);
+	EXPECT_EQ(c.definition->args[0].kind, Kind::character);
+	EXPECT_EQ(c.definition->args[0].size, 1);
+	char buffer[512];
+	field_type(c.definition->args[0], buffer, sizeof(buffer));
+	EXPECT_STREQ(buffer, "u8"); // the kernel's alias of u8
+	print_format(*c.definition, buffer, sizeof(buffer));
+	EXPECT_STREQ(buffer, "\"(%lx) c='%c' d={'%c','%c'}\", REC->__probe_ip, REC->c, REC->d[0], REC->d[1]");
+	// A kernel without it: an unknown type.
+	Parsed old = parse("p vfs_read c=+0(%si):char");
+	EXPECT_EQ(old.result.error, Error::bad_type);
+	EXPECT_EQ(old.result.column, 21);
+}
+
+// 6.10 and later's %pd and %pD: rewritten as the kernel rewrites them,
+// with struct dentry's and struct file's offsets from the BTF.
+TEST(ProbeEventsBtf, DentryTypesAreTheKernelsRewrite)
+{
+	ParseContext context = btf_context();
+	context.dentry_types = true;
+	Parsed names = parse("p vfs_read n=file:%pD $arg1:%pd", context);
+	ASSERT_TRUE(names.result.ok()) << error_text(names.result.error);
+	EXPECT_EQ(canonical(*names.definition), "p:okprobe/p_vfs_read_0 vfs_read n=+0x0(+0x28(+0x18(file))):string "
+						"arg2=+0x0(+0x28(file)):string");
+	EXPECT_EQ(names.definition->args[0].store, Store::string);
+	// Without the type in the kernel's grammar: an unknown type.
+	EXPECT_EQ(parse_btf("p vfs_read n=file:%pD").result.error, Error::bad_type);
+}
+
 TEST(ProbeEventsBtf, RefusalsHaveTheKernelsClassErrnoAndCaret)
 {
 	struct {

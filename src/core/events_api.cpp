@@ -45,8 +45,7 @@ Place ask_glue(void *, const Definition &definition)
 
 // The running kernel's grammar (okp_core_event_grammar()); the BTF's index
 // is owned here, made at load and freed at unload.
-bool validate_symbols;
-bool btf_arguments;
+okp_event_grammar grammar;
 okp::btf::Types *vmlinux_btf;
 
 constexpr unsigned error_count = static_cast<unsigned>(Error::count);
@@ -74,16 +73,16 @@ extern "C" unsigned long okp_core_event_compact_size(const struct okp_event_defi
 	return compact_size(definition_of(event));
 }
 
-extern "C" int okp_core_event_grammar(int validate, int btf, const void *data, unsigned long size)
+extern "C" int okp_core_event_grammar(const struct okp_event_grammar *kernel)
 {
-	validate_symbols = validate;
-	btf_arguments = btf;
-	if (!btf || !data)
+	grammar = *kernel;
+	grammar.btf = nullptr;
+	if (!(kernel->btf_arguments || kernel->dentry_types) || !kernel->btf)
 		return 0;
 	okp::btf::Types *types = new okp::btf::Types();
 	if (!types)
 		return -okp::error::enomem;
-	if (const int error = types->load(static_cast<const uint8_t *>(data), size)) {
+	if (const int error = types->load(static_cast<const uint8_t *>(kernel->btf), kernel->btf_size)) {
 		delete types;
 		return -error;
 	}
@@ -103,8 +102,10 @@ extern "C" int okp_core_event_parse(struct okp_event_definition *event, const ch
 {
 	ParseContext context;
 	context.registers = okp::arch::event_registers(&context.register_count);
-	context.validate_symbols = validate_symbols;
-	context.btf_arguments = btf_arguments;
+	context.validate_symbols = grammar.validate_symbols;
+	context.btf_arguments = grammar.btf_arguments;
+	context.char_type = grammar.char_type;
+	context.dentry_types = grammar.dentry_types;
 	context.btf = vmlinux_btf;
 	// Under the glue's events mutex: one parse at a time.
 	glue_place = place;
@@ -209,6 +210,9 @@ extern "C" void okp_core_event_field(const struct okp_event_definition *event, u
 		break;
 	case Kind::symbol:
 		field->kind = OKP_FIELD_SYMBOL;
+		break;
+	case Kind::character:
+		field->kind = OKP_FIELD_CHAR;
 		break;
 	default:
 		field->kind = OKP_FIELD_STRING;

@@ -46,13 +46,20 @@ struct okp_event_error {
  */
 /*
  * The grammar of the running kernel's kprobe_events, told once by the glue
- * (okp_core_event_parse() follows it): validate_symbols, 6.8 and later's
- * symbol check; btf_arguments, 6.6 and later's BTF grammar, reading
- * vmlinux's BTF at btf (size bytes; NULL: none). 0, or -errno when the
- * BTF cannot be read (the grammar stays, without types).
+ * (okp_core_event_parse() follows it; okp::events::ParseContext says what
+ * each part is).
  */
-int okp_core_event_grammar(int validate_symbols, int btf_arguments,
-			   const void *btf, unsigned long size);
+struct okp_event_grammar {
+	int validate_symbols;	/* 6.8 and later's symbol check */
+	int btf_arguments;	/* 6.6 and later's BTF grammar */
+	int char_type;		/* the char type */
+	int dentry_types;	/* the %pd and %pD types */
+	const void *btf;	/* vmlinux's BTF, btf_size bytes; NULL: none */
+	unsigned long btf_size;
+};
+
+/* 0, or -errno when the BTF cannot be read (the grammar stays, typeless). */
+int okp_core_event_grammar(const struct okp_event_grammar *grammar);
 void okp_core_event_grammar_exit(void);
 
 int okp_core_event_parse(struct okp_event_definition *event, const char *line,
@@ -132,6 +139,7 @@ enum okp_event_field_kind {
 	OKP_FIELD_HEX,
 	OKP_FIELD_SYMBOL,
 	OKP_FIELD_STRING,
+	OKP_FIELD_CHAR,		/* a u8 printed as '%c' */
 };
 
 /* Field index, as trace_define_field() and the output want it. */

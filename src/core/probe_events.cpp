@@ -188,6 +188,11 @@ ParseResult Parser::run(const char *text, size_t length)
 		if (!result.ok())
 			return result;
 	}
+	if (context_.dentry_types && next < out_.line_length) {
+		result = expand_dentry_arguments(next);
+		if (!result.ok())
+			return result;
+	}
 	for (unsigned index = 0; next < out_.line_length; index++) {
 		Text argument = word(next);
 		if (index >= max_args)

@@ -156,7 +156,16 @@ struct FetchStep {
 };
 
 // How a field shows: the kernel's basic types and its special ones.
-enum class Kind : uint8_t { unsigned_integer, signed_integer, hex, symbol, string, user_string, symbol_string };
+enum class Kind : uint8_t {
+	unsigned_integer,
+	signed_integer,
+	hex,
+	symbol,
+	string,
+	user_string,
+	symbol_string,
+	character
+};
 
 // What is stored into the event record. The fetch program's last step
 // gives a value (raw); for memory and every string store but the comm and
@@ -248,6 +257,14 @@ struct ParseContext {
 	// and a MOD:SYM its loaded module lacks, are EINVAL, before a return
 	// probe's place is checked.
 	bool validate_symbols = false;
+	// The kernel has the char type (its README lists it: 6.5 and later):
+	// a u8 in the record that prints as a character.
+	bool char_type = false;
+	// The kernel has the %pd and %pD types (README: 6.10 and later): a
+	// dentry's or a file's name, read as the kernel rewrites them, through
+	// struct dentry's d_name.name (and struct file's f_path.dentry), whose
+	// offsets okprobe takes from btf.
+	bool dentry_types = false;
 	// Where the parsed place is (symbol or address, offset); nullptr: every
 	// place is a function's entry.
 	Place (*place)(void *cookie, const Definition &definition) = nullptr;

@@ -35,6 +35,7 @@ bool find_type(Text type, Kind &kind, uint8_t &size)
 		{"x32", Kind::hex, 4},
 		{"x64", Kind::hex, 8},
 		{"symbol", Kind::symbol, 8},
+		{"char", Kind::character, 1},
 	};
 	if (type.data == nullptr) {
 		kind = Kind::hex;
@@ -217,7 +218,8 @@ ParseResult Parser::choose_type(Text arg, Text type, unsigned count, size_t type
 			return invalid(Error::bad_type, type_column);
 		argument.kind = Kind::string;
 		argument.size = 4;
-	} else if (!find_type(type, argument.kind, argument.size)) {
+	} else if (!find_type(type, argument.kind, argument.size) ||
+		   (argument.kind == Kind::character && !context_.char_type)) {
 		return invalid(Error::bad_type, type_column);
 	}
 	return ParseResult{};

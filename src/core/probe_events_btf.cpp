@@ -156,6 +156,85 @@ ParseResult Parser::expand_btf_arguments(size_t first)
 	return ParseResult{};
 }
 
+namespace {
+
+// The byte offset of path (members, '.'-separated) in struct holder, from
+// the BTF; false when it has none such.
+bool member_offset(const btf::Types &types, const char *holder, const char *first, const char *second, uint64_t &offset)
+{
+	const btf::Type *type = types.type(types.find(holder, btf::Kind::structure));
+	uint64_t bits = 0;
+	const char *const path[] = {first, second};
+	for (const char *name : path) {
+		if (!type || !btf::is_struct(type))
+			return false;
+		const btf::FoundMember found = types.member(*type, name);
+		if (!found.member)
+			return false;
+		bits += found.holder_bits + btf::Types::member_bit_offset(*found.holder, *found.member);
+		type = types.skip_modifiers(found.member->type);
+	}
+	offset = bits / 8;
+	return true;
+}
+
+} // namespace
+
+// ARG:%pd and ARG:%pD (traceprobe_expand_dentry_args()): the dentry's
+// name, +0x0(+0xNAME(ARG)):string, and the file's, through its dentry.
+ParseResult Parser::expand_dentry_arguments(size_t first)
+{
+	bool found = false;
+	for (size_t next = first; next < out_.line_length && !found;) {
+		const Text w = word(next);
+		next += w.length + 1;
+		found = w.length >= 4 && (w.from(w.length - 4).equals(":%pd") || w.from(w.length - 4).equals(":%pD"));
+	}
+	if (!found)
+		return ParseResult{};
+	uint64_t name = 0, dentry = 0;
+	if (!context_.btf || !member_offset(*context_.btf, "dentry", "d_name", "name", name) ||
+	    !member_offset(*context_.btf, "file", "f_path", "dentry", dentry))
+		return invalid(Error::bad_type, first);
+	const OwnedArray<char> expanded = OwnedArray<char>::make(max_line);
+	if (!expanded)
+		return fail(e2big, Error::args_too_long, first);
+	Writer writer(expanded.get(), max_line);
+	writer.put(Text{out_.line, first});
+	for (size_t next = first; next < out_.line_length;) {
+		const Text w = word(next);
+		next += w.length + 1;
+		const bool dentry_type = w.length >= 4 && w.from(w.length - 4).starts_with(":%p") &&
+					 (w[w.length - 1] == 'd' || w[w.length - 1] == 'D');
+		if (!dentry_type) {
+			writer.put(w);
+		} else {
+			const size_t equals = w.find('=');
+			const Text fetched = w.first(w.length - 4).from(equals < w.length ? equals + 1 : 0);
+			if (equals < w.length)
+				writer.put(w.first(equals + 1));
+			writer.put("+0x0(+0x");
+			writer.number(name, 16);
+			writer.put('(');
+			if (w[w.length - 1] == 'D') {
+				writer.put("+0x");
+				writer.number(dentry, 16);
+				writer.put('(');
+			}
+			writer.put(fetched);
+			writer.put(w[w.length - 1] == 'D' ? "))):string" : ")):string");
+		}
+		writer.put(next < out_.line_length ? " " : "");
+	}
+	const size_t length = writer.finish();
+	if (length >= max_line)
+		return fail(e2big, Error::args_too_long, first);
+	for (size_t i = 0; i <= length; i++)
+		out_.line[i] = expanded[i];
+	out_.line_length = static_cast<uint16_t>(length);
+	return ParseResult{};
+}
+
 // NAME[->FIELD[.FIELD|->FIELD...]] or $retval[->FIELD...]: parse_btf_arg().
 ParseResult Parser::parse_btf_argument(Text arg, Argument &argument, int &last)
 {

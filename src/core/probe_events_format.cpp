@@ -118,6 +118,8 @@ const char *element_format(const Argument &argument)
 		return wide ? "%Ld" : "%d";
 	case Kind::symbol:
 		return "%pS";
+	case Kind::character:
+		return "'%c'";
 	case Kind::hex:
 		return wide ? "0x%Lx" : "0x%x";
 	default:

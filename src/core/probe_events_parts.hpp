@@ -203,6 +203,7 @@ private:
 	ParseResult parse_variable(Text arg, Argument &argument, int &last);
 	// The BTF grammar (probe_events_btf.cpp).
 	ParseResult expand_btf_arguments(size_t first);
+	ParseResult expand_dentry_arguments(size_t first);
 	ParseResult parse_btf_argument(Text arg, Argument &argument, int &last);
 	ParseResult parse_btf_fields(Text fields, const btf::Type *type, Argument &argument, int &last, size_t column);
 	ParseResult type_from_btf(Text type, Argument &argument, int &last);

@@ -24,7 +24,8 @@
  * kprobe_profile does.
  *
  * This file is the two tracefs files, the lists of events and lines and
- * what a line does to them (with the symbols it names checked); an
+ * what a line does to them; the running kernel's grammar and what its
+ * symbols say of a line's place are probe_events_grammar.c's; an
  * event's probes and trace event are made and taken out in
  * probe_events_call.c, its hits recorded in probe_events_hit.c, lines on
  * modules that come and go followed by probe_events_modules.c, refusals
@@ -53,7 +54,6 @@
 #include "glue.h"
 #include "probe_events.h"
 #include "resolved_calls.h"
-#include "return_probes.h"
 
 /* The most a write may hold: whole lines, many at once. */
 #define OKP_EVENTS_WRITE_MAX (1024 * 1024)
@@ -68,95 +68,8 @@ static struct okp_event_definition *okp_parsed;
 static char *okp_event_line;
 static struct dentry *okp_events_dentry, *okp_profile_dentry;
 static bool okp_modules_watched;
-/* The running kernel's kprobe_events validates symbols first (6.8 on). */
-static bool okp_validate_symbols;
 
 /* ---- Lines: make and remove events (okp_events_mutex held) ------------- */
-
-/*
- * The symbols named name, in vmlinux and in every module, as kprobe_events
- * counts them (number_of_same_symbols()).
- */
-struct okp_symbol_count {
-	unsigned int count;
-	const char *name;
-};
-
-static int okp_count_symbol(void *data, unsigned long unused)
-{
-	((struct okp_symbol_count *)data)->count++;
-	return 0;
-}
-
-#ifdef OKP_HAVE_MODULE_SYMBOLS_BY_NAME
-static int okp_count_module_symbol(void *data, const char *name,
-				   unsigned long unused)
-#else
-static int okp_count_module_symbol(void *data, const char *name,
-				   struct module *module, unsigned long unused)
-#endif
-{
-	struct okp_symbol_count *count = data;
-
-	if (!strcmp(name, count->name))
-		count->count++;
-	return 0;
-}
-
-/* How many symbols are named name; -1 when this kernel cannot tell. */
-static int okp_symbols_named(const char *name)
-{
-	struct okp_symbol_count count = { .name = name };
-
-	if (!okp_resolved(kallsyms_on_each_match_symbol) ||
-	    !okp_resolved(module_kallsyms_on_each_symbol))
-		return -1;
-	okp_call(kallsyms_on_each_match_symbol)(okp_count_symbol, name, &count);
-#ifdef OKP_HAVE_MODULE_SYMBOLS_BY_NAME
-	okp_call(module_kallsyms_on_each_symbol)(NULL, okp_count_module_symbol,
-						 &count);
-#else
-	okp_call(module_kallsyms_on_each_symbol)(okp_count_module_symbol,
-						 &count);
-#endif
-	return count.count;
-}
-
-static enum okp_event_place okp_event_place(const struct okp_event_place_query *query)
-{
-	char name[KSYM_NAME_LEN];
-	unsigned long address;
-
-	if (query->symbol_length >= sizeof(name))
-		return OKP_EVENT_UNKNOWN_SYMBOL;
-	memcpy(name, query->symbol, query->symbol_length);
-	name[query->symbol_length] = '\0';
-	/*
-	 * A module's symbol: its module may come later, and registration
-	 * says; where the kernel validates symbols first, a loaded module
-	 * that lacks it is an unknown symbol there and then.
-	 */
-	if (strchr(name, ':') && okp_validate_symbols &&
-	    !okp_event_module_missing(name) && !okp_ksyms_lookup(name))
-		return OKP_EVENT_UNKNOWN_SYMBOL;
-	if (!strchr(name, ':')) {
-		address = okp_ksyms_lookup(name);
-		if (!address)
-			return OKP_EVENT_UNKNOWN_SYMBOL;
-		/* kprobe_events refuses a name that means several functions. */
-		if (okp_symbols_named(name) > 1)
-			return OKP_EVENT_NOT_UNIQUE;
-		/*
-		 * SYM+OFFS is an entry where it is one of the function that
-		 * holds it (kprobe_on_func_entry()): the next function's first
-		 * instruction, or past an IBT landing pad.
-		 */
-		if (query->offset && okp_return_at_entry(address + query->offset))
-			return OKP_EVENT_FUNCTION_ENTRY;
-	}
-	return query->offset ? OKP_EVENT_INSIDE_FUNCTION :
-			       OKP_EVENT_FUNCTION_ENTRY;
-}
 
 /* Resolves the arguments' @SYM; 0, or -ENOENT with the log entry made. */
 static int okp_event_resolve_symbols(struct okp_event_definition *definition,
@@ -601,36 +514,6 @@ static const struct file_operations okp_profile_fops = {
 	.llseek = seq_lseek,
 	.release = seq_release,
 };
-
-/*
- * The running kernel's kprobe_events grammar, as its own functions say:
- * validate_probe_symbol() (6.8 and later) checks a symbol before the rest
- * of the place; btf_find_func_proto(), built with
- * CONFIG_PROBE_EVENTS_BTF_ARGS (6.6 and later), reads the function's BTF
- * for arguments by name, members and typed $retval. okprobe_events reads
- * the same BTF: vmlinux's own, between __start_BTF and __stop_BTF (which
- * kallsyms always has).
- */
-static void okp_events_grammar(void)
-{
-	unsigned long start = okp_ksyms_lookup("__start_BTF");
-	unsigned long stop = okp_ksyms_lookup("__stop_BTF");
-	bool btf = okp_ksyms_lookup("btf_find_func_proto");
-	int ret;
-
-	okp_validate_symbols = okp_ksyms_lookup("validate_probe_symbol");
-	if (!btf || !start || stop <= start) {
-		okp_core_event_grammar(okp_validate_symbols, btf, NULL, 0);
-		if (btf)
-			pr_warn("okprobe_events: no vmlinux BTF: arguments by name find nothing\n");
-		return;
-	}
-	ret = okp_core_event_grammar(okp_validate_symbols, btf, (void *)start,
-				     stop - start);
-	if (ret)
-		pr_warn("okprobe_events: vmlinux BTF unreadable (%d): arguments by name find nothing\n",
-			ret);
-}
 
 int okp_probe_events_init(void)
 {

@@ -7,7 +7,8 @@
  * probe_events.c is the tracefs files and the list of events; it makes and
  * removes events with probe_events_call.c (an event's probe and trace
  * event, the tracing core's callbacks), whose probes' handlers are in
- * probe_events_hit.c (a hit into a ring buffer entry); lines on modules
+ * probe_events_hit.c (a hit into a ring buffer entry); the kernel's grammar
+ * and places are asked by probe_events_grammar.c; lines on modules
  * that come and go are followed by probe_events_modules.c; refused lines
  * go to error_log through probe_events_log.c. Each function says which of
  * okp_events_mutex and the tracing core's event_mutex it runs under.
@@ -146,6 +147,13 @@ int okp_event_probe_unlink(struct okp_event_probe *ep,
 void okp_events_reset_buffers(void);
 void okp_events_destroy(struct list_head *gone_probes,
 			struct list_head *gone_events);
+
+/*
+ * probe_events_grammar.c: the running kernel's kprobe_events grammar, told
+ * to the core at load; what its symbols say of a line's place.
+ */
+void okp_events_grammar(void);
+enum okp_event_place okp_event_place(const struct okp_event_place_query *query);
 
 /* probe_events_modules.c: lines on modules that come and go. */
 bool okp_event_module_missing(const char *symbol);

@@ -221,6 +221,9 @@ static void okp_event_print_element(struct trace_seq *s,
 		trace_seq_printf(s, "%lld", (s64)(value << shift) >> shift);
 		break;
 	}
+	case OKP_FIELD_CHAR:
+		trace_seq_printf(s, "'%c'", (int)(u8)value);
+		break;
 	case OKP_FIELD_SYMBOL:
 		trace_seq_printf(s, "%pS", (void *)(unsigned long)value);
 		break;
