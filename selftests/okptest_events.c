@@ -2268,8 +2268,10 @@ static int event_storm_errno_documented(int error)
 
 static int probe_events_storm_steps(void)
 {
-	static char profile[1 << 16];
+	const int validates = kallsyms_address("validate_probe_symbol") != 0;
+	static char profile[1 << 16], why_refused[512];
 	int count, i, functions = 0, defined = 0, hit = 0, kind, ret, refused;
+	int not_unique = 0;
 	char line[256], errors[256] = "";
 	long long start, hits = 0, enable_ms, disable_ms;
 	int error_counts[160] = { 0 }, returns = 0, returns_hit = 0, disabled;
@@ -2298,6 +2300,20 @@ static int probe_events_storm_steps(void)
 				 "p:okptest_st/e%d %s a1=$arg1 a2=$arg2:u32 who=$comm",
 				 functions, name);
 			ret = write_file(OKPROBE_EVENTS, line);
+			/*
+			 * Where the kernel reads BTF, a void function has no
+			 * $retval ("This function returns 'void' type", as
+			 * kprobe_events): its return is counted without.
+			 */
+			if (kind && ret == -ENOENT) {
+				last_error(why_refused, sizeof(why_refused));
+				if (strstr(why_refused, "returns 'void' type")) {
+					snprintf(line, sizeof(line),
+						 "r:okptest_st/r%d %s who=$comm",
+						 functions, name);
+					ret = write_file(OKPROBE_EVENTS, line);
+				}
+			}
 			if (!ret) {
 				defined++;
 				continue;
@@ -2309,10 +2325,22 @@ static int probe_events_storm_steps(void)
 			 * EINVAL (entered by a jump, it has no return of its
 			 * own; operating.md).
 			 */
+			/*
+			 * A name several functions have: EINVAL where the
+			 * kernel validates symbols first (6.8 and later).
+			 */
+			last_error(why_refused, sizeof(why_refused));
+			if (ret == -EADDRNOTAVAIL ||
+			    (ret == -EINVAL && validates &&
+			     strstr(why_refused, "The symbol is not unique")))
+				not_unique++;
 			CHECK(event_storm_errno_documented(ret) ||
-			      (kind && ret == -EINVAL && strstr(name, ".cold")),
-			      "'%s' refused with an undocumented %s", line,
-			      strerror(-ret));
+			      (kind && ret == -EINVAL && strstr(name, ".cold")) ||
+			      (ret == -EINVAL && validates &&
+			       strstr(why_refused, "The symbol is not unique")),
+			      "'%s' refused with an undocumented %s (%.*s)", line,
+			      strerror(-ret), (int)strcspn(why_refused, "\n"),
+			      why_refused);
 			/* Where the entry is refused, so is the return. */
 			break;
 		}
@@ -2333,7 +2361,7 @@ static int probe_events_storm_steps(void)
 	 * the scheduler's wake-ups: those are refused (EPERM) as they must
 	 * be, and counted out too.
 	 */
-	refused = error_counts[EADDRNOTAVAIL] +
+	refused = not_unique +
 		  (kallsyms_address("kasan_report") ? error_counts[EPERM] : 0);
 	CHECK(defined > 0 && defined > (functions - refused) / 2,
 	      "only %d events of %d functions (%d neither with a name other functions have nor on the trap path)",
