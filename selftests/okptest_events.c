@@ -243,37 +243,49 @@ static int possible_cpus(void)
  * riscv 6.12, whose own kprobe_events probes no traced function's entry
  * to compare with (probe_events_position_steps() reads a member).
  */
-static int probe_events_btf_steps(long reads_sum)
+/*
+ * okptest_ev/NAME defined by line, over the child's reads: every read's
+ * count (field count) adds up to reads_sum, each entry has want (NULL:
+ * anything); then removed.
+ */
+static int btf_event_counts(const char *name, const char *line,
+			    long reads_sum, const char *want)
 {
+	char event[64], remove[80];
 	long sum;
 	int count, all, ret;
 
+	ret = write_file(OKPROBE_EVENTS, line);
+	CHECK(!ret, "'%s': %s", line, strerror(-ret));
+	snprintf(event, sizeof(event), "okptest_ev/%s", name);
+	count = event_reads(event, "count", &sum, want, &all);
+	say("# %s: %d events, counts adding up to %ld%s%s", event, count, sum,
+	    want ? ", every one " : "", want ? (all ? want : "not") : "");
+	CHECK(count == RETURN_READS && sum == reads_sum && all,
+	      "'%s': %d events of %d reads, counts adding up to %ld (not %ld)%s",
+	      line, count, RETURN_READS, sum, reads_sum,
+	      all ? "" : ", not every one as wanted");
+	snprintf(remove, sizeof(remove), "-:%s", event);
+	CHECK(!write_file(OKPROBE_EVENTS, remove), "removing %s", event);
+	return 0;
+}
+
+static int probe_events_btf_steps(long reads_sum)
+{
 	if (!kernel_reads_btf())
 		return 0;
-	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/btfread ksys_read count");
-	CHECK(!ret, "a BTF argument by name: %s", strerror(-ret));
-	count = event_reads("okptest_ev/btfread", "count", &sum, NULL, &all);
-	say("# okptest_ev/btfread (count by name): %d events, counts adding up to %ld",
-	    count, sum);
-	CHECK(count == RETURN_READS && sum == reads_sum,
-	      "%d BTF events of %d reads, counts adding up to %ld (not %ld)",
-	      count, RETURN_READS, sum, reads_sum);
-	CHECK(!write_file(OKPROBE_EVENTS, "-:okptest_ev/btfread"),
-	      "removing the BTF event");
-	if (!kernel_readme_has("%pd/%pD"))
-		return 0;
+	STEP(btf_event_counts("btfread", "p:okptest_ev/btfread ksys_read count",
+			      reads_sum, NULL));
+	/* The count each read was asked for, at its return. */
+	if (kernel_readme_has("return probes support: $retval, $arg<N>"))
+		STEP(btf_event_counts("retarg",
+				      "p:okptest_ev/retarg ksys_read%return count ret=$retval:s64",
+				      reads_sum, NULL));
 	/* The child reads /dev/zero: %pD names its file so. */
-	ret = write_file(OKPROBE_EVENTS, "p:okptest_ev/btfname vfs_read name=file:%pD count");
-	CHECK(!ret, "a %%pD argument: %s", strerror(-ret));
-	count = event_reads("okptest_ev/btfname", "count", &sum, "name=\"zero\"", &all);
-	say("# okptest_ev/btfname (file:%%pD): %d events, every one name=\"zero\": %s",
-	    count, all ? "yes" : "no");
-	CHECK(count == RETURN_READS && sum == reads_sum && all,
-	      "%d %%pD events of %d reads, counts adding up to %ld (not %ld)%s",
-	      count, RETURN_READS, sum, reads_sum,
-	      all ? "" : ", not every one named \"zero\"");
-	CHECK(!write_file(OKPROBE_EVENTS, "-:okptest_ev/btfname"),
-	      "removing the %%pD event");
+	if (kernel_readme_has("%pd/%pD"))
+		STEP(btf_event_counts("btfname",
+				      "p:okptest_ev/btfname vfs_read name=file:%pD count",
+				      reads_sum, "name=\"zero\""));
 	return 0;
 }
 
@@ -570,6 +582,13 @@ static const char *const char_same_lines[] = {
 	"p ksys_read c=+0(buf):char s=+0(buf):char[4]",
 };
 
+/* 6.9 and later: an r event's arguments, saved at the function's entry. */
+static const char *const return_argument_lines[] = {
+	"r ksys_read n=$arg3:u64 ret=$retval",
+	"r ksys_read $arg3 $retval",
+	"r vfs_read pos=file->f_pos count $retval",
+};
+
 static const char *const dentry_same_lines[] = {
 	"p vfs_read name=file:%pD",
 	"p vfs_read $arg1:%pD",
@@ -715,6 +734,14 @@ static int probe_events_like_kernel_steps(void)
 		say("# the kernel's kprobe_events has the char type");
 		STEP(like_kernel_same(char_same_lines, ARRAY_SIZE(char_same_lines),
 				      ARRAY_SIZE(same_lines) + ARRAY_SIZE(btf_same_lines)));
+	}
+	if (btf_grammar && kernel_readme_has("return probes support: $retval, $arg<N>")) {
+		say("# the kernel's r events fetch arguments");
+		STEP(like_kernel_same(return_argument_lines,
+				      ARRAY_SIZE(return_argument_lines),
+				      ARRAY_SIZE(same_lines) + ARRAY_SIZE(btf_same_lines) +
+					      ARRAY_SIZE(char_same_lines) +
+					      ARRAY_SIZE(dentry_same_lines)));
 	}
 	if (btf_grammar && kernel_readme_has("%pd/%pD")) {
 		say("# the kernel's kprobe_events has %%pd and %%pD");

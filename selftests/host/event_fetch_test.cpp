@@ -340,3 +340,50 @@ TEST(EventFetch, StringsNeverOverrunTheReservedSpace)
 
 } // namespace
 } // namespace okp::events
+
+namespace okp::events {
+namespace {
+
+// An r event's $argN (6.9 and later): the entry saves the arguments, the
+// return fetches them from what it saved, not from its own registers.
+TEST(EventFetch, ReturnEventsFetchWhatTheEntrySaved)
+{
+	ParseContext context;
+	context.registers = x86::event_registers;
+	context.register_count = sizeof(x86::event_registers) / sizeof(x86::event_registers[0]);
+	context.return_arguments = true;
+	auto definition = std::make_unique<Definition>();
+	const std::string line = "r vfs_read count=$arg3:u64 fd=$arg1:s32 ret=$retval:s64";
+	ASSERT_TRUE(parse_line(line.data(), line.size(), context, *definition).ok());
+	EXPECT_EQ(definition->entry_arguments, 3);
+	EXPECT_EQ(definition->args[0].steps[0].op, Op::entry_argument);
+
+	FakeHit entry;
+	entry.registers[112] = static_cast<uint64_t>(-5); // di
+	entry.registers[104] = 0x1000;			  // si
+	entry.registers[96] = 4093;			  // dx
+	uint64_t saved[3] = {};
+	save_entry_arguments(*definition, environment_of(entry), saved);
+	EXPECT_EQ(saved[0], static_cast<uint64_t>(-5));
+	EXPECT_EQ(saved[2], 4093u);
+
+	// At the return the argument registers hold something else.
+	FakeHit returned;
+	returned.registers[96] = 1;
+	returned.return_value = 17;
+	FetchEnvironment env = environment_of(returned);
+	env.entry_arguments = saved;
+	Record record;
+	record.bytes.assign(record.header + definition->record_size, 0xee);
+	store_arguments(*definition, env, record.bytes.data(), record.bytes.data() + record.header, 0);
+	EXPECT_EQ(record.field<uint64_t>(definition->args[0]), 4093u);
+	EXPECT_EQ(record.field<int32_t>(definition->args[1]), -5);
+	EXPECT_EQ(record.field<int64_t>(definition->args[2]), 17);
+
+	// A kernel whose r events fetch no arguments (6.1): refused.
+	context.return_arguments = false;
+	EXPECT_EQ(parse_line(line.data(), line.size(), context, *definition).error, Error::bad_variable);
+}
+
+} // namespace
+} // namespace okp::events

@@ -62,6 +62,9 @@ OKP_HANDLER_PATH Fetched run(const Definition &definition, const Argument &argum
 		case Op::argument:
 			fetched.value = events::argument(env, static_cast<unsigned>(step.value));
 			break;
+		case Op::entry_argument:
+			fetched.value = env.entry_arguments ? env.entry_arguments[step.value] : 0;
+			break;
 		case Op::stack_entry:
 			fetched.value = okp_glue_event_stack_word(register_at(env, env.layout->stack_pointer),
 								  static_cast<unsigned>(step.value));
@@ -204,6 +207,12 @@ OKP_HANDLER_PATH void extract_bits(const Argument &argument, uint8_t *element)
 }
 
 } // namespace
+
+OKP_HANDLER_PATH void save_entry_arguments(const Definition &definition, const FetchEnvironment &env, uint64_t *to)
+{
+	for (unsigned i = 0; i < definition.entry_arguments; i++)
+		to[i] = argument(env, i);
+}
 
 OKP_HANDLER_PATH size_t dynamic_size(const Definition &definition, const FetchEnvironment &env)
 {

@@ -39,6 +39,8 @@ struct FetchEnvironment {
 	const uint8_t *registers = nullptr;
 	const RegisterLayout *layout = nullptr;
 	const char *comm = nullptr;
+	// An r event's arguments its function's entry saved (nullptr: none).
+	const uint64_t *entry_arguments = nullptr;
 };
 
 // The size of a task's comm, NUL included (the kernel's TASK_COMM_LEN).
@@ -47,6 +49,10 @@ inline constexpr size_t comm_size = 16;
 // The longest string a field takes, NUL included (the kernel's
 // MAX_STRING_SIZE is PATH_MAX).
 inline constexpr size_t max_string = 4096;
+
+// At an r event's entry: the arguments its return will fetch, into to
+// (definition.entry_arguments of them).
+void save_entry_arguments(const Definition &definition, const FetchEnvironment &environment, uint64_t *to);
 
 // Bytes of strings the definition's arguments will store at this hit, the
 // kernel's __get_data_size(): what to reserve after the fixed fields.

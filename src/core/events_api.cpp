@@ -58,6 +58,8 @@ OKP_HANDLER_PATH FetchEnvironment environment_of(const okp_event_environment *en
 	fetch.registers = static_cast<const uint8_t *>(env->regs);
 	fetch.layout = &okp::arch::event_register_layout();
 	fetch.comm = env->comm;
+	// unsigned long is the u64 of both 64-bit arches.
+	fetch.entry_arguments = reinterpret_cast<const uint64_t *>(env->entry_arguments);
 	return fetch;
 }
 
@@ -106,6 +108,7 @@ extern "C" int okp_core_event_parse(struct okp_event_definition *event, const ch
 	context.btf_arguments = grammar.btf_arguments;
 	context.char_type = grammar.char_type;
 	context.dentry_types = grammar.dentry_types;
+	context.return_arguments = grammar.return_arguments;
 	context.btf = vmlinux_btf;
 	// Under the glue's events mutex: one parse at a time.
 	glue_place = place;
@@ -183,6 +186,7 @@ extern "C" void okp_core_event_summary(const struct okp_event_definition *event,
 	summary->rest_length = d.rest.length;
 	summary->arg_count = d.arg_count;
 	summary->record_size = d.record_size;
+	summary->entry_arguments = d.entry_arguments;
 }
 
 extern "C" void okp_core_event_field(const struct okp_event_definition *event, unsigned int index,
@@ -276,4 +280,11 @@ extern "C" OKP_HANDLER_PATH void okp_core_event_store(const struct okp_event_def
 {
 	store_arguments(definition_of(event), environment_of(environment), static_cast<uint8_t *>(record),
 			static_cast<uint8_t *>(fields), dynamic);
+}
+
+extern "C" OKP_HANDLER_PATH void okp_core_event_save_entry(const struct okp_event_definition *event,
+							   const struct okp_event_environment *environment,
+							   unsigned long *to)
+{
+	save_entry_arguments(definition_of(event), environment_of(environment), reinterpret_cast<uint64_t *>(to));
 }

@@ -54,6 +54,7 @@ struct okp_event_grammar {
 	int btf_arguments;	/* 6.6 and later's BTF grammar */
 	int char_type;		/* the char type */
 	int dentry_types;	/* the %pd and %pD types */
+	int return_arguments;	/* $argN and names in r events */
 	const void *btf;	/* vmlinux's BTF, btf_size bytes; NULL: none */
 	unsigned long btf_size;
 };
@@ -127,6 +128,7 @@ struct okp_event_summary {
 	unsigned long rest_length;
 	unsigned int arg_count;
 	unsigned int record_size;	/* bytes of the fixed fields */
+	unsigned int entry_arguments;	/* an r event's, saved at entry */
 };
 
 void okp_core_event_summary(const struct okp_event_definition *event,
@@ -186,7 +188,17 @@ unsigned long okp_core_event_print_fmt(const struct okp_event_definition *event,
 struct okp_event_environment {
 	const void *regs;
 	const char *comm;
+	/* An r event's arguments its entry saved; NULL: none. */
+	const unsigned long *entry_arguments;
 };
+
+/*
+ * At an r event's entry (its okretprobe's entry_handler): the arguments
+ * the return fetches, into to (the summary's entry_arguments of them).
+ */
+void okp_core_event_save_entry(const struct okp_event_definition *event,
+			       const struct okp_event_environment *environment,
+			       unsigned long *to);
 
 /* At a hit: the bytes of strings to reserve, then the store. */
 unsigned long okp_core_event_dynamic_size(const struct okp_event_definition *event,

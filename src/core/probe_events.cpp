@@ -138,6 +138,7 @@ void reset(Definition &out)
 	out.rest = Span{};
 	out.arg_count = 0;
 	out.record_size = 0;
+	out.entry_arguments = 0;
 	out.immediates_length = 0;
 }
 

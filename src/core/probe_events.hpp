@@ -43,6 +43,9 @@ inline constexpr size_t max_fetch_steps = 16;	 // FETCH_INSN_MAX
 inline constexpr unsigned max_array = 64;	 // MAX_ARRAY_LEN
 inline constexpr unsigned max_event_size = 3072; // MAX_PROBE_EVENT_SIZE
 inline constexpr unsigned max_maxactive = 4096;	 // KRETPROBE_MAXACTIVE_MAX
+// The most arguments an r event's entry saves (an okretprobe's 4096 bytes
+// of data); the kernel saves each one named, and takes more.
+inline constexpr unsigned max_entry_arguments = 512;
 
 // Why a line was refused: the kernel's error classes (its texts, for
 // error_log), and okprobe's own where it is stricter.
@@ -147,6 +150,7 @@ enum class Op : uint8_t {
 	symbol_address,	  // text: the symbol; value: the offset added
 	dereference,	  // value: the offset added before the load
 	user_dereference, // the same from user memory
+	entry_argument,	  // value: the argument's index, saved at the entry (r)
 };
 
 struct FetchStep {
@@ -216,6 +220,9 @@ struct Definition {
 	Span rest;
 	uint16_t arg_count = 0;
 	uint32_t record_size = 0; // bytes of every argument's field
+	// An r event's: the function arguments its entry saves for the
+	// return's fetch (entry_argument steps read them), from the first.
+	uint16_t entry_arguments = 0;
 	// The immediate strings (\"STR\"), NUL-terminated: an immediate_string
 	// step's value is its offset here.
 	uint16_t immediates_length = 0;
@@ -265,6 +272,10 @@ struct ParseContext {
 	// struct dentry's d_name.name (and struct file's f_path.dentry), whose
 	// offsets okprobe takes from btf.
 	bool dentry_types = false;
+	// The kernel's r events fetch the function's arguments (README:
+	// "kernel return probes support: $retval, $arg<N>", 6.9 and later),
+	// saved at the entry, by number and by BTF name.
+	bool return_arguments = false;
 	// Where the parsed place is (symbol or address, offset); nullptr: every
 	// place is a function's entry.
 	Place (*place)(void *cookie, const Definition &definition) = nullptr;

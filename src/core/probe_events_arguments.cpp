@@ -175,6 +175,17 @@ ParseResult Parser::parse_body(Text body, Argument &argument)
 	return ParseResult{};
 }
 
+// An r event's fetch of argument index, saved at the function's entry.
+ParseResult Parser::save_entry_argument(Argument &argument, int &last, unsigned index, size_t column)
+{
+	if (index >= max_entry_arguments)
+		return invalid(Error::bad_argument_number, column);
+	push(argument, last, Op::entry_argument, index);
+	if (index + 1 > out_.entry_arguments)
+		out_.entry_arguments = static_cast<uint16_t>(index + 1);
+	return ParseResult{};
+}
+
 // The argument's field in the record, after the others.
 ParseResult Parser::account_field(Argument &argument, size_t column)
 {
@@ -449,11 +460,14 @@ ParseResult Parser::parse_variable(Text arg, Argument &argument, int &last)
 		}
 	} else if (name.equals("comm") || name.equals("COMM")) {
 		push(argument, last, Op::comm, 0);
-	} else if (at_entry_ && !out_.is_return && !out_.has_address && name.starts_with("arg")) {
+	} else if (name.starts_with("arg") && ((at_entry_ && !out_.is_return && !out_.has_address) ||
+					       (out_.is_return && context_.return_arguments))) {
 		if (!parse_unsigned(name.from(3), 10, n))
 			return invalid(Error::bad_variable, column);
 		if (n == 0 || n > context_.max_stack_index)
 			return invalid(Error::bad_argument_number, column);
+		if (out_.is_return)
+			return save_entry_argument(argument, last, static_cast<unsigned>(n - 1), column);
 		push(argument, last, Op::argument, static_cast<int64_t>(n - 1));
 	} else {
 		return invalid(Error::bad_variable, column);

@@ -65,6 +65,17 @@ bool is_char(const btf::Types &types, uint32_t id)
 
 } // namespace
 
+// The line, its arguments rewritten (length bytes at expanded).
+ParseResult Parser::replace_line(const char *expanded, size_t length, size_t first)
+{
+	if (length >= max_line)
+		return fail(e2big, Error::args_too_long, first);
+	for (size_t i = 0; i <= length; i++)
+		out_.line[i] = expanded[i];
+	out_.line_length = static_cast<uint16_t>(length);
+	return ParseResult{};
+}
+
 const btf::Type *Parser::function_proto()
 {
 	if (proto_asked_)
@@ -147,13 +158,7 @@ ParseResult Parser::expand_btf_arguments(size_t first)
 		}
 		writer.put(next < out_.line_length ? " " : "");
 	}
-	const size_t length = writer.finish();
-	if (length >= max_line)
-		return fail(e2big, Error::args_too_long, first);
-	for (size_t i = 0; i <= length; i++)
-		out_.line[i] = expanded[i];
-	out_.line_length = static_cast<uint16_t>(length);
-	return ParseResult{};
+	return replace_line(expanded.get(), writer.finish(), first);
 }
 
 namespace {
@@ -226,13 +231,7 @@ ParseResult Parser::expand_dentry_arguments(size_t first)
 		}
 		writer.put(next < out_.line_length ? " " : "");
 	}
-	const size_t length = writer.finish();
-	if (length >= max_line)
-		return fail(e2big, Error::args_too_long, first);
-	for (size_t i = 0; i <= length; i++)
-		out_.line[i] = expanded[i];
-	out_.line_length = static_cast<uint16_t>(length);
-	return ParseResult{};
+	return replace_line(expanded.get(), writer.finish(), first);
 }
 
 // NAME[->FIELD[.FIELD|->FIELD...]] or $retval[->FIELD...]: parse_btf_arg().
@@ -266,9 +265,15 @@ ParseResult Parser::parse_btf_argument(Text arg, Argument &argument, int &last)
 			i++;
 		if (i == proto->vlen())
 			return fail(enoent, Error::no_btf_argument, column);
-		if (out_.is_return)
+		if (out_.is_return && !context_.return_arguments)
 			return fail(eopnotsupp, Error::return_entry_arguments, column);
-		push(argument, last, Op::argument, i);
+		if (out_.is_return) {
+			const ParseResult saved = save_entry_argument(argument, last, i, column);
+			if (!saved.ok())
+				return saved;
+		} else {
+			push(argument, last, Op::argument, i);
+		}
 		type_id = params[i].type;
 	}
 	const btf::Type *type = context_.btf->skip_modifiers(type_id);

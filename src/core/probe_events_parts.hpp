@@ -191,6 +191,7 @@ private:
 	ParseResult parse_body(Text body, Argument &argument);
 	ParseResult parse_array_suffix(Text &type, unsigned &count);
 	ParseResult account_field(Argument &argument, size_t column);
+	ParseResult save_entry_argument(Argument &argument, int &last, unsigned index, size_t column);
 	ParseResult choose_type(Text arg, Text type, unsigned count, size_t type_column, Argument &argument);
 	ParseResult choose_store(Argument &argument, int &last, size_t column, size_t type_column);
 	ParseResult parse_bitfield(Text type, Argument &argument, int &last, size_t type_column);
@@ -204,6 +205,7 @@ private:
 	// The BTF grammar (probe_events_btf.cpp).
 	ParseResult expand_btf_arguments(size_t first);
 	ParseResult expand_dentry_arguments(size_t first);
+	ParseResult replace_line(const char *expanded, size_t length, size_t first);
 	ParseResult parse_btf_argument(Text arg, Argument &argument, int &last);
 	ParseResult parse_btf_fields(Text fields, const btf::Type *type, Argument &argument, int &last, size_t column);
 	ParseResult type_from_btf(Text type, Argument &argument, int &last);

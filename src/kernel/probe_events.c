@@ -134,6 +134,7 @@ static struct okp_event_probe *okp_event_probe_new(const struct okp_event_summar
 	ep->address = line->address;
 	ep->offset = line->offset;
 	ep->maxactive = line->maxactive;
+	ep->entry_arguments = line->entry_arguments;
 	return ep;
 }
 

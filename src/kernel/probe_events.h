@@ -87,6 +87,8 @@ struct okp_event_probe {
 	unsigned long address;
 	unsigned int offset;
 	unsigned int maxactive;
+	/* An r line's: the arguments its entry saves for the return. */
+	unsigned int entry_arguments;
 	struct okp_event_definition *definition;
 };
 
@@ -124,6 +126,8 @@ extern struct list_head okp_events, okp_event_probes;
 int okp_event_pre_handler(struct okprobe *probe, struct pt_regs *regs);
 int okp_event_return_handler(struct okretprobe_instance *ri,
 			     struct pt_regs *regs);
+int okp_event_entry_handler(struct okretprobe_instance *ri,
+			    struct pt_regs *regs);
 
 /* probe_events_call.c: making an event, under okp_events_mutex. */
 int okp_event_add_call(struct okp_trace_event *event);

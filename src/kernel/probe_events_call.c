@@ -327,6 +327,12 @@ int okp_event_probe_register(struct okp_event_probe *ep)
 	if (event->is_return) {
 		ep->rp.handler = okp_event_return_handler;
 		ep->rp.maxactive = ep->maxactive;
+		/* The arguments the return fetches, saved at each entry. */
+		if (ep->entry_arguments) {
+			ep->rp.entry_handler = okp_event_entry_handler;
+			ep->rp.data_size = ep->entry_arguments *
+					   sizeof(unsigned long);
+		}
 		ret = okretprobe_register(&ep->rp);
 	} else {
 		kp->pre_handler = okp_event_pre_handler;

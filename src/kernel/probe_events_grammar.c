@@ -45,6 +45,8 @@ void okp_events_grammar(void)
 		!!okp_ksyms_lookup("btf_find_func_proto");
 	grammar.char_type = readme && strstr(readme, " char, string");
 	grammar.dentry_types = readme && strstr(readme, "%pd/%pD");
+	grammar.return_arguments = readme &&
+		strstr(readme, "return probes support: $retval, $arg<N>");
 	okp_validate_symbols = grammar.validate_symbols;
 	if ((grammar.btf_arguments || grammar.dentry_types) && start &&
 	    stop > start) {

@@ -193,12 +193,14 @@ NOKPROBE_SYMBOL(okp_event_perf);
 /* A hit of one of the event's probes: an entry in every instance it is on in. */
 static void notrace okp_event_hit(struct okp_event_probe *ep,
 				  struct pt_regs *regs, unsigned long ip,
-				  unsigned long ret_ip)
+				  unsigned long ret_ip,
+				  const unsigned long *entry_arguments)
 {
 	struct okp_trace_event *event = ep->event;
 	const struct okp_event_environment env = {
 		.regs = regs,
 		.comm = current->comm,
+		.entry_arguments = entry_arguments,
 	};
 	struct okp_event_link *link;
 
@@ -219,7 +221,7 @@ int notrace okp_event_pre_handler(struct okprobe *probe, struct pt_regs *regs)
 	struct okp_event_probe *ep =
 		container_of(probe, struct okp_event_probe, probe);
 
-	okp_event_hit(ep, regs, (unsigned long)probe->addr, 0);
+	okp_event_hit(ep, regs, (unsigned long)probe->addr, 0, NULL);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_pre_handler);
@@ -231,8 +233,26 @@ int notrace okp_event_return_handler(struct okretprobe_instance *ri,
 	struct okp_event_probe *ep =
 		container_of(ri->rp, struct okp_event_probe, rp);
 
-	okp_event_hit(ep, regs, (unsigned long)ri->rp->kp.addr,
-		      ri->ret_addr);
+	okp_event_hit(ep, regs, (unsigned long)ri->rp->kp.addr, ri->ret_addr,
+		      ep->entry_arguments ? (const unsigned long *)ri->data :
+					    NULL);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_return_handler);
+
+/* An r event's entry: the arguments its return will fetch, into ri's data. */
+int notrace okp_event_entry_handler(struct okretprobe_instance *ri,
+				    struct pt_regs *regs)
+{
+	struct okp_event_probe *ep =
+		container_of(ri->rp, struct okp_event_probe, rp);
+	const struct okp_event_environment env = {
+		.regs = regs,
+		.comm = current->comm,
+	};
+
+	okp_core_event_save_entry(ep->definition, &env,
+				  (unsigned long *)ri->data);
+	return 0;
+}
+NOKPROBE_SYMBOL(okp_event_entry_handler);
