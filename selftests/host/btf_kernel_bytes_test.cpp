@@ -92,8 +92,9 @@ TEST(KernelBtf, EveryFunctionsPrototypeAndParametersResolve)
 		for (unsigned i = 0; i < proto->vlen(); i++, params++) {
 			const okp::btf::Param &param = Types::params(*proto)[i];
 			// A variadic function's last parameter is type 0, unnamed.
-			if (param.type)
+			if (param.type) {
 				EXPECT_NE(types->skip_modifiers(param.type), nullptr) << types->name(t->name_off);
+			}
 		}
 	}
 	std::cout << "x86 BTF: " << types->count() << " types, " << functions << " functions, " << params

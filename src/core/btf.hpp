@@ -127,6 +127,11 @@ public:
 	{
 		return holder.kind_flag() ? member.offset >> 24 : 0;
 	}
+	// A found member's bit offset in the struct it was looked up in.
+	static uint32_t bit_offset(const FoundMember &found)
+	{
+		return found.holder_bits + member_bit_offset(*found.holder, *found.member);
+	}
 
 	// A struct's or union's member named name, the anonymous ones searched
 	// after the named ones, the last pushed first, as the kernel's

@@ -41,10 +41,6 @@ struct okp_event_error {
 };
 
 /*
- * Parses a line into event; 0 or -errno, and on error *error. place
- * answers for a symbol (NULL: every place is an entry).
- */
-/*
  * The grammar of the running kernel's kprobe_events, told once by the glue
  * (okp_core_event_parse() follows it; okp::events::ParseContext says what
  * each part is).
@@ -63,6 +59,10 @@ struct okp_event_grammar {
 int okp_core_event_grammar(const struct okp_event_grammar *grammar);
 void okp_core_event_grammar_exit(void);
 
+/*
+ * Parses a line into event; 0 or -errno, and on error *error. place
+ * answers for a symbol (NULL: every place is an entry).
+ */
 int okp_core_event_parse(struct okp_event_definition *event, const char *line,
 			 unsigned long length,
 			 enum okp_event_place (*place)(const struct okp_event_place_query *query),

@@ -10,6 +10,8 @@
 
 namespace okp::events {
 
+namespace {
+
 // A type name: its kind and size; false when the kernel has none such.
 bool find_type(Text type, Kind &kind, uint8_t &size)
 {
@@ -61,8 +63,6 @@ bool find_type(Text type, Kind &kind, uint8_t &size)
 		}
 	return false;
 }
-
-namespace {
 
 constexpr const char *reserved_field_names[] = {
 	"common_type", "common_flags", "common_preempt_count", "common_pid",

@@ -5,12 +5,14 @@
 // traceprobe_parse_probe_arg_body()): $arg* and $argN rewritten to the
 // function's parameter names, a parameter by name and its members through
 // "->" and ".", $retval typed by the function's return type, an untyped
-// argument typed by what it fetches, char pointers and arrays as strings.
-// Each refusal has the kernel's error class, errno and caret column.
+// argument typed by what it fetches, char pointers and arrays as strings,
+// %pd and %pD rewritten with the BTF's offsets. Each refusal has the
+// kernel's error class, errno and caret column.
 //
-// Two things the kernel's grammar has and okprobe's not yet: an r event's
-// entry arguments (the kernel stores them at the entry) and bitfield
-// members; both are refused with okprobe's own error class.
+// What the kernel's grammar has and okprobe's not yet: bitfield members,
+// refused with okprobe's own error class; and, where the kernel's r events
+// fetch no arguments (before 6.9), a name in an r event is okprobe's
+// refusal too.
 #include "core/owned.hpp"
 #include "core/probe_events_parts.hpp"
 
@@ -163,8 +165,9 @@ ParseResult Parser::expand_btf_arguments(size_t first)
 
 namespace {
 
-// The byte offset of path (members, '.'-separated) in struct holder, from
-// the BTF; false when it has none such.
+// The byte offset of holder.first.second (struct holder's member first,
+// a struct, and its member second), from the BTF; false when it has none
+// such.
 bool member_offset(const btf::Types &types, const char *holder, const char *first, const char *second, uint64_t &offset)
 {
 	const btf::Type *type = types.type(types.find(holder, btf::Kind::structure));
@@ -176,11 +179,21 @@ bool member_offset(const btf::Types &types, const char *holder, const char *firs
 		const btf::FoundMember found = types.member(*type, name);
 		if (!found.member)
 			return false;
-		bits += found.holder_bits + btf::Types::member_bit_offset(*found.holder, *found.member);
+		bits += btf::Types::bit_offset(found);
 		type = types.skip_modifiers(found.member->type);
 	}
 	offset = bits / 8;
 	return true;
+}
+
+// 'd' or 'D' where word is ARG:%pd or ARG:%pD (glob_match("*:%p[dD]")),
+// else 0.
+char dentry_type(Text word)
+{
+	if (word.length < 4 || !word.from(word.length - 4).starts_with(":%p"))
+		return 0;
+	const char last = word[word.length - 1];
+	return last == 'd' || last == 'D' ? last : 0;
 }
 
 } // namespace
@@ -193,7 +206,7 @@ ParseResult Parser::expand_dentry_arguments(size_t first)
 	for (size_t next = first; next < out_.line_length && !found;) {
 		const Text w = word(next);
 		next += w.length + 1;
-		found = w.length >= 4 && (w.from(w.length - 4).equals(":%pd") || w.from(w.length - 4).equals(":%pD"));
+		found = dentry_type(w) != 0;
 	}
 	if (!found)
 		return ParseResult{};
@@ -209,9 +222,8 @@ ParseResult Parser::expand_dentry_arguments(size_t first)
 	for (size_t next = first; next < out_.line_length;) {
 		const Text w = word(next);
 		next += w.length + 1;
-		const bool dentry_type = w.length >= 4 && w.from(w.length - 4).starts_with(":%p") &&
-					 (w[w.length - 1] == 'd' || w[w.length - 1] == 'D');
-		if (!dentry_type) {
+		const char type = dentry_type(w);
+		if (!type) {
 			writer.put(w);
 		} else {
 			const size_t equals = w.find('=');
@@ -221,13 +233,13 @@ ParseResult Parser::expand_dentry_arguments(size_t first)
 			writer.put("+0x0(+0x");
 			writer.number(name, 16);
 			writer.put('(');
-			if (w[w.length - 1] == 'D') {
+			if (type == 'D') {
 				writer.put("+0x");
 				writer.number(dentry, 16);
 				writer.put('(');
 			}
 			writer.put(fetched);
-			writer.put(w[w.length - 1] == 'D' ? "))):string" : ")):string");
+			writer.put(type == 'D' ? "))):string" : ")):string");
 		}
 		writer.put(next < out_.line_length ? " " : "");
 	}
@@ -310,7 +322,7 @@ ParseResult Parser::parse_btf_fields(Text fields, const btf::Type *type, Argumen
 			const btf::FoundMember found = context_.btf->member(*type, name);
 			if (!found.member)
 				return fail(enoent, Error::no_btf_field, column);
-			bits += found.holder_bits + btf::Types::member_bit_offset(*found.holder, *found.member);
+			bits += btf::Types::bit_offset(found);
 			last_bitsize_ = btf::Types::member_bitfield_size(*found.holder, *found.member);
 			type = context_.btf->skip_modifiers(found.member->type);
 			if (!type)
@@ -333,36 +345,29 @@ ParseResult Parser::parse_btf_fields(Text fields, const btf::Type *type, Argumen
 ParseResult Parser::type_from_btf(Text type, Argument &argument, int &last)
 {
 	if (!type.data) {
-		const char *name = nullptr;
+		// An enum is s32 (s64), a pointer x64, an integer its own
+		// sign and size; anything else keeps the default (x64).
 		switch (last_type_->kind()) {
 		case btf::Kind::enumeration:
-			name = "s32";
-			break;
 		case btf::Kind::enumeration64:
-			name = "s64";
+			argument.kind = Kind::signed_integer;
+			argument.size = last_type_->kind() == btf::Kind::enumeration ? 4 : 8;
 			break;
 		case btf::Kind::pointer:
-			name = "x64";
+			argument.kind = Kind::hex;
+			argument.size = 8;
 			break;
 		case btf::Kind::integer: {
 			const btf::Integer integer = btf::Types::integer(*last_type_);
-			static constexpr const char *sized[2][4] = {{"u8", "u16", "u32", "u64"},
-								    {"s8", "s16", "s32", "s64"}};
-			const int size = integer.bits == 8    ? 0
-					 : integer.bits == 16 ? 1
-					 : integer.bits == 32 ? 2
-					 : integer.bits == 64 ? 3
-							      : -1;
-			if (size < 0)
+			if (integer.bits != 8 && integer.bits != 16 && integer.bits != 32 && integer.bits != 64)
 				return fail(eopnotsupp, Error::btf_bitfield, btf_column_);
-			name = sized[integer.is_signed][size];
+			argument.kind = integer.is_signed ? Kind::signed_integer : Kind::unsigned_integer;
+			argument.size = static_cast<uint8_t>(integer.bits / 8);
 			break;
 		}
 		default:
 			break;
 		}
-		if (name)
-			find_type(Text{name, name[2] ? size_t{3} : size_t{2}}, argument.kind, argument.size);
 		if (last_bitsize_ % 8 || last_bitoffs_)
 			return fail(eopnotsupp, Error::btf_bitfield, btf_column_);
 		return ParseResult{};

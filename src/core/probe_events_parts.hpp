@@ -101,10 +101,6 @@ inline void copy_name(char *to, size_t capacity, Text from)
 	to[n] = '\0';
 }
 
-// A type name: its kind and size; false when the kernel has none such
-// (probe_events_arguments.cpp).
-bool find_type(Text type, Kind &kind, uint8_t &size);
-
 // Appends to a bounded buffer, counting what did not fit too.
 class Writer {
 public:
