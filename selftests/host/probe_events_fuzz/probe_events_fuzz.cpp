@@ -4,11 +4,16 @@
 // parse or be refused without a sanitizer report, and what it gives must
 // hold together: spans inside the line, limits kept, a caret inside the
 // line or just past it, and a parsed probe whose canonical form parses to
-// the same canonical form.
+// the same canonical form. Inputs of odd length parse by the grammar of 6.6
+// and later, over a small BTF.
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include <vector>
+
+#include "../btf_builder.hpp"
+#include "core/btf.hpp"
 #include "core/probe_events.hpp"
 #include "x86/event_registers.hpp"
 
@@ -37,6 +42,33 @@ void check_span(const Definition &definition, Span span)
 	check(span.start + span.length <= definition.line_length);
 }
 
+// A kernel's BTF for the grammar of 6.6 and later: vfs_read's parameters,
+// struct file and struct dentry as the %pd/%pD rewrite and members want.
+const okp::btf::Types &kernel_btf()
+{
+	static okp::host::BtfBuilder b;
+	static std::vector<uint32_t> bytes;
+	static okp::btf::Types types;
+	if (bytes.empty()) {
+		const uint32_t uchar = b.integer("unsigned char", 1, false);
+		const uint32_t u64 = b.integer("long unsigned int", 8, false);
+		const uint32_t s64 = b.integer("long long int", 8, true);
+		const uint32_t qstr = b.structure("qstr", 16, {{"hash_len", u64, 0}, {"name", b.pointer(uchar), 64}});
+		const uint32_t dentry = b.structure("dentry", 64, {{"d_name", qstr, 256}});
+		const uint32_t path =
+			b.structure("path", 16, {{"mnt", b.pointer(u64), 0}, {"dentry", b.pointer(dentry), 64}});
+		const uint32_t file = b.structure("file", 64, {{"f_pos", s64, 64}, {"f_path", path, 128}});
+		b.function("vfs_read", s64,
+			   {{"file", b.pointer(file)},
+			    {"buf", b.pointer(uchar)},
+			    {"count", u64},
+			    {"pos", b.pointer(s64)}});
+		bytes = b.bytes();
+		check(types.load(reinterpret_cast<const uint8_t *>(bytes.data()), b.size()) == 0);
+	}
+	return types;
+}
+
 Definition first, second;
 char canonical[max_line + 8192], again[max_line + 8192], log[max_line * 2 + 256];
 
@@ -48,6 +80,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	context.registers = okp::x86::event_registers;
 	context.register_count = sizeof(okp::x86::event_registers) / sizeof(okp::x86::event_registers[0]);
 	context.place = place;
+	// Odd lengths: a kernel with every grammar of 6.6 and later.
+	if (size % 2) {
+		context.btf_arguments = context.validate_symbols = context.char_type = true;
+		context.dentry_types = context.return_arguments = true;
+		context.btf = &kernel_btf();
+	}
 	ParseResult result = parse_line(reinterpret_cast<const char *>(data), size, context, first);
 	check(first.line_length < max_line && strlen(first.line) == first.line_length);
 	if (!result.ok()) {
