@@ -42,6 +42,7 @@
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/reboot.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -678,6 +679,7 @@ static int expect_load_failure(const char *params, int expected, ...)
 #include "okptest_events.c"
 #include "okptest_events_scenarios.c"
 #include "okptest_userland.c"
+#include "okptest_source_lines.c"
 #include "okptest_bench_bpf.c"
 #include "okptest_demo.c"
 #include "okptest_scale.c"
@@ -955,6 +957,8 @@ OKPTEST(okprobe, probe_events_bpf_recursion, test_probe_events_bpf_recursion, SH
 OKPTEST(okprobe, probe_events_bpftrace, test_probe_events_bpftrace, LONG, "okprobe_events with Debian's bpftrace: one-liners on events at ksys_read's entry, a block past it and its return count dd's 100 reads as bpftrace's kprobe:/kretprobe: (fentry:/fexit: where the kernel takes no kprobe at an entry) do on the same places; bpftool perf lists them as tracepoints")
 OKPTEST(okprobe, probe_events_libbpf, test_probe_events_libbpf, LONG, "the libbpf sample (samples/bpf, Debian 13's libbpf1) on events at ksys_read's entry, a block past it and its return: dd's 100 reads counted and summed, the attach cookie, the probed address and the probed place's stack")
 OKPTEST(okprobe, okprobe_tool, test_okprobe_tool, SHORT, "tools/okprobe with Debian's python3 on the real tracefs: add, trace streams 100 faccessat() calls and stops on SIGINT, list, top, a bad line's errno, del")
+OKPTEST(okprobe, source_line_probe, test_source_line_probe, LONG, "tools/okprobe add --line with Debian's perf on the kernel's -dbg vmlinux: without it, a message naming the package and no event; vfs_read:25 with its local ret and vfs_read%return record the sizes okptest read, as the kernel's kprobe_events does on perf's same line")
+OKPTEST(okprobe, source_line_inlined, test_source_line_inlined, LONG, "tools/okprobe add --line of fsnotify_access, an inline: one event, a line per instance as perf probe finds them; okptest's reads, readv()s and sendfile()s each recorded once, by the instance in their own path")
 OKPTEST(okprobe, probe_events_storm, test_probe_events_storm, LONG, "a storm of okprobe_events events on hot and syscall-path kernel functions: defined with documented refusals, enabled at once under load, hit, removed with >")
 OKPTEST(okprobe, probe_events_like_kernel, test_probe_events_like_kernel, SHORT, "okprobe_events against kprobe_events: the same lines read back alike with the same format fields; bad lines get the same errno and error_log entry")
 OKPTEST(okprobe, probe_events_scenarios, test_probe_events_scenarios, SHORT, "okprobe_events against kprobe_events, scenario by scenario, with the same transcript: lines appended to an event (the kernel's refusals, each line's own fetch, armed at once while enabled, removed line by line), SYM+OFFS past the symbol's end, MOD:SYM of a module loaded later, gone while unloaded, armed again on reload, entry and return")
@@ -977,6 +981,7 @@ OKPTEST(demo, load, demo_step_load, SHORT, "load okprobe.ko and the sample clien
 OKPTEST(demo, show, demo_step_show, SHORT, "show the debugfs files; the probe goes [OPTIMIZED] and back with the sysctl")
 OKPTEST(demo, events, demo_step_events, SHORT, "okprobe_events: a probe with fetch arguments from the shell, its events from trace_pipe, a hist trigger's table, its removal")
 OKPTEST(demo, bpftrace, demo_step_bpftrace, LONG, "bpftrace (Debian's, on the guest's userland disk) on an okprobe_events event: a one-liner summing read sizes by process while dd reads")
+OKPTEST(demo, source_line, demo_step_source_line, LONG, "a probe on a source line with a local variable: okprobe add --line 'vfs_read:25 ret' (Debian's perf probe on the kernel's -dbg DWARF), the values dd's reads returned")
 OKPTEST(demo, cover, demo_step_cover, SHORT, "okprobe-cover: basic-block coverage of vfs_read, rw_verify_area and seq_read_iter while reads run, then cleared")
 OKPTEST(demo, unload, demo_step_unload, SHORT, "unload both; nothing is left behind")
 
@@ -1067,7 +1072,8 @@ static const char *const events_tests[] = {
 	"load", "unload", "probe_events", "probe_events_trace_cmd",
 	"probe_events_perf", "probe_events_bpf", "probe_events_bpf_recursion",
 	"probe_events_bpftrace",
-	"probe_events_libbpf", "okprobe_tool", "probe_events_storm",
+	"probe_events_libbpf", "okprobe_tool", "source_line_probe",
+	"source_line_inlined", "probe_events_storm",
 	"probe_events_like_kernel", "kernel_log_clean",
 };
 
@@ -1086,7 +1092,7 @@ static const char *const essentials_tests[] = {
 	"enable_disable_switches", "unload_while_optimized", "counter_probe",
 	"entry_probe", "return_probe", "probe_events", "probe_events_bpf",
 	"probe_events_bpf_recursion", "probe_events_bpftrace", "probe_events_libbpf", "okprobe_tool",
-	"kprobe_events", "coexist_in_kernel", "context_in_kernel", "module_gone", "scale",
+	"source_line_probe", "source_line_inlined", "kprobe_events", "coexist_in_kernel", "context_in_kernel", "module_gone", "scale",
 	"kernel_log_clean",
 };
 

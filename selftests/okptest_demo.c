@@ -174,6 +174,59 @@ static int demo_step_bpftrace(void)
 	return 0;
 }
 
+/*
+ * A probe on a source line, with a local variable, as a user adds it
+ * once the kernel's -dbg package is in: tools/okprobe add --line runs
+ * Debian's perf probe on its DWARF (make demo's guest has the package's
+ * vmlinux on a disk; elsewhere the step skips). dd reads through it.
+ */
+#define DEMO_LINE_SPEC "vfs_read:25 ret"
+#define DEMO_LINE_EVENT TRACING "/events/okprobe/vfs_read_L25"
+
+static int demo_step_source_line(void)
+{
+	static char output[16384], trace[65536];
+	char *const add[] = { "/usr/bin/python3", TOOL, "add", "--line",
+			      DEMO_LINE_SPEC, NULL };
+	char *const del[] = { "/usr/bin/python3", TOOL, "del", "vfs_read_L25", NULL };
+	char *const work[] = { "/usr/bin/dd", "if=/dev/zero", "of=/dev/null",
+			       "bs=4093", "count=3", "status=none", NULL };
+	char *line;
+	int status, reads = 0;
+
+	STEP(debuginfo_mount());
+	say("# (the kernel's DWARF: /usr/lib/debug/boot/vmlinux-$(uname -r), from linux-image-$(uname -r)-dbg)");
+	say("# $ okprobe add --line '" DEMO_LINE_SPEC "'");
+	status = userland_run(add, 120, output, sizeof(output));
+	for (line = strtok(output, "\n"); line; line = strtok(NULL, "\n"))
+		say("#   %s", line);
+	CHECK(status == 0, "okprobe add --line exited with %d", status);
+	say("# $ echo 'comm == \"dd\"' > %s/filter", DEMO_LINE_EVENT);
+	CHECK(!write_file(DEMO_LINE_EVENT "/filter", "comm == \"dd\""), "filter");
+	say("# $ echo 1 > %s/enable", DEMO_LINE_EVENT);
+	clear_file(TRACING "/trace");
+	CHECK(!write_file(DEMO_LINE_EVENT "/enable", "1"), "enabling the event");
+	say("# $ dd if=/dev/zero of=/dev/null bs=4093 count=3");
+	status = userland_run(work, 120, output, sizeof(output));
+	write_file(DEMO_LINE_EVENT "/enable", "0");
+	CHECK(status == 0, "dd exited with %d", status);
+	say("# $ grep 'vfs_read_L25.*ret=4093' %s/trace", TRACING);
+	CHECK(read_file(TRACING "/trace", trace, sizeof(trace)) == 0, "reading the trace");
+	for (line = strtok(trace, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strstr(line, " vfs_read_L25: ("))
+			continue;
+		if (strstr(line, "ret=4093")) {
+			say("#   %s", line);
+			reads++;
+		}
+	}
+	CHECK(reads == 3, "the event recorded %d of dd's 3 reads of 4093 bytes", reads);
+	say("# $ okprobe del vfs_read_L25");
+	status = userland_run(del, 120, output, sizeof(output));
+	CHECK(status == 0, "okprobe del exited with %d: %s", status, output);
+	return 0;
+}
+
 /* okprobe-cover's demo: kernel functions of the read path, and reads. */
 #define DEMO_COVER_ARGS "vfs_read rw_verify_area seq_read_iter -- sh -c 'for i in $(seq 300); do cat /proc/self/stat; done > /dev/null'"
 static const char *const demo_covered[] = { "vfs_read", "rw_verify_area",

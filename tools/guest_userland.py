@@ -37,10 +37,11 @@ import debian13
 # 0.23.2 calls fclose() on the NULL popen() gives back).
 PACKAGES = ["bpftrace", "bpftool", "python3", "linux-perf", "trace-cmd",
             "dash", "coreutils", "libc6-dev"]
-LAYOUT = 2  # bumped when image() lays the tree out anew
+LAYOUT = 3  # bumped when image() lays the tree out anew
 # Mount points okptest uses inside the image, and usrmerge's links
 # (base-files makes them on a Debian system; nothing here runs it).
-MOUNT_POINTS = ["proc", "sys", "dev", "tmp", "run", "opt/okprobe"]
+MOUNT_POINTS = ["proc", "sys", "dev", "tmp", "run", "opt/okprobe",
+                "usr/lib/debug"]
 MERGED = ["bin", "sbin", "lib", "lib64"]
 # Where okptest finds the image (the guest's first virtio disk) and the
 # modules it loads first, in order (their names start with their rank).
@@ -139,7 +140,7 @@ def qemu_args(path):
             "readonly=on", "-device", "virtio-blk-pci,drive=userland"]
 
 
-def _modules_package(t):
+def modules_package(t):
     """(suite's Apt or None for the host's, package) holding t's
     kernel modules."""
     if t.debian13:
@@ -166,12 +167,22 @@ def _modules_package(t):
     return None, f"linux-image-{release}", version
 
 
-def _download(kernel, package, version, directory):
-    """The package's .deb in directory: through debian13's verified
-    apt (Debian 13's kernels) or the host's (Debian 12's)."""
-    if kernel:
+def download(kernel, package, version, directory, keep=True):
+    """The package's .deb: through debian13's verified apt (Debian 13's
+    kernels; kept in its cache of packages unless keep is False, then in
+    directory) or the host's (Debian 12's, in directory)."""
+    if kernel and keep:
         return debian13.fetch([package], kernel.arch, kernel.suite)[0]
-    subprocess.run(["apt-get", "download", "-qq", f"{package}={version}"],
+    if kernel:
+        found = debian13.apt(kernel.suite, kernel.arch).download(
+            [package], directory)
+        if isinstance(found, str):
+            sys.exit(f"guest_userland: {kernel.suite} has no {found}")
+        return found[package]
+    # As root into a directory of root's: apt's own user could not
+    # write there, and says so.
+    subprocess.run(["apt-get", "download", "-qq",
+                    "-o", "APT::Sandbox::User=root", f"{package}={version}"],
                    cwd=directory, check=True, stdout=subprocess.DEVNULL)
     return os.path.join(directory, next(
         f for f in os.listdir(directory) if f.endswith(".deb")))
@@ -189,7 +200,7 @@ def modules(t):
     paths of uncompressed .ko files named RANK-NAME.ko, cached per
     kernel package. Modules the kernel has built in are left out."""
     with _LOCK:
-        kernel, package, version = _modules_package(t)
+        kernel, package, version = modules_package(t)
         key = hashlib.sha256(" ".join(
             [package, version] + WANTED_MODULES).encode()).hexdigest()[:16]
         out = cache_dir(f"modules-{package}-{key}")
@@ -200,7 +211,7 @@ def modules(t):
         os.makedirs(out)
         say(f"taking {', '.join(WANTED_MODULES)} from {package} {version}")
         with tempfile.TemporaryDirectory(dir=out) as tmp:
-            deb = _download(kernel, package, version, tmp)
+            deb = download(kernel, package, version, tmp)
             tree = os.path.join(tmp, "tree")
             os.makedirs(tree)
             # Only the modules' directory: the package is 100 MB unpacked.

@@ -20,6 +20,7 @@ import subprocess
 import threading
 
 import debian13
+import guest_debuginfo
 import guest_userland
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -85,6 +86,8 @@ class Target:
     userland: str = ""
     userland_modules: list = dataclasses.field(default_factory=list)
     bpf_sample: list = dataclasses.field(default_factory=list)
+    # The kernel's debuginfo disk (guest_debuginfo.py), where it has one.
+    debuginfo: str = ""
 
     @property
     def cross(self):
@@ -443,11 +446,14 @@ def build_okptest(t):
 
 def prepare_userland(t):
     """The Debian userland image and its modules for t's guests, where
-    t's kernel is Debian's (guest_userland.available())."""
+    t's kernel is Debian's (guest_userland.available()), and the kernel's
+    debuginfo disk where it has one (guest_debuginfo.available())."""
     if guest_userland.available(t):
         t.userland = guest_userland.image(debian13.ARCHES[t.arch])
         t.userland_modules = guest_userland.modules(t)
         t.bpf_sample = build_bpf_sample(t)
+    if guest_debuginfo.available(t):
+        t.debuginfo = guest_debuginfo.image(t)
 
 
 # What the libbpf sample's loader is linked against: Debian 13's libbpf1
@@ -506,7 +512,12 @@ def userland_files(t):
                   os.path.join(TOOLS, "okprobe"), 0o755))
     files += [(f"{guest_userland.GUEST_TOOL_DIR}/{os.path.basename(f)}", f,
                0o755) for f in t.bpf_sample]
-    return files, guest_userland.qemu_args(t.userland)
+    args = guest_userland.qemu_args(t.userland)
+    if t.debuginfo:
+        # The marker names the disk okptest mounts on /usr/lib/debug.
+        files.append((guest_debuginfo.GUEST_MARKER, "/dev/null", 0o644))
+        args += guest_debuginfo.qemu_args(t.debuginfo)
+    return files, args
 
 
 def guest_tools(t):
