@@ -469,6 +469,31 @@ static const struct scenario_step scenario_module_return[] = {
 };
 
 /*
+ * A module's function by its plain name: where the kernel reads BTF, its
+ * arguments by name come from the module's BTF (the kernel's
+ * bpf_find_btf_id() looks in each module's after vmlinux's; okprobe reads
+ * /sys/kernel/btf/MODULE), value the string the cover parameter was set
+ * to and kp->name the parameter's name. Elsewhere (6.1) both refuse the
+ * names alike.
+ */
+static const struct scenario_step scenario_module_btf[] = {
+	{ SC_LOAD, NULL, 0 },
+	{ SC_LINE, "p:okpscen/modbtf okp_target_cover value:string kp->name:string", 0 },
+	{ SC_LINE, "p:okpscen/modbad okp_target_cover nosuch", 0 },
+	{ SC_READ_BACK, NULL, 0 },
+	{ SC_FORMAT, "modbtf", 0 },
+	{ SC_FILTER, "modbtf", 0 },
+	{ SC_ENABLE, "modbtf 1", 0 },
+	{ SC_CALL, NULL, 3 },
+	{ SC_ENABLE, "modbtf 0", 0 },
+	{ SC_TRACE, "modbtf", 0 },
+	{ SC_PROFILE, "modbtf", 0 },
+	{ SC_LINE, "-:okpscen/modbtf", 0 },
+	{ SC_UNLOAD, NULL, 0 },
+	{ SC_READ_BACK, NULL, 0 },
+};
+
+/*
  * The offset from ksys_read to a function after it that the kernel's
  * kprobe_events probes at +0 (riscv 6.1 refuses an ftrace call site
  * there, or a function without one): the nearest of the next 32.
@@ -540,6 +565,7 @@ static int probe_events_scenarios_steps(void)
 		STEP(SCENARIO(scenario_module));
 		if (kallsyms_address("rethook_hook"))
 			STEP(SCENARIO(scenario_module_return));
+		STEP(SCENARIO(scenario_module_btf));
 	}
 	return unload_okprobe();
 }

@@ -608,6 +608,55 @@ TEST(ProbeEventsBtf, ParametersByNameAreTypedFromTheBtf)
 	EXPECT_STREQ(ret.definition->args[0].name, "arg1");
 }
 
+// A module's split BTF (on the fake kernel's), with a function vmlinux's
+// BTF has not; the parser asks for it through ParseContext::module_btf.
+struct FakeModuleBtf {
+	host::BtfBuilder b;
+	std::vector<uint32_t> bytes;
+	btf::Types types;
+	std::vector<std::string> asked;
+
+	FakeModuleBtf() : b(kernel_btf().types.count(), kernel_btf().b.string_bytes())
+	{
+		const uint32_t u32 = 2; // the base's "unsigned int"
+		const uint32_t device = b.structure("okp_device", 8, {{"flags", u32, 0}, {"id", u32, 32}});
+		b.function("okp_probe", u32, {{"dev", b.pointer(device)}, {"count", u32}});
+		bytes = b.bytes();
+		EXPECT_EQ(types.load(reinterpret_cast<const uint8_t *>(bytes.data()), b.size(), &kernel_btf().types),
+			  0);
+	}
+	static const btf::Types *of(void *cookie, const char *function)
+	{
+		FakeModuleBtf &module = *static_cast<FakeModuleBtf *>(cookie);
+		module.asked.push_back(function);
+		return &module.types;
+	}
+};
+
+TEST(ProbeEventsBtf, AFunctionVmlinuxLacksIsLookedUpInItsModulesBtf)
+{
+	FakeModuleBtf module;
+	ParseContext context = btf_context();
+	context.module_btf = FakeModuleBtf::of;
+	context.cookie = &module;
+	Parsed parsed = parse("p okp_probe count dev->id", context);
+	ASSERT_TRUE(parsed.result.ok()) << error_text(parsed.result.error);
+	EXPECT_EQ(canonical(*parsed.definition), "p:okprobe/p_okp_probe_0 okp_probe count=count arg2=dev->id");
+	ASSERT_EQ(parsed.definition->args[1].step_count, 2);
+	EXPECT_EQ(parsed.definition->args[1].steps[1].value, 4); // okp_device's id
+	EXPECT_EQ(module.asked, std::vector<std::string>{"okp_probe"});
+
+	// vmlinux's functions are vmlinux's; MOD:SYM names no function in any
+	// BTF, as the kernel asks for the symbol as typed; without the
+	// callback a module's function has no BTF.
+	module.asked.clear();
+	EXPECT_TRUE(parse("p vfs_read count", context).result.ok());
+	Parsed typed = parse("p okp_mod:okp_probe count", context);
+	EXPECT_EQ(typed.result.error, Error::no_btf_entry);
+	EXPECT_TRUE(module.asked.empty());
+	EXPECT_EQ(parse("p okp_probe count", btf_context()).result.error, Error::no_btf_entry);
+}
+
 TEST(ProbeEventsBtf, MembersAreLoadsAtTheirOffsets)
 {
 	Parsed pos = parse_btf("p vfs_read file->f_pos");

@@ -7,6 +7,7 @@
 #include "core/errno.hpp"
 #include "core/event_fetch.hpp"
 #include "core/events_entry.h"
+#include "glue_services.h"
 #include "core/handler_path.hpp"
 #include "core/probe_events.hpp"
 
@@ -47,6 +48,41 @@ Place ask_glue(void *, const Definition &definition)
 // is owned here, made at load and freed at unload.
 okp_event_grammar grammar;
 okp::btf::Types *vmlinux_btf;
+
+// A module's BTF for the line being parsed: its bytes (the glue's) and
+// their index, made when the parser asks (ParseContext::module_btf) and
+// dropped when the parse ends. One parse at a time (the events mutex).
+struct LineModuleBtf {
+	void *raw = nullptr;
+	okp::btf::Types *types = nullptr;
+
+	LineModuleBtf() = default;
+	LineModuleBtf(const LineModuleBtf &) = delete;
+	LineModuleBtf &operator=(const LineModuleBtf &) = delete;
+	~LineModuleBtf()
+	{
+		delete types;
+		if (raw)
+			okp_glue_module_btf_free(raw);
+	}
+};
+
+const okp::btf::Types *module_btf_of(void *cookie, const char *function)
+{
+	LineModuleBtf &line = *static_cast<LineModuleBtf *>(cookie);
+	if (line.types || line.raw)
+		return nullptr; // asked once a line, as the prototype is
+	unsigned long size = 0;
+	line.raw = okp_glue_module_btf(function, &size);
+	if (!line.raw)
+		return nullptr;
+	line.types = new okp::btf::Types();
+	if (line.types && line.types->load(static_cast<const uint8_t *>(line.raw), size, vmlinux_btf) != 0) {
+		delete line.types;
+		line.types = nullptr;
+	}
+	return line.types;
+}
 
 constexpr unsigned error_count = static_cast<unsigned>(Error::count);
 const char *error_texts[error_count + 1]; // NULL-terminated
@@ -110,6 +146,10 @@ extern "C" int okp_core_event_parse(struct okp_event_definition *event, const ch
 	context.dentry_types = grammar.dentry_types;
 	context.return_arguments = grammar.return_arguments;
 	context.btf = vmlinux_btf;
+	LineModuleBtf module_btf;
+	context.cookie = &module_btf;
+	if (vmlinux_btf && grammar.btf_arguments)
+		context.module_btf = module_btf_of;
 	// Under the glue's events mutex: one parse at a time.
 	glue_place = place;
 	if (place)

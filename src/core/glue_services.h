@@ -225,6 +225,16 @@ unsigned long okp_glue_event_symbol_string(unsigned long address, char *to,
 unsigned long okp_glue_event_stack_word(unsigned long stack_pointer,
 					unsigned int index);
 
+/* ---- src/kernel/probe_events_grammar.c: a module's BTF ----------------- */
+
+/*
+ * The raw BTF of the module whose function name is (split on vmlinux's),
+ * *size its bytes, freed with okp_glue_module_btf_free(); NULL when name
+ * is no module's function or its module has no BTF. Process context.
+ */
+void *okp_glue_module_btf(const char *name, unsigned long *size);
+void okp_glue_module_btf_free(void *raw);
+
 /* ---- arch/<arch>/probes_glue.c: text writes, counter cells -------------- */
 
 const char *okp_glue_reserved(unsigned long address, unsigned long length);

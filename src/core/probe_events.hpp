@@ -259,6 +259,10 @@ struct ParseContext {
 	// function's prototype is looked up (nullptr: none to read).
 	bool btf_arguments = false;
 	const btf::Types *btf = nullptr;
+	// A module's BTF, asked for a function btf has not (the kernel's
+	// bpf_find_btf_id() looks in each module's after vmlinux's): split
+	// on btf, valid until the parse ends; nullptr: none. Takes cookie.
+	const btf::Types *(*module_btf)(void *cookie, const char *function) = nullptr;
 	// The kernel validates a symbol before the rest of the place (6.8
 	// and later: validate_probe_symbol()): an unknown or ambiguous one,
 	// and a MOD:SYM its loaded module lacks, are EINVAL, before a return

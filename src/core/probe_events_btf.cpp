@@ -89,7 +89,15 @@ const btf::Type *Parser::function_proto()
 		return nullptr;
 	char name[512];
 	copy_name(name, sizeof(name), at(out_.symbol));
-	proto_ = context_.btf->function_proto(name);
+	proto_ = btf_->function_proto(name);
+	// Else a module's (not for MOD:SYM, as above).
+	const Text symbol = at(out_.symbol);
+	if (!proto_ && context_.module_btf && symbol.find(':') == symbol.length) {
+		const btf::Types *module = context_.module_btf(context_.cookie, name);
+		proto_ = module ? module->function_proto(name) : nullptr;
+		if (proto_)
+			btf_ = module;
+	}
 	return proto_;
 }
 
@@ -138,7 +146,7 @@ ParseResult Parser::expand_btf_arguments(size_t first)
 		next += w.length + 1;
 		if (index == star) {
 			for (unsigned i = 0; i < proto->vlen(); i++) {
-				writer.put(context_.btf->name(params[i].name_off));
+				writer.put(btf_->name(params[i].name_off));
 				writer.put(i + 1 < proto->vlen() ? " " : "");
 			}
 		} else if (w.starts_with("$arg")) {
@@ -153,7 +161,7 @@ ParseResult Parser::expand_btf_arguments(size_t first)
 				return invalid(Error::bad_argument_number, column);
 			if (n > proto->vlen())
 				return fail(enoent, Error::no_btf_argument, column);
-			writer.put(context_.btf->name(params[n - 1].name_off));
+			writer.put(btf_->name(params[n - 1].name_off));
 			writer.put(type);
 		} else {
 			writer.put(w);
@@ -211,8 +219,8 @@ ParseResult Parser::expand_dentry_arguments(size_t first)
 	if (!found)
 		return ParseResult{};
 	uint64_t name = 0, dentry = 0;
-	if (!context_.btf || !member_offset(*context_.btf, "dentry", "d_name", "name", name) ||
-	    !member_offset(*context_.btf, "file", "f_path", "dentry", dentry))
+	if (!context_.btf || !member_offset(*btf_, "dentry", "d_name", "name", name) ||
+	    !member_offset(*btf_, "file", "f_path", "dentry", dentry))
 		return invalid(Error::bad_type, first);
 	const OwnedArray<char> expanded = OwnedArray<char>::make(max_line);
 	if (!expanded)
@@ -273,7 +281,7 @@ ParseResult Parser::parse_btf_argument(Text arg, Argument &argument, int &last)
 			return fail(enoent, Error::no_btf_entry, column);
 		const btf::Param *params = btf::Types::params(*proto);
 		unsigned i = 0;
-		while (i < proto->vlen() && !split.head.equals(context_.btf->name(params[i].name_off)))
+		while (i < proto->vlen() && !split.head.equals(btf_->name(params[i].name_off)))
 			i++;
 		if (i == proto->vlen())
 			return fail(enoent, Error::no_btf_argument, column);
@@ -288,7 +296,7 @@ ParseResult Parser::parse_btf_argument(Text arg, Argument &argument, int &last)
 		}
 		type_id = params[i].type;
 	}
-	const btf::Type *type = context_.btf->skip_modifiers(type_id);
+	const btf::Type *type = btf_->skip_modifiers(type_id);
 	if (!type)
 		return invalid(Error::bad_btf_type, column);
 	last_type_ = type;
@@ -305,7 +313,7 @@ ParseResult Parser::parse_btf_fields(Text fields, const btf::Type *type, Argumen
 	while (fields.data) {
 		if (type->kind() != btf::Kind::pointer)
 			return invalid(Error::no_pointer_to_struct, column);
-		type = context_.btf->skip_modifiers(type->size_or_type);
+		type = btf_->skip_modifiers(type->size_or_type);
 		if (!type)
 			return invalid(Error::bad_btf_type, column);
 		uint32_t bits = 0;
@@ -319,12 +327,12 @@ ParseResult Parser::parse_btf_fields(Text fields, const btf::Type *type, Argumen
 				return invalid(Error::bad_btf_type, column);
 			char name[max_arg_text + 1];
 			copy_name(name, sizeof(name), split.head);
-			const btf::FoundMember found = context_.btf->member(*type, name);
+			const btf::FoundMember found = btf_->member(*type, name);
 			if (!found.member)
 				return fail(enoent, Error::no_btf_field, column);
 			bits += btf::Types::bit_offset(found);
 			last_bitsize_ = btf::Types::member_bitfield_size(*found.holder, *found.member);
-			type = context_.btf->skip_modifiers(found.member->type);
+			type = btf_->skip_modifiers(found.member->type);
 			if (!type)
 				return invalid(Error::bad_btf_type, column);
 			if (split.rest.data)
@@ -376,12 +384,12 @@ ParseResult Parser::type_from_btf(Text type, Argument &argument, int &last)
 		return ParseResult{};
 	// check_prepare_btf_string_fetch(): char[] is read where it is, char *
 	// through one more load; nothing else is a string.
-	if (last_type_->kind() == btf::Kind::array && is_char(*context_.btf, btf::Types::array(*last_type_)->type))
+	if (last_type_->kind() == btf::Kind::array && is_char(*btf_, btf::Types::array(*last_type_)->type))
 		return ParseResult{};
 	// The kernel's btf_type_is_char_ptr() does not look at the kind: what
 	// a non-pointer's size names as a type id counts too (6.12's quirk,
 	// kept so that the same line does the same).
-	if (is_char(*context_.btf, last_type_->size_or_type)) {
+	if (is_char(*btf_, last_type_->size_or_type)) {
 		if (!push(argument, last, argument.kind == Kind::user_string ? Op::user_dereference : Op::dereference,
 			  0))
 			return fail(e2big, Error::too_many_ops, btf_column_);

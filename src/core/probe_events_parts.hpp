@@ -152,7 +152,7 @@ private:
 // parser takes.
 class Parser {
 public:
-	Parser(const ParseContext &context, Definition &out) : context_(context), out_(out) {}
+	Parser(const ParseContext &context, Definition &out) : context_(context), out_(out), btf_(context.btf) {}
 
 	ParseResult run(const char *text, size_t length);
 
@@ -222,6 +222,9 @@ private:
 	const ParseContext &context_;
 	Definition &out_;
 	bool at_entry_ = false;
+	// The types the line reads: vmlinux's, or the module's (split on
+	// vmlinux's) whose function the place is.
+	const btf::Types *btf_;
 	// The BTF grammar's state: the function's prototype, asked once; the
 	// type the last fetch step gives (null past a +OFFS() dereference),
 	// its bits within the loaded bytes; the column fields reached.

@@ -5,12 +5,16 @@
  * the symbol check of 6.8 and later), told once to the C++ core at load,
  * and what its symbols say of a line's place (an entry, inside a function,
  * unknown, a name several functions have), asked by the core's parser for
- * each line (okp_core_event_parse()'s place callback). Under
- * okp_events_mutex, as every line.
+ * each line (okp_core_event_parse()'s place callback), and the BTF of
+ * the module whose function a line names. Under okp_events_mutex, as
+ * every line.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/fs.h>
 #include <linux/kallsyms.h>
+#include <linux/limits.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/string.h>
 
@@ -142,4 +146,57 @@ enum okp_event_place okp_event_place(const struct okp_event_place_query *query)
 	}
 	return query->offset ? OKP_EVENT_INSIDE_FUNCTION :
 			       OKP_EVENT_FUNCTION_ENTRY;
+}
+
+/*
+ * The BTF of the module whose function name is, as the kernel's
+ * bpf_find_btf_id() finds a name vmlinux's BTF lacks in a module's. The
+ * module's .BTF section is freed after it loads; the kernel keeps a copy,
+ * parsed, in a struct btf that nothing exported hands out, and shows its
+ * bytes in /sys/kernel/btf/MODULE, which is read here (in the writer's
+ * mount namespace, where sysfs is). Read as a file, not through
+ * kernel_read_file(), whose LSM hook (IPE's) warns of a read it has no
+ * rule for.
+ */
+void *okp_glue_module_btf(const char *name, unsigned long *size)
+{
+	char path[sizeof("/sys/kernel/btf/") + MODULE_NAME_LEN];
+	unsigned long address = okp_ksyms_lookup(name);
+	struct module *mod;
+	struct file *file;
+	loff_t length, pos = 0;
+	char *raw = NULL;
+
+	if (!address)
+		return NULL;
+	preempt_disable();
+	mod = okp_call(__module_text_address)(address);
+	if (mod)
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", mod->name);
+	preempt_enable();
+	if (!mod)
+		return NULL;
+	file = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(file))
+		return NULL;
+	length = i_size_read(file_inode(file));
+	if (length > 0 && length <= INT_MAX)
+		raw = kvmalloc(length, GFP_KERNEL);
+	/* sysfs hands a binary file out a page per read. */
+	while (raw && pos < length) {
+		ssize_t n = kernel_read(file, raw + pos, length - pos, &pos);
+
+		if (n <= 0) {
+			kvfree(raw);
+			raw = NULL;
+		}
+	}
+	filp_close(file, NULL);
+	*size = length;
+	return raw;
+}
+
+void okp_glue_module_btf_free(void *raw)
+{
+	kvfree(raw);
 }
