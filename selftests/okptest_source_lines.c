@@ -38,6 +38,16 @@ static int debuginfo_mount(void)
 	return 0;
 }
 
+/* debuginfo_mount() with okprobe loaded: unloaded again on a skip. */
+static int debuginfo_or_unload(void)
+{
+	int ret = debuginfo_mount();
+
+	if (ret)
+		unload_okprobe();
+	return ret;
+}
+
 /* okptest's reads, readv()s and sendfile()s of LINES_FILE: 0 or a failure. */
 static int lines_workload(const int *read_sizes, int reads, int readvs,
 			  int sendfiles)
@@ -232,7 +242,7 @@ static int source_line_probe_steps(void)
 	 * function is one prober's at a time (operating.md, "Next to the
 	 * kernel's kprobes").
 	 */
-	STEP(debuginfo_mount());
+	STEP(debuginfo_or_unload());
 	STEP(run_tool(output, sizeof(output), 0, "add", "--line", LINE_SPEC, NULL));
 	places = lines_for_kernel(output, "okptest_line", "okptest_kernel/line",
 				  kernel_lines, sizeof(kernel_lines));
@@ -309,8 +319,8 @@ static int source_line_inlined_steps(void)
 	int instances, total, in_read, in_sendfile, ret;
 	char *line;
 
-	STEP(userland_with_okprobe());
 	STEP(debuginfo_mount());
+	STEP(userland_with_okprobe());
 	STEP(run_tool(output, sizeof(output), 0, "add", "--line", INLINE_SPEC, NULL));
 	instances = lines_with(strcpy(events, output), "p:okprobe/okptest_inline ", "+");
 	say("# okprobe add --line '" INLINE_SPEC "': %d instances", instances);
