@@ -680,6 +680,7 @@ static int expect_load_failure(const char *params, int expected, ...)
 #include "okptest_events_scenarios.c"
 #include "okptest_userland.c"
 #include "okptest_source_lines.c"
+#include "okptest_kernel_ftracetest.c"
 #include "okptest_bench_bpf.c"
 #include "okptest_demo.c"
 #include "okptest_scale.c"
@@ -959,9 +960,10 @@ OKPTEST(okprobe, probe_events_libbpf, test_probe_events_libbpf, LONG, "the libbp
 OKPTEST(okprobe, okprobe_tool, test_okprobe_tool, SHORT, "tools/okprobe with Debian's python3 on the real tracefs: add, trace streams 100 faccessat() calls and stops on SIGINT, list, top, a bad line's errno, del")
 OKPTEST(okprobe, source_line_probe, test_source_line_probe, LONG, "tools/okprobe add --line with Debian's perf on the kernel's -dbg vmlinux: without it, a message naming the package and no event; vfs_read:25 with its local ret and vfs_read%return record the sizes okptest read, as the kernel's kprobe_events does on perf's same line")
 OKPTEST(okprobe, source_line_inlined, test_source_line_inlined, LONG, "tools/okprobe add --line of fsnotify_access, an inline: one event, a line per instance as perf probe finds them; okptest's reads, readv()s and sendfile()s each recorded once, by the instance in their own path")
+OKPTEST(okprobe, kernel_ftracetest, test_kernel_ftracetest, LONG, "the kernel's own tests of kprobe_events (its ftracetest and test.d/kprobe, from Debian's linux-source of the kernel's series) rewritten for okprobe_events: each passes, or ends as it ends on kprobe_events (but for the listed differences)")
 OKPTEST(okprobe, probe_events_storm, test_probe_events_storm, LONG, "a storm of okprobe_events events on hot and syscall-path kernel functions: defined with documented refusals, enabled at once under load, hit, removed with >")
 OKPTEST(okprobe, probe_events_like_kernel, test_probe_events_like_kernel, SHORT, "okprobe_events against kprobe_events: the same lines read back alike with the same format fields; bad lines get the same errno and error_log entry")
-OKPTEST(okprobe, probe_events_scenarios, test_probe_events_scenarios, SHORT, "okprobe_events against kprobe_events, scenario by scenario, with the same transcript: lines appended to an event (the kernel's refusals, each line's own fetch, armed at once while enabled, removed line by line), SYM+OFFS past the symbol's end, MOD:SYM of a module loaded later, gone while unloaded, armed again on reload, entry and return")
+OKPTEST(okprobe, probe_events_scenarios, test_probe_events_scenarios, SHORT, "okprobe_events against kprobe_events, scenario by scenario, with the same transcript: lines appended to an event (the kernel's refusals, each line's own fetch, armed at once while enabled, removed line by line), SYM+OFFS past the symbol's end, MOD:SYM of a module loaded later, gone while unloaded, armed again on reload, entry and return; a module's function by name, its arguments by name from the module's BTF")
 OKPTEST(okprobe, int3_path_notifier, test_int3_path_notifier, SHORT, "x86: a breakpoint in hw_breakpoint_exceptions_notify, a die notifier every int3 runs, is hit by user-mode int3s and taken (it used to re-enter the trap forever)")
 OKPTEST(okprobe, copied_templates, test_copied_templates, SHORT, "x86: ftrace's trampoline templates, which ftrace copies into each trampoline it makes, are listed whole in okprobe/blacklist and refused (EPERM)")
 OKPTEST(okprobe, kprobe_events, test_kprobe_events, SHORT, "kprobe_events beside okprobe: refused in its function but on the ftrace site, taken once it is gone, and the other way round")
@@ -1073,7 +1075,7 @@ static const char *const events_tests[] = {
 	"probe_events_perf", "probe_events_bpf", "probe_events_bpf_recursion",
 	"probe_events_bpftrace",
 	"probe_events_libbpf", "okprobe_tool", "source_line_probe",
-	"source_line_inlined", "probe_events_storm",
+	"source_line_inlined", "kernel_ftracetest", "probe_events_storm",
 	"probe_events_like_kernel", "kernel_log_clean",
 };
 

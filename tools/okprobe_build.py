@@ -22,6 +22,7 @@ import threading
 import debian13
 import guest_debuginfo
 import guest_userland
+import kernel_ftracetest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = os.path.join(ROOT, "tools")
@@ -88,6 +89,8 @@ class Target:
     bpf_sample: list = dataclasses.field(default_factory=list)
     # The kernel's debuginfo disk (guest_debuginfo.py), where it has one.
     debuginfo: str = ""
+    # The kernel's ftracetest for the initramfs (kernel_ftracetest.py).
+    ftracetest: str = ""
 
     @property
     def cross(self):
@@ -446,14 +449,17 @@ def build_okptest(t):
 
 def prepare_userland(t):
     """The Debian userland image and its modules for t's guests, where
-    t's kernel is Debian's (guest_userland.available()), and the kernel's
-    debuginfo disk where it has one (guest_debuginfo.available())."""
+    t's kernel is Debian's (guest_userland.available()), the kernel's
+    debuginfo disk where it has one (guest_debuginfo.available()) and
+    its ftracetest (kernel_ftracetest.available())."""
     if guest_userland.available(t):
         t.userland = guest_userland.image(debian13.ARCHES[t.arch])
         t.userland_modules = guest_userland.modules(t)
         t.bpf_sample = build_bpf_sample(t)
     if guest_debuginfo.available(t):
         t.debuginfo = guest_debuginfo.image(t)
+    if kernel_ftracetest.available(t):
+        t.ftracetest = kernel_ftracetest.tree(t)
 
 
 # What the libbpf sample's loader is linked against: Debian 13's libbpf1

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okptest's part file for the kernel's own tests of kprobe_events:
+ * tools/testing/selftests/ftrace's ftracetest and its test.d/kprobe, from
+ * Debian's linux-source of the guest kernel's series, in the initramfs
+ * (tools/kernel_ftracetest.py). They run under busybox's sh, rewritten
+ * for okprobe_events with okprobe loaded; each test must pass, or end as
+ * it ends, as the kernel has it, on kprobe_events with okprobe unloaded,
+ * but for the few listed with the reason why not.
+ */
+
+#define FTRACETEST_DIR "/lib/ftracetest"
+#define BUSYBOX_APPLETS "/tmp/busybox-applets"
+#define FTRACETEST_MAX 64
+
+struct ftracetest_result {
+	char name[160];
+	char result[16];
+};
+
+/*
+ * Where okprobe_events cannot end a test of the kernel's as kprobe_events
+ * does, by the test's description, with the reason.
+ */
+static const struct {
+	const char *test, *result, *why;
+} ftracetest_differences[] = {
+	/*
+	 * kprobe_opt_types.tc (6.12 on): a probe at each of kernel_clone's
+	 * first 256 bytes until the probe list says [OPTIMIZED]. okprobe
+	 * proves no jump there safe (okprobe/jumps: "a branch targets the
+	 * inside of the jump" at +0xf9, and so on), where the kernel's
+	 * optprobe takes one: the probes stay breakpoints, and the test is
+	 * unresolved. Where okprobe proves a jump safe it is [OPTIMIZED]
+	 * within the test's window (ksys_read+0x10: 64 ms on x86-6.12).
+	 */
+	{ "Register/unregister optimized probe", "UNRESOLVED",
+	  "okprobe proves no jump safe in kernel_clone's first 256 bytes" },
+	/*
+	 * kprobe_syntax_errors.tc of 7.x checks 7.x's new grammar where the
+	 * README says "[(structname": typecasts ("(task_struct)file->pid"),
+	 * and at most 8 nested dereferences or typecasts ("Too many nested
+	 * typecasts/dereferences"). okprobe_events reads 6.12's grammar on
+	 * 7.x yet: it passes this test on 6.1 and 6.12.
+	 */
+	{ "Kprobe event parser error log check", "FAIL",
+	  "7.x's typecasts and nesting limit are not read yet" },
+	{ NULL, NULL, NULL },
+};
+
+/* The result lines of ftracetest's output: "[N] DESCRIPTION\t[RESULT]". */
+static int ftracetest_results(char *output, struct ftracetest_result *results)
+{
+	char *line, *end, *open;
+	int count = 0;
+
+	for (line = output; *line && count < FTRACETEST_MAX; line = end + !!*end) {
+		end = strchrnul(line, '\n');
+		open = memrchr(line, '[', end - line);
+		if (line[0] != '[' || !open || open == line || end[-1] != ']')
+			continue;
+		snprintf(results[count].result, sizeof(results[count].result),
+			 "%.*s", (int)(end - open - 2), open + 1);
+		line = strchr(line, ']') + 2;
+		while (open > line && (open[-1] == '\t' || open[-1] == ' '))
+			open--;
+		snprintf(results[count].name, sizeof(results[count].name), "%.*s",
+			 (int)(open - line), line);
+		count++;
+	}
+	return count;
+}
+
+/*
+ * ftracetest over side's (kernel, okprobe) tests: those given (file names
+ * in test.d/kprobe), or all of them. Their results.
+ */
+static int ftracetest_run(const char *side, const char *tests,
+			  struct ftracetest_result *results, int *count,
+			  char *output, size_t size)
+{
+	long long started = now_ms();
+	char command[2048], shown[64];
+	int status;
+
+	snprintf(command, sizeof(command),
+		 "cd %s/%s && PATH=%s:$PATH sh ./ftracetest -k -l /tmp/ftracetest-%s %s 2>&1",
+		 FTRACETEST_DIR, side, BUSYBOX_APPLETS, side,
+		 tests[0] ? tests : "test.d/kprobe");
+	snprintf(shown, sizeof(shown), "ftracetest test.d/kprobe (%s)", side);
+	status = run_shown(shown, command, output, size);
+	*count = ftracetest_results(output, results);
+	say("# ftracetest (%s) took %lld ms", side, now_ms() - started);
+	CHECK(*count > 0, "ftracetest (%s) exited with %d and printed no result", side,
+	      status);
+	return 0;
+}
+
+static const char *ftracetest_expected(const struct ftracetest_result *kernel)
+{
+	size_t i;
+
+	for (i = 0; ftracetest_differences[i].test; i++)
+		if (!strcmp(kernel->name, ftracetest_differences[i].test))
+			return ftracetest_differences[i].result;
+	return kernel->result;
+}
+
+/*
+ * The test files of test.d/kprobe, sorted as ftracetest sorts them (find |
+ * sort), into names (space-separated "test.d/kprobe/NAME.tc"), by index.
+ */
+static int ftracetest_files(char files[][96], int max)
+{
+	struct dirent **names;
+	int count, i, kept = 0;
+
+	count = scandir(FTRACETEST_DIR "/okprobe/test.d/kprobe", &names, NULL, alphasort);
+	for (i = 0; i < count; i++) {
+		size_t length = strlen(names[i]->d_name);
+
+		if (kept < max && length > 3 && !strcmp(names[i]->d_name + length - 3, ".tc"))
+			snprintf(files[kept++], sizeof(files[0]), "test.d/kprobe/%s",
+				 names[i]->d_name);
+		free(names[i]);
+	}
+	free(names);
+	return kept;
+}
+
+/*
+ * okprobe's run first, then the kernel's of the tests that did not pass
+ * on okprobe_events: where okprobe_events passes, it does what the test
+ * asks of kprobe_events (a run of every test on the kernel's took as
+ * long again: 140 s on x86-6.12). The others must end as on the kernel's.
+ */
+static int kernel_ftracetest_steps(void)
+{
+	static char output[65536], files[FTRACETEST_MAX][96], again[4096];
+	static struct ftracetest_result kernel[FTRACETEST_MAX], ours[FTRACETEST_MAX];
+	int kernel_count = 0, our_count, file_count, i, k, differ = 0;
+	size_t used = 0;
+
+	if (!exists(FTRACETEST_DIR) || !exists("/bin/busybox"))
+		return skip("no ftracetest in this guest (make check gives the kernel's to x86's 6.1, 6.12 and newest kernel: tools/kernel_ftracetest.py)");
+	CHECK(system("mkdir -p " BUSYBOX_APPLETS " && /bin/busybox --install -s " BUSYBOX_APPLETS) == 0,
+	      "installing busybox's applets");
+	mount_tracefs_if_needed();
+	STEP(load_okprobe(default_params));
+	if (!exists(OKPROBE_EVENTS)) {
+		STEP(unload_okprobe());
+		return skip("the kernel has no dynamic trace events (CONFIG_DYNAMIC_EVENTS)");
+	}
+	STEP(ftracetest_run("okprobe", "", ours, &our_count, output, sizeof(output)));
+	file_count = ftracetest_files(files, FTRACETEST_MAX);
+	CHECK(file_count == our_count, "ftracetest ran %d tests of test.d/kprobe's %d",
+	      our_count, file_count);
+	clear_file(OKPROBE_EVENTS);
+	STEP(unload_okprobe());
+	for (i = 0; i < our_count; i++)
+		if (strcmp(ours[i].result, "PASS"))
+			used += snprintf(again + used, sizeof(again) - used, "%s ", files[i]);
+	if (used)
+		STEP(ftracetest_run("kernel", again, kernel, &kernel_count, output,
+				    sizeof(output)));
+	for (i = 0, k = 0; i < our_count; i++) {
+		const struct ftracetest_result *theirs = NULL;
+		const char *expected = "PASS";
+
+		if (strcmp(ours[i].result, "PASS")) {
+			theirs = k < kernel_count ? &kernel[k++] : NULL;
+			expected = theirs ? ftracetest_expected(theirs) : "(not run)";
+		}
+		say("# %-60.60s okprobe_events %-11s kprobe_events %s", ours[i].name,
+		    ours[i].result, theirs ? theirs->result : "(passed on okprobe's)");
+		if (strcmp(ours[i].result, expected) ||
+		    (theirs && strcmp(ours[i].name, theirs->name))) {
+			char command[96];
+
+			say("# ^ expected %s; the end of its log:", expected);
+			snprintf(command, sizeof(command),
+				 "tail -n 40 /tmp/ftracetest-okprobe/%d-*", i + 1);
+			run_shown(command, command, output, sizeof(output));
+			differ++;
+		}
+	}
+	CHECK(!differ, "%d of the kernel's %d kprobe tests ended otherwise on okprobe_events",
+	      differ, our_count);
+	return 0;
+}
+
+static int test_kernel_ftracetest(void)
+{
+	return events_test(kernel_ftracetest_steps, NULL);
+}
