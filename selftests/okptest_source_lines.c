@@ -90,6 +90,27 @@ static int trace_only_okptest(const char *group)
 	return 0;
 }
 
+/*
+ * group's events on, filtered to okptest, for lines_workload(); the trace
+ * after, in trace: 0 or a failure.
+ */
+static int trace_workload(const char *group, const int *read_sizes, int reads,
+			  int readvs, int sendfiles, char *trace, size_t size)
+{
+	char enable[128];
+	int ret;
+
+	STEP(trace_only_okptest(group));
+	snprintf(enable, sizeof(enable), TRACING "/events/%s/enable", group);
+	ret = write_file(enable, "1");
+	CHECK(ret == 0, "enabling %s's events: %s", group, strerror(-ret));
+	ret = lines_workload(read_sizes, reads, readvs, sendfiles);
+	write_file(enable, "0");
+	STEP(ret);
+	CHECK(read_file(TRACING "/trace", trace, size) == 0, "reading the trace");
+	return 0;
+}
+
 /* How many of text's lines hold event's record, with value "field=". */
 static int event_values(const char *text, const char *event,
 			const char *field, long long *values, int max)
@@ -195,7 +216,6 @@ static const char *event_defined(const char *output)
 static int kernel_read_values(char *lines, long long *values, int *count)
 {
 	char trace[16384], *line, *next;
-	int ret;
 
 	*count = 0;
 	for (line = lines; *line; line = next) {
@@ -207,13 +227,8 @@ static int kernel_read_values(char *lines, long long *values, int *count)
 			return 0;
 		}
 	}
-	STEP(trace_only_okptest("okptest_kernel"));
-	ret = write_file(TRACING "/events/okptest_kernel/enable", "1");
-	CHECK(ret == 0, "enabling the kernel's event: %s", strerror(-ret));
-	ret = lines_workload(line_read_sizes, LINE_READS, 0, 0);
-	write_file(TRACING "/events/okptest_kernel/enable", "0");
-	STEP(ret);
-	CHECK(read_file(TRACING "/trace", trace, sizeof(trace)) == 0, "reading the trace");
+	STEP(trace_workload("okptest_kernel", line_read_sizes, LINE_READS, 0, 0,
+			    trace, sizeof(trace)));
 	STEP(check_read_values(trace, "line", "ret", values, count));
 	clear_file(TRACING "/kprobe_events");
 	return 0;
@@ -224,7 +239,7 @@ static int source_line_probe_steps(void)
 	static char output[16384], trace[65536], kernel_lines[2048];
 	static long long ours[4 * LINE_READS], theirs[4 * LINE_READS],
 		returned[4 * LINE_READS];
-	int places, count, kernel_count, returns, ret;
+	int places, count, kernel_count, returns;
 	char return_event[64];
 
 	STEP(userland_with_okprobe());
@@ -258,13 +273,8 @@ static int source_line_probe_steps(void)
 	snprintf(return_event, sizeof(return_event), "%s", event_defined(output));
 	CHECK(strstr(output, "r:okprobe/okptest_return"),
 	      "okprobe add --line printed: %.600s", output);
-	STEP(trace_only_okptest("okprobe"));
-	ret = write_file(TRACING "/events/okprobe/enable", "1");
-	CHECK(ret == 0, "enabling okprobe's events: %s", strerror(-ret));
-	ret = lines_workload(line_read_sizes, LINE_READS, 0, 0);
-	write_file(TRACING "/events/okprobe/enable", "0");
-	STEP(ret);
-	CHECK(read_file(TRACING "/trace", trace, sizeof(trace)) == 0, "reading the trace");
+	STEP(trace_workload("okprobe", line_read_sizes, LINE_READS, 0, 0, trace,
+			    sizeof(trace)));
 	say("# %s", line_with(trace, "okptest_line: ("));
 	STEP(check_read_values(trace, "okptest_line", "ret", ours, &count));
 	STEP(check_read_values(trace, return_event, "arg1", returned, &returns));
@@ -316,7 +326,7 @@ static int source_line_inlined_steps(void)
 	static const int sizes[INLINE_READS] = { 100, 100, 100 };
 	static char output[16384], trace[65536], events[16384];
 	long long unused[1];
-	int instances, total, in_read, in_sendfile, ret;
+	int instances, total, in_read, in_sendfile;
 	char *line;
 
 	STEP(debuginfo_mount());
@@ -333,13 +343,8 @@ static int source_line_inlined_steps(void)
 		CHECK(!strncmp(line, "p:okprobe/okptest_inline ", 25) && strstr(events, line),
 		      "okprobe_events lacks perf's place %s:\n%.1000s", line, events);
 
-	STEP(trace_only_okptest("okprobe"));
-	ret = write_file(TRACING "/events/okprobe/enable", "1");
-	CHECK(ret == 0, "enabling okprobe's events: %s", strerror(-ret));
-	ret = lines_workload(sizes, INLINE_READS, INLINE_READVS, INLINE_SENDFILES);
-	write_file(TRACING "/events/okprobe/enable", "0");
-	STEP(ret);
-	CHECK(read_file(TRACING "/trace", trace, sizeof(trace)) == 0, "reading the trace");
+	STEP(trace_workload("okprobe", sizes, INLINE_READS, INLINE_READVS,
+			    INLINE_SENDFILES, trace, sizeof(trace)));
 	total = event_values(trace, "okptest_inline", "none", unused, 0);
 	in_read = count_in(trace, "okptest_inline", "vfs_read");
 	in_sendfile = count_in(trace, "okptest_inline", "do_sendfile");
