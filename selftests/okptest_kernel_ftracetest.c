@@ -62,6 +62,8 @@ static int ftracetest_results(char *output, struct ftracetest_result *results)
 		snprintf(results[count].result, sizeof(results[count].result),
 			 "%.*s", (int)(end - open - 2), open + 1);
 		line = strchr(line, ']') + 2;
+		if (line > open)
+			continue;
 		while (open > line && (open[-1] == '\t' || open[-1] == ' '))
 			open--;
 		snprintf(results[count].name, sizeof(results[count].name), "%.*s",
@@ -80,7 +82,7 @@ static int ftracetest_run(const char *side, const char *tests,
 			  char *output, size_t size)
 {
 	long long started = now_ms();
-	char command[2048], shown[64];
+	char command[4608], shown[64];
 	int status;
 
 	snprintf(command, sizeof(command),
@@ -116,6 +118,8 @@ static int ftracetest_files(char files[][96], int max)
 	int count, i, kept = 0;
 
 	count = scandir(FTRACETEST_DIR "/okprobe/test.d/kprobe", &names, NULL, alphasort);
+	if (count < 0)
+		return 0;
 	for (i = 0; i < count; i++) {
 		size_t length = strlen(names[i]->d_name);
 
@@ -157,9 +161,13 @@ static int kernel_ftracetest_steps(void)
 	      our_count, file_count);
 	clear_file(OKPROBE_EVENTS);
 	STEP(unload_okprobe());
-	for (i = 0; i < our_count; i++)
-		if (strcmp(ours[i].result, "PASS"))
-			used += snprintf(again + used, sizeof(again) - used, "%s ", files[i]);
+	for (i = 0; i < our_count; i++) {
+		if (!strcmp(ours[i].result, "PASS"))
+			continue;
+		CHECK(used + strlen(files[i]) + 2 < sizeof(again),
+		      "too many tests to run again on kprobe_events");
+		used += snprintf(again + used, sizeof(again) - used, "%s ", files[i]);
+	}
 	if (used)
 		STEP(ftracetest_run("kernel", again, kernel, &kernel_count, output,
 				    sizeof(output)));

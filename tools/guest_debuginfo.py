@@ -80,6 +80,9 @@ def _extract_vmlinux(deb, release, root):
                     break
         return found
     finally:
+        # Closing the pipe ends dpkg-deb's own children (its copier and
+        # decompressor) too, on their next write.
+        dpkg.stdout.close()
         dpkg.kill()
         dpkg.wait()
 

@@ -90,11 +90,16 @@ def _extract(source, directory):
                                 capture_output=True, check=True).stdout
         member = next(line.split()[-1] for line in member.splitlines()
                       if line.endswith(".tar.xz"))
-        inner = subprocess.Popen(
-            f"dpkg-deb --fsys-tarfile {source} | tar -xO {member}",
-            shell=True, stdout=subprocess.PIPE)
-        subprocess.run(tar, stdin=inner.stdout, check=True)
-        inner.wait()
+        deb = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", source],
+                               stdout=subprocess.PIPE)
+        inner = subprocess.Popen(["tar", "-xO", member], stdin=deb.stdout,
+                                 stdout=subprocess.PIPE)
+        deb.stdout.close()  # tar has it: dpkg-deb sees tar go
+        done = subprocess.run(tar, stdin=inner.stdout)
+        inner.stdout.close()
+        if done.returncode or inner.wait() or deb.wait():
+            raise SystemExit(f"kernel_ftracetest: no {SELFTESTS} in "
+                             f"{os.path.basename(source)}")
     else:
         subprocess.run(tar + ["-f", source], check=True)
 
@@ -108,6 +113,7 @@ def tree(t):
     out = guest_userland.cache_dir(f"ftracetest-{package}-{key}")
     if os.path.exists(os.path.join(out, ".okprobe-done")):
         return out
+    os.makedirs(os.path.dirname(out), exist_ok=True)
     for old in os.listdir(os.path.dirname(out)):
         if old.startswith(f"ftracetest-{package}-"):
             shutil.rmtree(os.path.join(os.path.dirname(out), old))

@@ -181,6 +181,18 @@ class SourceLines(FakeTracefs):
         done = self.run_line("grp:ev=vfs_read", FAKE_PERF_OUT="p:grp/ev vfs_read+0\n")
         self.assertTrue(self.read("okprobe_events").endswith("p:grp/ev vfs_read+0\n"))
 
+    def test_perfs_events_stay_apart_when_renamed(self):
+        # perf names a second place x_1 where it sees no multiprobe events;
+        # with okprobe/myread taken, the first becomes myread_1: the second
+        # must not append to it.
+        out = ("p:probe/myread vfs_read+5\n"
+               "p:probe/myread_1 ksys_read+5\n")
+        done = self.run_line("myread=vfs_read", FAKE_PERF_OUT=out)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(self.read("okprobe_events").splitlines()[-2:],
+                         ["p:okprobe/myread_1 vfs_read+5",
+                          "p:okprobe/myread_1_1 ksys_read+5"])
+
     def test_perfs_reason_is_quoted(self):
         done = self.run_line("nosuch", FAKE_PERF_CODE="254",
                              FAKE_PERF_ERR="Probe point 'nosuch' not found.\n"

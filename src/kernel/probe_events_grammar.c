@@ -192,7 +192,8 @@ void *okp_glue_module_btf(const char *name, unsigned long *size)
 		}
 	}
 	filp_close(file, NULL);
-	*size = length;
+	if (raw)
+		*size = length;
 	return raw;
 }
 
