@@ -138,14 +138,19 @@ class SourceLines(FakeTracefs):
         self.env = {"FAKE_RUNNING_ID": "abc", "FAKE_FILE_ID": "abc",
                     "FAKE_PERF_LOG": os.path.join(self.root, "perf.log")}
 
-    def run_line(self, spec, *extra, **env):
+    def run_tool(self, *args, **env):
+        """tools/okprobe on the fake tracefs and debugfs, the stand-in
+        perf first on PATH."""
         environment = dict(os.environ, OKPROBE_TRACEFS=self.root,
                            OKPROBE_DEBUGFS=self.debugfs,
                            PATH=self.bin + os.pathsep + os.environ["PATH"],
                            **dict(self.env, **env))
-        return subprocess.run([sys.executable, COMMAND, "add", "--line", spec,
-                               "--vmlinux", self.vmlinux, *extra], env=environment,
+        return subprocess.run([sys.executable, COMMAND, *args], env=environment,
                               text=True, capture_output=True)
+
+    def run_line(self, spec, *extra, **env):
+        return self.run_tool("add", "--line", spec, "--vmlinux", self.vmlinux,
+                             *extra, **env)
 
     def perf_calls(self):
         with open(self.env["FAKE_PERF_LOG"]) as f:
@@ -222,10 +227,7 @@ class SourceLines(FakeTracefs):
         release = os.uname().release
         if any(os.path.exists(p.format(release=release)) for p in command.DEBUGINFO_PATHS):
             self.skipTest("this host has its kernel's debuginfo")
-        environment = dict(os.environ, OKPROBE_TRACEFS=self.root,
-                           PATH=self.bin + os.pathsep + os.environ["PATH"], **self.env)
-        done = subprocess.run([sys.executable, COMMAND, "add", "--line", "vfs_read"],
-                              env=environment, text=True, capture_output=True)
+        done = self.run_tool("add", "--line", "vfs_read")
         self.assertEqual(done.returncode, 1)
         self.assertIn(f"no debuginfo for the running kernel {release}", done.stderr)
         self.assertIn(f"apt install linux-image-{release}-dbg", done.stderr)
