@@ -45,12 +45,15 @@ struct okprobe_read_key {
 	__u32 unused;
 };
 
+#define STACK_DEPTH 32
 struct okprobe_read_counts {
 	__u64 hits;
 	__u64 sum;
 	__u64 cookie;
 	__u64 probe_ip;
-	__s64 stack_id;
+	/* The last hit's stack: its size in bytes, or a negative errno. */
+	__s64 stack_bytes;
+	__u64 stack[STACK_DEPTH];
 };
 
 struct {
@@ -67,14 +70,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } only_value SEC(".maps");
-
-#define STACK_DEPTH 32
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 256);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, STACK_DEPTH * sizeof(__u64));
-} stacks SEC(".maps");
 
 static __always_inline void count(void *ctx, __u64 probe_ip, __u64 value)
 {
@@ -99,8 +94,13 @@ static __always_inline void count(void *ctx, __u64 probe_ip, __u64 value)
 	__sync_fetch_and_add(&kept->sum, value);
 	kept->cookie = key.cookie;
 	kept->probe_ip = probe_ip;
-	/* The stack of the probed place: okprobe hands perf the hit's regs. */
-	kept->stack_id = bpf_get_stackid(ctx, &stacks, 0);
+	/*
+	 * The stack of the probed place (okprobe hands perf the hit's regs),
+	 * kept in the process's own entry: a stack map's buckets are shared
+	 * by every process's stacks, and one taken by another stack answers
+	 * EEXIST.
+	 */
+	kept->stack_bytes = bpf_get_stack(ctx, kept->stack, sizeof(kept->stack), 0);
 }
 
 /* count_entry_8 ... count_return_16: the program for each layout. */

@@ -49,7 +49,8 @@ struct okprobe_read_key {
 
 struct okprobe_read_counts {
 	unsigned long long hits, sum, cookie, probe_ip;
-	long long stack_id;
+	long long stack_bytes;
+	unsigned long long stack[STACK_DEPTH];
 };
 
 /* At most this many events in one run. */
@@ -181,24 +182,25 @@ struct event_report {
 	int frames;
 };
 
-/* report's counts for pid, and its places from the stack map. */
+/* report's counts for pid, and its places. */
 static void read_counts(struct bpf_object *object, struct event_report *report,
 			pid_t pid)
 {
 	struct okprobe_read_key key = { .cookie = report->cookie, .tgid = pid };
-	int stacks = bpf_map__fd(bpf_object__find_map_by_name(object, "stacks"));
-	__u32 stack_id;
+	const struct okprobe_read_counts *counts = &report->counts;
 
 	if (pid < 0 || bpf_map_lookup_elem(bpf_map__fd(bpf_object__find_map_by_name(object, "counts")),
 					   &key, &report->counts))
 		memset(&report->counts, 0, sizeof(report->counts));
-	report->places[0] = report->counts.probe_ip;
-	stack_id = report->counts.stack_id;
-	if (report->counts.hits && report->counts.stack_id >= 0 &&
-	    !bpf_map_lookup_elem(stacks, &stack_id, report->places + 1))
-		while (report->frames < SHOWN_PLACES - 1 &&
-		       report->places[1 + report->frames])
-			report->frames++;
+	report->places[0] = counts->probe_ip;
+	if (!counts->hits || counts->stack_bytes < 0)
+		return;
+	while (report->frames < SHOWN_PLACES - 1 &&
+	       report->frames < counts->stack_bytes / 8 &&
+	       counts->stack[report->frames]) {
+		report->places[1 + report->frames] = counts->stack[report->frames];
+		report->frames++;
+	}
 }
 
 /* The report, with its places' names (the probed address's first). */
@@ -213,8 +215,8 @@ static void print_report(const struct event_report *report, pid_t pid,
 	if (!counts->hits)
 		return;
 	printf("probed: %s\n", names[0]);
-	if (counts->stack_id < 0) {
-		printf("stack: none (%s)\n", strerror((int)-counts->stack_id));
+	if (counts->stack_bytes < 0) {
+		printf("stack: none (%s)\n", strerror((int)-counts->stack_bytes));
 		return;
 	}
 	printf("stack:");
