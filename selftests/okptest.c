@@ -680,6 +680,7 @@ static int expect_load_failure(const char *params, int expected, ...)
 #include "okptest_events_scenarios.c"
 #include "okptest_userland.c"
 #include "okptest_source_lines.c"
+#include "okptest_cover_lines.c"
 #include "okptest_kernel_ftracetest.c"
 #include "okptest_bench_bpf.c"
 #include "okptest_demo.c"
@@ -972,6 +973,7 @@ OKPTEST(okprobe, traced_okprobe, test_traced_okprobe, LONG, "okprobe under the f
 OKPTEST(okprobe, riscv_liveness, test_riscv_liveness, SHORT, "riscv: a probe optimizes under the psABI and, with psabi_liveness=0, stays a breakpoint and says why")
 OKPTEST(okprobe, module_gone, test_module_gone, SHORT, "a probe on module text turns [GONE] on unload; freed init text is refused")
 OKPTEST(okprobe, cover, test_cover, SHORT, "okprobe/cover: counting probes on every basic block of a test module's function count exactly the blocks known calls drive")
+OKPTEST(okprobe, cover_lines, test_cover_lines, SHORT, "tools/okprobe-cover-lcov in Debian's userland: okprobe/cover's report of a test module's function as an lcov tracefile from the module's DWARF, each source line run as often as the calls that drive it")
 OKPTEST(okprobe, fault_injection, test_fault_injection, LONG, "every allocation of a registration (breakpoint, counting, return), an event's definition and enabling, an optimized probe's unregistration and the optimizer failed in turn (debug kernels): an errno or a success, nothing listed, the text as before, the call again succeeds")
 /* Before the log check; make check's guests carry the sample. */
 OKPTEST(okprobe, scale, test_scale, LONG, "the bench's sample of kernel instructions (" BENCH_SITES "): okprobe one by one beside kprobe_events, then register_many(), under a syscall load, each within its deadline, one owner per function, every site's text restored byte for byte")

@@ -36,13 +36,18 @@ import debian13
 # through /bin/sh (popen), and segfaults where there is none (bpftrace
 # 0.23.2 calls fclose() on the NULL popen() gives back).
 PACKAGES = ["bpftrace", "bpftool", "python3", "linux-perf", "trace-cmd",
-            "dash", "coreutils", "libc6-dev"]
-LAYOUT = 3  # bumped when image() lays the tree out anew
+            "dash", "coreutils", "libc6-dev",
+            # tools/okprobe-cover's (awk, sed) and okprobe-cover-lcov's
+            "mawk", "sed", "binutils", "python3-pyelftools"]
+LAYOUT = 4  # bumped when image() lays the tree out anew
 # Mount points okptest uses inside the image, and usrmerge's links
 # (base-files makes them on a Debian system; nothing here runs it).
 MOUNT_POINTS = ["proc", "sys", "dev", "tmp", "run", "opt/okprobe",
                 "usr/lib/debug"]
 MERGED = ["bin", "sbin", "lib", "lib64"]
+# The alternatives the packages' maintainer scripts would set up (mawk's
+# postinst makes awk), as links under usr/bin: (link, target).
+ALTERNATIVES = [("awk", "mawk")]
 # Where okptest finds the image (the guest's first virtio disk) and the
 # modules it loads first, in order (their names start with their rank).
 GUEST_MODULE_DIR = "lib/userland"
@@ -93,6 +98,10 @@ def image(arch):
                     os.symlink(f"usr/{name}", where)
             for name in MOUNT_POINTS:
                 os.makedirs(os.path.join(root, name), exist_ok=True)
+            for link, target in ALTERNATIVES:
+                where = os.path.join(root, "usr", "bin", link)
+                if not os.path.lexists(where):
+                    os.symlink(target, where)
             _compile_python(root)
             partial = os.path.join(tmp, "image")
             subprocess.run(["mksquashfs", root, partial, "-noappend",

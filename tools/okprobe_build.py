@@ -432,6 +432,28 @@ def build_modules(t):
     t.modules = [os.path.join(tree, m) for m in MODULES]
 
 
+# The source of okprobe_test_target's okp_cover_target, by arch.
+COVER_TARGET_SOURCES = {
+    "x86": "selftests/modules/okprobe_test_target_fn.S",
+    "riscv": "selftests/modules/okprobe_test_target_riscv_fn.S",
+}
+
+
+def cover_target_lines(arch):
+    """okp_cover_target's lines in its source, for okptest's source-line
+    coverage test: "FIRST,BIG,SMALL,END" (its first instruction's, the
+    big and small blocks' labels 1: and 2:, and SYM_FUNC_END's)."""
+    with open(os.path.join(ROOT, COVER_TARGET_SOURCES[arch])) as f:
+        lines = f.read().splitlines()
+    start = next(n for n, line in enumerate(lines, 1)
+                 if "_START(okp_cover_target)" in line)
+    marks = [start + 1]
+    for label in ("1:", "2:", "SYM_FUNC_END(okp_cover_target)"):
+        marks.append(next(n for n, line in enumerate(lines, 1)
+                          if n > start and line.startswith(label)))
+    return ",".join(map(str, marks))
+
+
 def build_okptest(t):
     """Build the static in-guest test program for the target's arch."""
     # One per target: targets build at the same time.
@@ -441,7 +463,8 @@ def build_okptest(t):
                     "extracting the kselftest harness").strip()
     # The harness's header is not -Wextra clean: a system header here.
     run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
-         "-isystem", kselftest, "-o", out,
+         "-isystem", kselftest,
+         f'-DOKPTEST_COVER_LINES="{cover_target_lines(t.arch)}"', "-o", out,
          os.path.join(ROOT, "selftests/okptest.c")],
         f"building okptest for {t.arch}")
     t.okptest = out
@@ -514,8 +537,9 @@ def userland_files(t):
         return [], []
     files = [(f"{guest_userland.GUEST_MODULE_DIR}/{os.path.basename(m)}",
               m, 0o644) for m in t.userland_modules]
-    files.append((f"{guest_userland.GUEST_TOOL_DIR}/okprobe",
-                  os.path.join(TOOLS, "okprobe"), 0o755))
+    files += [(f"{guest_userland.GUEST_TOOL_DIR}/{name}",
+               os.path.join(TOOLS, name), 0o755)
+              for name in ("okprobe", "okprobe-cover", "okprobe-cover-lcov")]
     files += [(f"{guest_userland.GUEST_TOOL_DIR}/{os.path.basename(f)}", f,
                0o755) for f in t.bpf_sample]
     args = guest_userland.qemu_args(t.userland)
