@@ -866,7 +866,9 @@ TEST(ProbeEvents73, KernelSelftestErrorsGetTheKernelsClassAndCaret)
 		{"p vfs_read arg1=(task_struct)^@symbol+10->comm", Error::typecast_symbol_offset, 22},
 		{"p vfs_read +0(+0(+0(+0(+0(+0(+0(+0(^+0(@0)))))))))", Error::too_many_nested, 7},
 		{"p vfs_read +0(+0(+0(+0(+0(+0(+0(+0(^+0(+0(+0(+0(+0(+0(@0))))))))))))))", Error::too_many_nested, 7},
-		// The rest of its lines mean what they meant to 6.12.
+		// The rest of its lines mean what they meant to 6.12, but for
+		// FILE_ON_KPROBE's new text.
+		{"p vfs_read ^@+10", Error::file_offset_on_kernel_probe, 22},
 		{"p vfs_read +0(^$comm)", Error::comm_cannot_dereference, 22},
 		{"p vfs_read +0(+0(@0^)", Error::dereference_not_closed, 22},
 		{"p vfs_read ^hoge", Error::no_btf_argument, 2},

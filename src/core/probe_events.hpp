@@ -129,6 +129,7 @@ enum class Error : uint8_t {
 	typecast_not_aligned,
 	typecast_bad_arrow,
 	typecast_symbol_offset,
+	file_offset_on_kernel_probe, // 7.3's text for file_offset_on_kprobe
 	// Where okprobe has less than the kernel's BTF grammar.
 	return_entry_arguments,
 	btf_bitfield,
@@ -300,8 +301,9 @@ struct ParseContext {
 	// 7.3's parser of nested arguments (its README lists
 	// "this_cpu_read("): this_cpu_read(FETCHARG) and this_cpu_ptr(FETCHARG),
 	// at most max_nested dereferences, typecasts and this_cpu_*() in one
-	// argument (TOO_MANY_NESTED, E2BIG, before TOO_MANY_OPS can be), and
-	// arguments of up to 255 characters (max_arg_text_7x).
+	// argument (TOO_MANY_NESTED, E2BIG, before TOO_MANY_OPS can be),
+	// arguments of up to 255 characters (max_arg_text_7x), and 7.3's text
+	// for a file offset (file_offset_on_kernel_probe).
 	bool nested_arguments = false;
 	// 7.3's typecasts (README: "[(structname"; with nested_arguments):
 	// (STRUCT[,FIELD])NAME->FIELD... and (STRUCT[,FIELD])(FETCHARG)->FIELD...

@@ -362,7 +362,11 @@ ParseResult Parser::parse_memory(Text arg, Argument &argument, int &last)
 			return invalid(Error::bad_memory_address, column);
 		push(argument, last, Op::immediate, static_cast<int64_t>(address));
 	} else if (arg[1] == '+') {
-		return invalid(Error::file_offset_on_kprobe, column);
+		// 7.3 words it anew (with its nested parser: the README says
+		// nothing of it).
+		return invalid(context_.nested_arguments ? Error::file_offset_on_kernel_probe
+							 : Error::file_offset_on_kprobe,
+			       column);
 	} else {
 		// @SYM[+|-OFFS]: resolved when the probe is made.
 		Text symbol;

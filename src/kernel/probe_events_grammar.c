@@ -33,8 +33,9 @@ static bool okp_validate_symbols;
  * types ("char" from 6.5); without the README, btf_find_func_proto(),
  * built with the BTF grammar, says that. 7.3's README lists
  * "this_cpu_read(" (its parser of nested arguments: this_cpu_*(), at most
- * 8 nested levels, 255-character arguments), "[(structname" (typecasts,
- * with the BTF grammar) and "$current" among the fetchargs. validate_probe_symbol() (6.8 and
+ * 8 nested levels, 255-character arguments, a new error text, which the
+ * README does not name), "[(structname" (typecasts, with the BTF grammar)
+ * and "$current" among the fetchargs. validate_probe_symbol() (6.8 and
  * later) checks a symbol before the rest of the place. The BTF read is
  * vmlinux's own, between __start_BTF and __stop_BTF (kallsyms always has
  * them).
