@@ -38,15 +38,6 @@ static const struct {
 	 */
 	{ "Register/unregister optimized probe", "UNRESOLVED",
 	  "okprobe's [OPTIMIZED] waits for the jump to be in the text" },
-	/*
-	 * kprobe_syntax_errors.tc of 7.x checks 7.x's new grammar where the
-	 * README says "[(structname": typecasts ("(task_struct)file->pid"),
-	 * and at most 8 nested dereferences or typecasts ("Too many nested
-	 * typecasts/dereferences"). okprobe_events reads 6.12's grammar on
-	 * 7.x yet: it passes this test on 6.1 and 6.12.
-	 */
-	{ "Kprobe event parser error log check", "FAIL",
-	  "7.x's typecasts and nesting limit are not read yet" },
 	{ NULL, NULL, NULL },
 };
 

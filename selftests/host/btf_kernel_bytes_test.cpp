@@ -4,8 +4,11 @@
 // amd64): every function's prototype and parameter types resolve, and the
 // answers kprobe_events' BTF grammar needs come out as the kernel's
 // headers have them (vfs_read's parameters, ksys_read's ssize_t, struct
-// file's f_pos, sk_buff's next inside its anonymous union).
+// file's f_pos, sk_buff's next inside its anonymous union); and 7.3's
+// typecast and $current lines of okprobe_events read the kernel's own
+// task_struct as its kprobe_syntax_errors.tc expects.
 #include "core/btf.hpp"
+#include "core/probe_events.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -135,6 +139,79 @@ TEST(KernelBtf, AnswersAsTheKernelsHeaders)
 	ASSERT_NE(next.member, nullptr);
 	EXPECT_NE(next.holder, skb);
 	EXPECT_EQ(Types::member_bit_offset(*next.holder, *next.member) + next.holder_bits, 0u);
+}
+
+// 7.3's grammar over the kernel's own BTF: its selftest's typecast lines
+// get their class, errno and caret (in_execve is a bitfield, se a struct
+// with group_node), and typecasts and $current load at task_struct's
+// offsets.
+TEST(KernelBtf, TypecastsAndCurrentReadTheKernelsTaskStruct)
+{
+	KERNEL_TYPES_OR_SKIP(types);
+	using namespace okp::events;
+	ParseContext context;
+	context.btf_arguments = true;
+	context.btf = types;
+	context.return_arguments = true;
+	context.nested_arguments = true;
+	context.typecasts = true;
+	context.current_task = true;
+	auto parse = [&](const std::string &line, Definition &definition) {
+		return parse_line(line.data(), line.size(), context, definition);
+	};
+	const auto definition = std::make_unique<Definition>();
+	const struct {
+		const char *marked;
+		Error error;
+		int error_number;
+	} cases[] = {
+		{"p vfs_read arg1=(task_struct)file^", Error::typecast_required_field, 22},
+		{"p vfs_read arg1=(a)((b)((c)((d)((e)((f)((g)((h)(^(i)file->i)->h)->g)->f)->e)->d)->c)->b)->a",
+		 Error::too_many_nested, 7},
+		{"p vfs_read arg1=(task_struct,^in_execve)file->comm", Error::typecast_not_aligned, 22},
+		{"p vfs_read arg1=(task_struct,^foo_bar)file->pid", Error::no_btf_field, 2},
+		{"p vfs_read arg1=(^task_struct1234)file->pid", Error::no_pointer_to_struct, 22},
+		{"p vfs_read arg1=(task_struct,se^->group_node)file->comm", Error::typecast_bad_arrow, 22},
+		{"p vfs_read arg1=(task_struct,^->pid)file->comm", Error::no_btf_field, 2},
+		{"p vfs_read arg1=(task_struct,^.pid)file->comm", Error::no_btf_field, 2},
+		{"p vfs_read arg1=(task_struct,^.)file->comm", Error::no_btf_field, 2},
+		{"p vfs_read arg1=(task_struct)^@symbol+10->comm", Error::typecast_symbol_offset, 22},
+	};
+	for (const auto &c : cases) {
+		std::string line = c.marked;
+		const size_t caret = line.find('^');
+		line.erase(caret, 1);
+		const ParseResult result = parse(line, *definition);
+		EXPECT_EQ(result.error, c.error) << c.marked << ": " << error_text(result.error);
+		EXPECT_EQ(result.error_number, c.error_number) << c.marked;
+		EXPECT_EQ(result.column, caret) << c.marked;
+	}
+
+	const okp::btf::Type *task = types->type(types->find("task_struct", Kind::structure));
+	ASSERT_NE(task, nullptr);
+	auto offset_of = [&](const char *member) {
+		const okp::btf::FoundMember found = types->member(*task, member);
+		EXPECT_NE(found.member, nullptr) << member;
+		return found.member ? static_cast<int64_t>(Types::bit_offset(found) / 8) : -1;
+	};
+	const int64_t pid = offset_of("pid"), tasks = offset_of("tasks");
+	std::cout << "x86 BTF: task_struct's pid at " << pid << ", tasks at " << tasks << "\n";
+	ASSERT_TRUE(parse("p vfs_read (task_struct)file->pid", *definition).ok());
+	const Argument &cast = definition->args[0];
+	ASSERT_EQ(cast.step_count, 2);
+	EXPECT_EQ(cast.steps[0].op, Op::argument);
+	EXPECT_EQ(cast.steps[1].op, Op::dereference);
+	EXPECT_EQ(cast.steps[1].value, pid);
+	EXPECT_EQ(cast.kind, okp::events::Kind::signed_integer); // pid_t
+	EXPECT_EQ(cast.size, 4);
+	ASSERT_TRUE(parse("p vfs_read (task_struct,tasks)file->pid", *definition).ok());
+	EXPECT_EQ(definition->args[0].steps[1].value, pid - tasks);
+	ASSERT_TRUE(parse("p vfs_read+4 $current->pid", *definition).ok());
+	EXPECT_EQ(definition->args[0].steps[0].op, Op::current_task);
+	EXPECT_EQ(definition->args[0].steps[1].value, pid);
+	// in_execve: a bitfield member, its bit cut out of its type's bytes.
+	ASSERT_TRUE(parse("p vfs_read $current->in_execve", *definition).ok());
+	EXPECT_EQ(definition->args[0].bit_width, 1);
 }
 
 } // namespace

@@ -25,6 +25,10 @@ struct FakeHit {
 	uint64_t stack_pointer = 0x7000;
 	uint64_t return_value = 0;
 	const char *comm = "okptest";
+	// current (a fake task_struct's address) and this CPU's per-cpu
+	// offset, which this_cpu_ptr() adds.
+	uint64_t task = 0;
+	uint64_t per_cpu_offset = 0;
 	// The pt_regs the fetch programs read (x86's: 21 words).
 	uint64_t pt_regs[40] = {};
 
@@ -60,6 +64,7 @@ FetchEnvironment environment_of(FakeHit &hit, const RegisterLayout &layout = x86
 	env.registers = reinterpret_cast<const uint8_t *>(hit.pt_regs);
 	env.layout = &layout;
 	env.comm = hit.comm;
+	env.task = reinterpret_cast<const void *>(hit.task);
 	return env;
 }
 
@@ -102,6 +107,11 @@ extern "C" unsigned long okp_glue_event_symbol_string(unsigned long address, cha
 		return text.size() + 1;
 	std::strncpy(to, text.c_str(), size);
 	return text.size() + 1 <= size ? text.size() + 1 : size;
+}
+
+extern "C" unsigned long okp_glue_event_cpu_pointer(unsigned long address)
+{
+	return address + current_hit->per_cpu_offset;
 }
 
 extern "C" unsigned long okp_glue_event_stack_word(unsigned long stack_pointer, unsigned int index)
@@ -153,11 +163,16 @@ struct Hit {
 	Record record;
 };
 
-Hit hit(const std::string &line, FakeHit &fake, bool is_return = false)
+ParseContext x86_context()
 {
 	ParseContext context;
 	context.registers = x86::event_registers;
 	context.register_count = sizeof(x86::event_registers) / sizeof(x86::event_registers[0]);
+	return context;
+}
+
+Hit hit(const std::string &line, FakeHit &fake, bool is_return = false, const ParseContext &context = x86_context())
+{
 	Hit result;
 	std::string text = (is_return ? "r " : "p ") + std::string("vfs_read ") + line;
 	ParseResult parsed = parse_line(text.data(), text.size(), context, *result.definition);
@@ -227,6 +242,36 @@ TEST(EventFetch, ArgumentsPastTheRegistersAsEachArchReadsThem)
 	EXPECT_EQ(fields[3], 0x7000u); // sp, at riscv's offset 16
 	EXPECT_EQ(fields[4], 0x5151u);
 	EXPECT_EQ(fields[5], 0x7777u);
+}
+
+// 7.3's $current and this_cpu_*(): the task's task_struct, and this CPU's
+// copy of a per-cpu address (this_cpu_ptr() adds the CPU's offset); of
+// @ADDR the address itself, not what is there.
+TEST(EventFetch, CurrentAndThisCpuAsTheKernelFetchesThem)
+{
+	ParseContext context = x86_context();
+	context.nested_arguments = true;
+	context.current_task = true;
+	FakeHit fake;
+	fake.task = 0x4000;
+	fake.per_cpu_offset = 0x100;
+	fake.registers[112] = 0x1000; // di: a per-cpu address
+	fake.memory[0x1100] = raw<uint64_t>(0x1122334455667788);
+	fake.memory[0x4000] = raw<uint64_t>(0xfffffffb00000000ull); // +4: -5 as s32
+	Hit h = hit("task=$current pid=+4($current):s32 ptr=this_cpu_ptr(%di) word=this_cpu_read(%di) "
+		    "half=this_cpu_read(%di):u16 sym=this_cpu_ptr(@0x1000) val=this_cpu_read(@0x1000) "
+		    "far=this_cpu_read(+8(%di))",
+		    fake, false, context);
+	const Argument *a = h.definition->args;
+	EXPECT_EQ(h.record.field<uint64_t>(a[0]), 0x4000u);
+	EXPECT_EQ(h.record.field<int32_t>(a[1]), -5);
+	EXPECT_EQ(h.record.field<uint64_t>(a[2]), 0x1100u);
+	EXPECT_EQ(h.record.field<uint64_t>(a[3]), 0x1122334455667788u);
+	EXPECT_EQ(h.record.field<uint16_t>(a[4]), 0x7788u);
+	EXPECT_EQ(h.record.field<uint64_t>(a[5]), 0x1100u);
+	EXPECT_EQ(h.record.field<uint64_t>(a[6]), 0x1122334455667788u);
+	// +8(%di) loads from 0x1008, which is not there: a fault, 0.
+	EXPECT_EQ(h.record.field<uint64_t>(a[7]), 0u);
 }
 
 TEST(EventFetch, DereferencesReadMemoryAndStringsGoAfterTheFields)

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "btf_builder.hpp"
 #include "core/btf.hpp"
@@ -538,8 +540,14 @@ struct FakeKernelBtf {
 			b.structure("dentry", 96, {{"d_name", qstr, 256}, {"d_iname", b.array(uchar, index, 32), 512}});
 		const uint32_t path =
 			b.structure("path", 16, {{"mnt", b.pointer(u64), 0}, {"dentry", b.pointer(dentry), 64}});
-		const uint32_t file =
-			b.structure("file", 64, {{"f_mode", u32, 0}, {"f_pos", s64, 64}, {"f_path", path, 128}});
+		// f_bits: a 3-bit bitfield at bit 5 of byte 32 (kind_flag: the
+		// members' bitfield sizes in their offsets' top byte).
+		const uint32_t file = b.structure("file", 64,
+						  {{"f_mode", u32, 0},
+						   {"f_pos", s64, 64},
+						   {"f_path", path, 128},
+						   {"f_bits", u32, 3u << 24 | 261}},
+						  false, true);
 		const uint32_t ssize_t_ = b.typedef_("ssize_t", s64);
 		b.function("vfs_read", ssize_t_,
 			   {{"file", b.pointer(file)},
@@ -548,6 +556,25 @@ struct FakeKernelBtf {
 			    {"pos", b.pointer(s64)}});
 		b.function("void_fn", 0, {{"x", index}});
 		b.function("no_params", index, {});
+		// 7.3's typecasts and $current read a task_struct: in_execve a
+		// bitfield (bit 33), se.group_node at byte 16, tasks at 80, pid at
+		// 96, real_parent (a pointer to task_struct) at 104, comm at 112.
+		const uint32_t list_head =
+			b.structure("list_head", 16, {{"next", b.pointer(u64), 0}, {"prev", b.pointer(u64), 64}});
+		const uint32_t sched_entity =
+			b.structure("sched_entity", 64, {{"load", u64, 0}, {"group_node", list_head, 64}});
+		const uint32_t comm = b.array(uchar, index, 16);
+		const uint32_t task_pointer = b.pointer(b.last_id() + 2); // the next type's
+		b.structure("task_struct", 256,
+			    {{"__state", u32, 0},
+			     {"in_execve", u32, 1u << 24 | 33},
+			     {"se", sched_entity, 64},
+			     {"tasks", list_head, 640},
+			     {"pid", index, 768},
+			     {"tgid", index, 800},
+			     {"real_parent", task_pointer, 832},
+			     {"comm", comm, 896}},
+			    false, true);
 		bytes = b.bytes();
 		EXPECT_EQ(types.load(reinterpret_cast<const uint8_t *>(bytes.data()), b.size()), 0);
 	}
@@ -782,6 +809,381 @@ TEST(ProbeEventsBtf, RefusalsHaveTheKernelsClassErrnoAndCaret)
 	EXPECT_EQ(canonical(*plain.definition), "p:okprobe/p_non_btf_fn_0 non_btf_fn arg1=$arg1");
 	// 6.1's grammar has none of it.
 	EXPECT_EQ(parse("p vfs_read count").result.error, Error::bad_fetch_argument);
+}
+
+// 7.3's grammar: typecasts, $current, this_cpu_*(), its nesting limit and
+// 255-character arguments (the README's "this_cpu_read(", "[(structname"
+// and "$current").
+ParseContext context_73()
+{
+	ParseContext context = btf_context();
+	context.return_arguments = true;
+	context.nested_arguments = true;
+	context.typecasts = true;
+	context.current_task = true;
+	return context;
+}
+
+void expect_marked(const ErrorCase &error_case, const ParseContext &context)
+{
+	std::string marked = error_case.marked;
+	size_t caret = marked.find('^');
+	ASSERT_NE(caret, std::string::npos) << marked;
+	std::string line = marked.substr(0, caret) + marked.substr(caret + 1);
+	Parsed parsed = parse(line, context);
+	EXPECT_EQ(parsed.result.error, error_case.error)
+		<< marked << ": " << error_text(parsed.result.error) << " at " << parsed.result.column;
+	EXPECT_EQ(parsed.result.error_number, error_case.error_number) << marked;
+	EXPECT_EQ(parsed.result.column, caret) << marked << ": " << error_text(parsed.result.error);
+}
+
+std::string long_dereference(unsigned levels)
+{
+	std::string line;
+	for (unsigned i = 0; i < levels; i++)
+		line += "+1234567(";
+	line += "@1234";
+	for (unsigned i = 0; i < levels; i++)
+		line += ")";
+	return line;
+}
+
+// 7.3's kprobe_syntax_errors.tc: its typecast block line by line, and the
+// lines it changed (the nesting limit, a longer argument).
+TEST(ProbeEvents73, KernelSelftestErrorsGetTheKernelsClassAndCaret)
+{
+	const ErrorCase cases[] = {
+		{"p vfs_read arg1=(task_struct)file^", Error::typecast_required_field, 22},
+		{"p vfs_read arg1=(a)((b)((c)((d)((e)((f)((g)((h)(^(i)file->i)->h)->g)->f)->e)->d)->c)->b)->a",
+		 Error::too_many_nested, 7},
+		{"p vfs_read arg1=(task_struct,^in_execve)file->comm", Error::typecast_not_aligned, 22},
+		{"p vfs_read arg1=(task_struct,^foo_bar)file->pid", Error::no_btf_field, 2},
+		{"p vfs_read arg1=(^task_struct1234)file->pid", Error::no_pointer_to_struct, 22},
+		{"p vfs_read arg1=(task_struct,se^->group_node)file->comm", Error::typecast_bad_arrow, 22},
+		{"p vfs_read arg1=(task_struct,^->pid)file->comm", Error::no_btf_field, 2},
+		{"p vfs_read arg1=(task_struct,^.pid)file->comm", Error::no_btf_field, 2},
+		{"p vfs_read arg1=(task_struct,^.)file->comm", Error::no_btf_field, 2},
+		{"p vfs_read arg1=(task_struct)^@symbol+10->comm", Error::typecast_symbol_offset, 22},
+		{"p vfs_read +0(+0(+0(+0(+0(+0(+0(+0(^+0(@0)))))))))", Error::too_many_nested, 7},
+		{"p vfs_read +0(+0(+0(+0(+0(+0(+0(+0(^+0(+0(+0(+0(+0(+0(@0))))))))))))))", Error::too_many_nested, 7},
+		// The rest of its lines mean what they meant to 6.12, but for
+		// FILE_ON_KPROBE's new text.
+		{"p vfs_read ^@+10", Error::file_offset_on_kernel_probe, 22},
+		{"p vfs_read +0(^$comm)", Error::comm_cannot_dereference, 22},
+		{"p vfs_read +0(+0(@0^)", Error::dereference_not_closed, 22},
+		{"p vfs_read ^hoge", Error::no_btf_argument, 2},
+		{"p vfs_read ^&1", Error::bad_fetch_argument, 22},
+	};
+	for (const ErrorCase &error_case : cases)
+		expect_marked(error_case, context_73());
+	// ARG_TOO_LONG (its line: 26 dereferences), at 256 characters; 255
+	// are an argument (and 64 were too many before).
+	Parsed too_long = parse("p vfs_read " + long_dereference(26), context_73());
+	EXPECT_EQ(too_long.result.error, Error::argument_too_long);
+	EXPECT_EQ(too_long.result.column, 11);
+	const std::string longest = "a=\\0x" + std::string(251, '0') + "1"; // 255 after the '='
+	ASSERT_EQ(longest.size(), 257u);
+	Parsed taken = parse("p vfs_read " + longest, context_73());
+	ASSERT_TRUE(taken.result.ok()) << error_text(taken.result.error);
+	EXPECT_EQ(taken.definition->args[0].steps[0].value, 1);
+	EXPECT_EQ(parse("p vfs_read a=\\0x" + std::string(252, '0') + "1", context_73()).result.error,
+		  Error::argument_too_long);
+	EXPECT_EQ(parse("p vfs_read a=\\0x" + std::string(60, '0') + "1", btf_context()).result.error,
+		  Error::argument_too_long);
+}
+
+// A typecast's fetch: the inner argument, then a load per "->" from
+// STRUCT's members on, the first less the FIELD option's offset; typed by
+// the last member.
+TEST(ProbeEvents73, TypecastsLoadFromTheStructsMembers)
+{
+	struct {
+		const char *line;
+		std::vector<std::pair<Op, int64_t>> steps;
+		Kind kind;
+		uint8_t size;
+		Store store;
+	} cases[] = {
+		{"p vfs_read (task_struct)file->pid",
+		 {{Op::argument, 0}, {Op::dereference, 96}},
+		 Kind::signed_integer,
+		 4,
+		 Store::memory},
+		// file points at a task_struct's tasks, or at its se.group_node.
+		{"p vfs_read (task_struct,tasks)file->pid",
+		 {{Op::argument, 0}, {Op::dereference, 16}},
+		 Kind::signed_integer,
+		 4,
+		 Store::memory},
+		{"p vfs_read (task_struct,se.group_node)file->tgid",
+		 {{Op::argument, 0}, {Op::dereference, 84}},
+		 Kind::signed_integer,
+		 4,
+		 Store::memory},
+		{"p vfs_read (task_struct,pid)file->tasks.prev",
+		 {{Op::argument, 0}, {Op::dereference, -8}},
+		 Kind::hex,
+		 8,
+		 Store::memory},
+		{"p vfs_read (task_struct)file->real_parent->comm:string",
+		 {{Op::argument, 0}, {Op::dereference, 104}, {Op::dereference, 112}},
+		 Kind::string,
+		 4,
+		 Store::string},
+		// (FETCHARG): a member, a register, a dereference, this_cpu_read().
+		{"p vfs_read (task_struct)(file->f_path.dentry)->pid",
+		 {{Op::argument, 0}, {Op::dereference, 24}, {Op::dereference, 96}},
+		 Kind::signed_integer,
+		 4,
+		 Store::memory},
+		{"p vfs_read (task_struct)%di->se.group_node.prev",
+		 {{Op::register_value, 112}, {Op::dereference, 24}},
+		 Kind::hex,
+		 8,
+		 Store::memory},
+		{"p vfs_read (task_struct)+8(%di)->pid",
+		 {{Op::register_value, 112}, {Op::dereference, 8}, {Op::dereference, 96}},
+		 Kind::signed_integer,
+		 4,
+		 Store::memory},
+		{"p vfs_read (task_struct)this_cpu_read(@current_task)->pid",
+		 {{Op::symbol_address, 0}, {Op::cpu_pointer, 0}, {Op::dereference, 0}, {Op::dereference, 96}},
+		 Kind::signed_integer,
+		 4,
+		 Store::memory},
+		{"p vfs_read (task_struct)((task_struct)file->real_parent)->tgid",
+		 {{Op::argument, 0}, {Op::dereference, 104}, {Op::dereference, 100}},
+		 Kind::signed_integer,
+		 4,
+		 Store::memory},
+		{"p vfs_read (task_struct)(@current_task+8)->pid",
+		 {{Op::symbol_address, 8}, {Op::dereference, 0}, {Op::dereference, 96}},
+		 Kind::signed_integer,
+		 4,
+		 Store::memory},
+		// An r event's: $retval and the entry's arguments.
+		{"r vfs_read (task_struct)$retval->pid",
+		 {{Op::return_value, 0}, {Op::dereference, 96}},
+		 Kind::signed_integer,
+		 4,
+		 Store::memory},
+		{"r vfs_read (task_struct)file->pid",
+		 {{Op::entry_argument, 0}, {Op::dereference, 96}},
+		 Kind::signed_integer,
+		 4,
+		 Store::memory},
+	};
+	for (const auto &c : cases) {
+		Parsed parsed = parse(c.line, context_73());
+		ASSERT_TRUE(parsed.result.ok())
+			<< c.line << ": " << error_text(parsed.result.error) << " at " << parsed.result.column;
+		const Argument &a = parsed.definition->args[0];
+		EXPECT_STREQ(a.name, "arg1") << c.line;
+		ASSERT_EQ(a.step_count, c.steps.size()) << c.line;
+		for (size_t i = 0; i < c.steps.size(); i++) {
+			EXPECT_EQ(a.steps[i].op, c.steps[i].first) << c.line << " step " << i;
+			EXPECT_EQ(a.steps[i].value, c.steps[i].second) << c.line << " step " << i;
+		}
+		EXPECT_EQ(a.kind, c.kind) << c.line;
+		EXPECT_EQ(a.size, c.size) << c.line;
+		EXPECT_EQ(a.store, c.store) << c.line;
+	}
+	// The canonical form is the line as typed.
+	Parsed named = parse("p vfs_read p=(task_struct,tasks)file->pid:u32", context_73());
+	ASSERT_TRUE(named.result.ok());
+	EXPECT_EQ(canonical(*named.definition), "p:okprobe/p_vfs_read_0 vfs_read p=(task_struct,tasks)file->pid:u32");
+}
+
+// Where each typecast refusal goes that the kernel's selftest does not
+// try, by handle_typecast()'s and the unwind's rules.
+TEST(ProbeEvents73, TypecastRefusalsHaveTheKernelsClassErrnoAndCaret)
+{
+	const ErrorCase cases[] = {
+		{"p vfs_read arg1=(task_struct^", Error::dereference_not_closed, 22},
+		{"p vfs_read arg1=(task_struct)^(file->pid", Error::dereference_not_closed, 22},
+		{"p vfs_read arg1=(task_struct)(file)^pid", Error::typecast_required_field, 22},
+		{"p vfs_read arg1=(task_struct)^+8file->pid", Error::dereference_needs_brace, 22},
+		{"p vfs_read arg1=(task_struct)+8(file->pid^", Error::dereference_not_closed, 22},
+		{"p vfs_read arg1=(task_struct)+8(file)^.pid", Error::typecast_required_field, 22},
+		{"p vfs_read arg1=(task_struct)file-^", Error::typecast_required_field, 22},
+		// "-" after the cast starts a dereference.
+		{"p vfs_read arg1=(task_struct)^->pid", Error::dereference_needs_brace, 22},
+		{"p vfs_read arg1=(task_struct)^nosuch->pid", Error::no_btf_argument, 2},
+		{"p vfs_read arg1=(task_struct)+0(^$comm)->pid", Error::comm_cannot_dereference, 22},
+		{"p vfs_read arg1=(task_struct)file->^nosuch", Error::no_btf_field, 2},
+		{"p vfs_read arg1=(task_struct)file->pid->^x", Error::no_pointer_to_struct, 22},
+		{"p vfs_read arg1=(task_struct)file->se^-x", Error::bad_hyphen, 22},
+		{"p vfs_read arg1=(task_struct,in_execve->^x)file->pid", Error::typecast_not_aligned, 22},
+		{"p vfs_read arg1=(^file_operations)file->pid", Error::no_pointer_to_struct, 22},
+		// Off a function's entry, no BTF grammar (EOPNOTSUPP).
+		{"p vfs_read+4 arg1=^(task_struct)%di->pid", Error::nosup_btf_argument, 95},
+		// The inner argument's refusal comes before the struct's.
+		{"p vfs_read arg1=(task_struct1234)^%none->pid", Error::bad_register_name, 22},
+	};
+	for (const ErrorCase &error_case : cases)
+		expect_marked(error_case, context_73());
+	// The README without "[(structname" (no BTF grammar): EOPNOTSUPP.
+	ParseContext no_typecasts = context_73();
+	no_typecasts.typecasts = false;
+	expect_marked({"p vfs_read arg1=^(task_struct)file->pid", Error::nosup_btf_argument, 95}, no_typecasts);
+}
+
+// $current: the task_struct; with BTF, its members, the first read in the
+// struct itself. Anywhere a kernel probe is, without the function's BTF.
+TEST(ProbeEvents73, CurrentIsTheTasksTaskStruct)
+{
+	Parsed plain = parse("p vfs_read+4 $current", context_73());
+	ASSERT_TRUE(plain.result.ok()) << error_text(plain.result.error);
+	const Argument &task = plain.definition->args[0];
+	ASSERT_EQ(task.step_count, 1);
+	EXPECT_EQ(task.steps[0].op, Op::current_task);
+	EXPECT_EQ(task.kind, Kind::hex);
+	EXPECT_EQ(task.store, Store::raw);
+	EXPECT_STREQ(task.name, "arg1");
+
+	Parsed pid = parse("p vfs_read+4 $current->pid", context_73());
+	ASSERT_TRUE(pid.result.ok()) << error_text(pid.result.error);
+	const Argument &p = pid.definition->args[0];
+	ASSERT_EQ(p.step_count, 2);
+	EXPECT_EQ(p.steps[1].op, Op::dereference);
+	EXPECT_EQ(p.steps[1].value, 96);
+	EXPECT_EQ(p.kind, Kind::signed_integer);
+	EXPECT_EQ(p.size, 4);
+	EXPECT_EQ(p.store, Store::memory);
+
+	Parsed comm = parse("r vfs_read c=$current->real_parent->comm:string", context_73());
+	ASSERT_TRUE(comm.result.ok()) << error_text(comm.result.error);
+	const Argument &c = comm.definition->args[0];
+	ASSERT_EQ(c.step_count, 3);
+	EXPECT_EQ(c.steps[1].value, 104);
+	EXPECT_EQ(c.steps[2].value, 112);
+	EXPECT_EQ(c.store, Store::string);
+	EXPECT_TRUE(parse("p 0xffffffff81000000 $current->pid", context_73()).result.ok());
+
+	// A bitfield member: its bits of the u32 loaded at its byte.
+	Parsed bit = parse("p vfs_read $current->in_execve", context_73());
+	ASSERT_TRUE(bit.result.ok()) << error_text(bit.result.error);
+	EXPECT_EQ(bit.definition->args[0].steps[1].value, 4);
+	EXPECT_EQ(bit.definition->args[0].kind, Kind::unsigned_integer);
+	EXPECT_EQ(bit.definition->args[0].size, 4);
+	EXPECT_EQ(bit.definition->args[0].bit_width, 1);
+	EXPECT_EQ(bit.definition->args[0].bit_offset, 1);
+	EXPECT_TRUE(parse("p vfs_read +0($current):u32", context_73()).result.ok());
+
+	const ErrorCase cases[] = {
+		{"p vfs_read ^$current.comm", Error::bad_variable, 22},
+		{"p vfs_read ^$currentx", Error::bad_variable, 22},
+		{"p vfs_read $current^-x", Error::bad_hyphen, 22},
+		{"p vfs_read $current->^nosuch", Error::no_btf_field, 2},
+		{"p vfs_read $current->pid->^x", Error::no_pointer_to_struct, 22},
+		{"p vfs_read $current:^string", Error::bad_string, 22},
+	};
+	for (const ErrorCase &error_case : cases)
+		expect_marked(error_case, context_73());
+	// Without the BTF grammar: $current only.
+	ParseContext no_btf = x86_context();
+	no_btf.current_task = true;
+	no_btf.nested_arguments = true;
+	EXPECT_TRUE(parse("p vfs_read $current", no_btf).result.ok());
+	expect_marked({"p vfs_read ^$current->pid", Error::bad_variable, 22}, no_btf);
+	// The BTF grammar, but no vmlinux BTF to read.
+	ParseContext unread = context_73();
+	unread.btf = nullptr;
+	expect_marked({"p vfs_read ^$current->pid", Error::no_btf_entry, 2}, unread);
+}
+
+// this_cpu_ptr(): this CPU's copy of a per-cpu address (of @SYM the
+// symbol's address, in place of its load); this_cpu_read() a load there.
+TEST(ProbeEvents73, ThisCpuReadsAPerCpuCopy)
+{
+	struct {
+		const char *line;
+		std::vector<std::pair<Op, int64_t>> steps;
+		Store store;
+		uint8_t size;
+	} cases[] = {
+		{"p vfs_read this_cpu_ptr(@runqueues)", {{Op::symbol_address, 0}, {Op::cpu_pointer, 0}}, Store::raw, 8},
+		{"p vfs_read this_cpu_read(@current_task)",
+		 {{Op::symbol_address, 0}, {Op::cpu_pointer, 0}, {Op::dereference, 0}},
+		 Store::memory,
+		 8},
+		{"p vfs_read this_cpu_read(%di):u32",
+		 {{Op::register_value, 112}, {Op::cpu_pointer, 0}, {Op::dereference, 0}},
+		 Store::memory,
+		 4},
+		{"p vfs_read this_cpu_ptr(+8(%di))",
+		 {{Op::register_value, 112}, {Op::dereference, 8}, {Op::cpu_pointer, 0}},
+		 Store::raw,
+		 8},
+		{"p vfs_read +16(this_cpu_read(@x)):u16",
+		 {{Op::symbol_address, 0}, {Op::cpu_pointer, 0}, {Op::dereference, 0}, {Op::dereference, 16}},
+		 Store::memory,
+		 2},
+	};
+	for (const auto &c : cases) {
+		Parsed parsed = parse(c.line, context_73());
+		ASSERT_TRUE(parsed.result.ok()) << c.line << ": " << error_text(parsed.result.error);
+		const Argument &a = parsed.definition->args[0];
+		ASSERT_EQ(a.step_count, c.steps.size()) << c.line;
+		for (size_t i = 0; i < c.steps.size(); i++) {
+			EXPECT_EQ(a.steps[i].op, c.steps[i].first) << c.line << " step " << i;
+			EXPECT_EQ(a.steps[i].value, c.steps[i].second) << c.line << " step " << i;
+		}
+		EXPECT_EQ(a.store, c.store) << c.line;
+		EXPECT_EQ(a.size, c.size) << c.line;
+	}
+	const ErrorCase refused[] = {
+		{"p vfs_read this_cpu_ptr(%di^", Error::dereference_not_closed, 22},
+		{"p vfs_read this_cpu_read(^$comm)", Error::comm_cannot_dereference, 22},
+		{"p vfs_read this_cpu_ptr(%di)^x", Error::trailing_text, 22},
+		{"p vfs_read this_cpu_ptr(^%none)", Error::bad_register_name, 22},
+		{"p vfs_read this_cpu_ptr(%di):^string", Error::bad_string, 22},
+		{"p vfs_read ^this_cpu_pointer(%di)", Error::no_btf_argument, 2},
+		// Eight levels nest, this_cpu_*() among them; a ninth is refused.
+		{"p vfs_read +0(+0(this_cpu_read(+0(+0(+0(+0(+0(^this_cpu_ptr(%di)))))))))", Error::too_many_nested, 7},
+	};
+	for (const ErrorCase &error_case : refused)
+		expect_marked(error_case, context_73());
+	EXPECT_TRUE(parse("p vfs_read +0(+0(this_cpu_read(+0(+0(+0(+0(+0(%di))))))))", context_73()).result.ok());
+}
+
+// 6.12's grammar (no "this_cpu_read(", "[(structname", "$current" in its
+// README): each 7.3 form refused as 6.12 refuses it, its limits its own.
+TEST(ProbeEvents73, WithoutTheGrammarEach73FormIsRefusedAs612Does)
+{
+	const ErrorCase cases[] = {
+		{"p vfs_read arg1=^(task_struct)file->pid", Error::bad_fetch_argument, 22},
+		{"p vfs_read ^$current", Error::bad_variable, 22},
+		{"p vfs_read ^$current->pid", Error::bad_variable, 22},
+		{"p vfs_read ^this_cpu_read(@current_task)", Error::no_btf_argument, 2},
+		{"p vfs_read +0(^+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(@0))))))))))))))", Error::too_many_ops, 22},
+	};
+	for (const ErrorCase &error_case : cases)
+		expect_marked(error_case, btf_context());
+	// Nine dereferences are not too many.
+	EXPECT_TRUE(parse("p vfs_read +0(+0(+0(+0(+0(+0(+0(+0(+0(@0)))))))))", btf_context()).result.ok());
+	// Without the BTF grammar (6.1): not a fetch argument.
+	expect_marked({"p vfs_read ^this_cpu_ptr(%di)", Error::bad_fetch_argument, 22}, x86_context());
+}
+
+// A bitfield member (6.6 and later: parse_btf_bitfield()): its type's
+// bytes loaded at the byte it starts in, its bits shifted out of them.
+TEST(ProbeEventsBtf, BitfieldMembersAreTheirBits)
+{
+	Parsed bits = parse_btf("p vfs_read file->f_bits");
+	ASSERT_TRUE(bits.result.ok()) << error_text(bits.result.error);
+	const Argument &a = bits.definition->args[0];
+	ASSERT_EQ(a.step_count, 2);
+	EXPECT_EQ(a.steps[1].value, 32);
+	EXPECT_EQ(a.kind, Kind::unsigned_integer);
+	EXPECT_EQ(a.size, 4);
+	EXPECT_EQ(a.bit_width, 3);
+	EXPECT_EQ(a.bit_offset, 5);
+	EXPECT_EQ(a.store, Store::memory);
+	// Typed: the type's bytes as they are, as the kernel's.
+	Parsed typed = parse_btf("p vfs_read file->f_bits:u32");
+	ASSERT_TRUE(typed.result.ok());
+	EXPECT_EQ(typed.definition->args[0].bit_width, 0);
 }
 
 } // namespace

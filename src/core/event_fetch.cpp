@@ -78,6 +78,12 @@ OKP_HANDLER_PATH Fetched run(const Definition &definition, const Argument &argum
 		case Op::comm:
 			fetched.value = reinterpret_cast<uintptr_t>(env.comm);
 			break;
+		case Op::current_task:
+			fetched.value = reinterpret_cast<uintptr_t>(env.task);
+			break;
+		case Op::cpu_pointer:
+			fetched.value = okp_glue_event_cpu_pointer(fetched.value);
+			break;
 		case Op::immediate:
 		case Op::symbol_address: // the glue resolved it into value
 			fetched.value = static_cast<uint64_t>(step.value);

@@ -5,9 +5,9 @@
 // offsets, strings after them as __data_loc (length << 16 | offset from
 // the record's start).
 //
-// Pure but for memory, which the glue reads (okp_glue_event_*; the host
-// tests fake them). A read that faults is never fatal: a number's field is 0, a string's is empty (length 0, which
-// the event prints as "(fault)"), as the kernel records them.
+// Pure but for memory and per-cpu addresses, which the glue reads and
+// makes (okp_glue_event_*; the host tests fake them). A read that faults is never fatal: a number's field is 0, a
+// string's is empty (length 0, which the event prints as "(fault)"), as the kernel records them.
 #pragma once
 
 #include <stddef.h>
@@ -32,13 +32,15 @@ struct RegisterLayout {
 };
 
 // What a hit offers the fetch programs: its registers (the pt_regs the
-// handler got), where they are, and the task's comm. Registers are read
-// here; memory through the glue's okp_glue_event_* (glue_services.h),
-// direct calls: a hit makes no indirect call to fetch.
+// handler got), where they are, the task's comm and its task_struct
+// ($current). Registers are read here; memory and this CPU's per-cpu
+// copies through the glue's okp_glue_event_* (glue_services.h), direct
+// calls: a hit makes no indirect call to fetch.
 struct FetchEnvironment {
 	const uint8_t *registers = nullptr;
 	const RegisterLayout *layout = nullptr;
 	const char *comm = nullptr;
+	const void *task = nullptr;
 	// An r event's arguments its function's entry saved (nullptr: none).
 	const uint64_t *entry_arguments = nullptr;
 };

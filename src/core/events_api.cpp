@@ -94,6 +94,7 @@ OKP_HANDLER_PATH FetchEnvironment environment_of(const okp_event_environment *en
 	fetch.registers = static_cast<const uint8_t *>(env->regs);
 	fetch.layout = &okp::arch::event_register_layout();
 	fetch.comm = env->comm;
+	fetch.task = env->task;
 	// unsigned long is the u64 of both 64-bit arches.
 	fetch.entry_arguments = reinterpret_cast<const uint64_t *>(env->entry_arguments);
 	return fetch;
@@ -145,6 +146,9 @@ extern "C" int okp_core_event_parse(struct okp_event_definition *event, const ch
 	context.char_type = grammar.char_type;
 	context.dentry_types = grammar.dentry_types;
 	context.return_arguments = grammar.return_arguments;
+	context.nested_arguments = grammar.nested_arguments;
+	context.typecasts = grammar.typecasts;
+	context.current_task = grammar.current_task;
 	context.btf = vmlinux_btf;
 	LineModuleBtf module_btf;
 	context.cookie = &module_btf;

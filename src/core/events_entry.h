@@ -51,6 +51,9 @@ struct okp_event_grammar {
 	int char_type;		/* the char type */
 	int dentry_types;	/* the %pd and %pD types */
 	int return_arguments;	/* $argN and names in r events */
+	int nested_arguments;	/* 7.3's this_cpu_*() and nesting limit */
+	int typecasts;		/* 7.3's (STRUCT[,FIELD]) typecasts */
+	int current_task;	/* 7.3's $current */
 	const void *btf;	/* vmlinux's BTF, btf_size bytes; NULL: none */
 	unsigned long btf_size;
 };
@@ -188,6 +191,7 @@ unsigned long okp_core_event_print_fmt(const struct okp_event_definition *event,
 struct okp_event_environment {
 	const void *regs;
 	const char *comm;
+	const void *task;	/* current, for $current */
 	/* An r event's arguments its entry saved; NULL: none. */
 	const unsigned long *entry_arguments;
 };

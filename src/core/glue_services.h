@@ -224,6 +224,8 @@ unsigned long okp_glue_event_symbol_string(unsigned long address, char *to,
 					   unsigned long size);
 unsigned long okp_glue_event_stack_word(unsigned long stack_pointer,
 					unsigned int index);
+/* this_cpu_ptr() of the per-cpu address (7.3's this_cpu_ptr(FETCHARG)). */
+unsigned long okp_glue_event_cpu_pointer(unsigned long address);
 
 /* ---- src/kernel/probe_events_grammar.c: a module's BTF ----------------- */
 

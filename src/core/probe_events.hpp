@@ -12,10 +12,15 @@
 // $stackN, $stack, $retval, $comm, @ADDR, @SYM[+|-OFFS], \IMM, \"STR",
 // [+|-][u]OFFS(FETCHARG); TYPE one of u8..u64, s8..s64, x8..x64, string,
 // ustring, symstr, symbol, b<WIDTH>@<OFFSET>/<CONTAINER>, each but the
-// bitfield optionally an array [N].
+// bitfield optionally an array [N]. Where the running kernel's grammar
+// has them (ParseContext): the BTF grammar's NAME[->FIELD...] and $arg*
+// (6.6), char (6.5), %pd/%pD (6.10); 7.3's $current[->FIELD...],
+// this_cpu_read(FETCHARG), this_cpu_ptr(FETCHARG) and typecasts
+// (STRUCT[,FIELD])NAME->FIELD... and (STRUCT[,FIELD])(FETCHARG)->FIELD...
 //
 // The rules, limits, error classes and error positions are the kernel's
-// (6.1's kernel/trace/trace_kprobe.c and trace_probe.c), so that a line
+// (6.1's, 6.12's and 7.3's kernel/trace/trace_kprobe.c and trace_probe.c,
+// as ParseContext says which), so that a line
 // means here what it means to kprobe_events; where the kernel silently
 // ignores part of a line (text after a dereference's closing brace, a
 // 129th argument, letters between "p" and ":") okprobe refuses it.
@@ -34,11 +39,15 @@ class Types;
 
 namespace okp::events {
 
-inline constexpr size_t max_line = 4096;	 // a line (the kernel's WRITE_BUFSIZE)
-inline constexpr size_t max_args = 128;		 // MAX_TRACE_ARGS
-inline constexpr size_t max_name = 64;		 // MAX_EVENT_NAME_LEN, with the NUL
-inline constexpr size_t max_arg_name = 32;	 // MAX_ARG_NAME_LEN
-inline constexpr size_t max_arg_text = 63;	 // MAX_ARGSTR_LEN
+inline constexpr size_t max_line = 4096;       // a line (the kernel's WRITE_BUFSIZE)
+inline constexpr size_t max_args = 128;	       // MAX_TRACE_ARGS
+inline constexpr size_t max_name = 64;	       // MAX_EVENT_NAME_LEN, with the NUL
+inline constexpr size_t max_arg_name = 32;     // MAX_ARG_NAME_LEN
+inline constexpr size_t max_arg_text = 63;     // MAX_ARGSTR_LEN (to 7.2)
+inline constexpr size_t max_arg_text_7x = 255; // MAX_ARGSTR_LEN (7.3)
+// TRACEPROBE_MAX_NESTED_LEVEL (7.3): dereferences, typecasts and this_cpu_*()
+// nested in one argument.
+inline constexpr unsigned max_nested = 8;
 inline constexpr size_t max_fetch_steps = 16;	 // FETCH_INSN_MAX
 inline constexpr unsigned max_array = 64;	 // MAX_ARRAY_LEN
 inline constexpr unsigned max_event_size = 3072; // MAX_PROBE_EVENT_SIZE
@@ -114,6 +123,13 @@ enum class Error : uint8_t {
 	no_btf_field,
 	bad_btf_type,
 	bad_type_for_string,
+	// 7.3's nested grammar: typecasts, this_cpu_*(), $current.
+	too_many_nested,
+	typecast_required_field,
+	typecast_not_aligned,
+	typecast_bad_arrow,
+	typecast_symbol_offset,
+	file_offset_on_kernel_probe, // 7.3's text for file_offset_on_kprobe
 	// Where okprobe has less than the kernel's BTF grammar.
 	return_entry_arguments,
 	btf_bitfield,
@@ -151,6 +167,8 @@ enum class Op : uint8_t {
 	dereference,	  // value: the offset added before the load
 	user_dereference, // the same from user memory
 	entry_argument,	  // value: the argument's index, saved at the entry (r)
+	current_task,	  // the task's task_struct (7.3's $current)
+	cpu_pointer,	  // this CPU's copy of the per-cpu value (this_cpu_ptr())
 };
 
 struct FetchStep {
@@ -280,6 +298,19 @@ struct ParseContext {
 	// "kernel return probes support: $retval, $arg<N>", 6.9 and later),
 	// saved at the entry, by number and by BTF name.
 	bool return_arguments = false;
+	// 7.3's parser of nested arguments (its README lists
+	// "this_cpu_read("): this_cpu_read(FETCHARG) and this_cpu_ptr(FETCHARG),
+	// at most max_nested dereferences, typecasts and this_cpu_*() in one
+	// argument (TOO_MANY_NESTED, E2BIG, before TOO_MANY_OPS can be),
+	// arguments of up to 255 characters (max_arg_text_7x), and 7.3's text
+	// for a file offset (file_offset_on_kernel_probe).
+	bool nested_arguments = false;
+	// 7.3's typecasts (README: "[(structname"; with nested_arguments):
+	// (STRUCT[,FIELD])NAME->FIELD... and (STRUCT[,FIELD])(FETCHARG)->FIELD...
+	bool typecasts = false;
+	// 7.3's $current (README: "$current"): the task's task_struct, typed
+	// by the BTF so that $current->FIELD... reads its members.
+	bool current_task = false;
 	// Where the parsed place is (symbol or address, offset); nullptr: every
 	// place is a function's entry.
 	Place (*place)(void *cookie, const Definition &definition) = nullptr;

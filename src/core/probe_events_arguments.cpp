@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 // The fetch arguments of an okprobe_events line, [NAME=]FETCHARG[:TYPE],
 // as the kernel's traceprobe_parse_probe_arg() and parse_probe_arg() parse
-// them (6.1's trace_probe.c): the argument's name, its type (an array, a
-// bitfield, a string), its fetch program (registers, $-variables, memory,
-// immediates, nested dereferences) and what the record stores. Each step
+// them (6.1's trace_probe.c, and 7.3's where ParseContext says the kernel
+// has its grammar): the argument's name, its type (an array, a bitfield, a
+// string), its fetch program (registers, $-variables, memory, immediates,
+// nested dereferences; 7.3's $current, this_cpu_read() and this_cpu_ptr()
+// and its limit of 8 nested levels) and what the record stores. Each step
 // refuses with the kernel's error class and caret column.
 // probe_events_parts.hpp says what the grammar's files share.
 #include "core/probe_events_parts.hpp"
@@ -121,7 +123,7 @@ ParseResult Parser::parse_argument(Text word, unsigned index)
 ParseResult Parser::parse_body(Text body, Argument &argument)
 {
 	size_t column = column_of(body);
-	if (body.length > max_arg_text)
+	if (body.length > (context_.nested_arguments ? max_arg_text_7x : max_arg_text))
 		return invalid(Error::argument_too_long, column);
 	if (body.length == 0)
 		return invalid(Error::no_argument_body, column);
@@ -149,6 +151,7 @@ ParseResult Parser::parse_body(Text body, Argument &argument)
 
 	int last = -1;
 	last_type_ = nullptr;
+	depth_ = 0;
 	result = parse_fetch(arg, argument, last);
 	if (!result.ok())
 		return result;
@@ -290,9 +293,21 @@ ParseResult Parser::parse_bitfield(Text type, Argument &argument, int &last, siz
 	return ParseResult{};
 }
 
-// One fetch argument, recursively: parse_probe_arg().
+// One fetch argument, recursively: parse_probe_arg() (7.3:
+// parse_probe_arg_nested(), parse_probe_arg_leaf() and
+// unwind_parse_states()).
 ParseResult Parser::parse_fetch(Text arg, Argument &argument, int &last)
 {
+	const bool this_cpu =
+		context_.nested_arguments && (arg.starts_with("this_cpu_ptr(") || arg.starts_with("this_cpu_read("));
+	if (context_.nested_arguments && (arg[0] == '+' || arg[0] == '-' || arg[0] == '(' || this_cpu)) {
+		// Each nested level counts, checked before it is read.
+		if (depth_ >= max_nested)
+			return fail(e2big, Error::too_many_nested, column_of(arg));
+		depth_++;
+	}
+	if (this_cpu)
+		return parse_this_cpu(arg, argument, last);
 	switch (arg[0]) {
 	case '$':
 		return parse_variable(arg, argument, last);
@@ -307,6 +322,14 @@ ParseResult Parser::parse_fetch(Text arg, Argument &argument, int &last)
 		if (arg[1] == '"')
 			return parse_immediate_string(arg, argument, last);
 		return parse_immediate(arg, argument, last);
+	case '(':
+		// 7.3: a typecast; without the BTF grammar's (handle_typecast()'s
+		// stub) EOPNOTSUPP. Before 7.3 an argument like any other.
+		if (context_.typecasts)
+			return parse_typecast(arg, argument, last);
+		if (context_.nested_arguments)
+			return fail(eopnotsupp, Error::nosup_btf_argument, column_of(arg));
+		return invalid(Error::bad_fetch_argument, column_of(arg));
 	default:
 		// 6.6 and later: a name the BTF knows (a parameter, its members).
 		if (context_.btf_arguments && (is_alpha(arg[0]) || arg[0] == '_')) {
@@ -339,7 +362,11 @@ ParseResult Parser::parse_memory(Text arg, Argument &argument, int &last)
 			return invalid(Error::bad_memory_address, column);
 		push(argument, last, Op::immediate, static_cast<int64_t>(address));
 	} else if (arg[1] == '+') {
-		return invalid(Error::file_offset_on_kprobe, column);
+		// 7.3 words it anew (with its nested parser: the README says
+		// nothing of it).
+		return invalid(context_.nested_arguments ? Error::file_offset_on_kernel_probe
+							 : Error::file_offset_on_kprobe,
+			       column);
 	} else {
 		// @SYM[+|-OFFS]: resolved when the probe is made.
 		Text symbol;
@@ -430,7 +457,7 @@ ParseResult Parser::parse_immediate(Text arg, Argument &argument, int &last)
 	return ParseResult{};
 }
 
-// $retval, $stack, $stackN, $comm, $argN: parse_probe_vars().
+// $retval, $stack, $stackN, $comm, $argN, 7.3's $current: parse_probe_vars().
 ParseResult Parser::parse_variable(Text arg, Argument &argument, int &last)
 {
 	size_t column = column_of(arg);
@@ -460,6 +487,15 @@ ParseResult Parser::parse_variable(Text arg, Argument &argument, int &last)
 		}
 	} else if (name.equals("comm") || name.equals("COMM")) {
 		push(argument, last, Op::comm, 0);
+	} else if (context_.current_task && name.starts_with("current")) {
+		// 7.3's parse_probe_var_current(): $current, or with the BTF
+		// grammar $current->FIELD...; nothing else after it.
+		const Text rest = name.from(7);
+		if (rest[0] == '-' && context_.btf_arguments)
+			return parse_btf_argument(arg, argument, last);
+		if (rest.length)
+			return invalid(Error::bad_variable, column);
+		push(argument, last, Op::current_task, 0);
 	} else if (name.starts_with("arg") && ((at_entry_ && !out_.is_return && !out_.has_address) ||
 					       (out_.is_return && context_.return_arguments))) {
 		if (!parse_unsigned(name.from(3), 10, n))
@@ -472,6 +508,42 @@ ParseResult Parser::parse_variable(Text arg, Argument &argument, int &last)
 	} else {
 		return invalid(Error::bad_variable, column);
 	}
+	return ParseResult{};
+}
+
+} // namespace okp::events
+
+namespace okp::events {
+
+// this_cpu_ptr(FETCHARG), this_cpu_read(FETCHARG): 7.3's parse_this_cpu()
+// and its unwind. This CPU's copy of the per-cpu address FETCHARG gives
+// (@SYM's: the symbol's address itself, the load it would be replaced),
+// and for this_cpu_read() a load there. Text after the last ')' the kernel
+// ignores; okprobe refuses it, as after a dereference's.
+ParseResult Parser::parse_this_cpu(Text arg, Argument &argument, int &last)
+{
+	const bool read = arg.starts_with("this_cpu_read(");
+	Text inner = arg.from(read ? sizeof("this_cpu_read(") - 1 : sizeof("this_cpu_ptr(") - 1);
+	const size_t column = column_of(inner);
+	const size_t close = inner.find_last(')');
+	if (close == inner.length)
+		return invalid(Error::dereference_not_closed, column + inner.length);
+	if (close + 1 != inner.length)
+		return invalid(Error::trailing_text, column + close + 1);
+	inner = inner.first(close);
+	ParseResult result = parse_fetch(inner, argument, last);
+	if (!result.ok())
+		return result;
+	FetchStep &step = argument.steps[argument.step_count - 1];
+	if (step.op == Op::comm || step.op == Op::immediate_string)
+		return invalid(Error::comm_cannot_dereference, column);
+	if (inner[0] == '@')
+		step = FetchStep{Op::cpu_pointer, {}, 0};
+	else if (!push(argument, last, Op::cpu_pointer, 0))
+		return invalid(Error::too_many_ops, column);
+	last_type_ = nullptr;
+	if (read && !push(argument, last, Op::dereference, 0))
+		return invalid(Error::too_many_ops, column);
 	return ParseResult{};
 }
 

@@ -6,13 +6,23 @@
 // function's parameter names, a parameter by name and its members through
 // "->" and ".", $retval typed by the function's return type, an untyped
 // argument typed by what it fetches, char pointers and arrays as strings,
-// %pd and %pD rewritten with the BTF's offsets. Each refusal has the
-// kernel's error class, errno and caret column.
+// %pd and %pD rewritten with the BTF's offsets, an untyped bitfield member
+// cut out of its loaded bytes (parse_btf_bitfield()). And 7.3's
+// (trace_probe.c: handle_typecast(), parse_btf_casttype(),
+// get_bitoffset_of_field(), parse_btf_field()): typecasts,
+// (STRUCT[,FIELD])NAME->FIELD... and (STRUCT[,FIELD])(FETCHARG)->FIELD...,
+// whose first field is STRUCT's, less FIELD's offset; $current->FIELD...,
+// the task's task_struct. Each refusal has the kernel's error class, errno
+// and caret column.
 //
-// What the kernel's grammar has and okprobe's not yet: bitfield members,
-// refused with okprobe's own error class; and, where the kernel's r events
-// fetch no arguments (before 6.9), a name in an r event is okprobe's
-// refusal too.
+// What the kernel's grammar has and okprobe's not: a bitfield member whose
+// bits reach past its type's bytes (the kernel shifts 8 bytes of the
+// record, the next field's among them), refused with okprobe's own error
+// class; a typecast to a struct only another module's BTF has (the
+// kernel's bpf_find_btf_id() looks in every module's, okprobe in
+// vmlinux's and the probed function's module's); and, where the kernel's
+// r events fetch no arguments (before 6.9), a name in an r event is
+// okprobe's refusal too.
 #include "core/owned.hpp"
 #include "core/probe_events_parts.hpp"
 
@@ -264,6 +274,20 @@ ParseResult Parser::parse_btf_argument(Text arg, Argument &argument, int &last)
 	if (!split.arrow && split.rest.data)
 		return fail(eopnotsupp, Error::nosup_data_argument, column_of(split.rest));
 	uint32_t type_id = 0;
+	if (context_.current_task && split.head.equals("$current")) {
+		// 7.3: the task's task_struct, the struct itself (not a
+		// pointer): its first field is a member of it.
+		push(argument, last, Op::current_task, 0);
+		const btf::Type *task = btf_ ? btf_->type(btf_->find("task_struct", btf::Kind::structure)) : nullptr;
+		if (!task)
+			return fail(enoent, Error::no_btf_entry, column);
+		last_type_ = task;
+		last_bitsize_ = last_bitoffs_ = 0;
+		btf_column_ = column;
+		if (split.rest.data)
+			return parse_btf_fields(split.rest, task, argument, last, column_of(split.rest), true);
+		return ParseResult{};
+	}
 	if (out_.is_return && split.head.equals("$retval")) {
 		push(argument, last, Op::return_value, 0);
 		const btf::Type *proto = function_proto();
@@ -307,45 +331,172 @@ ParseResult Parser::parse_btf_argument(Text arg, Argument &argument, int &last)
 	return ParseResult{};
 }
 
-// The members after a parameter: each "->" a load, "."s adding up.
-ParseResult Parser::parse_btf_fields(Text fields, const btf::Type *type, Argument &argument, int &last, size_t column)
+// The "."-joined members at the start of fields, in struct type
+// (get_bitoffset_of_field()): their bit offset added to bits, type left
+// the last one's, fields what follows an "->" (data null: nothing),
+// column where the last member's name starts (past an "->": where what
+// follows it starts).
+ParseResult Parser::member_bits(Text &fields, const btf::Type *&type, size_t &column, uint32_t &bits)
 {
-	while (fields.data) {
-		if (type->kind() != btf::Kind::pointer)
-			return invalid(Error::no_pointer_to_struct, column);
-		type = btf_->skip_modifiers(type->size_or_type);
+	bool arrow = false;
+	do {
+		const FieldSplit split = split_field(fields);
+		if (split.bad)
+			return invalid(Error::bad_hyphen, column + split.bad_at);
+		arrow = split.arrow;
+		if (!btf::is_struct(type))
+			return invalid(Error::bad_btf_type, column);
+		char name[max_arg_text_7x + 1];
+		copy_name(name, sizeof(name), split.head);
+		const btf::FoundMember found = btf_->member(*type, name);
+		if (!found.member)
+			return fail(enoent, Error::no_btf_field, column);
+		bits += btf::Types::bit_offset(found);
+		last_bitsize_ = btf::Types::member_bitfield_size(*found.holder, *found.member);
+		type = btf_->skip_modifiers(found.member->type);
 		if (!type)
 			return invalid(Error::bad_btf_type, column);
-		uint32_t bits = 0;
-		bool arrow = false;
-		do {
-			const FieldSplit split = split_field(fields);
-			if (split.bad)
-				return invalid(Error::bad_hyphen, column + split.bad_at);
-			arrow = split.arrow;
-			if (!btf::is_struct(type))
-				return invalid(Error::bad_btf_type, column);
-			char name[max_arg_text + 1];
-			copy_name(name, sizeof(name), split.head);
-			const btf::FoundMember found = btf_->member(*type, name);
-			if (!found.member)
-				return fail(enoent, Error::no_btf_field, column);
-			bits += btf::Types::bit_offset(found);
-			last_bitsize_ = btf::Types::member_bitfield_size(*found.holder, *found.member);
-			type = btf_->skip_modifiers(found.member->type);
+		if (split.rest.data)
+			column = column_of(split.rest);
+		fields = split.rest;
+	} while (!arrow && fields.data);
+	return ParseResult{};
+}
+
+// The members after a parameter: each "->" a load, "."s adding up
+// (parse_btf_field()). in_struct: type is the struct the first members
+// are of (7.3's typecast and $current), not a pointer to it, and the
+// first load's offset is less prefix (a typecast's FIELD's).
+ParseResult Parser::parse_btf_fields(Text fields, const btf::Type *type, Argument &argument, int &last, size_t column,
+				     bool in_struct, int64_t prefix)
+{
+	bool first = true;
+	while (fields.data) {
+		if (!(first && in_struct)) {
+			if (type->kind() != btf::Kind::pointer)
+				return invalid(Error::no_pointer_to_struct, column);
+			type = btf_->skip_modifiers(type->size_or_type);
 			if (!type)
 				return invalid(Error::bad_btf_type, column);
-			if (split.rest.data)
-				column = column_of(split.rest);
-			fields = split.rest;
-		} while (!arrow && fields.data);
-		if (!push(argument, last, Op::dereference, bits / 8))
+		}
+		uint32_t bits = 0;
+		const ParseResult result = member_bits(fields, type, column, bits);
+		if (!result.ok())
+			return result;
+		const int64_t offset = static_cast<int64_t>(bits / 8) - (first && in_struct ? prefix : 0);
+		if (!push(argument, last, Op::dereference, offset))
 			return invalid(Error::too_many_ops, column);
 		last_bitoffs_ = bits % 8;
 		last_type_ = type;
+		first = false;
 	}
 	btf_column_ = column;
 	return ParseResult{};
+}
+
+namespace {
+
+// find_matched_close_paren(): the ')' that closes the '(' text starts
+// with, or text.length.
+size_t matched_close(Text text)
+{
+	int count = 0;
+	for (size_t i = 0; i < text.length; i++) {
+		if (text[i] == '(') {
+			count++;
+		} else if (text[i] == ')' && --count == 0) {
+			return i;
+		}
+	}
+	return text.length;
+}
+
+} // namespace
+
+// (STRUCT[,FIELD])REST: 7.3's handle_typecast() (where the inner argument
+// and the fields are), the inner argument, then its unwind:
+// parse_btf_casttype() (STRUCT in the BTF, FIELD's byte offset in it) and
+// parse_btf_field() (the fields from STRUCT's, the first less FIELD's
+// offset). REST is NAME->FIELD..., (FETCHARG)->FIELD..., or a dereference
+// or this_cpu_*() followed by ->FIELD...
+ParseResult Parser::parse_typecast(Text arg, Argument &argument, int &last)
+{
+	const size_t column = column_of(arg);
+	if (!at_entry_ && !out_.is_return)
+		return fail(eopnotsupp, Error::nosup_btf_argument, column);
+	const size_t cast_end = arg.find(')');
+	if (cast_end == arg.length)
+		return invalid(Error::dereference_not_closed, column + arg.length);
+	const Text cast = arg.first(cast_end).from(1);
+	const Text rest = arg.from(cast_end + 1);
+	const size_t rest_column = column_of(rest);
+	Text inner, fields;
+	if (rest[0] == '(') {
+		const size_t close = matched_close(rest);
+		if (close == rest.length)
+			return invalid(Error::dereference_not_closed, rest_column);
+		if (rest[close + 1] != '-' || rest[close + 2] != '>')
+			return invalid(Error::typecast_required_field, rest_column + close + 1);
+		inner = rest.first(close).from(1);
+		fields = rest.from(close + 3);
+	} else if (rest[0] == '+' || rest[0] == '-' || rest.starts_with("this_cpu_ptr(") ||
+		   rest.starts_with("this_cpu_read(")) {
+		// A dereference may have a field access inside it.
+		const size_t open = 1 + rest.from(1).find('(');
+		if (open >= rest.length)
+			return invalid(Error::dereference_needs_brace, rest_column);
+		size_t close = matched_close(rest.from(open));
+		if (close == rest.length - open)
+			return invalid(Error::dereference_not_closed, rest_column + rest.length);
+		close += open + 1;
+		if (rest[close] != '-' || rest[close + 1] != '>')
+			return invalid(Error::typecast_required_field, rest_column + close);
+		inner = rest.first(close);
+		fields = rest.from(close + 2);
+	} else {
+		if (rest[0] == '@') {
+			// @SYM+OFFS only in parentheses: its - would end the name.
+			size_t sign = 0;
+			while (sign < rest.length && rest[sign] != '+' && rest[sign] != '-')
+				sign++;
+			if (sign < rest.length && is_digit(rest[sign + 1]))
+				return invalid(Error::typecast_symbol_offset, rest_column);
+		}
+		const size_t hyphen = rest.find('-');
+		if (hyphen == rest.length || rest[hyphen + 1] != '>')
+			return invalid(Error::typecast_required_field, rest_column + rest.length);
+		inner = rest.first(hyphen);
+		fields = rest.from(hyphen + 2);
+	}
+	ParseResult result = parse_fetch(inner, argument, last);
+	if (!result.ok())
+		return result;
+
+	// The unwind: STRUCT, in the BTF the line reads (vmlinux's, or the
+	// probed function's module's split on it).
+	const size_t comma = cast.find(',');
+	char name[max_arg_text_7x + 1];
+	copy_name(name, sizeof(name), cast.first(comma));
+	const btf::Type *structure = btf_ ? btf_->type(btf_->find(name, btf::Kind::structure)) : nullptr;
+	if (!structure)
+		return invalid(Error::no_pointer_to_struct, column + 1);
+	int64_t prefix = 0;
+	if (comma < cast.length) {
+		// FIELD: "."-joined members of STRUCT, byte-aligned, no "->".
+		Text option = cast.from(comma + 1);
+		size_t option_column = column_of(option);
+		const btf::Type *type = structure;
+		uint32_t bits = 0;
+		if (!(result = member_bits(option, type, option_column, bits)).ok())
+			return result;
+		if (bits % 8)
+			return invalid(Error::typecast_not_aligned, option_column);
+		if (option.data)
+			return invalid(Error::typecast_bad_arrow, option_column - 2);
+		prefix = bits / 8;
+	}
+	last_bitsize_ = last_bitoffs_ = 0;
+	return parse_btf_fields(fields, structure, argument, last, column_of(fields), true, prefix);
 }
 
 // After the fetch: an untyped argument takes what the BTF says it is
@@ -367,17 +518,31 @@ ParseResult Parser::type_from_btf(Text type, Argument &argument, int &last)
 			break;
 		case btf::Kind::integer: {
 			const btf::Integer integer = btf::Types::integer(*last_type_);
-			if (integer.bits != 8 && integer.bits != 16 && integer.bits != 32 && integer.bits != 64)
-				return fail(eopnotsupp, Error::btf_bitfield, btf_column_);
-			argument.kind = integer.is_signed ? Kind::signed_integer : Kind::unsigned_integer;
-			argument.size = static_cast<uint8_t>(integer.bits / 8);
+			if (integer.bits == 8 || integer.bits == 16 || integer.bits == 32 || integer.bits == 64) {
+				argument.kind = integer.is_signed ? Kind::signed_integer : Kind::unsigned_integer;
+				argument.size = static_cast<uint8_t>(integer.bits / 8);
+			} else if (!integer.is_signed) {
+				// A bitfield whose width the integer type holds: a u64,
+				// its bits from the type's offset on. (A signed one
+				// keeps the default.)
+				argument.kind = Kind::unsigned_integer;
+				argument.size = 8;
+				last_bitsize_ = integer.bits;
+				last_bitoffs_ += integer.bit_offset;
+			}
 			break;
 		}
 		default:
 			break;
 		}
-		if (last_bitsize_ % 8 || last_bitoffs_)
-			return fail(eopnotsupp, Error::btf_bitfield, btf_column_);
+		// parse_btf_bitfield(): a bitfield member is the bits [bitoffs,
+		// bitoffs + bitsize) of the loaded bytes, shifted down.
+		if (last_bitsize_ % 8 || last_bitoffs_) {
+			if (last_bitsize_ == 0 || last_bitsize_ + last_bitoffs_ > argument.size * 8u)
+				return fail(eopnotsupp, Error::btf_bitfield, btf_column_);
+			argument.bit_width = static_cast<uint8_t>(last_bitsize_);
+			argument.bit_offset = static_cast<uint8_t>(last_bitoffs_);
+		}
 		return ParseResult{};
 	}
 	if (argument.kind != Kind::string && argument.kind != Kind::user_string)

@@ -149,7 +149,11 @@ private:
 };
 
 // One line's parse into a Definition (run()), in the steps the kernel's
-// parser takes.
+// parser takes. 7.3's parser of nested arguments reads a chain of
+// dereferences, typecasts and this_cpu_*() outside in, the innermost
+// argument, then each level inside out (parse_probe_arg_nested(), its
+// leaf, unwind_parse_states()); okprobe's recursion does the same in the
+// same order, so that the first refusal is the kernel's.
 class Parser {
 public:
 	Parser(const ParseContext &context, Definition &out) : context_(context), out_(out), btf_(context.btf) {}
@@ -198,12 +202,16 @@ private:
 	ParseResult parse_immediate_string(Text arg, Argument &argument, int &last);
 	ParseResult parse_immediate(Text arg, Argument &argument, int &last);
 	ParseResult parse_variable(Text arg, Argument &argument, int &last);
+	ParseResult parse_this_cpu(Text arg, Argument &argument, int &last);
 	// The BTF grammar (probe_events_btf.cpp).
 	ParseResult expand_btf_arguments(size_t first);
 	ParseResult expand_dentry_arguments(size_t first);
 	ParseResult replace_line(const char *expanded, size_t length, size_t first);
 	ParseResult parse_btf_argument(Text arg, Argument &argument, int &last);
-	ParseResult parse_btf_fields(Text fields, const btf::Type *type, Argument &argument, int &last, size_t column);
+	ParseResult parse_btf_fields(Text fields, const btf::Type *type, Argument &argument, int &last, size_t column,
+				     bool in_struct = false, int64_t prefix = 0);
+	ParseResult member_bits(Text &fields, const btf::Type *&type, size_t &column, uint32_t &bits);
+	ParseResult parse_typecast(Text arg, Argument &argument, int &last);
 	ParseResult type_from_btf(Text type, Argument &argument, int &last);
 	const btf::Type *function_proto();
 	bool push(Argument &argument, int &last, Op op, int64_t value, Text text = {})
@@ -233,6 +241,9 @@ private:
 	const btf::Type *last_type_ = nullptr;
 	uint32_t last_bitsize_ = 0, last_bitoffs_ = 0;
 	size_t btf_column_ = 0;
+	// 7.3's nesting: the dereferences, typecasts and this_cpu_*() the
+	// argument's fetch is inside (one chain: each has one inner argument).
+	unsigned depth_ = 0;
 };
 
 } // namespace okp::events

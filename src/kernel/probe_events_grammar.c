@@ -31,7 +31,11 @@ static bool okp_validate_symbols;
  * tracefs README (readme_msg, which kallsyms has) lists "<argname>" where
  * it reads BTF (CONFIG_PROBE_EVENTS_BTF_ARGS, 6.6 and later) and its
  * types ("char" from 6.5); without the README, btf_find_func_proto(),
- * built with the BTF grammar, says that. validate_probe_symbol() (6.8 and
+ * built with the BTF grammar, says that. 7.3's README lists
+ * "this_cpu_read(" (its parser of nested arguments: this_cpu_*(), at most
+ * 8 nested levels, 255-character arguments, a new error text, which the
+ * README does not name), "[(structname" (typecasts, with the BTF grammar)
+ * and "$current" among the fetchargs. validate_probe_symbol() (6.8 and
  * later) checks a symbol before the rest of the place. The BTF read is
  * vmlinux's own, between __start_BTF and __stop_BTF (kallsyms always has
  * them).
@@ -51,6 +55,10 @@ void okp_events_grammar(void)
 	grammar.dentry_types = readme && strstr(readme, "%pd/%pD");
 	grammar.return_arguments = readme &&
 		strstr(readme, "return probes support: $retval, $arg<N>");
+	grammar.nested_arguments = readme && strstr(readme, "this_cpu_read(");
+	grammar.typecasts = grammar.nested_arguments &&
+		strstr(readme, "[(structname");
+	grammar.current_task = readme && strstr(readme, "$current");
 	okp_validate_symbols = grammar.validate_symbols;
 	if ((grammar.btf_arguments || grammar.dentry_types) && start &&
 	    stop > start) {

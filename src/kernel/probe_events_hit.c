@@ -4,10 +4,10 @@
  * fetch programs (the C++ core's, src/core/event_fetch.cpp) into a ring
  * buffer entry in every trace instance the event is enabled in
  * (trace_event_buffer_reserve/commit), and into perf's buffer when perf's
- * tracepoint PMU has the event. Here too are the memory reads the core's
- * fetch programs ask for (okp_glue_event_*, glue_services.h). All of it
- * runs in the handler, with preemption off: notrace, and NOKPROBE or
- * __kprobes (tools/check-handler-paths checks what it calls). It takes no
+ * tracepoint PMU has the event. Here too are the memory reads and the
+ * per-cpu addresses the core's fetch programs ask for (okp_glue_event_*,
+ * glue_services.h). All of it runs in the handler, with preemption off:
+ * notrace, and NOKPROBE or __kprobes (tools/check-handler-paths checks what it calls). It takes no
  * lock: the instances' links are read under RCU-sched, and written by
  * probe_events_call.c under the tracing core's event_mutex.
  */
@@ -39,6 +39,13 @@ unsigned long notrace okp_glue_event_stack_word(unsigned long sp,
 	return value;
 }
 NOKPROBE_SYMBOL(okp_glue_event_stack_word);
+
+/* this_cpu_ptr(FETCHARG): handlers run with preemption off. */
+unsigned long notrace okp_glue_event_cpu_pointer(unsigned long address)
+{
+	return (unsigned long)this_cpu_ptr((void __percpu *)address);
+}
+NOKPROBE_SYMBOL(okp_glue_event_cpu_pointer);
 
 int notrace okp_glue_event_read(unsigned long address, void *to,
 				unsigned long size, int user)
@@ -200,6 +207,7 @@ static void notrace okp_event_hit(struct okp_event_probe *ep,
 	const struct okp_event_environment env = {
 		.regs = regs,
 		.comm = current->comm,
+		.task = current,
 		.entry_arguments = entry_arguments,
 	};
 	struct okp_event_link *link;
@@ -249,6 +257,7 @@ int notrace okp_event_entry_handler(struct okretprobe_instance *ri,
 	const struct okp_event_environment env = {
 		.regs = regs,
 		.comm = current->comm,
+		.task = current,
 	};
 
 	okp_core_event_save_entry(ep->definition, &env,

@@ -63,6 +63,16 @@ const okp::btf::Types &kernel_btf()
 			    {"buf", b.pointer(uchar)},
 			    {"count", u64},
 			    {"pos", b.pointer(s64)}});
+		// 7.3's typecasts and $current: a task_struct, a bitfield in it.
+		const uint32_t comm = b.array(uchar, u64, 16);
+		const uint32_t task_pointer = b.pointer(b.last_id() + 2); // the next type's
+		b.structure("task_struct", 64,
+			    {{"flags", u64, 0},
+			     {"bits", u64, 3u << 24 | 69},
+			     {"parent", task_pointer, 128},
+			     {"tasks", path, 192},
+			     {"comm", comm, 320}},
+			    false, true);
 		bytes = b.bytes();
 		check(types.load(reinterpret_cast<const uint8_t *>(bytes.data()), b.size()) == 0);
 	}
@@ -80,11 +90,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	context.registers = okp::x86::event_registers;
 	context.register_count = sizeof(okp::x86::event_registers) / sizeof(okp::x86::event_registers[0]);
 	context.place = place;
-	// Odd lengths: a kernel with every grammar of 6.6 and later.
+	// Odd lengths: a kernel with every grammar of 6.6 and later; one in
+	// four: 7.3's too.
 	if (size % 2) {
 		context.btf_arguments = context.validate_symbols = context.char_type = true;
 		context.dentry_types = context.return_arguments = true;
 		context.btf = &kernel_btf();
+		context.nested_arguments = context.typecasts = context.current_task = size % 4 == 1;
 	}
 	ParseResult result = parse_line(reinterpret_cast<const char *>(data), size, context, first);
 	check(first.line_length < max_line && strlen(first.line) == first.line_length);
