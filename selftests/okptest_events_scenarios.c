@@ -333,6 +333,11 @@ static int scenario_compare(const char *name, const struct scenario_step *steps,
 		return scenario_differ(name, kernel, ours);
 	for (at = ours; *at; at++)
 		lines += *at == '\n';
+	/* okptest_scenario_show=NAME on the command line: its transcript. */
+	if (getenv("okptest_scenario_show") &&
+	    !strcmp(getenv("okptest_scenario_show"), name))
+		for (at = ours; *at; at += strcspn(at, "\n") + (at[strcspn(at, "\n")] == '\n'))
+			say("# transcript | %.*s", (int)strcspn(at, "\n"), at);
 	say("# scenario %s: %d steps, %d transcript lines alike", name, count,
 	    lines);
 	return 0;
@@ -494,6 +499,30 @@ static const struct scenario_step scenario_module_btf[] = {
 };
 
 /*
+ * 7.x's typecasts, $current and this_cpu_*(), where the kernel's README
+ * lists them (elsewhere both refuse each line alike): a member through a
+ * typecast and $current's comm recorded on the same reads, a per-cpu
+ * pointer and value read back and laid out (not traced: they differ by
+ * the CPU a read ran on), a struct no BTF has refused.
+ */
+static const struct scenario_step scenario_typecasts[] = {
+	{ SC_LINE, "p:okpscen/tc vfs_read m=(file)file->f_mode:x32 c=$current->comm:string", 0 },
+	{ SC_LINE, "p:okpscen/tccpu vfs_read r=this_cpu_ptr(@runqueues) n=this_cpu_read(+0(@runqueues)):u32", 0 },
+	{ SC_LINE, "p:okpscen/tcbad vfs_read x=(okptest_no_struct)file->f_mode", 0 },
+	{ SC_READ_BACK, NULL, 0 },
+	{ SC_FORMAT, "tc", 0 },
+	{ SC_FORMAT, "tccpu", 0 },
+	{ SC_FILTER, "tc", 0 },
+	{ SC_ENABLE, "tc 1", 0 },
+	{ SC_WORKLOAD, NULL, 3 },
+	{ SC_ENABLE, "tc 0", 0 },
+	{ SC_TRACE, "tc", 0 },
+	{ SC_LINE, "-:okpscen/tc", 0 },
+	{ SC_LINE, "-:okpscen/tccpu", 0 },
+	{ SC_READ_BACK, NULL, 0 },
+};
+
+/*
  * The offset from ksys_read to a function after it that the kernel's
  * kprobe_events probes at +0 (riscv 6.1 refuses an ftrace call site
  * there, or a function without one): the nearest of the next 32.
@@ -558,6 +587,7 @@ static int probe_events_scenarios_steps(void)
 	STEP(SCENARIO(scenario_append));
 	CHECK(!scenario_find_next_function(), "no function after ksys_read");
 	STEP(SCENARIO(scenario_offset));
+	STEP(SCENARIO(scenario_typecasts));
 	/* Without rethook (riscv 6.1) okprobe has no return probes. */
 	if (kallsyms_address("rethook_hook"))
 		STEP(SCENARIO(scenario_offset_return));
