@@ -85,7 +85,7 @@ ifeq ($(wildcard arch/x86/zydis/.okprobe-bundled),)
 endif
 
 demo:
-	tools/setup-host
+	tools/setup-host --demo
 	tools/demo $(ARCH) $(KERNEL)
 
 check:

@@ -987,6 +987,7 @@ OKPTEST(demo, events, demo_step_events, SHORT, "okprobe_events: a probe with fet
 OKPTEST(demo, bpftrace, demo_step_bpftrace, LONG, "bpftrace (Debian's, on the guest's userland disk) on an okprobe_events event: a one-liner summing read sizes by process while dd reads")
 OKPTEST(demo, source_line, demo_step_source_line, LONG, "a probe on a source line with a local variable: okprobe add --line 'vfs_read:25 ret' (Debian's perf probe on the kernel's -dbg DWARF), the values dd's reads returned")
 OKPTEST(demo, cover, demo_step_cover, SHORT, "okprobe-cover: basic-block coverage of vfs_read, rw_verify_area and seq_read_iter while reads run, then cleared")
+OKPTEST(demo, cover_module, demo_step_cover_module, LONG, "okprobe-cover over a whole Debian module (squashfs) while Python reads the disk it serves: its report to the host for lcov, genhtml and a screenshot")
 OKPTEST(demo, unload, demo_step_unload, SHORT, "unload both; nothing is left behind")
 
 /*

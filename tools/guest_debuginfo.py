@@ -34,7 +34,11 @@ import guest_userland
 # makes no usable line there; backports' perf 7.3 does (operating.md,
 # "Source lines"), but this network's mirror has no riscv64 build of it.
 TARGETS = ("x86", "x86-6.12", "x86-7.3")
-LAYOUT = 1  # bumped when image() lays the disk out anew
+LAYOUT = 2  # bumped when image() lays the disk out anew
+# Modules whose debuginfo the disk has too, as the package lays it out
+# (lib/modules/RELEASE/kernel/.../MODULE.ko): make demo's coverage by
+# source line of a real module (squashfs, which reads the userland disk).
+DEBUG_MODULES = ("squashfs",)
 # Where the userland image has the mount point (guest_userland's
 # MOUNT_POINTS) and, in the initramfs, the file that tells okptest the
 # disk is there (the guest's second virtio disk, after the userland).
@@ -59,10 +63,12 @@ def _package(t):
 def _extract_vmlinux(deb, release, root):
     """deb's vmlinux with DWARF, under root as the package has it: 6.x's
     packages have the file in boot/, 7.x's in lib/modules/RELEASE/ with
-    a link in boot/. The stream is read until boot/'s entry and the file
-    have gone by, then dpkg-deb is stopped. Whether the file came."""
+    a link in boot/; and DEBUG_MODULES' files. The stream is read until
+    boot/'s entry, the vmlinux and the modules have gone by, then
+    dpkg-deb is stopped. Whether the vmlinux came."""
     prefix = "./usr/lib/debug/"
     wanted = {f"boot/vmlinux-{release}", f"lib/modules/{release}/vmlinux"}
+    modules = {f"{name}.ko" for name in DEBUG_MODULES}
     boot, found = f"boot/vmlinux-{release}", False
     dpkg = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", deb],
                             stdout=subprocess.PIPE)
@@ -70,13 +76,17 @@ def _extract_vmlinux(deb, release, root):
         with tarfile.open(fileobj=dpkg.stdout, mode="r|") as tar:
             for info in tar:
                 name = info.name.removeprefix(prefix)
-                if name not in wanted or not (info.isfile() or
-                                              info.issym()):
-                    continue
-                tar.extract(info, root, set_attrs=False)
-                found |= info.isfile()
-                wanted.discard(name)
-                if found and boot not in wanted:
+                module = os.path.basename(name)
+                if module in modules and \
+                        name.startswith(f"lib/modules/{release}/") and \
+                        info.isfile():
+                    tar.extract(info, root, set_attrs=False)
+                    modules.discard(module)
+                elif name in wanted and (info.isfile() or info.issym()):
+                    tar.extract(info, root, set_attrs=False)
+                    found |= info.isfile()
+                    wanted.discard(name)
+                if found and boot not in wanted and not modules:
                     break
         return found
     finally:
@@ -88,8 +98,9 @@ def _extract_vmlinux(deb, release, root):
 
 
 def image(t):
-    """The squashfs with /usr/lib/debug's vmlinux of t's kernel: its path,
-    made once per dbg package version and cached."""
+    """The squashfs with /usr/lib/debug's vmlinux of t's kernel and
+    DEBUG_MODULES' debuginfo: its path, made once per dbg package version
+    and cached."""
     kernel, release, package, version = _package(t)
     key = hashlib.sha256(f"{package} {version} {LAYOUT}".encode()) \
         .hexdigest()[:16]
@@ -100,7 +111,11 @@ def image(t):
     os.makedirs(directory, exist_ok=True)
     for old in os.listdir(directory):
         if old.startswith(f"{release}-"):
-            os.remove(os.path.join(directory, old))
+            where = os.path.join(directory, old)
+            if os.path.isdir(where):
+                shutil.rmtree(where)  # an older disk's module_files()
+            else:
+                os.remove(where)
     guest_userland.say(f"taking vmlinux-{release} from {package} {version}")
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
         deb = guest_userland.download(kernel, package, version, tmp,
@@ -118,6 +133,31 @@ def image(t):
                        check=True, stdout=subprocess.DEVNULL)
         os.replace(partial, path)
     return path
+
+
+def release(t):
+    """The kernel release (uname -r) of t's kernel."""
+    return _package(t)[1]
+
+
+def module_files(t):
+    """DEBUG_MODULES' debuginfo files of t's kernel on the host, as the
+    disk has them (unsquashfs'd once next to it): a directory for
+    okprobe-cover-lcov's --module-dir."""
+    path = image(t)
+    out = path.removesuffix(".squashfs") + "-modules"
+    if not os.path.isdir(out):
+        with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as tmp:
+            listed = subprocess.run(["unsquashfs", "-lc", path], text=True,
+                                    capture_output=True, check=True).stdout
+            wanted = [line.split("/", 1)[1] for line in listed.splitlines()
+                      if os.path.basename(line) in
+                      {f"{m}.ko" for m in DEBUG_MODULES}]
+            subprocess.run(["unsquashfs", "-q", "-n", "-d",
+                            os.path.join(tmp, "tree"), path, *wanted],
+                           check=True, stdout=subprocess.DEVNULL)
+            os.replace(os.path.join(tmp, "tree"), out)
+    return out
 
 
 def qemu_args(path):

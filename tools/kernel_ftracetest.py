@@ -3,9 +3,7 @@
 its test.d/kprobe, from the source of the guest kernel's series, as the
 kernel has them and rewritten for okprobe_events.
 
-- The source: Debian's linux-source-SERIES (the host's for 6.1, installed
-  by tools/setup-host; trixie's or trixie-backports' for the others,
-  through tools/debian13.py's verified apt). Only
+- The source: Debian's linux-source-SERIES (tools/kernel_source.py). Only
   tools/testing/selftests/ftrace is taken from its tarball, cached per
   package and version.
 - The tree a guest gets (its initramfs, under lib/ftracetest): kernel/,
@@ -20,11 +18,10 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 
-import debian13
 import guest_userland
+import kernel_source
 
 # The targets whose guests run them: x86's three kernel generations
 # (ftracetest runs under busybox's sh, which only x86's guests have).
@@ -63,51 +60,10 @@ def rewrite(text):
     return text
 
 
-def _source(t):
-    """(package, version, a .deb holding the tarball or the host's
-    tarball)."""
-    if t.debian13:
-        series = ".".join(t.debian13.release.split(".")[:2])
-        package = f"linux-source-{series}"
-        (deb,) = debian13.fetch([package], t.debian13.arch,
-                                t.debian13.suite)
-        return package, os.path.basename(deb), deb
-    tarball = "/usr/src/linux-source-6.1.tar.xz"
-    version = subprocess.run(
-        ["dpkg-query", "-W", "-f=${Version}", "linux-source-6.1"],
-        text=True, capture_output=True, check=True).stdout
-    return "linux-source-6.1", version, tarball
-
-
-def _extract(source, directory):
-    """tools/testing/selftests/ftrace of source (a .deb holding the
-    tarball, or the tarball) into directory/ftrace."""
-    pattern = f"*/{SELFTESTS}/*"
-    tar = ["tar", "-xJ", "-C", directory, "--wildcards", pattern,
-           "--strip-components", str(SELFTESTS.count("/") + 2)]
-    if source.endswith(".deb"):
-        member = subprocess.run(["dpkg-deb", "-c", source], text=True,
-                                capture_output=True, check=True).stdout
-        member = next(line.split()[-1] for line in member.splitlines()
-                      if line.endswith(".tar.xz"))
-        deb = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", source],
-                               stdout=subprocess.PIPE)
-        inner = subprocess.Popen(["tar", "-xO", member], stdin=deb.stdout,
-                                 stdout=subprocess.PIPE)
-        deb.stdout.close()  # tar has it: dpkg-deb sees tar go
-        done = subprocess.run(tar, stdin=inner.stdout)
-        inner.stdout.close()
-        if done.returncode or inner.wait() or deb.wait():
-            raise SystemExit(f"kernel_ftracetest: no {SELFTESTS} in "
-                             f"{os.path.basename(source)}")
-    else:
-        subprocess.run(tar + ["-f", source], check=True)
-
-
 def tree(t):
     """The tree for t's initramfs (GUEST_DIR/kernel and GUEST_DIR/okprobe),
     made once per source package version and cached."""
-    package, version, source = _source(t)
+    package, version, source = kernel_source.source(t)
     key = hashlib.sha256(f"{package} {version} {LAYOUT}".encode()) \
         .hexdigest()[:16]
     out = guest_userland.cache_dir(f"ftracetest-{package}-{key}")
@@ -119,7 +75,9 @@ def tree(t):
             shutil.rmtree(os.path.join(os.path.dirname(out), old))
     guest_userland.say(f"taking ftracetest and test.d/kprobe from {package}")
     with tempfile.TemporaryDirectory() as tmp:
-        _extract(source, tmp)
+        # tools/testing/selftests/ftrace's files, into tmp itself.
+        kernel_source.extract(source, tmp, [SELFTESTS],
+                              SELFTESTS.count("/") + 1)
         for side in ("kernel", "okprobe"):
             top = os.path.join(out, GUEST_DIR, side)
             os.makedirs(os.path.join(top, "test.d", "kprobe"))

@@ -540,6 +540,10 @@ ParseResult Parser::type_from_btf(Text type, Argument &argument, int &last)
 		if (last_bitsize_ % 8 || last_bitoffs_) {
 			if (last_bitsize_ == 0 || last_bitsize_ + last_bitoffs_ > argument.size * 8u)
 				return fail(eopnotsupp, Error::btf_bitfield, btf_column_);
+			// parse_btf_bitfield()'s FETCH_OP_MOD_BF takes a slot of
+			// the code buffer: none left is TOO_MANY_OPS.
+			if (++last >= static_cast<int>(max_fetch_steps) - 1)
+				return fail(einval, Error::too_many_ops, btf_column_);
 			argument.bit_width = static_cast<uint8_t>(last_bitsize_);
 			argument.bit_offset = static_cast<uint8_t>(last_bitoffs_);
 		}
