@@ -1051,6 +1051,21 @@ TEST(ProbeEvents73, CurrentIsTheTasksTaskStruct)
 	EXPECT_EQ(p.size, 4);
 	EXPECT_EQ(p.store, Store::memory);
 
+	// A bitfield member's shift takes one more slot of the code buffer
+	// (7.3's parse_btf_bitfield()): 14 steps and the bitfield fit, 15
+	// and the bitfield do not (TOO_MANY_OPS, EINVAL).
+	std::string chain = "p vfs_read+4 $current";
+	for (int i = 0; i < 12; i++)
+		chain += "->real_parent";
+	Parsed fits = parse(chain + "->in_execve", context_73());
+	ASSERT_TRUE(fits.result.ok()) << error_text(fits.result.error);
+	EXPECT_EQ(fits.definition->args[0].step_count, 14);
+	EXPECT_EQ(fits.definition->args[0].bit_width, 1);
+	Parsed full = parse(chain + "->real_parent->in_execve", context_73());
+	EXPECT_EQ(full.result.error, Error::too_many_ops);
+	EXPECT_EQ(full.result.error_number, 22); // EINVAL
+	ASSERT_TRUE(parse(chain + "->real_parent->pid", context_73()).result.ok()) << "15 steps without a bitfield fit";
+
 	Parsed comm = parse("r vfs_read c=$current->real_parent->comm:string", context_73());
 	ASSERT_TRUE(comm.result.ok()) << error_text(comm.result.error);
 	const Argument &c = comm.definition->args[0];
