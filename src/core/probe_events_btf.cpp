@@ -346,9 +346,8 @@ ParseResult Parser::member_bits(Text &fields, const btf::Type *&type, size_t &co
 		arrow = split.arrow;
 		if (!btf::is_struct(type))
 			return invalid(Error::bad_btf_type, column);
-		char name[max_arg_text_7x + 1];
-		copy_name(name, sizeof(name), split.head);
-		const btf::FoundMember found = btf_->member(*type, name);
+		copy_name(name_, sizeof(name_), split.head);
+		const btf::FoundMember found = btf_->member(*type, name_);
 		if (!found.member)
 			return fail(enoent, Error::no_btf_field, column);
 		bits += btf::Types::bit_offset(found);
@@ -475,9 +474,8 @@ ParseResult Parser::parse_typecast(Text arg, Argument &argument, int &last)
 	// The unwind: STRUCT, in the BTF the line reads (vmlinux's, or the
 	// probed function's module's split on it).
 	const size_t comma = cast.find(',');
-	char name[max_arg_text_7x + 1];
-	copy_name(name, sizeof(name), cast.first(comma));
-	const btf::Type *structure = btf_ ? btf_->type(btf_->find(name, btf::Kind::structure)) : nullptr;
+	copy_name(name_, sizeof(name_), cast.first(comma));
+	const btf::Type *structure = btf_ ? btf_->type(btf_->find(name_, btf::Kind::structure)) : nullptr;
 	if (!structure)
 		return invalid(Error::no_pointer_to_struct, column + 1);
 	int64_t prefix = 0;

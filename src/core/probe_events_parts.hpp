@@ -244,6 +244,10 @@ private:
 	// 7.3's nesting: the dereferences, typecasts and this_cpu_*() the
 	// argument's fetch is inside (one chain: each has one inner argument).
 	unsigned depth_ = 0;
+	// A member's or struct's name as BTF lookups take it (NUL-ended): one
+	// buffer, filled and read between recursions, not one in each of up to
+	// 8 nested typecasts' frames of the tracefs write's kernel stack.
+	char name_[max_arg_text_7x + 1];
 };
 
 } // namespace okp::events
