@@ -119,6 +119,64 @@ static int cover_tool_steps(void)
 	return 0;
 }
 
+/*
+ * Reach mode (echo reach): the same five blocks, each probe one-shot. A
+ * call with 5 reaches the first three: hits=1 each, and within a few
+ * seconds each is disabled (the list says [DISABLED], the breakpoint is
+ * out); a second call with 5 changes nothing; a call with 20 reaches the
+ * big block too: 4 of 5, the small one never.
+ */
+/* Whether a reached block's probe is still armed, by cover_read's states. */
+static int cover_reached_armed(const char *states)
+{
+	return strstr(states, "hits=1 breakpoint") || strstr(states, "hits=1 optimized") ||
+	       strstr(states, "hits=1 ftrace");
+}
+
+static int cover_reach_steps(unsigned long target)
+{
+	const long after_5[COVER_BLOCKS] = { 1, 1, 1, 0, 0 };
+	const long after_20[COVER_BLOCKS] = { 1, 1, 1, 1, 0 };
+	char command[64], states[1024], line[512];
+	long hits[COVER_BLOCKS];
+	int blocks, reached, i, waited;
+
+	snprintf(command, sizeof(command), "reach 0x%lx", target);
+	CHECK(!write_file(COVER_FILE, command), "%s", command);
+	STEP(cover_read(hits, &blocks, &reached, states, sizeof(states)));
+	for (i = 0; i < COVER_BLOCKS; i++)
+		CHECK(hits[i] == 0, "reach, before any call: %s", states);
+	CHECK(!write_file(TARGET_PARAMS "cover", "5"), "calling the target");
+	for (waited = 0; waited < 10000; waited += 50) {
+		STEP(cover_read(hits, &blocks, &reached, states, sizeof(states)));
+		if (hits[0] == 1 && !cover_reached_armed(states))
+			break;
+		usleep(50000);
+	}
+	say("# reach, after a call with 5 (%d ms): %s", waited, states);
+	for (i = 0; i < COVER_BLOCKS; i++)
+		CHECK(hits[i] == after_5[i], "reach: block %d has %ld, not %ld: %s",
+		      i, hits[i], after_5[i], states);
+	CHECK(!cover_reached_armed(states),
+	      "a reached block's probe is still armed after 10 s: %s", states);
+	CHECK(list_line("okp_cover_target+", line, sizeof(line)) &&
+	      strstr(line, "[DISABLED]"), "okprobe/list: '%s'", line);
+	CHECK(!write_file(TARGET_PARAMS "cover", "5"), "calling the target");
+	CHECK(!write_file(TARGET_PARAMS "cover", "20"), "calling the target");
+	STEP(cover_read(hits, &blocks, &reached, states, sizeof(states)));
+	for (i = 0; i < COVER_BLOCKS; i++)
+		CHECK(hits[i] == after_20[i], "reach: block %d has %ld, not %ld: %s",
+		      i, hits[i], after_20[i], states);
+	CHECK(blocks == COVER_BLOCKS && reached == 4,
+	      "reach: blocks=%d reached=%d, not 5 and 4: %s", blocks, reached,
+	      states);
+	say("# reach, after 5, 5 and 20: %s", states);
+	CHECK(!write_file(COVER_FILE, "clear"), "clear");
+	CHECK(!list_line("okp_cover_target", line, sizeof(line)),
+	      "list still shows '%s' after clear", line);
+	return 0;
+}
+
 static int cover_steps(void)
 {
 	const long expected[COVER_BLOCKS] = { 3, 3, 2, 1, 0 };
@@ -157,6 +215,7 @@ static int cover_steps(void)
 	CHECK(!write_file(COVER_FILE, "clear"), "clear");
 	CHECK(!list_line("okp_cover_target", line, sizeof(line)),
 	      "list still shows '%s' after clear", line);
+	STEP(cover_reach_steps(target));
 	if (exists(COVER_TOOL))
 		STEP(cover_tool_steps());
 	/* A last cover left in place goes with okprobe's unload. */

@@ -15,33 +15,6 @@
 #define OKPTEST_COVER_LINES "0,0,0,0"
 #endif
 
-/* Copies the file at from into a new file at to (riscv guests have no cp). */
-static int copy_file(const char *from, const char *to)
-{
-	char buffer[16384];
-	int in = open(from, O_RDONLY | O_CLOEXEC), out, ret = 0;
-	ssize_t got;
-
-	if (in < 0)
-		return -errno;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
-		ret = -errno;
-		close(in);
-		return ret;
-	}
-	while ((got = read(in, buffer, sizeof(buffer))) > 0)
-		if (write(out, buffer, got) != got) {
-			ret = -EIO;
-			break;
-		}
-	if (got < 0)
-		ret = -errno;
-	close(in);
-	close(out);
-	return ret;
-}
-
 /* The lcov tracefile's DA: lines of the record whose SF: ends in suffix. */
 static int lcov_lines(const char *info, const char *suffix, long *hits,
 		      int max_line, char *function_line, size_t size)
@@ -77,8 +50,9 @@ static int lcov_lines(const char *info, const char *suffix, long *hits,
 
 /*
  * tools/okprobe-cover as a user runs it, in the userland: okp_cover_target
- * covered while a shell calls it with 5, 5 and 20, its lines written to an
- * lcov tracefile (-l) from the module's DWARF (-d). Its lines from the
+ * covered (-c: counted) while a shell calls it with 5, 5 and 20, its lines written to an
+ * lcov tracefile (-l) from the module's DWARF (-d: the module as built,
+ * which the initramfs has beside the tools). Its lines from the
  * first instruction to the big block's label run 2 or 3 times (the first
  * 3), the big block's once, the small block's never; every one of them is
  * in the tracefile, the function's FNDA: says 3, and the report (-r) has
@@ -88,26 +62,25 @@ static int cover_lines_steps(void)
 {
 	static char report[8192], info[16384], output[4096];
 	char *const argv[] = {
-		"/bin/sh", "/opt/okprobe/okprobe-cover", "-l", "/tmp/cover.info",
-		"-d", "/tmp/modules", "-r", "/tmp/cover.txt", "okp_cover_target",
+		"/bin/sh", "/opt/okprobe/okprobe-cover", "-c", "-l", "/tmp/cover.info",
+		"-d", "/opt/okprobe/dwarf", "-r", "/tmp/cover.txt", "okp_cover_target",
 		"--", "/bin/sh", "-c",
 		"for a in 5 5 20; do echo $a > " TARGET_PARAMS "cover; done",
 		NULL
 	};
 	long hits[256];
 	char function_line[128] = "", shown[256] = "";
-	int first, big, small, end, line, status, ret;
+	int first, big, small, end, line, status;
 
 	CHECK(sscanf(OKPTEST_COVER_LINES, "%d,%d,%d,%d", &first, &big, &small,
 		     &end) == 4 && first > 0 && first < big && big < small &&
 	      small < end && end < (int)ARRAY_SIZE(hits),
 	      "OKPTEST_COVER_LINES is '%s'", OKPTEST_COVER_LINES);
-	CHECK(mkdir(USERLAND "/tmp/modules", 0755) == 0 || errno == EEXIST,
-	      "mkdir: %s", strerror(errno));
-	ret = copy_file(TARGET_KO, USERLAND "/tmp/modules/okprobe_test_target.ko");
-	CHECK(!ret, "copying %s: %s", TARGET_KO, strerror(-ret));
+	/* The module as built: the one loaded may be make install's, stripped. */
+	CHECK(exists(USERLAND_TOOLS "/dwarf/okprobe_test_target.ko"),
+	      "no " USERLAND_TOOLS "/dwarf/okprobe_test_target.ko in the initramfs");
 	status = userland_run(argv, 120, output, sizeof(output));
-	say("# $ okprobe-cover -l /tmp/cover.info -d /tmp/modules -r /tmp/cover.txt okp_cover_target -- sh -c 'for a in 5 5 20; ...': %d", status);
+	say("# $ okprobe-cover -c -l /tmp/cover.info -d /opt/okprobe/dwarf -r /tmp/cover.txt okp_cover_target -- sh -c 'for a in 5 5 20; ...': %d", status);
 	say("%s", output);
 	CHECK(status == 0, "okprobe-cover exited with %d", status);
 	CHECK(strstr(output, "okp_cover_target: 4 of 5 blocks reached (80.0%)"),

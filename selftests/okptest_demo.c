@@ -228,7 +228,7 @@ static int demo_step_source_line(void)
 }
 
 /* okprobe-cover's demo: kernel functions of the read path, and reads. */
-#define DEMO_COVER_ARGS "vfs_read rw_verify_area seq_read_iter -- sh -c 'for i in $(seq 300); do cat /proc/self/stat; done > /dev/null'"
+#define DEMO_COVER_ARGS "-c vfs_read rw_verify_area seq_read_iter -- sh -c 'for i in $(seq 300); do cat /proc/self/stat; done > /dev/null'"
 static const char *const demo_covered[] = { "vfs_read", "rw_verify_area",
 					    "seq_read_iter" };
 

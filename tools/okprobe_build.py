@@ -542,6 +542,11 @@ def userland_files(t):
               for name in ("okprobe", "okprobe-cover", "okprobe-cover-lcov")]
     files += [(f"{guest_userland.GUEST_TOOL_DIR}/{os.path.basename(f)}", f,
                0o755) for f in t.bpf_sample]
+    # The test module as built, with its DWARF (make install's copy, which
+    # make check's guests load, is stripped): okptest cover_lines' -d.
+    files += [(f"{guest_userland.GUEST_TOOL_DIR}/dwarf/{os.path.basename(m)}",
+               m, 0o644) for m in t.modules
+              if m.endswith("okprobe_test_target.ko")]
     args = guest_userland.qemu_args(t.userland)
     if t.debuginfo:
         # The marker names the disk okptest mounts on /usr/lib/debug.

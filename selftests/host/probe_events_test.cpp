@@ -1179,6 +1179,11 @@ TEST(ProbeEvents73, WithoutTheGrammarEach73FormIsRefusedAs612Does)
 	EXPECT_TRUE(parse("p vfs_read +0(+0(+0(+0(+0(+0(+0(+0(+0(@0)))))))))", btf_context()).result.ok());
 	// Without the BTF grammar (6.1): not a fetch argument.
 	expect_marked({"p vfs_read ^this_cpu_ptr(%di)", Error::bad_fetch_argument, 22}, x86_context());
+	// 7.2: typecasts for eprobes only, a kprobe's '(' refused by their text.
+	ParseContext eprobes_only = btf_context();
+	eprobes_only.eprobe_typecasts = true;
+	expect_marked({"p vfs_read arg1=^(task_struct)file->pid", Error::typecast_not_event, 22}, eprobes_only);
+	expect_marked({"p vfs_read ^$current", Error::bad_variable, 22}, eprobes_only);
 }
 
 // A bitfield member (6.6 and later: parse_btf_bitfield()): its type's

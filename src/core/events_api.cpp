@@ -149,6 +149,7 @@ extern "C" int okp_core_event_parse(struct okp_event_definition *event, const ch
 	context.nested_arguments = grammar.nested_arguments;
 	context.typecasts = grammar.typecasts;
 	context.current_task = grammar.current_task;
+	context.eprobe_typecasts = grammar.eprobe_typecasts;
 	context.btf = vmlinux_btf;
 	LineModuleBtf module_btf;
 	context.cookie = &module_btf;

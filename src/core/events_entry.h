@@ -54,6 +54,7 @@ struct okp_event_grammar {
 	int nested_arguments;	/* 7.3's this_cpu_*() and nesting limit */
 	int typecasts;		/* 7.3's (STRUCT[,FIELD]) typecasts */
 	int current_task;	/* 7.3's $current */
+	int eprobe_typecasts;	/* 7.x's typecasts for eprobes only */
 	const void *btf;	/* vmlinux's BTF, btf_size bytes; NULL: none */
 	unsigned long btf_size;
 };

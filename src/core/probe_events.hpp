@@ -129,6 +129,7 @@ enum class Error : uint8_t {
 	typecast_not_aligned,
 	typecast_bad_arrow,
 	typecast_symbol_offset,
+	typecast_not_event,
 	file_offset_on_kernel_probe, // 7.3's text for file_offset_on_kprobe
 	// Where okprobe has less than the kernel's BTF grammar.
 	return_entry_arguments,
@@ -311,6 +312,10 @@ struct ParseContext {
 	// 7.3's $current (README: "$current"): the task's task_struct, typed
 	// by the BTF so that $current->FIELD... reads its members.
 	bool current_task = false;
+	// A kernel whose parser has typecasts for eprobes only (7.2: its
+	// error texts have "Typecasts are only for eprobe fields", its README
+	// no "[(structname"): a kprobe argument's '(' is TYPECAST_NOT_EVENT.
+	bool eprobe_typecasts = false;
 	// Where the parsed place is (symbol or address, offset); nullptr: every
 	// place is a function's entry.
 	Place (*place)(void *cookie, const Definition &definition) = nullptr;

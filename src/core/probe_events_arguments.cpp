@@ -329,6 +329,8 @@ ParseResult Parser::parse_fetch(Text arg, Argument &argument, int &last)
 			return parse_typecast(arg, argument, last);
 		if (context_.nested_arguments)
 			return fail(eopnotsupp, Error::nosup_btf_argument, column_of(arg));
+		if (context_.eprobe_typecasts)
+			return invalid(Error::typecast_not_event, column_of(arg));
 		return invalid(Error::bad_fetch_argument, column_of(arg));
 	default:
 		// 6.6 and later: a name the BTF knows (a parameter, its members).

@@ -86,6 +86,7 @@ constexpr ErrorText error_log_texts[] = {
 	{Error::typecast_not_aligned, "Typecast field option is not byte-aligned"},
 	{Error::typecast_bad_arrow, "Typecast field option does not support -> operator"},
 	{Error::typecast_symbol_offset, "@SYM+/-OFFSET with typecast needs parentheses"},
+	{Error::typecast_not_event, "Typecasts are only for eprobe fields"},
 	{Error::file_offset_on_kernel_probe, "File offset is not available for kernel probes"},
 	{Error::return_entry_arguments, "okprobe's return probes fetch no entry arguments"},
 	{Error::btf_bitfield, "okprobe fetches no BTF bitfield member past its type's bytes"},

@@ -9,6 +9,10 @@
  *                                ADDRESS (core/basic_blocks.hpp, decoded from
  *                                its text); blocks okprobe refuses are
  *                                listed with the reason
+ *   echo reach 0xADDRESS > cover the same, each block's probe one-shot: its
+ *                                first hit records it and has it disabled
+ *                                (its breakpoint taken out), so a reached
+ *                                block costs nothing afterwards
  *   echo clear > cover           unregister them all
  *   cat cover                    per function: its blocks, each with its hits
  *                                and how it is probed
@@ -17,18 +21,27 @@
  *   +0x0 hits=1 optimized
  *   +0x19 hits=0 refused: a jump label site (-16)
  *
+ * A reach block's first hit (its pre_handler, in the hit's context) puts it
+ * on okp_cover_fired and raises okp_cover_irq_work, which schedules
+ * okp_cover_disarm_work: that disables the fired blocks' probes, under
+ * okp_cover_mutex, in process context.
+ *
  * Locking: okp_cover_mutex, then okp_probe_mutex (inside the probe calls).
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/irq_work.h>
 #include <linux/kallsyms.h>
+#include <linux/kprobes.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include <okprobe.h>
 
@@ -42,17 +55,82 @@ struct okp_cover_block {
 	struct okprobe probe;
 	int error;		/* 0, or why the registration was refused */
 	char why[80];
+	/* Reach mode: 1 once hit; on okp_cover_fired until disabled. */
+	atomic_t fired;
+	struct llist_node fired_node;
 };
 
 struct okp_cover_function {
 	struct list_head node;
 	unsigned long start, size;
 	unsigned int count;
+	bool reach;		/* one-shot probes, not counting ones */
 	struct okp_cover_block blocks[];
 };
 
 static DEFINE_MUTEX(okp_cover_mutex);
 static LIST_HEAD(okp_cover_functions);
+
+/* Reach blocks hit for the first time, whose probes are not yet disabled. */
+static LLIST_HEAD(okp_cover_fired);
+
+static void okp_cover_disarm(struct work_struct *work)
+{
+	struct okp_cover_block *block, *next;
+	struct llist_node *fired;
+
+	mutex_lock(&okp_cover_mutex);
+	fired = llist_del_all(&okp_cover_fired);
+	llist_for_each_entry_safe(block, next, fired, fired_node)
+		okprobe_disable(&block->probe);
+	mutex_unlock(&okp_cover_mutex);
+}
+
+static DECLARE_WORK(okp_cover_disarm_work, okp_cover_disarm);
+
+static notrace void okp_cover_fired_irq(struct irq_work *work)
+{
+	schedule_work(&okp_cover_disarm_work);
+}
+NOKPROBE_SYMBOL(okp_cover_fired_irq);
+
+static struct irq_work okp_cover_irq_work = IRQ_WORK_INIT(okp_cover_fired_irq);
+
+/* A reach block's probe: its first hit records it and asks for its end. */
+static notrace int okp_cover_reach_hit(struct okprobe *probe,
+				       struct pt_regs *regs)
+{
+	struct okp_cover_block *block =
+		container_of(probe, struct okp_cover_block, probe);
+
+	if (atomic_xchg(&block->fired, 1))
+		return 0;
+	llist_add(&block->fired_node, &okp_cover_fired);
+	irq_work_queue(&okp_cover_irq_work);
+	return 0;
+}
+NOKPROBE_SYMBOL(okp_cover_reach_hit);
+
+/*
+ * Takes function's blocks off okp_cover_fired (its probes are unregistered:
+ * no more come), under okp_cover_mutex, which okp_cover_disarm() takes too.
+ */
+static void okp_cover_forget_fired(const struct okp_cover_function *function)
+{
+	struct okp_cover_block *block, *next;
+	struct llist_node *fired = llist_del_all(&okp_cover_fired);
+	bool others = false;
+
+	llist_for_each_entry_safe(block, next, fired, fired_node) {
+		if (block >= function->blocks &&
+		    block < function->blocks + function->count)
+			continue;
+		llist_add(&block->fired_node, &okp_cover_fired);
+		others = true;
+	}
+	if (others)
+		schedule_work(&okp_cover_disarm_work);
+}
 
 static struct okp_cover_function *okp_cover_find(unsigned long address)
 {
@@ -97,7 +175,7 @@ static bool okp_cover_same_block(const struct okp_cover_function *function,
 	return false;
 }
 
-static int okp_cover_add(unsigned long address)
+static int okp_cover_add(unsigned long address, bool reach)
 {
 	unsigned long start, size;
 	struct okp_cover_function *function;
@@ -128,12 +206,16 @@ static int okp_cover_add(unsigned long address)
 	}
 	function->start = start;
 	function->size = size;
+	function->reach = reach;
 	for (i = 0, kept = 0; i < count; i++) {
 		struct okp_cover_block *block = &function->blocks[kept];
 
 		memset(block, 0, sizeof(*block));
 		block->probe.addr = (void *)(start + offsets[i]);
-		block->probe.flags = OKPROBE_FLAG_COUNTER;
+		if (reach)
+			block->probe.pre_handler = okp_cover_reach_hit;
+		else
+			block->probe.flags = OKPROBE_FLAG_COUNTER;
 		why = "";
 		block->error = okp_probes_register_quietly(&block->probe, &why);
 		if (block->error == -EBUSY &&
@@ -167,6 +249,8 @@ static void okp_cover_remove(struct okp_cover_function *function)
 	if (probes && n)
 		okprobe_unregister_many(probes, n);
 	kvfree(probes);
+	if (function->reach)
+		okp_cover_forget_fired(function);
 	list_del(&function->node);
 	kvfree(function);
 }
@@ -187,6 +271,8 @@ static const char *okp_cover_state(const struct okprobe *probe)
 		return "gone";
 	if (flags & OKPROBE_FLAG_LOST)
 		return "lost";
+	if (flags & OKPROBE_FLAG_DISABLED)
+		return "reached, disabled";
 	if (flags & OKPROBE_FLAG_OPTIMIZED)
 		return "optimized";
 	if (flags & OKPROBE_FLAG_FTRACE)
@@ -210,14 +296,17 @@ static int okp_cover_show(struct seq_file *m, void *unused)
 		reached = 0;
 		for (i = 0; i < function->count; i++) {
 			hits[i] = 0;
-			if (!function->blocks[i].error)
+			if (!function->blocks[i].error && function->reach)
+				hits[i] = atomic_read(&function->blocks[i].fired);
+			else if (!function->blocks[i].error)
 				okprobe_read_count(&function->blocks[i].probe,
 						   &hits[i]);
 			reached += hits[i] != 0;
 		}
 		sprint_symbol(where, function->start);
-		seq_printf(m, "function 0x%016lx %s blocks=%u reached=%u\n",
-			   function->start, where, function->count, reached);
+		seq_printf(m, "function 0x%016lx %s blocks=%u reached=%u%s\n",
+			   function->start, where, function->count, reached,
+			   function->reach ? " reach" : "");
 		for (i = 0; i < function->count; i++) {
 			struct okp_cover_block *block = &function->blocks[i];
 			unsigned long offset =
@@ -263,7 +352,11 @@ static ssize_t okp_cover_write(struct file *file, const char __user *buffer,
 	} else if (!strncmp(argument, "add ", 4)) {
 		ret = kstrtoul(skip_spaces(argument + 4), 0, &address);
 		if (!ret)
-			ret = okp_cover_add(address);
+			ret = okp_cover_add(address, false);
+	} else if (!strncmp(argument, "reach ", 6)) {
+		ret = kstrtoul(skip_spaces(argument + 6), 0, &address);
+		if (!ret)
+			ret = okp_cover_add(address, true);
 	} else {
 		ret = -EINVAL;
 	}
@@ -286,4 +379,7 @@ void okp_cover_exit(void)
 	mutex_lock(&okp_cover_mutex);
 	okp_cover_clear();
 	mutex_unlock(&okp_cover_mutex);
+	/* Nothing fires now: what was raised runs to its (empty) end. */
+	irq_work_sync(&okp_cover_irq_work);
+	cancel_work_sync(&okp_cover_disarm_work);
 }

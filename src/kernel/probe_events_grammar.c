@@ -40,6 +40,27 @@ static bool okp_validate_symbols;
  * vmlinux's own, between __start_BTF and __stop_BTF (kallsyms always has
  * them).
  */
+/*
+ * Whether the running kernel's kprobe_events error texts (its
+ * trace_probe_err_text[], which kallsyms has) include text: what a kernel
+ * parses that its README does not say.
+ */
+static bool okp_kernel_error_text(const char *text)
+{
+	unsigned long table = okp_ksyms_lookup("trace_probe_err_text");
+	const char *const *entries = (const char *const *)table;
+	unsigned long size, offset, i;
+
+	if (!table ||
+	    !okp_call(kallsyms_lookup_size_offset)(table, &size, &offset) ||
+	    offset)
+		return false;
+	for (i = 0; i < size / sizeof(*entries); i++)
+		if (entries[i] && !strcmp(entries[i], text))
+			return true;
+	return false;
+}
+
 void okp_events_grammar(void)
 {
 	const char *readme = (const char *)okp_ksyms_lookup("readme_msg");
@@ -59,6 +80,8 @@ void okp_events_grammar(void)
 	grammar.typecasts = grammar.nested_arguments &&
 		strstr(readme, "[(structname");
 	grammar.current_task = readme && strstr(readme, "$current");
+	grammar.eprobe_typecasts = !grammar.typecasts &&
+		okp_kernel_error_text("Typecasts are only for eprobe fields");
 	okp_validate_symbols = grammar.validate_symbols;
 	if ((grammar.btf_arguments || grammar.dentry_types) && start &&
 	    stop > start) {
