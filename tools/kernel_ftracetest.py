@@ -14,7 +14,6 @@ kernel has them and rewritten for okprobe_events.
   both on the same boot and compares them test by test.
 """
 
-import hashlib
 import os
 import re
 import shutil
@@ -64,32 +63,27 @@ def tree(t):
     """The tree for t's initramfs (GUEST_DIR/kernel and GUEST_DIR/okprobe),
     made once per source package version and cached."""
     package, version, source = kernel_source.source(t)
-    key = hashlib.sha256(f"{package} {version} {LAYOUT}".encode()) \
-        .hexdigest()[:16]
-    out = guest_userland.cache_dir(f"ftracetest-{package}-{key}")
-    if os.path.exists(os.path.join(out, ".okprobe-done")):
-        return out
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    for old in os.listdir(os.path.dirname(out)):
-        if old.startswith(f"ftracetest-{package}-"):
-            shutil.rmtree(os.path.join(os.path.dirname(out), old))
-    guest_userland.say(f"taking ftracetest and test.d/kprobe from {package}")
-    with tempfile.TemporaryDirectory() as tmp:
-        # tools/testing/selftests/ftrace's files, into tmp itself.
-        kernel_source.extract(source, tmp, [SELFTESTS],
-                              SELFTESTS.count("/") + 1)
-        for side in ("kernel", "okprobe"):
-            top = os.path.join(out, GUEST_DIR, side)
-            os.makedirs(os.path.join(top, "test.d", "kprobe"))
-            shutil.copy(os.path.join(tmp, "ftracetest"), top)
-            names = ["functions"] + [
-                os.path.join("kprobe", name) for name in sorted(
-                    os.listdir(os.path.join(tmp, "test.d", "kprobe")))
-                if name.endswith(".tc")]
-            for name in names:
-                with open(os.path.join(tmp, "test.d", name)) as f:
-                    text = f.read()
-                with open(os.path.join(top, "test.d", name), "w") as f:
-                    f.write(rewrite(text) if side == "okprobe" else text)
-    open(os.path.join(out, ".okprobe-done"), "w").close()
-    return out
+
+    def make(out):
+        guest_userland.say(
+            f"taking ftracetest and test.d/kprobe from {package}")
+        with tempfile.TemporaryDirectory() as tmp:
+            # tools/testing/selftests/ftrace's files, into tmp itself.
+            kernel_source.extract(source, tmp, [SELFTESTS],
+                                  SELFTESTS.count("/") + 1)
+            for side in ("kernel", "okprobe"):
+                top = os.path.join(out, GUEST_DIR, side)
+                os.makedirs(os.path.join(top, "test.d", "kprobe"))
+                shutil.copy(os.path.join(tmp, "ftracetest"), top)
+                names = ["functions"] + [
+                    os.path.join("kprobe", name) for name in sorted(
+                        os.listdir(os.path.join(tmp, "test.d", "kprobe")))
+                    if name.endswith(".tc")]
+                for name in names:
+                    with open(os.path.join(tmp, "test.d", name)) as f:
+                        text = f.read()
+                    with open(os.path.join(top, "test.d", name), "w") as f:
+                        f.write(rewrite(text) if side == "okprobe" else text)
+
+    return kernel_source.cached("ftracetest", package, f"{version} {LAYOUT}",
+                                make)

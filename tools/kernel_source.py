@@ -68,24 +68,36 @@ def extract(tarball_or_deb, directory, paths, strip):
                          f"{os.path.basename(tarball_or_deb)}")
 
 
+def cached(name, package, key, make):
+    """The cache's directory NAME-PACKAGE-HASH (HASH: of package and key),
+    made by make(directory) into a fresh one once, the older ones of
+    NAME-PACKAGE removed first; its path."""
+    digest = hashlib.sha256(f"{package} {key}".encode()).hexdigest()[:16]
+    out = guest_userland.cache_dir(f"{name}-{package}-{digest}")
+    if os.path.exists(os.path.join(out, ".okprobe-done")):
+        return out
+    parent = os.path.dirname(out)
+    os.makedirs(parent, exist_ok=True)
+    for old in os.listdir(parent):
+        if old.startswith(f"{name}-{package}-"):
+            shutil.rmtree(os.path.join(parent, old))
+    with tempfile.TemporaryDirectory(dir=parent) as tmp:
+        made = os.path.join(tmp, "made")
+        os.makedirs(made)
+        make(made)
+        open(os.path.join(made, ".okprobe-done"), "w").close()
+        os.rename(made, out)
+    return out
+
+
 def tree(t, name, paths):
     """A cached directory with paths of t's kernel source, as the tree
     has them (name: the cache's, e.g. "cover-sources"), made once per
     source package version and paths."""
     package, version, tarball = source(t)
-    key = hashlib.sha256(f"{package} {version} {paths}".encode()) \
-        .hexdigest()[:16]
-    out = guest_userland.cache_dir(f"{name}-{package}-{key}")
-    if os.path.exists(os.path.join(out, ".okprobe-done")):
-        return out
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    for old in os.listdir(os.path.dirname(out)):
-        if old.startswith(f"{name}-{package}-"):
-            shutil.rmtree(os.path.join(os.path.dirname(out), old))
-    guest_userland.say(f"taking {' '.join(paths)} from {package}")
-    with tempfile.TemporaryDirectory(dir=os.path.dirname(out)) as tmp:
-        extract(tarball, tmp, paths, 0)
-        open(os.path.join(tmp, ".okprobe-done"), "w").close()
-        os.rename(tmp, out)
-        os.makedirs(tmp)  # for TemporaryDirectory's cleanup
-    return out
+
+    def make(directory):
+        guest_userland.say(f"taking {' '.join(paths)} from {package}")
+        extract(tarball, directory, paths, 0)
+
+    return cached(name, package, f"{version} {paths}", make)

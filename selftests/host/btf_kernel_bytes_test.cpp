@@ -9,6 +9,7 @@
 // task_struct as its kprobe_syntax_errors.tc expects.
 #include "core/btf.hpp"
 #include "core/probe_events.hpp"
+#include "kprobe_syntax_errors_73.hpp"
 
 #include <gtest/gtest.h>
 
@@ -160,24 +161,7 @@ TEST(KernelBtf, TypecastsAndCurrentReadTheKernelsTaskStruct)
 		return parse_line(line.data(), line.size(), context, definition);
 	};
 	const auto definition = std::make_unique<Definition>();
-	const struct {
-		const char *marked;
-		Error error;
-		int error_number;
-	} cases[] = {
-		{"p vfs_read arg1=(task_struct)file^", Error::typecast_required_field, 22},
-		{"p vfs_read arg1=(a)((b)((c)((d)((e)((f)((g)((h)(^(i)file->i)->h)->g)->f)->e)->d)->c)->b)->a",
-		 Error::too_many_nested, 7},
-		{"p vfs_read arg1=(task_struct,^in_execve)file->comm", Error::typecast_not_aligned, 22},
-		{"p vfs_read arg1=(task_struct,^foo_bar)file->pid", Error::no_btf_field, 2},
-		{"p vfs_read arg1=(^task_struct1234)file->pid", Error::no_pointer_to_struct, 22},
-		{"p vfs_read arg1=(task_struct,se^->group_node)file->comm", Error::typecast_bad_arrow, 22},
-		{"p vfs_read arg1=(task_struct,^->pid)file->comm", Error::no_btf_field, 2},
-		{"p vfs_read arg1=(task_struct,^.pid)file->comm", Error::no_btf_field, 2},
-		{"p vfs_read arg1=(task_struct,^.)file->comm", Error::no_btf_field, 2},
-		{"p vfs_read arg1=(task_struct)^@symbol+10->comm", Error::typecast_symbol_offset, 22},
-	};
-	for (const auto &c : cases) {
+	for (const auto &c : okp::host::kprobe_syntax_typecast_errors_73) {
 		std::string line = c.marked;
 		const size_t caret = line.find('^');
 		line.erase(caret, 1);
