@@ -120,12 +120,39 @@ static int cover_tool_steps(void)
 }
 
 /*
- * Reach mode (echo reach): the same five blocks, each probe one-shot. A
- * call with 5 reaches the first three: hits=1 each, and within a few
- * seconds each is disabled (the list says [DISABLED], the breakpoint is
- * out); a second call with 5 changes nothing; a call with 20 reaches the
- * big block too: 4 of 5, the small one never.
+ * cover_read() of okp_cover_target, each block's hits against expected and
+ * reached= against the blocks expected to be reached; what names the step
+ * in a failure. The blocks' states are left in states.
  */
+static int cover_expect(const char *what, const long expected[COVER_BLOCKS],
+			char *states, size_t size)
+{
+	long hits[COVER_BLOCKS];
+	int blocks, reached, wanted = 0, i;
+
+	STEP(cover_read(hits, &blocks, &reached, states, size));
+	for (i = 0; i < COVER_BLOCKS; i++) {
+		CHECK(hits[i] == expected[i], "%s: block %d has %ld, not %ld: %s",
+		      what, i, hits[i], expected[i], states);
+		wanted += expected[i] != 0;
+	}
+	CHECK(blocks == COVER_BLOCKS && reached == wanted,
+	      "%s: blocks=%d reached=%d, not %d and %d: %s", what, blocks,
+	      reached, COVER_BLOCKS, wanted, states);
+	return 0;
+}
+
+/* Clears okprobe/cover: the list then has none of okp_cover_target's probes. */
+static int cover_clear(void)
+{
+	char line[512];
+
+	CHECK(!write_file(COVER_FILE, "clear"), "clear");
+	CHECK(!list_line("okp_cover_target", line, sizeof(line)),
+	      "list still shows '%s' after clear", line);
+	return 0;
+}
+
 /* Whether a reached block's probe is still armed, by cover_read's states. */
 static int cover_reached_armed(const char *states)
 {
@@ -133,19 +160,25 @@ static int cover_reached_armed(const char *states)
 	       strstr(states, "hits=1 ftrace");
 }
 
+/*
+ * Reach mode (echo reach): the same five blocks, each probe one-shot. A
+ * call with 5 reaches the first three: hits=1 each, and within a few
+ * seconds each is disabled (the list says [DISABLED], the breakpoint is
+ * out); a second call with 5 changes nothing; a call with 20 reaches the
+ * big block too: 4 of 5, the small one never.
+ */
 static int cover_reach_steps(unsigned long target)
 {
+	const long none[COVER_BLOCKS] = { 0 };
 	const long after_5[COVER_BLOCKS] = { 1, 1, 1, 0, 0 };
 	const long after_20[COVER_BLOCKS] = { 1, 1, 1, 1, 0 };
 	char command[64], states[1024], line[512];
 	long hits[COVER_BLOCKS];
-	int blocks, reached, i, waited;
+	int blocks, reached, waited;
 
 	snprintf(command, sizeof(command), "reach 0x%lx", target);
 	CHECK(!write_file(COVER_FILE, command), "%s", command);
-	STEP(cover_read(hits, &blocks, &reached, states, sizeof(states)));
-	for (i = 0; i < COVER_BLOCKS; i++)
-		CHECK(hits[i] == 0, "reach, before any call: %s", states);
+	STEP(cover_expect("reach, before any call", none, states, sizeof(states)));
 	CHECK(!write_file(TARGET_PARAMS "cover", "5"), "calling the target");
 	for (waited = 0; waited < 10000; waited += 50) {
 		STEP(cover_read(hits, &blocks, &reached, states, sizeof(states)));
@@ -154,36 +187,25 @@ static int cover_reach_steps(unsigned long target)
 		usleep(50000);
 	}
 	say("# reach, after a call with 5 (%d ms): %s", waited, states);
-	for (i = 0; i < COVER_BLOCKS; i++)
-		CHECK(hits[i] == after_5[i], "reach: block %d has %ld, not %ld: %s",
-		      i, hits[i], after_5[i], states);
+	STEP(cover_expect("reach, after 5", after_5, states, sizeof(states)));
 	CHECK(!cover_reached_armed(states),
 	      "a reached block's probe is still armed after 10 s: %s", states);
 	CHECK(list_line("okp_cover_target+", line, sizeof(line)) &&
 	      strstr(line, "[DISABLED]"), "okprobe/list: '%s'", line);
 	CHECK(!write_file(TARGET_PARAMS "cover", "5"), "calling the target");
 	CHECK(!write_file(TARGET_PARAMS "cover", "20"), "calling the target");
-	STEP(cover_read(hits, &blocks, &reached, states, sizeof(states)));
-	for (i = 0; i < COVER_BLOCKS; i++)
-		CHECK(hits[i] == after_20[i], "reach: block %d has %ld, not %ld: %s",
-		      i, hits[i], after_20[i], states);
-	CHECK(blocks == COVER_BLOCKS && reached == 4,
-	      "reach: blocks=%d reached=%d, not 5 and 4: %s", blocks, reached,
-	      states);
+	STEP(cover_expect("reach, after 5, 5 and 20", after_20, states, sizeof(states)));
 	say("# reach, after 5, 5 and 20: %s", states);
-	CHECK(!write_file(COVER_FILE, "clear"), "clear");
-	CHECK(!list_line("okp_cover_target", line, sizeof(line)),
-	      "list still shows '%s' after clear", line);
-	return 0;
+	return cover_clear();
 }
 
 static int cover_steps(void)
 {
+	const long none[COVER_BLOCKS] = { 0 };
 	const long expected[COVER_BLOCKS] = { 3, 3, 2, 1, 0 };
 	unsigned long target = module_symbol_address("okp_cover_target");
-	long hits[COVER_BLOCKS];
 	char command[64], states[1024], line[512];
-	int blocks, reached, i, ret;
+	int ret;
 
 	CHECK(target, "okp_cover_target is not in /proc/kallsyms");
 	snprintf(command, sizeof(command), "add 0x%lx", target);
@@ -195,26 +217,15 @@ static int cover_steps(void)
 	      "an address in no function was not refused with ENOENT");
 	CHECK(write_file(COVER_FILE, "bogus") == -EINVAL,
 	      "a bad command was not refused with EINVAL");
-	STEP(cover_read(hits, &blocks, &reached, states, sizeof(states)));
-	for (i = 0; i < COVER_BLOCKS; i++)
-		CHECK(hits[i] == 0, "before any call: %s", states);
+	STEP(cover_expect("before any call", none, states, sizeof(states)));
 	CHECK(list_line("okp_cover_target", line, sizeof(line)) &&
 	      strstr(line, "[COUNTER]"), "okprobe/list shows '%s'", line);
 	CHECK(!write_file(TARGET_PARAMS "cover", "5"), "calling the target");
 	CHECK(!write_file(TARGET_PARAMS "cover", "5"), "calling the target");
 	CHECK(!write_file(TARGET_PARAMS "cover", "20"), "calling the target");
-	STEP(cover_read(hits, &blocks, &reached, states, sizeof(states)));
-	for (i = 0; i < COVER_BLOCKS; i++)
-		CHECK(hits[i] == expected[i],
-		      "block %d counted %ld, not %ld: %s", i, hits[i],
-		      expected[i], states);
-	CHECK(blocks == COVER_BLOCKS && reached == 4,
-	      "blocks=%d reached=%d, not 5 and 4: %s", blocks, reached,
-	      states);
+	STEP(cover_expect("counted after 5, 5 and 20", expected, states, sizeof(states)));
 	say("# okp_cover_target: %s", states);
-	CHECK(!write_file(COVER_FILE, "clear"), "clear");
-	CHECK(!list_line("okp_cover_target", line, sizeof(line)),
-	      "list still shows '%s' after clear", line);
+	STEP(cover_clear());
 	STEP(cover_reach_steps(target));
 	if (exists(COVER_TOOL))
 		STEP(cover_tool_steps());
