@@ -20,7 +20,7 @@ extern "C" {
  * okprobe_api_version() of the loaded module and refuses to run on a
  * mismatch rather than misinterpreting structures.
  */
-#define OKPROBE_API_VERSION 7
+#define OKPROBE_API_VERSION 8
 
 /* Returns the OKPROBE_API_VERSION okprobe.ko was built with. */
 int okprobe_api_version(void);
@@ -92,6 +92,13 @@ typedef void (*okprobe_post_handler_t)(struct okprobe *probe,
  * even where the handler could run at the exits. Ignored elsewhere.
  */
 #define OKPROBE_FLAG_RETURN_RETHOOK	0x80
+/*
+ * Set by the client before registering: the probe keeps its breakpoint,
+ * never a jump, as if it had a post_handler. For a probe that goes away
+ * at its first hit (a one-shot probe, as okprobe-cover's reach probes):
+ * a jump would be a detour built and a text patch for nothing.
+ */
+#define OKPROBE_FLAG_BREAKPOINT	0x100
 
 struct okprobe {
 	/* Where: symbol_name + offset, or addr (not both). */

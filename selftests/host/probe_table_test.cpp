@@ -819,6 +819,59 @@ TEST_F(ProbeTableTest, APostHandlerTakesTheSiteBackToABreakpointBeforeItIsPublis
 	EXPECT_EQ(jump_state(0x20), okp::JumpState::waiting);
 }
 
+TEST_F(ProbeTableTest, ABreakpointFlagKeepsTheSiteABreakpoint)
+{
+	okprobe &one_shot = probe_at(0x20);
+	one_shot.flags = OKPROBE_FLAG_BREAKPOINT;
+	ASSERT_EQ(add(one_shot), 0);
+	run_optimizer();
+	EXPECT_EQ(jump_state(0x20), okp::JumpState::breakpoint) << "never optimized";
+	EXPECT_EQ(text_at(text_start + 0x20), breakpoint);
+	EXPECT_EQ(why_not(0x20), "a probe at the address keeps its breakpoint (OKPROBE_FLAG_BREAKPOINT)");
+	// A plain probe at an optimized site: the flag's probe takes it back.
+	okprobe &plain = probe_at(0x40), &late = probe_at(0x40);
+	late.flags = OKPROBE_FLAG_BREAKPOINT | OKPROBE_FLAG_DISABLED;
+	ASSERT_EQ(add(plain), 0);
+	ASSERT_EQ(add(late), 0);
+	run_optimizer();
+	ASSERT_EQ(jump_state(0x40), okp::JumpState::optimized) << "disabled, it asks for nothing";
+	ASSERT_EQ(table.set_probe_enabled(&late, true), 0);
+	EXPECT_EQ(text_at(text_start + 0x40), breakpoint);
+	run_optimizer();
+	EXPECT_EQ(jump_state(0x40), okp::JumpState::breakpoint);
+}
+
+TEST_F(ProbeTableTest, DisablingABatchTakesItsBreakpointsOutInOneWrite)
+{
+	okprobe *batch[10];
+	for (int i = 0; i < 10; ++i) {
+		batch[i] = &probe_at(8 * i);
+		batch[i]->flags = OKPROBE_FLAG_BREAKPOINT;
+		ASSERT_EQ(add(*batch[i]), 0);
+	}
+	// A second probe at the sixth site stays enabled: its breakpoint stays.
+	okprobe &stays = probe_at(40);
+	ASSERT_EQ(add(stays), 0);
+	kernel.text_writes = kernel.text_batches = 0;
+	okprobe *with_twice[11];
+	for (int i = 0; i < 10; ++i)
+		with_twice[i] = batch[i];
+	with_twice[10] = batch[3]; // a probe twice: its site once
+	EXPECT_EQ(table.disable_probes(with_twice, 11), 0);
+	EXPECT_EQ(kernel.text_batches, 1) << "the breakpoints come out in one synchronized write";
+	EXPECT_EQ(kernel.text_writes, 0) << "no breakpoint comes out on its own";
+	for (int i = 0; i < 10; ++i)
+		EXPECT_EQ(text_at(text_start + 8 * i), i == 5 ? breakpoint : original_byte) << i;
+	// Enabled again, each is armed again; unregistered, the text is whole.
+	ASSERT_EQ(table.set_probe_enabled(batch[2], true), 0);
+	EXPECT_EQ(text_at(text_start + 16), breakpoint);
+	table.unregister_probes(batch, 10);
+	okprobe *last[] = {&stays};
+	table.unregister_probes(last, 1);
+	for (int i = 0; i < 10; ++i)
+		EXPECT_EQ(text_at(text_start + 8 * i), original_byte) << i;
+}
+
 TEST_F(ProbeTableTest, AProbeInsideTheJumpsRegionUnoptimizesItFirst)
 {
 	okprobe &outer = probe_at(0x30), &inner = probe_at(0x32);

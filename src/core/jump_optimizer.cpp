@@ -49,9 +49,14 @@ const char *ProbeTable::jump_refusal(const Site &site) const
 		return "optimization is off (debug.kprobes_optimization=0)";
 	if (site.jump_refusal)
 		return site.jump_refusal;
-	for (const okprobe *probe : site.attached_probes())
-		if (probe && !(probe->flags & OKPROBE_FLAG_DISABLED) && probe->post_handler)
+	for (const okprobe *probe : site.attached_probes()) {
+		if (!probe || (probe->flags & OKPROBE_FLAG_DISABLED))
+			continue;
+		if (probe->post_handler)
 			return "a probe at the address has a post_handler";
+		if (probe->flags & OKPROBE_FLAG_BREAKPOINT)
+			return "a probe at the address keeps its breakpoint (OKPROBE_FLAG_BREAKPOINT)";
+	}
 	return region_conflict(site);
 }
 

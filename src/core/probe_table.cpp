@@ -352,10 +352,11 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 	// struct, a copy of one, or garbage.
 	if (probe->okp_site || site_of(probe))
 		return refuse(error::einval, "the probe is already registered (or okp_site is not zero)");
-	if (probe->flags &
-	    ~static_cast<unsigned int>(OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_COUNTER | OKPROBE_FLAG_RETURN_RETHOOK))
-		return refuse(error::einval, "only OKPROBE_FLAG_DISABLED, OKPROBE_FLAG_COUNTER and "
-					     "OKPROBE_FLAG_RETURN_RETHOOK may be set at registration");
+	if (probe->flags & ~static_cast<unsigned int>(OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_COUNTER |
+						      OKPROBE_FLAG_RETURN_RETHOOK | OKPROBE_FLAG_BREAKPOINT))
+		return refuse(error::einval, "only OKPROBE_FLAG_DISABLED, OKPROBE_FLAG_COUNTER, "
+					     "OKPROBE_FLAG_RETURN_RETHOOK and OKPROBE_FLAG_BREAKPOINT may be set at "
+					     "registration");
 	const bool counter = probe->flags & OKPROBE_FLAG_COUNTER;
 	if (counter && (probe->pre_handler || probe->post_handler))
 		return refuse(error::einval, "a counting probe has no handlers");
@@ -409,7 +410,8 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 		return out_of_memory;
 	}
 	// An optimized hit runs no post_handler: the jump goes first.
-	if (probe->post_handler && !(probe->flags & OKPROBE_FLAG_DISABLED))
+	if ((probe->post_handler || (probe->flags & OKPROBE_FLAG_BREAKPOINT)) &&
+	    !(probe->flags & OKPROBE_FLAG_DISABLED))
 		leave_jump(*site);
 	site->past_ftrace = site->past_ftrace || checked.past_ftrace;
 	// Everything the handler reads is filled before the probe is
@@ -594,7 +596,7 @@ int ProbeTable::set_probe_enabled(okprobe *probe, bool enabled)
 		return -error::einval;
 	if (enabled && (load_flags(probe) & OKPROBE_FLAG_GONE))
 		return -error::einval;
-	if (enabled && probe->post_handler)
+	if (enabled && (probe->post_handler || (probe->flags & OKPROBE_FLAG_BREAKPOINT)))
 		leave_jump(*site); // before the post_handler can be asked for
 	set_flag(probe, OKPROBE_FLAG_DISABLED, !enabled);
 	if (const int refused = update_site_refusing(*site)) {
@@ -623,6 +625,7 @@ int ProbeTable::disable_probes(okprobe *const *probes, size_t count)
 				out.add(site); // once: only an optimized site is added
 		}
 	}
+	take_out_breakpoints(probes, count);
 	for (size_t i = 0; i < count; ++i)
 		update_site(*site_of(probes[i]));
 	return 0;

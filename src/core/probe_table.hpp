@@ -246,6 +246,9 @@ private:
 	// Writes the arm batch's breakpoints (each only over the original
 	// instruction still), one synchronization for all.
 	void write_pending_arms();
+	// The breakpoints of the probes' sites that no longer need one, out
+	// in one text write (disable_probes).
+	void take_out_breakpoints(okprobe *const *probes, size_t count);
 	// Puts the site on the batch's pending list.
 	void defer_arm(Site &site);
 	// Arms / disarms entry sites through ftrace, a pass of ftrace per

@@ -34,7 +34,8 @@ struct Site;
 
 // The writer's scratch fields of a site, for passes over many sites.
 struct SiteWork {
-	// unregister_probes' worklist: the sites its probes leave, once each.
+	// unregister_probes' and take_out_breakpoints' worklist: the sites
+	// their probes leave, once each.
 	Site *next = nullptr;
 	bool touched = false;
 	// optimize_batch's note of patched_bytes before its write.

@@ -3,7 +3,8 @@
 // instruction going in, only over okprobe's own breakpoint coming out (else
 // the site is lost and nothing is written), one at a time or, between
 // begin_arm_batch and end_arm_batch (okprobe_register_many), all of a
-// batch's breakpoints and ftrace entries in one write.
+// batch's breakpoints and ftrace entries in one write; and, for
+// disable_probes, all of its sites' breakpoints out in one write.
 #include "core/probe_table_parts.hpp"
 
 namespace okp {
@@ -116,6 +117,40 @@ void ProbeTable::disarm(Site &site)
 	}
 	okp_glue_text_write(site.address, site.original, length);
 	site.patched_bytes = 0;
+}
+
+void ProbeTable::take_out_breakpoints(okprobe *const *probes, size_t count)
+{
+	// The breakpoints of the sites no probe wants armed now, in one write
+	// (okprobe-cover's reach probes leave by the thousand): update_site
+	// then finds them disarmed. Each site once (work.touched, as in
+	// detach_probes); entries through ftrace are update_site's.
+	BreakpointsOut breakpoints(count);
+	Site *touched = nullptr;
+	for (size_t i = 0; i < count; ++i) {
+		Site &site = *site_of(probes[i]);
+		if (site.work.touched || site.via_ftrace || !site.armed || site.is_lost() || should_be_armed(site))
+			continue;
+		set_queued(site, false);
+		leave_jump(site);
+		if (site.is_lost())
+			continue;
+		site.work.touched = true;
+		site.work.next = touched;
+		touched = &site;
+		breakpoints.add(site);
+	}
+	breakpoints.flush();
+	while (touched) {
+		Site &site = *touched;
+		touched = site.work.next;
+		site.work.touched = false;
+		site.work.next = nullptr;
+		if (site.is_lost())
+			settle_lost(site); // add() found someone else's change
+		else
+			site.armed = false;
+	}
 }
 
 } // namespace okp
