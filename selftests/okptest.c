@@ -681,6 +681,7 @@ static int expect_load_failure(const char *params, int expected, ...)
 #include "okptest_userland.c"
 #include "okptest_source_lines.c"
 #include "okptest_cover_lines.c"
+#include "okptest_cover_module.c"
 #include "okptest_kernel_ftracetest.c"
 #include "okptest_bench_bpf.c"
 #include "okptest_demo.c"
@@ -974,6 +975,7 @@ OKPTEST(okprobe, riscv_liveness, test_riscv_liveness, SHORT, "riscv: a probe opt
 OKPTEST(okprobe, module_gone, test_module_gone, SHORT, "a probe on module text turns [GONE] on unload; freed init text is refused")
 OKPTEST(okprobe, cover, test_cover, SHORT, "okprobe/cover: counting probes on every basic block of a test module's function count exactly the blocks known calls drive")
 OKPTEST(okprobe, cover_lines, test_cover_lines, SHORT, "tools/okprobe-cover-lcov in Debian's userland: okprobe/cover's report of a test module's function as an lcov tracefile from the module's DWARF, each source line run as often as the calls that drive it")
+OKPTEST(okprobe, cover_module, test_cover_module, LONG, "tools/okprobe-cover over every function of the Debian modules serving the userland's disk and of a test module, reach then counts, while Python reads the disk and unloads and loads the test module: thousands of blocks, the gone module's hits kept and nothing of it armed, every byte of the Debian modules' text as before")
 OKPTEST(okprobe, fault_injection, test_fault_injection, LONG, "every allocation of a registration (breakpoint, counting, return), an event's definition and enabling, an optimized probe's unregistration and the optimizer failed in turn (debug kernels): an errno or a success, nothing listed, the text as before, the call again succeeds")
 /* Before the log check; make check's guests carry the sample. */
 OKPTEST(okprobe, scale, test_scale, LONG, "the bench's sample of kernel instructions (" BENCH_SITES "): okprobe one by one beside kprobe_events, then register_many(), under a syscall load, each within its deadline, one owner per function, every site's text restored byte for byte")

@@ -958,8 +958,11 @@ static int with_modules(const struct test_module *modules, int count,
 		ret = steps();
 	while (loaded > 0)
 		unload_module(modules[--loaded].name);
-	if (ret)
+	if (ret) {
+		/* Not left for the next test to trip over; ret says why. */
+		unload_module("okprobe");
 		return ret;
+	}
 	return unload_okprobe();
 }
 

@@ -4,27 +4,37 @@
  * on a stock kernel, with counting probes (OKPROBE_FLAG_COUNTER), driven by
  * tools/okprobe-cover.
  *
- *   echo add 0xADDRESS > cover   a counting probe at the first instruction of
- *                                every basic block of the function holding
- *                                ADDRESS (core/basic_blocks.hpp, decoded from
- *                                its text); blocks okprobe refuses are
- *                                listed with the reason
- *   echo reach 0xADDRESS > cover the same, each block's probe one-shot: its
- *                                first hit records it and has it disabled
- *                                (its breakpoint taken out), so a reached
- *                                block costs nothing afterwards
+ *   echo add 0xADDRESS... > cover   a counting probe at the first
+ *                                instruction of every basic block of each
+ *                                function holding an ADDRESS
+ *                                (core/basic_blocks.hpp, decoded from its
+ *                                text); blocks okprobe refuses are listed
+ *                                with the reason
+ *   echo reach 0xADDRESS... > cover the same, each block's probe one-shot
+ *                                (OKPROBE_FLAG_BREAKPOINT: never a jump):
+ *                                its first hit records it and has it
+ *                                disabled (its breakpoint taken out), so a
+ *                                reached block costs nothing afterwards
  *   echo clear > cover           unregister them all
- *   cat cover                    per function: its blocks, each with its hits
- *                                and how it is probed
+ *   cat cover                    the functions okprobe could not cover, and
+ *                                why; per function: its blocks, each with
+ *                                its hits and how it is probed
  *
+ *   refused 0xffffffffc0a02000 okp_target_init+0x0/0x1000 [okprobe_test_target]: no function's text is there (...) (-2)
  *   function 0xffffffffc0a01000 okp_cover_target+0x0/0x1c [okprobe_test_target] blocks=5 reached=3
  *   +0x0 hits=1 optimized
  *   +0x19 hits=0 refused: a jump label site (-16)
  *
- * A reach block's first hit (its pre_handler, in the hit's context) puts it
- * on okp_cover_fired and raises okp_cover_irq_work, which schedules
- * okp_cover_disarm_work: that disables the fired blocks' probes, under
- * okp_cover_mutex, in process context.
+ * One write is one batch, for tens of thousands of blocks: every block of
+ * its functions is registered with one text write of their breakpoints
+ * (okp_probes_register_each), and a function okprobe cannot cover fails
+ * the write with its errno after the others are added (the write says
+ * which only when it names one function). A reach block's first hit (its
+ * pre_handler, in the hit's context) puts it on okp_cover_fired and raises
+ * okp_cover_irq_work, which schedules okp_cover_disarm_work: that disables
+ * the fired blocks' probes in one batch (one text write), under
+ * okp_cover_mutex, in process context. clear unregisters every block in
+ * one batch (one grace period).
  *
  * Locking: okp_cover_mutex, then okp_probe_mutex (inside the probe calls).
  */
@@ -50,10 +60,15 @@
 
 /* The most blocks of one function okprobe-cover probes. */
 #define OKP_COVER_MAX_BLOCKS 4096
+/* The most functions one write names (a page of "0x%lx " addresses). */
+#define OKP_COVER_MAX_WRITE PAGE_SIZE
+#define OKP_COVER_MAX_FUNCTIONS (OKP_COVER_MAX_WRITE / 4)
 
 struct okp_cover_block {
 	struct okprobe probe;
 	int error;		/* 0, or why the registration was refused */
+	/* Where an earlier block's probe went (a +0 moved): not listed. */
+	bool same_block;
 	char why[80];
 	/* Reach mode: 1 once hit; on okp_cover_fired until disabled. */
 	atomic_t fired;
@@ -68,21 +83,53 @@ struct okp_cover_function {
 	struct okp_cover_block blocks[];
 };
 
+/*
+ * A function a write named that okprobe could not cover (not one covered
+ * already): listed first in the report, until clear, so that a tool that
+ * wrote hundreds at once learns which and why whatever its shell says of
+ * the write's errno.
+ */
+struct okp_cover_refusal {
+	struct list_head node;
+	unsigned long address;
+	int error;
+};
+
+/* The most refusals kept; more are counted. */
+#define OKP_COVER_MAX_REFUSALS 4096
+
 static DEFINE_MUTEX(okp_cover_mutex);
 static LIST_HEAD(okp_cover_functions);
+static LIST_HEAD(okp_cover_refusals);
+static unsigned int okp_cover_refusal_count;
 
 /* Reach blocks hit for the first time, whose probes are not yet disabled. */
 static LLIST_HEAD(okp_cover_fired);
 
+/* The fired blocks' probes disabled, their breakpoints out in one write. */
 static void okp_cover_disarm(struct work_struct *work)
 {
 	struct okp_cover_block *block, *next;
 	struct llist_node *fired;
+	struct okprobe **probes;
+	int count = 0;
 
 	mutex_lock(&okp_cover_mutex);
 	fired = llist_del_all(&okp_cover_fired);
-	llist_for_each_entry_safe(block, next, fired, fired_node)
-		okprobe_disable(&block->probe);
+	llist_for_each_entry(block, fired, fired_node)
+		count++;
+	probes = count > 1 ? kvmalloc_array(count, sizeof(*probes), GFP_KERNEL)
+			   : NULL;
+	count = 0;
+	llist_for_each_entry_safe(block, next, fired, fired_node) {
+		if (probes)
+			probes[count++] = &block->probe;
+		else
+			okprobe_disable(&block->probe);
+	}
+	if (count)
+		okp_probes_disable_many(probes, count);
+	kvfree(probes);
 	mutex_unlock(&okp_cover_mutex);
 }
 
@@ -132,18 +179,23 @@ static void okp_cover_forget_fired(const struct okp_cover_function *function)
 		schedule_work(&okp_cover_disarm_work);
 }
 
-static struct okp_cover_function *okp_cover_find(unsigned long address)
+/* A block okprobe holds a probe for (not refused, not a same block). */
+static bool okp_cover_registered(const struct okp_cover_block *block)
+{
+	return !block->error && !block->same_block;
+}
+
+static struct okp_cover_function *okp_cover_find(struct list_head *functions,
+						 unsigned long address)
 {
 	struct okp_cover_function *function;
 
-	list_for_each_entry(function, &okp_cover_functions, node)
+	list_for_each_entry(function, functions, node)
 		if (address >= function->start &&
 		    address < function->start + function->size)
 			return function;
 	return NULL;
 }
-
-static void okp_cover_remove(struct okp_cover_function *function);
 
 /* Whether the function's text went away (its module unloaded). */
 static bool okp_cover_gone(const struct okp_cover_function *function)
@@ -151,116 +203,245 @@ static bool okp_cover_gone(const struct okp_cover_function *function)
 	unsigned int i;
 
 	for (i = 0; i < function->count; i++)
-		if (!function->blocks[i].error)
+		if (okp_cover_registered(&function->blocks[i]))
 			return READ_ONCE(function->blocks[i].probe.flags) &
 			       OKPROBE_FLAG_GONE;
 	return false;
 }
 
 /*
- * Whether block i starts where an earlier block's probe went: a +0
- * probe moves past endbr64 or the ftrace call site, where a branch of
- * the function may lead too. That one is the same block.
+ * Unregisters the functions' probes, one batch (one grace period) for all,
+ * and frees them.
  */
-static bool okp_cover_same_block(const struct okp_cover_function *function,
-				 unsigned int i)
+static void okp_cover_remove_all(struct list_head *functions)
 {
-	unsigned long address = (unsigned long)function->blocks[i].probe.addr;
-	unsigned int j;
+	struct okp_cover_function *function, *next;
+	struct okprobe **probes;
+	unsigned long total = 0, n = 0;
+	unsigned int i;
 
-	for (j = 0; j < i; j++)
-		if (!function->blocks[j].error &&
-		    (unsigned long)function->blocks[j].probe.addr == address)
-			return true;
-	return false;
+	list_for_each_entry(function, functions, node)
+		total += function->count;
+	probes = total ? kvmalloc_array(total, sizeof(*probes), GFP_KERNEL)
+		       : NULL;
+	list_for_each_entry(function, functions, node) {
+		for (i = 0; i < function->count; i++) {
+			if (!okp_cover_registered(&function->blocks[i]))
+				continue;
+			if (probes)
+				probes[n++] = &function->blocks[i].probe;
+			else
+				okprobe_unregister(&function->blocks[i].probe);
+		}
+	}
+	if (n)
+		okprobe_unregister_many(probes, n);
+	kvfree(probes);
+	list_for_each_entry_safe(function, next, functions, node) {
+		if (function->reach)
+			okp_cover_forget_fired(function);
+		list_del(&function->node);
+		kvfree(function);
+	}
 }
 
-static int okp_cover_add(unsigned long address, bool reach)
+static void okp_cover_remove(struct okp_cover_function *function)
 {
-	unsigned long start, size;
-	struct okp_cover_function *function;
-	unsigned int *offsets;
-	const char *why;
-	long count, i, kept;
+	LIST_HEAD(one);
 
-	function = okp_cover_find(address);
-	if (function && !okp_cover_gone(function))
-		return -EEXIST;
+	list_move(&function->node, &one);
+	okp_cover_remove_all(&one);
+}
+
+/*
+ * The function holding address, decoded into its blocks' probes (not yet
+ * registered); or NULL and *error.
+ */
+static struct okp_cover_function *
+okp_cover_prepare(struct list_head *prepared, unsigned long address,
+		  bool reach, unsigned int *offsets, int *error)
+{
+	struct okp_cover_function *function;
+	unsigned long start, size;
+	long count, i;
+
+	function = okp_cover_find(&okp_cover_functions, address);
+	if (function && !okp_cover_gone(function)) {
+		*error = -EEXIST;
+		return NULL;
+	}
 	/* Its module went and came back: cover the new text. */
 	if (function)
 		okp_cover_remove(function);
-	offsets = kvmalloc_array(OKP_COVER_MAX_BLOCKS, sizeof(*offsets),
-				 GFP_KERNEL);
-	if (!offsets)
-		return -ENOMEM;
+	if (okp_cover_find(prepared, address)) {
+		*error = -EEXIST; /* named twice */
+		return NULL;
+	}
 	count = okp_probes_block_starts(address, &start, &size, offsets,
 					OKP_COVER_MAX_BLOCKS);
 	if (count <= 0 || count > OKP_COVER_MAX_BLOCKS) {
-		kvfree(offsets);
-		return count < 0 ? count : count ? -E2BIG : -EILSEQ;
+		*error = count < 0 ? count : count ? -E2BIG : -EILSEQ;
+		return NULL;
 	}
 	function = kvzalloc(struct_size(function, blocks, count), GFP_KERNEL);
 	if (!function) {
-		kvfree(offsets);
-		return -ENOMEM;
+		*error = -ENOMEM;
+		return NULL;
 	}
 	function->start = start;
 	function->size = size;
 	function->reach = reach;
-	for (i = 0, kept = 0; i < count; i++) {
-		struct okp_cover_block *block = &function->blocks[kept];
+	function->count = count;
+	for (i = 0; i < count; i++) {
+		struct okp_cover_block *block = &function->blocks[i];
 
-		memset(block, 0, sizeof(*block));
 		block->probe.addr = (void *)(start + offsets[i]);
-		if (reach)
+		if (reach) {
 			block->probe.pre_handler = okp_cover_reach_hit;
-		else
+			block->probe.flags = OKPROBE_FLAG_BREAKPOINT;
+		} else {
 			block->probe.flags = OKPROBE_FLAG_COUNTER;
-		why = "";
-		block->error = okp_probes_register_quietly(&block->probe, &why);
-		if (block->error == -EBUSY &&
-		    okp_cover_same_block(function, kept))
-			continue;
-		if (block->error)
-			strscpy(block->why, why, sizeof(block->why));
-		kept++;
+		}
 	}
-	function->count = kept;
-	kvfree(offsets);
-	list_add_tail(&function->node, &okp_cover_functions);
-	return 0;
+	return function;
 }
 
-/* Unregisters the function's probes (one batch) and forgets it. */
-static void okp_cover_remove(struct okp_cover_function *function)
+/*
+ * The outcome of each block's registration. A +0 probe moves past endbr64
+ * or the ftrace call site, where a branch of the function may lead too:
+ * that block is the same as the first, and not listed; its own probe
+ * (reach: a second one at the site) is put on *duplicates to unregister.
+ */
+static void okp_cover_settle(struct okp_cover_function *function,
+			     const int *errors, const char **whys,
+			     struct okprobe **duplicates, unsigned long *n)
 {
-	struct okprobe **probes;
-	unsigned int i, n;
+	struct okp_cover_block *first = &function->blocks[0];
+	unsigned int i;
 
-	probes = kvmalloc_array(function->count, sizeof(*probes), GFP_KERNEL);
-	for (i = 0, n = 0; i < function->count; i++) {
-		if (function->blocks[i].error)
+	for (i = 0; i < function->count; i++) {
+		struct okp_cover_block *block = &function->blocks[i];
+
+		block->error = errors[i];
+		if (block->error)
+			strscpy(block->why, whys[i], sizeof(block->why));
+		if (!i || first->error || block->probe.addr != first->probe.addr)
 			continue;
-		if (probes)
-			probes[n++] = &function->blocks[i].probe;
-		else
-			okprobe_unregister(&function->blocks[i].probe);
+		if (block->error && block->error != -EBUSY)
+			continue;
+		if (!block->error)
+			duplicates[(*n)++] = &block->probe;
+		block->same_block = true;
 	}
-	if (probes && n)
+}
+
+static void okp_cover_refused(unsigned long address, int error)
+{
+	struct okp_cover_refusal *refusal;
+
+	if (++okp_cover_refusal_count > OKP_COVER_MAX_REFUSALS)
+		return;
+	refusal = kmalloc(sizeof(*refusal), GFP_KERNEL);
+	if (!refusal)
+		return;
+	refusal->address = address;
+	refusal->error = error;
+	list_add_tail(&refusal->node, &okp_cover_refusals);
+}
+
+static const char *okp_cover_refusal_why(int error)
+{
+	switch (error) {
+	case -ENOENT:
+		return "no function's text is there (a module's init code is freed once it is loaded)";
+	case -E2BIG:
+		return "the function is too large (over 1 MiB, or over 4096 blocks)";
+	case -EILSEQ:
+		return "no block of the function could be decoded";
+	case -EIO:
+		return "the function's text cannot be read";
+	case -ENOMEM:
+		return "out of memory";
+	default:
+		return "refused";
+	}
+}
+
+/*
+ * Covers each function one of the addresses is in, all their blocks in one
+ * batch. 0, or the first function's errno (the others are covered; each
+ * refusal but EEXIST's is listed in the report).
+ */
+static int okp_cover_add(const unsigned long *addresses, unsigned int named,
+			 bool reach)
+{
+	struct okp_cover_function *function, *next_function;
+	struct okprobe **probes = NULL;
+	const char **whys = NULL;
+	unsigned int *offsets;
+	unsigned long total = 0, n = 0, i;
+	int *errors = NULL, error = 0, ret;
+	LIST_HEAD(prepared);
+
+	offsets = kvmalloc_array(OKP_COVER_MAX_BLOCKS, sizeof(*offsets),
+				 GFP_KERNEL);
+	if (!offsets)
+		return -ENOMEM;
+	for (i = 0; i < named; i++) {
+		function = okp_cover_prepare(&prepared, addresses[i], reach,
+					     offsets, &ret);
+		if (!function) {
+			error = error ?: ret;
+			if (ret != -EEXIST)
+				okp_cover_refused(addresses[i], ret);
+			continue;
+		}
+		list_add_tail(&function->node, &prepared);
+		total += function->count;
+	}
+	kvfree(offsets);
+	if (!total)
+		return error;
+	probes = kvmalloc_array(total, sizeof(*probes), GFP_KERNEL);
+	errors = kvmalloc_array(total, sizeof(*errors), GFP_KERNEL);
+	whys = kvmalloc_array(total, sizeof(*whys), GFP_KERNEL);
+	if (!probes || !errors || !whys) {
+		/* Nothing registered yet: the prepared go as they came. */
+		list_for_each_entry_safe(function, next_function, &prepared, node)
+			kvfree(function);
+		error = -ENOMEM;
+		goto out;
+	}
+	list_for_each_entry(function, &prepared, node)
+		for (i = 0; i < function->count; i++)
+			probes[n++] = &function->blocks[i].probe;
+	okp_probes_register_each(probes, total, errors, whys);
+	/* Settled: the duplicates (at most one a function) reuse probes. */
+	n = 0;
+	i = 0;
+	list_for_each_entry(function, &prepared, node) {
+		okp_cover_settle(function, errors + i, whys + i, probes, &n);
+		i += function->count;
+	}
+	if (n)
 		okprobe_unregister_many(probes, n);
+	list_splice_tail(&prepared, &okp_cover_functions);
+out:
 	kvfree(probes);
-	if (function->reach)
-		okp_cover_forget_fired(function);
-	list_del(&function->node);
-	kvfree(function);
+	kvfree(errors);
+	kvfree(whys);
+	return error;
 }
 
 static void okp_cover_clear(void)
 {
-	struct okp_cover_function *function, *next;
+	struct okp_cover_refusal *refusal, *next;
 
-	list_for_each_entry_safe(function, next, &okp_cover_functions, node)
-		okp_cover_remove(function);
+	okp_cover_remove_all(&okp_cover_functions);
+	list_for_each_entry_safe(refusal, next, &okp_cover_refusals, node)
+		kfree(refusal);
+	INIT_LIST_HEAD(&okp_cover_refusals);
+	okp_cover_refusal_count = 0;
 }
 
 static const char *okp_cover_state(const struct okprobe *probe)
@@ -282,30 +463,46 @@ static const char *okp_cover_state(const struct okprobe *probe)
 
 static int okp_cover_show(struct seq_file *m, void *unused)
 {
+	struct okp_cover_refusal *refusal;
 	struct okp_cover_function *function;
 	unsigned long long *hits;
-	unsigned int i, reached;
+	unsigned int i, reached, listed;
 	char where[KSYM_SYMBOL_LEN];
 
 	hits = kvmalloc_array(OKP_COVER_MAX_BLOCKS, sizeof(*hits), GFP_KERNEL);
 	if (!hits)
 		return -ENOMEM;
 	mutex_lock(&okp_cover_mutex);
+	list_for_each_entry(refusal, &okp_cover_refusals, node)
+		seq_printf(m, "refused 0x%016lx %pS: %s (%d)\n", refusal->address,
+			   (void *)refusal->address,
+			   okp_cover_refusal_why(refusal->error),
+			   refusal->error);
+	if (okp_cover_refusal_count > OKP_COVER_MAX_REFUSALS)
+		seq_printf(m, "refused %u more\n",
+			   okp_cover_refusal_count - OKP_COVER_MAX_REFUSALS);
 	list_for_each_entry(function, &okp_cover_functions, node) {
 		/* Each count read once: the header agrees with the lines. */
 		reached = 0;
+		listed = 0;
 		for (i = 0; i < function->count; i++) {
+			const struct okp_cover_block *block =
+				&function->blocks[i];
+
 			hits[i] = 0;
-			if (!function->blocks[i].error && function->reach)
-				hits[i] = atomic_read(&function->blocks[i].fired);
-			else if (!function->blocks[i].error)
+			if (block->same_block)
+				continue;
+			listed++;
+			if (okp_cover_registered(block) && function->reach)
+				hits[i] = atomic_read(&block->fired);
+			else if (okp_cover_registered(block))
 				okprobe_read_count(&function->blocks[i].probe,
 						   &hits[i]);
 			reached += hits[i] != 0;
 		}
 		sprint_symbol(where, function->start);
 		seq_printf(m, "function 0x%016lx %s blocks=%u reached=%u%s\n",
-			   function->start, where, function->count, reached,
+			   function->start, where, listed, reached,
 			   function->reach ? " reach" : "");
 		for (i = 0; i < function->count; i++) {
 			struct okp_cover_block *block = &function->blocks[i];
@@ -313,6 +510,8 @@ static int okp_cover_show(struct seq_file *m, void *unused)
 				(unsigned long)block->probe.addr -
 				function->start;
 
+			if (block->same_block)
+				continue;
 			if (block->error) {
 				seq_printf(m, "+0x%lx hits=0 refused: %s (%d)\n",
 					   offset, block->why, block->error);
@@ -332,14 +531,38 @@ static int okp_cover_open(struct inode *inode, struct file *file)
 	return single_open(file, okp_cover_show, NULL);
 }
 
+/*
+ * "add" or "reach" and its addresses into addresses[]: how many, or -EINVAL
+ * for a malformed one (then nothing is added).
+ */
+static int okp_cover_parse(char *list, unsigned long *addresses)
+{
+	unsigned int named = 0;
+	char *token;
+	int ret;
+
+	while ((token = strsep(&list, " \t\n"))) {
+		if (!*token)
+			continue;
+		if (named == OKP_COVER_MAX_FUNCTIONS)
+			return -EINVAL;
+		ret = kstrtoul(token, 0, &addresses[named]);
+		if (ret)
+			return ret;
+		named++;
+	}
+	return named ? named : -EINVAL;
+}
+
 static ssize_t okp_cover_write(struct file *file, const char __user *buffer,
 			       size_t count, loff_t *position)
 {
+	unsigned long *addresses = NULL;
 	char *command, *argument;
-	unsigned long address;
+	bool reach;
 	int ret;
 
-	if (count > 64)
+	if (count > OKP_COVER_MAX_WRITE)
 		return -EINVAL;
 	command = memdup_user_nul(buffer, count);
 	if (IS_ERR(command))
@@ -349,18 +572,21 @@ static ssize_t okp_cover_write(struct file *file, const char __user *buffer,
 	if (!strcmp(argument, "clear")) {
 		okp_cover_clear();
 		ret = 0;
-	} else if (!strncmp(argument, "add ", 4)) {
-		ret = kstrtoul(skip_spaces(argument + 4), 0, &address);
-		if (!ret)
-			ret = okp_cover_add(address, false);
-	} else if (!strncmp(argument, "reach ", 6)) {
-		ret = kstrtoul(skip_spaces(argument + 6), 0, &address);
-		if (!ret)
-			ret = okp_cover_add(address, true);
+	} else if (!strncmp(argument, "add ", 4) ||
+		   !strncmp(argument, "reach ", 6)) {
+		reach = argument[0] == 'r';
+		addresses = kmalloc_array(OKP_COVER_MAX_FUNCTIONS,
+					  sizeof(*addresses), GFP_KERNEL);
+		ret = addresses ? okp_cover_parse(argument + (reach ? 6 : 4),
+						  addresses)
+				: -ENOMEM;
+		if (ret > 0)
+			ret = okp_cover_add(addresses, ret, reach);
 	} else {
 		ret = -EINVAL;
 	}
 	mutex_unlock(&okp_cover_mutex);
+	kfree(addresses);
 	kfree(command);
 	return ret ? ret : count;
 }

@@ -132,6 +132,13 @@ void okp_probes_show_jumps(struct seq_file *m);
  * mutex.
  */
 int okp_probes_register_quietly(struct okprobe *probe, const char **why);
+/*
+ * okprobe-cover's thousands: registers each probe, not all or nothing:
+ * errors[i] is 0 or probe i's refusal, whys[i] its reason. The
+ * breakpoints go into the text in one write (one arm batch).
+ */
+void okp_probes_register_each(struct okprobe **probes, int count,
+			      int *errors, const char **whys);
 long okp_probes_block_starts(unsigned long address, unsigned long *start,
 			     unsigned long *size, unsigned int *offsets,
 			     unsigned long capacity);

@@ -182,6 +182,54 @@ int okp_probes_register_quietly(struct okprobe *probe, const char **why)
 	return ret;
 }
 
+/*
+ * ftrace refused an entry of an arm batch, and the batch cannot say whose:
+ * out with the batch (one grace period), then one probe at a time.
+ */
+static void okp_register_each_again(struct okprobe **probes, int count,
+				    int *errors, const char **whys)
+{
+	struct okprobe **registered;
+	int i, n = 0;
+
+	registered = kvmalloc_array(count, sizeof(*registered), GFP_KERNEL);
+	for (i = 0; i < count; i++) {
+		if (errors[i])
+			continue;
+		if (registered)
+			registered[n++] = probes[i];
+		else
+			okp_core_unregister_many(&probes[i], 1);
+	}
+	if (n)
+		okp_core_unregister_many(registered, n);
+	kvfree(registered);
+	for (i = 0; i < count; i++) {
+		if (errors[i])
+			continue;
+		whys[i] = "";
+		errors[i] = okp_core_register(probes[i], NULL, &whys[i]);
+	}
+}
+
+void okp_probes_register_each(struct okprobe **probes, int count,
+			      int *errors, const char **whys)
+{
+	const char *where = NULL, *why = NULL;
+	int i, refused;
+
+	mutex_lock(&okp_probe_mutex);
+	okp_core_begin_arm_batch();
+	for (i = 0; i < count; i++) {
+		whys[i] = "";
+		errors[i] = okp_core_register(probes[i], NULL, &whys[i]);
+	}
+	refused = okp_core_end_arm_batch(&where, &why);
+	if (refused)
+		okp_register_each_again(probes, count, errors, whys);
+	mutex_unlock(&okp_probe_mutex);
+}
+
 long okp_probes_block_starts(unsigned long address, unsigned long *start,
 			     unsigned long *size, unsigned int *offsets,
 			     unsigned long capacity)
