@@ -23,6 +23,8 @@ ffffffff81000400 D ext4_data
 ffffffffc0000000 t squashfs_a\t[squashfs]
 ffffffffc0000100 t __pfx_squashfs_b\t[squashfs]
 ffffffffc0000200 T squashfs_b\t[squashfs]
+ffffffffc0000210 t $xrv64i2p1_m2p0\t[squashfs]
+ffffffffc0000218 t .L0 \t[squashfs]
 ffffffffc0000300 t ext4_in_module\t[other]
 """
 
@@ -67,7 +69,7 @@ class OkprobeCover(unittest.TestCase):
         self.run_tool("-m", "other", "-p", "ext4_*")
         self.assertEqual(self.last_write(), ["reach", "0xffffffffc0000300"])
 
-    def test_a_module_is_its_functions_without_their_padding(self):
+    def test_a_module_is_its_functions_without_padding_or_mapping_symbols(self):
         self.run_tool("-m", "squashfs")
         self.assertEqual(self.last_write(), ["reach", "0xffffffffc0000000",
                                              "0xffffffffc0000200"])
@@ -97,6 +99,13 @@ class OkprobeCover(unittest.TestCase):
         self.assertEqual(words[0], "reach")
         self.assertEqual(len(words) - 1, 50, "450 = 200 + 200 + 50")
         self.assertEqual(words[1], f"0x{0xffffffff82000000 + 16 * 400:x}")
+
+    def test_named_functions_in_one_read_and_a_missing_one_said(self):
+        result = self.run_tool("vfs_read", "ext4_foo", "nosuch", "0x1234")
+        self.assertEqual(self.last_write(), ["reach", "0x1234",
+                                             "0xffffffff81000000",
+                                             "0xffffffff81000300"])
+        self.assertIn("no function nosuch in", result.stderr)
 
     def test_hidden_addresses_say_run_as_root(self):
         self.write_kallsyms("0000000000000000 T vfs_read\n")

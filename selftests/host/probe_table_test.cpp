@@ -434,6 +434,31 @@ TEST_F(ProbeTableTest, TheProofIsMadeAgainOnceTheFunctionIsClaimed)
 	text_at(text_start + 6) = original_byte;
 }
 
+TEST_F(ProbeTableTest, ASiteInAFunctionOkprobeHoldsIsNotProvenTwice)
+{
+	using okp::WriterStep;
+	const okp::WriterClock before = table.writer_clock();
+	auto times = [&](WriterStep step) {
+		return table.writer_clock().times[size_t(step)] - before.times[size_t(step)];
+	};
+	okprobe &first = probe_at(2), &second = probe_at(0x30), &third = probe_at(0x90);
+	ASSERT_EQ(add(first), 0);
+	ASSERT_EQ(add(second), 0);
+	ASSERT_EQ(add(third), 0);
+	EXPECT_EQ(times(WriterStep::proof), 3u);
+	EXPECT_EQ(times(WriterStep::claim), 3u);
+	EXPECT_EQ(times(WriterStep::recheck), 1u) << "the first claim shut the kernel's kprobes out for the others";
+	EXPECT_EQ(kernel.claims[text_start], 3);
+	// Once its sites are gone, a new one claims and proves again.
+	okprobe *all[] = {&first, &second, &third};
+	table.unregister_probes(all, 3);
+	okprobe &again = probe_at(0x30);
+	ASSERT_EQ(add(again), 0);
+	EXPECT_EQ(times(WriterStep::recheck), 2u);
+	okprobe *last[] = {&again};
+	table.unregister_probes(last, 1);
+}
+
 TEST_F(ProbeTableTest, EverySiteClaimsItsFunctionUntilItsBytesAreGone)
 {
 	okprobe &a = probe_at(2), &b = probe_at(2), &c = probe_at(0x30), &d = probe_at(0x90);

@@ -41,7 +41,6 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/irq_work.h>
-#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
@@ -78,6 +77,11 @@ struct okp_cover_block {
 struct okp_cover_function {
 	struct list_head node;
 	unsigned long start, size;
+	/*
+	 * "name+0x0/0xSIZE [module]" when it was covered: the report keeps
+	 * naming a function whose module went away (kallsyms no longer can).
+	 */
+	char *name;
 	unsigned int count;
 	bool reach;		/* one-shot probes, not counting ones */
 	struct okp_cover_block blocks[];
@@ -209,6 +213,12 @@ static bool okp_cover_gone(const struct okp_cover_function *function)
 	return false;
 }
 
+static void okp_cover_free(struct okp_cover_function *function)
+{
+	kfree(function->name);
+	kvfree(function);
+}
+
 /*
  * Unregisters the functions' probes, one batch (one grace period) for all,
  * and frees them.
@@ -241,7 +251,7 @@ static void okp_cover_remove_all(struct list_head *functions)
 		if (function->reach)
 			okp_cover_forget_fired(function);
 		list_del(&function->node);
-		kvfree(function);
+		okp_cover_free(function);
 	}
 }
 
@@ -292,6 +302,12 @@ okp_cover_prepare(struct list_head *prepared, unsigned long address,
 	function->size = size;
 	function->reach = reach;
 	function->count = count;
+	function->name = kasprintf(GFP_KERNEL, "%pS", (void *)start);
+	if (!function->name) {
+		kvfree(function);
+		*error = -ENOMEM;
+		return NULL;
+	}
 	for (i = 0; i < count; i++) {
 		struct okp_cover_block *block = &function->blocks[i];
 
@@ -408,7 +424,7 @@ static int okp_cover_add(const unsigned long *addresses, unsigned int named,
 	if (!probes || !errors || !whys) {
 		/* Nothing registered yet: the prepared go as they came. */
 		list_for_each_entry_safe(function, next_function, &prepared, node)
-			kvfree(function);
+			okp_cover_free(function);
 		error = -ENOMEM;
 		goto out;
 	}
@@ -467,7 +483,6 @@ static int okp_cover_show(struct seq_file *m, void *unused)
 	struct okp_cover_function *function;
 	unsigned long long *hits;
 	unsigned int i, reached, listed;
-	char where[KSYM_SYMBOL_LEN];
 
 	hits = kvmalloc_array(OKP_COVER_MAX_BLOCKS, sizeof(*hits), GFP_KERNEL);
 	if (!hits)
@@ -500,9 +515,8 @@ static int okp_cover_show(struct seq_file *m, void *unused)
 						   &hits[i]);
 			reached += hits[i] != 0;
 		}
-		sprint_symbol(where, function->start);
 		seq_printf(m, "function 0x%016lx %s blocks=%u reached=%u%s\n",
-			   function->start, where, listed, reached,
+			   function->start, function->name, listed, reached,
 			   function->reach ? " reach" : "");
 		for (i = 0; i < function->count; i++) {
 			struct okp_cover_block *block = &function->blocks[i];
