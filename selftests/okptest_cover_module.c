@@ -42,15 +42,7 @@
 	"print('workload started at', int(time.monotonic() * 1000), 'ms')\n" \
 	"libc = ctypes.CDLL(None, use_errno=True)\n" \
 	"finit, delete = {'x86_64': (313, 176), 'riscv64': (273, 106)}[platform.machine()]\n" \
-	"n = 0\n" \
-	"for d, _, fs in os.walk(sys.argv[1]):\n" \
-	"    for f in fs:\n" \
-	"        p = os.path.join(d, f)\n" \
-	"        if os.path.isfile(p) and not os.path.islink(p):\n" \
-	"            with open(p, 'rb') as h:\n" \
-	"                h.read(1 << 16)\n" \
-	"            n += 1\n" \
-	"print(n, 'files read')\n" \
+	USERLAND_READ_TREE_PY("sys.argv[1]") \
 	"with open('/sys/module/okprobe_test_target/parameters/cover', 'w') as p:\n" \
 	"    p.write('5')\n" \
 	"if libc.syscall(delete, b'okprobe_test_target', os.O_NONBLOCK):\n" \

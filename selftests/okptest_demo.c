@@ -279,17 +279,7 @@ static int demo_step_cover(void)
  * user's run does.
  */
 #define DEMO_FILE_PREFIX "# okptest-file "
-#define DEMO_READ_DISK \
-	"import os\n" \
-	"n = 0\n" \
-	"for d, _, fs in os.walk('/usr'):\n" \
-	"    for f in fs:\n" \
-	"        p = os.path.join(d, f)\n" \
-	"        if os.path.isfile(p) and not os.path.islink(p):\n" \
-	"            with open(p, 'rb') as h:\n" \
-	"                h.read(1 << 16)\n" \
-	"            n += 1\n" \
-	"print(n, 'files of /usr read')\n"
+#define DEMO_READ_DISK "import os\n" USERLAND_READ_TREE_PY("'/usr'")
 #define DEMO_PACK \
 	"import base64, gzip, sys\n" \
 	"data = gzip.compress(open(sys.argv[1], 'rb').read())\n" \

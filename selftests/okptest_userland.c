@@ -12,6 +12,22 @@
 
 /* USERLAND and the rest: okptest.c (the bench profiles under its perf). */
 
+/*
+ * Python that reads every file under the tree (a Python expression), 64 KiB
+ * of each, through the userland disk's squashfs and virtio_blk, and says
+ * how many: make demo's and cover_module's workload. Needs "import os".
+ */
+#define USERLAND_READ_TREE_PY(tree) \
+	"n = 0\n" \
+	"for d, _, fs in os.walk(" tree "):\n" \
+	"    for f in fs:\n" \
+	"        p = os.path.join(d, f)\n" \
+	"        if os.path.isfile(p) and not os.path.islink(p):\n" \
+	"            with open(p, 'rb') as h:\n" \
+	"                h.read(1 << 16)\n" \
+	"            n += 1\n" \
+	"print(n, 'files read')\n"
+
 /* Loads the modules that read the disk, in their files' (ranked) order. */
 static int load_userland_modules(void)
 {
