@@ -25,7 +25,8 @@
 /* ---- okprobe-cover over whole modules --------------------------------- */
 
 #define COVER_MODULE_REPORT "/tmp/cover-module.txt"
-#define COVER_MODULE_KO "/tmp/okprobe_test_target.ko"
+/* The test module's copy, named as make install named it (.ko.xz...). */
+#define COVER_MODULE_KO "/tmp/okprobe_test_target"
 /* The most modules covered, and bytes of their text kept to compare. */
 #define COVER_MODULE_MAX 16
 #define COVER_MODULE_TEXT (4 << 20)
@@ -50,8 +51,9 @@
 	"lines = [l for l in open('/sys/kernel/debug/okprobe/list') if 'okp_cover_target' in l]\n" \
 	"armed = [l for l in lines if '[GONE]' not in l]\n" \
 	"print('gone module:', len(lines), 'probes listed,', len(armed), 'not [GONE]', armed[:3])\n" \
-	"fd = os.open('" COVER_MODULE_KO "', os.O_RDONLY)\n" \
-	"if libc.syscall(finit, fd, b'', 0):\n" \
+	"fd = os.open(sys.argv[2], os.O_RDONLY)\n" \
+	"compressed = sys.argv[2].endswith(('.xz', '.zst', '.gz'))\n" \
+	"if libc.syscall(finit, fd, b'', 4 if compressed else 0):\n" \
 	"    sys.exit('finit_module: ' + os.strerror(ctypes.get_errno()))\n" \
 	"print('workload ended at', int(time.monotonic() * 1000), 'ms')\n"
 
@@ -290,6 +292,7 @@ static int cover_module_run(const char *mode, const char *tree)
 	struct cover_module_tally tallies[COVER_MODULE_MAX] = { 0 }, target = { 0 };
 	char *argv[8 + 2 * COVER_MODULE_MAX + 8], *at;
 	char target_lines[512] = "", shown[256] = "", line[128];
+	static char module_copy[PATH_MAX];
 	long long started, ended, workload_start = 0, workload_end = 0;
 	struct writer_steps steps_before, steps_after;
 	char steps[512];
@@ -314,8 +317,11 @@ static int cover_module_run(const char *mode, const char *tree)
 	argv[argc++] = "-c";
 	argv[argc++] = COVER_MODULE_WORKLOAD;
 	argv[argc++] = (char *)tree;
+	argv[argc++] = module_copy + strlen(USERLAND);
 	argv[argc] = NULL;
-	STEP(copy_file(TARGET_KO, USERLAND COVER_MODULE_KO));
+	snprintf(module_copy, sizeof(module_copy), USERLAND COVER_MODULE_KO "%s",
+		 strstr(TARGET_KO, ".ko"));
+	STEP(copy_file(TARGET_KO, module_copy));
 	read_writer_steps(&steps_before);
 	started = now_ms();
 	status = userland_run(argv, 900, output, sizeof(output));
