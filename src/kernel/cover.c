@@ -110,6 +110,12 @@ static unsigned int okp_cover_refusal_count;
 /* Reach blocks hit for the first time, whose probes are not yet disabled. */
 static LLIST_HEAD(okp_cover_fired);
 
+/* A block okprobe holds a probe for (not refused, not a same block). */
+static bool okp_cover_registered(const struct okp_cover_block *block)
+{
+	return !block->error && !block->same_block;
+}
+
 /* The fired blocks' probes disabled, their breakpoints out in one write. */
 static void okp_cover_disarm(struct work_struct *work)
 {
@@ -126,6 +132,13 @@ static void okp_cover_disarm(struct work_struct *work)
 			   : NULL;
 	count = 0;
 	llist_for_each_entry_safe(block, next, fired, fired_node) {
+		/*
+		 * A same block's probe may fire before okp_cover_add()
+		 * unregisters it: one probe not registered would fail the
+		 * whole batch (-EINVAL).
+		 */
+		if (!okp_cover_registered(block))
+			continue;
 		if (probes)
 			probes[count++] = &block->probe;
 		else
@@ -181,12 +194,6 @@ static void okp_cover_forget_fired(const struct okp_cover_function *function)
 	}
 	if (others)
 		schedule_work(&okp_cover_disarm_work);
-}
-
-/* A block okprobe holds a probe for (not refused, not a same block). */
-static bool okp_cover_registered(const struct okp_cover_block *block)
-{
-	return !block->error && !block->same_block;
 }
 
 static struct okp_cover_function *okp_cover_find(struct list_head *functions,
