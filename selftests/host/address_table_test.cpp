@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -96,37 +98,56 @@ TEST(AddressTable, ReadersNeverSeeAWrongEntry)
 	// Readers hammer lookups while the writer inserts, removes and grows.
 	// A reader may miss an entry in flight, but whatever it finds must be
 	// the entry for that address, and memory must stay valid (ASan).
+	//
+	// The writer goes on until each reader has made enough lookups
+	// while it wrote: on a loaded 2-core host (ctest -j2 beside guests)
+	// a fixed number of rounds once ended before a reader ran at all,
+	// and "found nothing" failed the test (CI, stop 62).
 	OwnedTable table;
 	Retired retired;
 	constexpr size_t count = 4096;
+	constexpr long enough_lookups = 200000;
 	std::vector<Site> sites(count);
 	for (size_t i = 0; i < count; ++i)
 		sites[i].address = 0xffffffff81000000 + 5 * (i + 1);
-	std::atomic<bool> stop{false};
-	std::atomic<long> wrong{0}, found{0};
-	auto reader = [&] {
+	std::atomic<bool> writing{true};
+	std::atomic<long> wrong{0}, found{0}, lookups[2] = {0, 0};
+	auto reader = [&](std::atomic<long> &mine) {
 		size_t i = 0;
-		while (!stop.load(std::memory_order_relaxed)) {
+		while (writing.load(std::memory_order_relaxed)) {
 			const uint64_t address = sites[i++ % count].address;
 			if (Site *s = table.lookup(address)) {
 				found.fetch_add(1, std::memory_order_relaxed);
 				if (s->address != address)
 					wrong.fetch_add(1);
 			}
+			mine.fetch_add(1, std::memory_order_relaxed);
 		}
 	};
-	std::thread readers[2] = {std::thread(reader), std::thread(reader)};
-	for (int round = 0; round < 20; ++round) {
+	std::thread readers[2] = {std::thread(reader, std::ref(lookups[0])), std::thread(reader, std::ref(lookups[1]))};
+	auto readers_had_enough = [&] {
+		return lookups[0].load() >= enough_lookups && lookups[1].load() >= enough_lookups;
+	};
+	bool whole = true;
+	int rounds = 0;
+	// At least 20 rounds; a minute at most, so a reader that never runs
+	// fails the test rather than hanging it.
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+	for (; whole && (rounds < 20 || !readers_had_enough()) && std::chrono::steady_clock::now() < deadline;
+	     ++rounds) {
 		for (Site &s : sites)
-			ASSERT_TRUE(table.insert(s.address, &s, Retired::retire, &retired));
+			whole = whole && table.insert(s.address, &s, Retired::retire, &retired);
 		for (size_t i = 0; i < count; i += 2)
-			ASSERT_EQ(table.remove(sites[i].address), &sites[i]);
+			whole = whole && table.remove(sites[i].address) == &sites[i];
 		for (size_t i = 1; i < count; i += 2)
-			ASSERT_EQ(table.remove(sites[i].address), &sites[i]);
+			whole = whole && table.remove(sites[i].address) == &sites[i];
 	}
-	stop = true;
+	writing = false;
 	for (std::thread &t : readers)
 		t.join();
+	EXPECT_TRUE(whole) << "an insert or remove failed in round " << rounds;
+	EXPECT_TRUE(readers_had_enough()) << "readers made " << lookups[0].load() << " and " << lookups[1].load()
+					  << " lookups in " << rounds << " rounds";
 	EXPECT_EQ(wrong.load(), 0);
 	EXPECT_GT(found.load(), 0);
 }
