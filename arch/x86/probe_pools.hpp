@@ -18,8 +18,11 @@ constexpr uint8_t int3 = 0xcc;
 // Each slot holds two copies: [0, 32) ends in a jmp back (boosted runs and
 // runs without handlers), [32, 64) ends in int3 (runs before a post_handler).
 constexpr unsigned long slot_bytes = 2 * slot_size;
-// Room for more than 10,000 probes (make bench's scale table).
-constexpr int max_slot_pages = 512;
+// Room for 65,536 probes, as riscv's pool (half-size slots, 512 pages):
+// okprobe-cover arms tens of thousands of blocks (make bench's 50,000;
+// 512 pages refused the 32,769th with ENOMEM). Pages are allocated as
+// they fill.
+constexpr int max_slot_pages = 1024;
 
 // What the writer keeps of the last function it decoded: its map, and once
 // a jump was planned in it, its pieces (read and decoded into the map) and
