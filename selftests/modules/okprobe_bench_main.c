@@ -51,7 +51,8 @@
  * and, for the coverage of kernel instructions:
  *
  *   site ADDRESS  add a site (okptest resolves the sample's "symbol offset"
- *                 lines through /proc/kallsyms); its first bytes are kept
+ *                 lines through /proc/kallsyms, or takes the blocks
+ *                 okprobe/cover probed); its first bytes are kept
  *   cover KIND [N]
  *                 register a probe with a counting pre_handler at each of
  *                 the first N sites (all by default), one by one: KIND
@@ -726,7 +727,12 @@ static int okp_bench_run(unsigned long calls)
 
 /* ---- Coverage: probes on a sample of kernel instructions ------------------ */
 
-#define OKP_BENCH_MAX_SITES 16384
+/*
+ * The scale sample's 10,000 instructions, or make bench's okprobe-cover
+ * step: the blocks of the functions it covers, up to about 50,000 and the
+ * last function's (okptest_bench_cover.c). kvcalloc'd at the first site.
+ */
+#define OKP_BENCH_MAX_SITES 65536
 /* Distinct registration errnos reported per pass. */
 #define OKP_BENCH_MAX_ERRORS 16
 
@@ -740,7 +746,13 @@ static int okp_bench_run(unsigned long calls)
 
 struct okp_bench_site {
 	unsigned long address;
-	u8 original[OKP_BENCH_TEXT_SIZE];	/* the text before any pass */
+	/*
+	 * The text before any pass, from first: OKP_BENCH_TEXT_BEFORE bytes
+	 * before the site, or the site itself where those are not mapped
+	 * (x86 6.1's __do_softirq, after the entry text's padding to a PMD).
+	 */
+	unsigned long first;
+	u8 original[OKP_BENCH_TEXT_SIZE];
 	int ret;				/* registration, this pass */
 	/* Where it was probed: past an entry's endbr64 under IBT. */
 	unsigned long probed;
@@ -801,10 +813,15 @@ static int okp_bench_add_site(unsigned long address)
 	}
 	site = &okp_bench_sites[okp_bench_site_count];
 	site->address = address;
-	if (copy_from_kernel_nofault(site->original,
-				     (void *)(address - OKP_BENCH_TEXT_BEFORE),
-				     sizeof(site->original)))
-		return -EFAULT;
+	site->first = address - OKP_BENCH_TEXT_BEFORE;
+	if (copy_from_kernel_nofault(site->original, (void *)site->first,
+				     sizeof(site->original))) {
+		site->first = address;
+		if (copy_from_kernel_nofault(site->original,
+					     (void *)site->first,
+					     sizeof(site->original)))
+			return -EFAULT;
+	}
 	okp_bench_site_count++;
 	snprintf(okp_bench_result, sizeof(okp_bench_result), "site %d\n",
 		 okp_bench_site_count);
@@ -982,7 +999,7 @@ static bool okp_bench_jump_over(const struct okp_bench_site *site)
 {
 	u8 now[OKP_BENCH_JUMP_BEHIND + OKP_BENCH_JUMP_SIZE];
 	unsigned long from = site->probed - OKP_BENCH_JUMP_BEHIND;
-	unsigned long first = site->address - OKP_BENCH_TEXT_BEFORE;
+	unsigned long first = site->first;
 	int behind;
 
 	if (copy_from_kernel_nofault(now, (void *)from, sizeof(now)))
@@ -1027,8 +1044,7 @@ static int okp_bench_cover_state(void)
 			 okp_bench_site_count); i++) {
 		struct okp_bench_site *site = &okp_bench_sites[i];
 
-		if (copy_from_kernel_nofault(now, (void *)(site->address -
-							   OKP_BENCH_TEXT_BEFORE),
+		if (copy_from_kernel_nofault(now, (void *)site->first,
 					     sizeof(now)))
 			return -EFAULT;
 		changed += memcmp(now, site->original, sizeof(now)) != 0;
