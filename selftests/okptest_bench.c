@@ -1704,22 +1704,40 @@ static int bench_prepare_sample(int *resolved)
 }
 
 /*
+ * Whether the comma-separated list in the environment variable (a kernel
+ * argument) names name; a list not given names everything.
+ */
+static int bench_env_names(const char *variable, const char *name)
+{
+	const char *list = getenv(variable);
+	size_t length = strlen(name);
+	const char *at;
+
+	if (!list || !*list)
+		return 1;
+	for (at = list; (at = strstr(at, name)); at += length)
+		if ((at == list || at[-1] == ',') &&
+		    (at[length] == ',' || !at[length]))
+			return 1;
+	return 0;
+}
+
+/*
  * Whether the scale passes include kind: all of them, unless bench_kinds
  * (tools/bench --kinds) names some, e.g. "okprobe,okprobe-many".
  */
 static int bench_runs_kind(const char *kind)
 {
-	const char *kinds = getenv("bench_kinds");
-	size_t length = strlen(kind);
-	const char *at;
+	return bench_env_names("bench_kinds", kind);
+}
 
-	if (!kinds || !*kinds)
-		return 1;
-	for (at = kinds; (at = strstr(at, kind)); at += length)
-		if ((at == kinds || at[-1] == ',') &&
-		    (at[length] == ',' || !at[length]))
-			return 1;
-	return 0;
+/*
+ * Whether the bench runs its step named step (hits, bpf, scale): all of
+ * them, unless bench_steps (tools/bench --steps) names some.
+ */
+static int bench_runs_step(const char *step)
+{
+	return bench_env_names("bench_steps", step);
 }
 
 /* Whether the pass of kind over size sites runs under perf (bench_profile). */

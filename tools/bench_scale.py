@@ -3,9 +3,10 @@
 100, 1,000 and all sites of the sample registered, optimized and
 unregistered by each way of registering), the one more probe after each
 okprobe pass (its optimizer pass, which must stay flat across N), where a
-registration's time goes (okprobe/writer_steps), and build/bench/scale.svg
-drawn with gnuplot. tools/bench parses the guest's console into the rows
-these print."""
+registration's time goes (okprobe/writer_steps), build/bench/scale.svg
+drawn with gnuplot, and the coverage table of the whole sample; also
+--entries' sample of function entries. tools/bench parses the guest's
+console into the rows these print."""
 
 import os
 import shutil
@@ -189,3 +190,59 @@ def ensure_gnuplot():
                            "--no-install-recommends", "gnuplot-nox"],
                    env=env, stdout=subprocess.DEVNULL)
     return shutil.which("gnuplot") is not None
+
+
+def print_coverage(coverage):
+    print("okprobe bench: coverage of kernel instructions, kernel kprobes "
+          "against okprobe")
+    print()
+    for line in coverage:
+        print(f"  {line}")
+    print()
+    print("  Each site is registered with kernel kprobes (their sysctl 1), "
+          "the optimizer")
+    print("  awaited, counted, optimization turned off, all unregistered; "
+          "then the same")
+    print("  with okprobe (its sysctl 1). optimized: kprobes/list "
+          "[OPTIMIZED] once the jmp")
+    print("  is in the text; okprobe/jumps \"optimized\". \"optimizer done\": "
+          "no [OPTIMIZED]")
+    print("  kprobe without its jmp, no okprobe site \"waiting\" (the jumps "
+          "in the text polled")
+    print("  every 20 ms, the list read once they settle).")
+    print()
+
+
+def sample_entries(t, count):
+    """count function entries ("symbol 0x0"), evenly spread over the
+    guest kernel's functions whose entry is an ftrace call site (their
+    address, or past an endbr64), each name used once in kallsyms: what
+    the scale table then times is registering entry probes. Returns the
+    path of the file."""
+    symbols = build.kernel_symbols(t)
+    sites_file = os.path.join(os.path.dirname(symbols),
+                              "ftrace-sites-nokaslr.txt")
+    with open(sites_file) as f:
+        call_sites = {int(line, 16) for line in f if line.strip()}
+    functions, uses = [], {}
+    with open(symbols) as f:
+        lines = [line.split() for line in f]
+    for parts in lines:
+        if len(parts) == 3 and parts[1] in "tT":
+            uses[parts[2]] = uses.get(parts[2], 0) + 1
+    for parts in lines:
+        if len(parts) != 3 or parts[1] not in "tT":
+            continue
+        name, address = parts[2], int(parts[0], 16)
+        if name.startswith(("__pfx_", "__cfi_")) or "." in name or \
+                uses[name] != 1:
+            continue
+        if address in call_sites or address + 4 in call_sites:
+            functions.append(name)
+    stride = max(1, len(functions) // max(1, count))
+    chosen = functions[stride // 2::stride][:count]
+    path = os.path.join(t.build_dir, "bench-sites.txt")
+    with open(path, "w") as f:
+        for name in chosen:
+            f.write(f"{name} 0x0\n")
+    return path
