@@ -1732,8 +1732,9 @@ static int bench_runs_kind(const char *kind)
 }
 
 /*
- * Whether the bench runs its step named step (hits, bpf, scale): all of
- * them, unless bench_steps (tools/bench --steps) names some.
+ * Whether the bench runs its step named step (hits, bpf, scale,
+ * cover-arm): all of them, unless bench_steps (tools/bench --steps) names
+ * some.
  */
 static int bench_runs_step(const char *step)
 {

@@ -1,0 +1,199 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make bench's okprobe-cover tables, for tools/bench (issue 41): what
+basic-block coverage costs. The arm/disarm table (okprobe/cover's reach
+mode over about 1,000, 10,000 and 50,000 blocks of core-kernel functions,
+against the kernel's kprobes registered at the same blocks), where
+okprobe's arm and clear time goes (okprobe/writer_steps), and
+build/bench/cover.svg drawn with gnuplot. The guest's side is
+selftests/okptest_bench_cover.c; tools/bench hands over the console."""
+
+import os
+import subprocess
+import textwrap
+
+import okprobe_build as build
+from bench_scale import ensure_gnuplot
+
+ARM_PREFIX = "# cover-arm: "
+STEPS_PREFIX = "# cover-steps: "
+DISCOVERY_PREFIX = "# cover-discovery: "
+NOTE_PREFIX = "# cover-note: "
+COVER_SVG = os.path.join("bench", "cover.svg")
+
+
+def fields(text):
+    """The key=value fields of a line."""
+    return dict(field.split("=", 1) for field in text.split() if "=" in field)
+
+
+def parse(console):
+    """The console's okprobe-cover lines, by kind."""
+    found = {prefix: [] for prefix in (ARM_PREFIX, STEPS_PREFIX,
+                                       DISCOVERY_PREFIX, NOTE_PREFIX)}
+    for line in console.splitlines():
+        for prefix, rows in found.items():
+            if line.startswith(prefix):
+                text = line[len(prefix):]
+                rows.append(text if prefix == NOTE_PREFIX else fields(text))
+    return found
+
+
+def ms(ns):
+    return int(ns) / 1e6
+
+
+def ratio(numerator, denominator):
+    return f"{numerator / denominator:.1f}" if denominator else "-"
+
+
+def print_cover(console, kernel):
+    """Every okprobe-cover table the console has lines for."""
+    found = parse(console)
+    if found[ARM_PREFIX]:
+        print_arm(found, kernel)
+        plot_arm(found[ARM_PREFIX], kernel)
+    if found[STEPS_PREFIX]:
+        print_steps(found[STEPS_PREFIX])
+
+
+def print_arm(found, kernel):
+    rows = found[ARM_PREFIX]
+    print("okprobe bench: okprobe-cover's reach mode against the kernel's "
+          f"kprobes on the same blocks ({kernel})")
+    for discovery in found[DISCOVERY_PREFIX]:
+        print(f"  functions: core-kernel functions in /proc/kallsyms "
+              f"({discovery['candidates']}), taken in a fixed")
+        print("    order spread over the whole text, until their blocks reach "
+              "each size; of the")
+        print(f"    {discovery['covered']} the discovery covered, "
+              f"{discovery['ran']} ran while it watched (the guest idle, "
+              "a kernel kprobe")
+        print("    registered, hit and unregistered) and are left out, "
+              f"{discovery['refused_functions']} okprobe refused whole")
+    for note in found[NOTE_PREFIX]:
+        print(f"  note: {note}")
+    print()
+    print(f"  {'':18} {'':8} {'okprobe-cover reach':>22}   "
+          f"{'kernel kprobes':>32}   {'kprobes / okprobe':>17}")
+    print(f"  {'blocks':>7} {'functions':>10} {'probed':>8} {'arm ms':>9} "
+          f"{'clear ms':>9}   {'registered':>10} {'register ms':>11} "
+          f"{'unregister ms':>13}   {'register':>8} {'unregister':>10}")
+    for row in rows:
+        arm, clear = ms(row["okprobe_arm_ns"]), ms(row["okprobe_clear_ns"])
+        register = ms(row["kprobe_register_ns"])
+        unregister = ms(row["kprobe_unregister_ns"])
+        print(f"  {int(row['blocks']):>7} {row['functions']:>10} "
+              f"{row['probed']:>8} {arm:>9.1f} {clear:>9.1f}   "
+              f"{row['kprobe_registered']:>10} {register:>11.1f} "
+              f"{unregister:>13.1f}   {ratio(register, arm):>8} "
+              f"{ratio(unregister, clear):>10}")
+    print()
+    print("  refused (not probed, so not in the times):")
+    for row in rows:
+        print(f"  {int(row['blocks']):>7} blocks: okprobe "
+              f"{row['okprobe_refused'].replace(',', ', ')}; the kernel's "
+              f"kprobes, of okprobe's {row['probed']}: "
+              f"{row['kprobe_refused'].replace(',', ', ')}")
+    print()
+    notes = (
+        "blocks: the blocks okprobe/cover lists for the functions (refused "
+        "ones too); probed: those it put a probe on, the addresses the "
+        "kernel's kprobes then get. arm ms: okprobe's writes of "
+        "\"reach 0xSTART ...\" to okprobe/cover, up to a page each "
+        f"({rows[-1]['writes']} for the last row), each write one batch "
+        "(every block of its functions decoded, registered, and their "
+        "breakpoints written at once); clear ms: its one write of clear "
+        "(one batch, one grace period). register ms: okprobe_bench.ko's "
+        "register_kprobe() at each probed block, one by one, with a "
+        "counting pre_handler and the kernel's debug.kprobes-optimization "
+        "at 0 (reach mode's probes are breakpoints too; the kernel has "
+        "no batch registration); unregister ms: one unregister_kprobes() "
+        "of all. kprobes / okprobe: the kernel's time over okprobe's. "
+        "Every block's text is checked restored after each pass; "
+        "plotted in build/bench/cover.svg.")
+    for line in textwrap.wrap(notes, 76):
+        print(f"  {line}")
+    print()
+
+
+# okprobe/writer_steps in the order the table shows them.
+ARM_STEPS = [("proof", "proof"), ("claim", "claim"), ("recheck", "recheck"),
+             ("plan", "plan"), ("arm", "arm"), ("arm_batch", "arm batch"),
+             ("unregister", "unregister")]
+
+
+def print_steps(rows):
+    print("okprobe bench: where okprobe-cover's arm and clear time goes, "
+          "microseconds per probed block")
+    print()
+    print(f"  {'blocks':>7} {'phase':6} {'write':>7} " +
+          " ".join(f"{title:>10}" for _, title in ARM_STEPS) +
+          f" {'other core':>10} {'cover.c':>8}")
+    for row in rows:
+        count = max(int(row["probed"]), 1)
+
+        def us(step):
+            return int(row.get(step, "0")) / 1000 / count
+        write = us("write_ns")
+        parts = [us(step) for step, _ in ARM_STEPS]
+        # register covers proof ... arm (and a detour, never built here).
+        core_rest = us("register") - sum(parts[:5]) - us("detour")
+        outside = write - us("register") - us("arm_batch") - us("unregister")
+        print(f"  {int(row['blocks']):>7} {row['phase']:6} {write:>7.1f} " +
+              " ".join(f"{p:>10.1f}" for p in parts) +
+              f" {core_rest:>10.1f} {outside:>8.1f}")
+    print()
+    for line in textwrap.wrap(
+            "From okprobe/writer_steps around the arm writes and around the "
+            "clear, over the probed blocks. write: the whole of the writes; "
+            "proof, claim, recheck, plan, arm: okprobe_register's steps for "
+            "each block (arm only notes the breakpoint in a batch); arm "
+            "batch: the batch's one text write of all its breakpoints; "
+            "unregister: okprobe_unregister_many() (arm: a function's +0 "
+            "block that another block also starts, registered twice and "
+            "dropped; clear: all of them, with the grace period); other "
+            "core: the rest of the registrations (the site, its slot, the "
+            "indexes); cover.c: the rest of the writes, outside the core's "
+            "registrations: parsing, decoding each function into its "
+            "blocks, allocating them, and the reach probes' own disarm "
+            "work that ran between the writes.", 76):
+        print(f"  {line}")
+    print()
+
+
+def plot_arm(rows, kernel):
+    """build/bench/cover.svg: arm and disarm milliseconds against blocks,
+    log-log, okprobe-cover against the kernel's kprobes."""
+    if not ensure_gnuplot():
+        print("bench: no gnuplot: build/bench/cover.svg not drawn")
+        return
+    svg = os.path.join(build.BUILD, COVER_SVG)
+    os.makedirs(os.path.dirname(svg), exist_ok=True)
+    data = os.path.join(build.BUILD, "bench", "cover.dat")
+    with open(data, "w") as out:
+        for title, arm, disarm in (
+                ("okprobe-cover reach", "okprobe_arm_ns", "okprobe_clear_ns"),
+                ("kernel kprobes", "kprobe_register_ns",
+                 "kprobe_unregister_ns")):
+            out.write(f'"{title}"\n')
+            for row in rows:
+                out.write(f"{row['probed']} {max(ms(row[arm]), 0.001)} "
+                          f"{max(ms(row[disarm]), 0.001)}\n")
+            out.write("\n\n")
+    script = f"""set terminal svg size 900,420 dynamic font "sans,11"
+set output "{svg}"
+set multiplot layout 1,2 title "okprobe-cover against kernel kprobes on the same blocks, {kernel} guest (QEMU TCG)"
+set logscale xy
+set xlabel "probed blocks"
+set ylabel "milliseconds"
+set key top left
+set grid
+set title "arm (okprobe: batches; kprobes: one by one)"
+plot for [i=0:1] "{data}" index i using 1:2 with linespoints title columnheader(1)
+set title "disarm (one batch each)"
+plot for [i=0:1] "{data}" index i using 1:3 with linespoints title columnheader(1)
+unset multiplot
+"""
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    print(f"bench: plot in {os.path.relpath(svg, build.ROOT)}")
+    print()
