@@ -61,33 +61,51 @@ def print_arm(found, kernel):
     print("okprobe bench: okprobe-cover's reach mode against the kernel's "
           f"kprobes on the same blocks ({kernel})")
     for discovery in found[DISCOVERY_PREFIX]:
-        print(f"  functions: core-kernel functions in /proc/kallsyms "
-              f"({discovery['candidates']}), taken in a fixed")
-        print("    order spread over the whole text, until their blocks reach "
-              "each size; of the")
-        print(f"    {discovery['covered']} the discovery covered, "
-              f"{discovery['ran']} ran while it watched (the guest idle, "
-              "a kernel kprobe")
-        print("    registered, hit and unregistered) and are left out, "
-              f"{discovery['refused_functions']} okprobe refused whole")
+        text = (
+            "functions: core-kernel functions of /proc/kallsyms "
+            f"({discovery['candidates']}) in a fixed order spread over the "
+            "whole text, until their blocks reach each size; of the "
+            f"{discovery['covered']} the discovery covered, "
+            f"{discovery['ran']} ran while it watched (the guest idle, a "
+            "kernel kprobe registered, hit and unregistered after each "
+            f"write) and are left out, {discovery['refused_functions']} "
+            "were refused whole.")
+        for line in textwrap.wrap(text, 76, subsequent_indent="  "):
+            print(f"  {line}")
     for note in found[NOTE_PREFIX]:
         print(f"  note: {note}")
     print()
-    print(f"  {'':18} {'':8} {'okprobe-cover reach':>22}   "
-          f"{'kernel kprobes':>32}   {'kprobes / okprobe':>17}")
-    print(f"  {'blocks':>7} {'functions':>10} {'probed':>8} {'arm ms':>9} "
-          f"{'clear ms':>9}   {'registered':>10} {'register ms':>11} "
-          f"{'unregister ms':>13}   {'register':>8} {'unregister':>10}")
+    print(f"  {'':26} {'okprobe-cover reach':>19}   "
+          f"{'kernel kprobes, one by one':>42}   "
+          f"{'kernel/okprobe, a block':>23}")
+    print(f"  {'blocks':>7} {'functions':>9} {'probed':>7} {'arm ms':>9} "
+          f"{'clear ms':>9}   {'tried':>7} {'registered':>10} "
+          f"{'register ms':>11} {'unregister ms':>13}   {'register':>10} "
+          f"{'unregister':>12}")
+    stopped = False
     for row in rows:
         arm, clear = ms(row["okprobe_arm_ns"]), ms(row["okprobe_clear_ns"])
         register = ms(row["kprobe_register_ns"])
         unregister = ms(row["kprobe_unregister_ns"])
-        print(f"  {int(row['blocks']):>7} {row['functions']:>10} "
-              f"{row['probed']:>8} {arm:>9.1f} {clear:>9.1f}   "
-              f"{row['kprobe_registered']:>10} {register:>11.1f} "
-              f"{unregister:>13.1f}   {ratio(register, arm):>8} "
-              f"{ratio(unregister, clear):>10}")
+        probed = int(row["probed"])
+        tried = int(row.get("kprobe_sites", probed))
+        registered = int(row["kprobe_registered"])
+        mark = "*" if tried < probed else ""
+        stopped |= tried < probed
+        print(f"  {int(row['blocks']):>7} {row['functions']:>9} "
+              f"{probed:>7} {arm:>9.1f} {clear:>9.1f}   "
+              f"{str(tried) + mark:>7} {registered:>10} {register:>11.1f} "
+              f"{unregister:>13.1f}   "
+              f"{ratio(register / max(tried, 1), arm / probed):>10} "
+              f"{ratio(unregister / max(registered, 1), clear / probed):>12}")
     print()
+    if stopped:
+        print("  * the kernel's pass stopped at its time limit "
+              "(tools/bench --cover-kprobe-limit)")
+        print("    after trying that many of the probed blocks; its "
+              "registrations slow down as")
+        print("    it goes, so its ratio is a floor.")
+        print()
     print("  refused (not probed, so not in the times):")
     for row in rows:
         print(f"  {int(row['blocks']):>7} blocks: okprobe "
@@ -108,7 +126,8 @@ def print_arm(found, kernel):
         "counting pre_handler and the kernel's debug.kprobes-optimization "
         "at 0 (reach mode's probes are breakpoints too; the kernel has "
         "no batch registration); unregister ms: one unregister_kprobes() "
-        "of all. kprobes / okprobe: the kernel's time over okprobe's. "
+        "of all it registered. kernel/okprobe, a block: the kernel's time "
+        "per block over okprobe's. "
         "Every block's text is checked restored after each pass; "
         "plotted in build/bench/cover.svg.")
     for line in textwrap.wrap(notes, 76):
