@@ -685,6 +685,7 @@ static int expect_load_failure(const char *params, int expected, ...)
 #include "okptest_kernel_ftracetest.c"
 #include "okptest_bench_bpf.c"
 #include "okptest_bench_cover.c"
+#include "okptest_bench_cover_workload.c"
 #include "okptest_demo.c"
 #include "okptest_scale.c"
 
@@ -1008,13 +1009,14 @@ static int bench_run(void)
 		"bpftrace on the same places by kprobe:, okprobe_events and fentry:; its counts match calls",
 		"register a sample of kernel instructions with kprobes, then okprobe; count, time, unregister",
 		"okprobe-cover's reach mode on 1,000 to 50,000 blocks, then kernel kprobes on the same; time, text restored",
+		"a workload with no probes, reach and counts coverage of the disk's modules, interleaved; text restored",
 		"unload both",
 	};
 	static const char *const keys[] = { NULL, "hits", "bpf", "scale",
-					    "cover-arm", NULL };
+					    "cover-arm", "cover-workload", NULL };
 	int (*const steps[])(void) = { bench_load, bench_measure, bench_bpf,
 				       bench_coverage, bench_cover_arm,
-				       bench_unload };
+				       bench_cover_workload, bench_unload };
 	static char details[ARRAY_SIZE(steps)][sizeof(why)];
 	const char *detail_of[ARRAY_SIZE(steps)];
 	int failed[ARRAY_SIZE(steps)] = { 0 }, first = 0;

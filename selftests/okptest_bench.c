@@ -1733,8 +1733,8 @@ static int bench_runs_kind(const char *kind)
 
 /*
  * Whether the bench runs its step named step (hits, bpf, scale,
- * cover-arm): all of them, unless bench_steps (tools/bench --steps) names
- * some.
+ * cover-arm, cover-workload): all of them, unless bench_steps
+ * (tools/bench --steps) names some.
  */
 static int bench_runs_step(const char *step)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * okptest's part: make bench's okprobe-cover step (issue 41), what
+ * okptest's part: make bench's okprobe-cover steps (issue 41), what
  * basic-block coverage costs:
  *
  *   - cover-arm: okprobe/cover's reach mode arms the blocks of core-kernel
@@ -12,13 +12,19 @@
  *     ("uncover"). Each pass is timed, okprobe's writer steps are read
  *     around its arm and its clear, and every block's text is checked
  *     restored after each pass.
+ *   - cover-workload: Python reading the files of /usr on Debian's
+ *     userland disk, with no probes, with reach coverage and with
+ *     counts coverage of every function of the Debian modules that serve
+ *     that disk (okptest_cover_module.c's set), in interleaved rounds,
+ *     the page cache dropped before each run (okptest_bench_cover_workload.c).
  *
- * Printed as "# cover-arm: " and "# cover-steps: " lines; tools/bench
- * (tools/bench_cover.py) makes the tables. A benchmark:
+ * Printed as "# cover-arm: ", "# cover-steps: " and "# cover-workload: "
+ * lines; tools/bench (tools/bench_cover.py) makes the tables. A benchmark:
  * it fails only when the run broke (counts that differ from pass to pass,
  * a refusal it did not expect, text not restored), never on speed.
  *
- * A part of okptest.c (one program, one test list), included by it.
+ * A part of okptest.c (one program, one test list), included by it after
+ * okptest_cover_module.c, whose module snapshot the workload step uses.
  */
 
 /* ---- make bench: okprobe-cover against the kernel's kprobes -------------- */
@@ -43,6 +49,8 @@
 struct cover_tally {
 	int functions, blocks, probed, reached;
 	int optimized, breakpoint, ftrace, disabled;
+	/* Counts mode: the hits of the blocks in each state. */
+	unsigned long long optimized_hits, breakpoint_hits, ftrace_hits;
 	int refused_functions;		/* "refused 0x..." lines */
 	int unexpected_functions;	/* of them, not "no text there" */
 	/* The blocks okprobe refused, by errno. */
@@ -116,12 +124,13 @@ static void cover_tally_block(struct cover_tally *tally, const char *line,
 	const char *hits = memmem(line, length, " hits=", 6);
 	const char *state = hits ? memchr(hits + 1, ' ', line + length - hits - 1)
 				 : NULL;
+	unsigned long long count = hits ? strtoull(hits + 6, NULL, 10) : 0;
 	const char *paren;
 
 	tally->blocks++;
 	if (record)
 		cover_functions[cover_function_count - 1].blocks++;
-	if (hits && strtoull(hits + 6, NULL, 10)) {
+	if (count) {
 		tally->reached++;
 		if (record)
 			cover_functions[cover_function_count - 1].reached++;
@@ -137,9 +146,16 @@ static void cover_tally_block(struct cover_tally *tally, const char *line,
 		return;
 	}
 	tally->probed++;
-	tally->optimized += !strncmp(state, "optimized", 9);
-	tally->breakpoint += !strncmp(state, "breakpoint", 10);
-	tally->ftrace += !strncmp(state, "ftrace", 6);
+	if (!strncmp(state, "optimized", 9)) {
+		tally->optimized++;
+		tally->optimized_hits += count;
+	} else if (!strncmp(state, "breakpoint", 10)) {
+		tally->breakpoint++;
+		tally->breakpoint_hits += count;
+	} else if (!strncmp(state, "ftrace", 6)) {
+		tally->ftrace++;
+		tally->ftrace_hits += count;
+	}
 	tally->disabled += !strncmp(state, "reached, disabled", 17);
 	if (record)
 		cover_blocks[cover_block_count++] = start + offset;

@@ -3,11 +3,14 @@
 basic-block coverage costs. The arm/disarm table (okprobe/cover's reach
 mode over about 1,000, 10,000 and 50,000 blocks of core-kernel functions,
 against the kernel's kprobes registered at the same blocks), where
-okprobe's arm and clear time goes (okprobe/writer_steps), and
-build/bench/cover.svg drawn with gnuplot. The guest's side is
-selftests/okptest_bench_cover.c; tools/bench hands over the console."""
+okprobe's arm and clear time goes (okprobe/writer_steps), the workload
+table (a workload with no probes, with reach and with counts coverage,
+interleaved, medians and slowdowns), and build/bench/cover.svg drawn with
+gnuplot. The guest's side is selftests/okptest_bench_cover.c and
+okptest_bench_cover_workload.c; tools/bench hands over the console."""
 
 import os
+import statistics
 import subprocess
 import textwrap
 
@@ -18,6 +21,8 @@ ARM_PREFIX = "# cover-arm: "
 STEPS_PREFIX = "# cover-steps: "
 DISCOVERY_PREFIX = "# cover-discovery: "
 NOTE_PREFIX = "# cover-note: "
+WORKLOAD_PREFIX = "# cover-workload: "
+WORKLOAD_SET_PREFIX = "# cover-workload-set: "
 COVER_SVG = os.path.join("bench", "cover.svg")
 
 
@@ -29,7 +34,8 @@ def fields(text):
 def parse(console):
     """The console's okprobe-cover lines, by kind."""
     found = {prefix: [] for prefix in (ARM_PREFIX, STEPS_PREFIX,
-                                       DISCOVERY_PREFIX, NOTE_PREFIX)}
+                                       DISCOVERY_PREFIX, NOTE_PREFIX,
+                                       WORKLOAD_PREFIX, WORKLOAD_SET_PREFIX)}
     for line in console.splitlines():
         for prefix, rows in found.items():
             if line.startswith(prefix):
@@ -54,6 +60,8 @@ def print_cover(console, kernel):
         plot_arm(found[ARM_PREFIX], kernel)
     if found[STEPS_PREFIX]:
         print_steps(found[STEPS_PREFIX])
+    if found[WORKLOAD_PREFIX]:
+        print_workload(found[WORKLOAD_PREFIX], found[WORKLOAD_SET_PREFIX])
 
 
 def print_arm(found, kernel):
@@ -176,6 +184,95 @@ def print_steps(rows):
             "registrations: parsing, decoding each function into its "
             "blocks, allocating them, and the reach probes' own disarm "
             "work that ran between the writes.", 76):
+        print(f"  {line}")
+    print()
+
+
+def print_workload(rows, about):
+    modes = [("none", "no probes"), ("reach", "reach coverage"),
+             ("counts", "counts coverage (-c)")]
+    by_mode = {mode: [row for row in rows if row["mode"] == mode]
+               for mode, _ in modes}
+    none = [int(row["ms"]) for row in by_mode["none"]]
+    rounds = {int(row["round"]): row for row in by_mode["none"]}
+    facts = about[0] if about else {}
+    first = by_mode["reach"][0] if by_mode["reach"] else rows[0]
+    print("okprobe bench: what coverage costs a workload, in one boot")
+    print(f"  workload: Python reading 64 KiB of each of the "
+          f"{rows[0]['files']} files of /usr on Debian's")
+    print("            userland disk, the page cache dropped before each run")
+    print(f"  covered:  every function of {facts.get('modules', '?')}")
+    print(f"            ({first['functions']} functions, {first['blocks']} "
+          f"blocks, {first['probed']} probed)")
+    print(f"  rounds:   {len(none)}, each none, reach, counts in turn; "
+          "medians over the rounds")
+    print()
+    print(f"  {'':22} {'run ms':>8} {'vs none':>8} {'per round':>9} "
+          f"{'arm ms':>7} {'reached':>8}")
+    for mode, label in modes:
+        runs = by_mode[mode]
+        if not runs:
+            continue
+        median = statistics.median(int(row["ms"]) for row in runs)
+        per_round = [int(row["ms"]) / int(rounds[int(row["round"])]["ms"])
+                     for row in runs if int(row["round"]) in rounds]
+        covered = mode != "none"
+        arm = statistics.median(int(row["arm_ms"]) for row in runs)
+        reached = statistics.median(int(row["reached"]) for row in runs)
+        print(f"  {label:22} {median:>8.0f} "
+              f"{median / statistics.median(none):>8.2f} "
+              f"{statistics.median(per_round):>9.2f} "
+              f"{arm if covered else '-':>7} "
+              f"{reached if covered else '-':>8}")
+    print()
+    print_workload_states(by_mode)
+    for mode, label in modes:
+        times = " ".join(row["ms"] for row in by_mode[mode])
+        print(f"  {mode:7} runs, ms: {times}")
+    print()
+    for line in textwrap.wrap(
+            "run ms: the workload's wall time in the guest (Python's start "
+            "included), arming not included; vs none: the median over no "
+            "probes' median; per round: the median of each round's run "
+            "over the same round's run with no probes. arm ms: the writes "
+            "to okprobe/cover, and for counts the wait until every block "
+            "that can have a jump has it. reached: blocks hit during the "
+            "run. Every run read the same files, and every covered "
+            "function's text is checked as before after each clear.", 76):
+        print(f"  {line}")
+    print()
+
+
+def print_workload_states(by_mode):
+    """How each mode probed the blocks, and the hits counts mode saw in
+    each state (its median run): what its slowdown is made of."""
+    reach, counts = by_mode["reach"], by_mode["counts"]
+    if not counts:
+        return
+    middle = sorted(counts, key=lambda row: int(row["ms"]))[len(counts) // 2]
+    print(f"  {'how a block is probed':44} {'reach':>7} {'counts':>7} "
+          f"{'hits in counts':>15}")
+    states = ("optimized", "breakpoint", "ftrace")
+    for state, what in zip(states, (
+            "optimized (a counting detour)",
+            "breakpoint (a trap at each hit)",
+            "ftrace (its entry, ftrace's call)")):
+        in_reach = reach[0][state] if reach else "-"
+        print(f"  {what:44} {in_reach:>7} {middle[state]:>7} "
+              f"{int(middle[state + '_hits']):>15,}")
+
+    def taken_out(row):
+        return int(row["probed"]) - sum(int(row[state]) for state in states)
+    print(f"  {'reached, taken out at its first hit':44} "
+          f"{taken_out(reach[0]) if reach else '-':>7} "
+          f"{taken_out(middle):>7} {'-':>15}")
+    print()
+    for line in textwrap.wrap(
+            "After the run (the first reach and the median counts run): "
+            "reach's breakpoints, at a block or through ftrace at an entry, "
+            "are taken out at their first hit, so what ran once costs "
+            "nothing more; counts keeps every probe, and its hits are each "
+            "state's in that run.", 76):
         print(f"  {line}")
     print()
 
