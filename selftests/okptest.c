@@ -685,6 +685,7 @@ static int expect_load_failure(const char *params, int expected, ...)
 #include "okptest_kernel_ftracetest.c"
 #include "okptest_bench_bpf.c"
 #include "okptest_bench_cover.c"
+#include "okptest_bench_cover_arm.c"
 #include "okptest_bench_cover_workload.c"
 #include "okptest_demo.c"
 #include "okptest_scale.c"
