@@ -287,13 +287,17 @@ def plot_arm(rows, kernel):
     os.makedirs(os.path.dirname(svg), exist_ok=True)
     data = os.path.join(build.BUILD, "bench", "cover.dat")
     with open(data, "w") as out:
-        for title, arm, disarm in (
-                ("okprobe-cover reach", "okprobe_arm_ns", "okprobe_clear_ns"),
-                ("kernel kprobes", "kprobe_register_ns",
+        # The kernel's pass may have stopped at its limit: its x is the
+        # blocks it tried.
+        for title, blocks, arm, disarm in (
+                ("okprobe-cover reach", "probed", "okprobe_arm_ns",
+                 "okprobe_clear_ns"),
+                ("kernel kprobes", "kprobe_sites", "kprobe_register_ns",
                  "kprobe_unregister_ns")):
             out.write(f'"{title}"\n')
             for row in rows:
-                out.write(f"{row['probed']} {max(ms(row[arm]), 0.001)} "
+                out.write(f"{row.get(blocks, row['probed'])} "
+                          f"{max(ms(row[arm]), 0.001)} "
                           f"{max(ms(row[disarm]), 0.001)}\n")
             out.write("\n\n")
     script = f"""set terminal svg size 900,420 dynamic font "sans,11"
