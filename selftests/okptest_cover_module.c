@@ -497,8 +497,8 @@ static void cover_target_functions(char *command, size_t size)
  *   1. A kernel kprobe inside okp_target_cover (the cover parameter's
  *      setter, at its second block, enabled): okprobe-cover refuses each
  *      of that function's blocks with EBUSY (listed with the reason; an
- *      entry through ftrace excepted) and covers the module's other
- *      functions.
+ *      entry through ftrace excepted), logs the kernel kprobe once, and
+ *      covers the module's other functions.
  *   2. A kernel kprobe inside okp_target_call, which okprobe-cover now
  *      holds: kprobe_events refuses it (EINVAL).
  *   3. A call with 5: the kernel's kprobe counts one hit, and
@@ -507,11 +507,11 @@ static void cover_target_functions(char *command, size_t size)
  */
 static int cover_beside_steps(void)
 {
-	static char command[4096], lines[1024], kernel[128];
+	static char command[4096], lines[1024], kernel[128], log[4096];
 	unsigned long setter = module_symbol_address("okp_target_cover");
 	unsigned long offsets[16], size, other_offsets[16], other_size;
 	unsigned char before[1024], now[1024];
-	int count, other_count, ret, waited, kcore;
+	int count, other_count, ret, waited, kcore, mark;
 
 	CHECK(setter, "okp_target_cover is not in /proc/kallsyms");
 	snprintf(command, sizeof(command), "reach 0x%lx", setter);
@@ -533,9 +533,15 @@ static int cover_beside_steps(void)
 	CHECK(!write_file(TRACING "/events/okptest/inside/enable", "1"),
 	      "enabling okptest/inside");
 	cover_target_functions(command, sizeof(command));
+	mark = kmsg_mark();
 	ret = write_file(COVER_FILE, command);
 	/* 6.1's kallsyms lists the module's freed init function: ENOENT. */
 	CHECK(!ret || ret == -ENOENT, "%.60s...: %s", command, strerror(-ret));
+	/* Every block is refused, but the log names the kernel's kprobe once. */
+	kmsg_collect(mark, log, sizeof(log));
+	CHECK(bench_count(log, "kernel kprobe at okp_target_cover+") == 1,
+	      "the kernel log names the kernel kprobe %d times, not once: %.300s",
+	      bench_count(log, "kernel kprobe at okp_target_cover+"), log);
 	STEP(cover_blocks_of("okp_target_cover", offsets, &count, &size, lines,
 			     sizeof(lines)));
 	say("# beside a kernel kprobe at okp_target_cover+0x%lx, its blocks: %s",

@@ -43,6 +43,7 @@
 #include <linux/kallsyms.h>
 #include <linux/ftrace.h>
 #include <linux/hash.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
@@ -117,9 +118,22 @@ static struct kprobe *okp_kernel_kprobe_within(unsigned long start,
 	return NULL;
 }
 
-/* The line that names the kernel kprobe okprobe refuses to share with. */
+/*
+ * The line that names the kernel kprobe okprobe refuses to share with.
+ * Once in five seconds for the same kprobe: okprobe-cover's batch asks for every
+ * block of a function in a moment, and each is refused for the same one
+ * (the refusal's errno and the cover report still say it for each). The
+ * writer's mutex (the caller's) guards the last one said.
+ */
 static void okp_log_kernel_kprobe(void *where)
 {
+	static void *said_where;
+	static unsigned long said_at;
+
+	if (where == said_where && time_before(jiffies, said_at + 5 * HZ))
+		return;
+	said_where = where;
+	said_at = jiffies;
 	pr_info("kernel kprobe at %pS: okprobe leaves its function alone\n",
 		where);
 }
