@@ -59,8 +59,10 @@
  *                 kprobe or okprobe; or okprobe-many, one
  *                 okprobe_register_many() over the sites the last okprobe
  *                 pass took. With SECONDS, a one-by-one pass stops once
- *                 that long has gone by: its sites= says how many it
- *                 tried, and the pass is those
+ *                 that long has gone by (SECONDS in nanoseconds must fit
+ *                 a u64, or ERANGE), and any stops at a fatal signal:
+ *                 its sites= says how many it tried, and the pass is
+ *                 those
  *   cover-state   count the jumps in the text at registered sites (not
  *                 those through ftrace, whose call is ftrace's), the
  *                 sites whose text differs from what it was (the
@@ -863,11 +865,13 @@ static void okp_bench_format_errors(char *out, size_t size)
  * 0): one by one, or (many) with one okprobe_register_many() of the sites
  * the last one-by-one okprobe pass took (it is all or nothing). One by
  * one, a limit (ns, 0: none) ends the pass early: the kernel's kprobes
- * take hours for 50,000 sites (make bench's okprobe-cover step).
+ * take hours for 50,000 sites (make bench's okprobe-cover step); so does
+ * a fatal signal, and then the write fails with EINTR.
  */
 static int okp_bench_cover(const char *kind, int count, u64 limit)
 {
 	int registered = 0, moved = 0, i, many_ret = 0;
+	const char *stopped;
 	char errors[160];
 	u64 start, ns, said;
 
@@ -940,6 +944,13 @@ static int okp_bench_cover(const char *kind, int count, u64 limit)
 			 kind, count, registered, ns, moved, errors);
 		return 0;
 	}
+	/*
+	 * okprobe-many batches the sites this pass takes: not those an
+	 * earlier pass took past where this one stops (its limit, a signal).
+	 */
+	if (okp_bench_cover_kind == OKP_BENCH_OKPROBE_PRE)
+		for (i = 0; i < okp_bench_site_count; i++)
+			okp_bench_sites[i].okprobe_ok = false;
 	start = ktime_get_ns();
 	said = start;
 	for (i = 0; i < count; i++) {
@@ -949,17 +960,26 @@ static int okp_bench_cover(const char *kind, int count, u64 limit)
 		void *registered_at;
 
 		/*
+		 * Stopped by the limit, or by a fatal signal (the harness
+		 * kills a test that outlives its timeout): the pass is the
+		 * sites before i, which stay registered until uncover (or
+		 * the module's exit) unregisters them.
+		 */
+		stopped = limit && ktime_get_ns() - start > limit ? "its limit" :
+			  fatal_signal_pending(current) ? "a fatal signal" : NULL;
+		if (stopped) {
+			pr_info("cover %s: stopped by %s after %llu s, at %d of %d sites\n",
+				kind, stopped,
+				(ktime_get_ns() - start) / NSEC_PER_SEC, i, count);
+			okp_bench_pass_count = i;
+			break;
+		}
+		/*
 		 * A pass that takes minutes (the kernel's kprobes over 10,000
 		 * sites) says where it is each minute: a guest silent for the
 		 * runner's limit is hung, and the last site said narrows
 		 * where.
 		 */
-		if (limit && ktime_get_ns() - start > limit) {
-			pr_info("cover %s: stopped after %llu s, at %d of %d sites\n",
-				kind, limit / NSEC_PER_SEC, i, count);
-			okp_bench_pass_count = i;
-			break;
-		}
 		if (ktime_get_ns() - said > 60 * NSEC_PER_SEC) {
 			said = ktime_get_ns();
 			pr_info("cover %s: %d of %d sites, next at %pS\n", kind, i,
@@ -990,7 +1010,8 @@ static int okp_bench_cover(const char *kind, int count, u64 limit)
 	snprintf(okp_bench_result, sizeof(okp_bench_result),
 		 "cover %s sites=%d registered=%d ns=%llu moved=%d errors=%s\n",
 		 kind, okp_bench_pass_count, registered, ns, moved, errors);
-	return 0;
+	/* The writer is dying: the pass stays registered, as at the limit. */
+	return fatal_signal_pending(current) ? -EINTR : 0;
 }
 
 /*
@@ -1236,7 +1257,9 @@ static ssize_t okp_bench_control_write(struct file *file,
 		ret = okp_bench_add_site(number);
 	} else if (sscanf(command, "cover %31s %lu %lu", name, &number,
 			  &seconds) == 3) {
-		ret = okp_bench_cover(name, number, seconds * NSEC_PER_SEC);
+		/* A limit its nanoseconds would not hold is refused. */
+		ret = seconds > U64_MAX / NSEC_PER_SEC ? -ERANGE :
+		      okp_bench_cover(name, number, seconds * NSEC_PER_SEC);
 	} else if (sscanf(command, "cover %31s %lu", name, &number) == 2) {
 		ret = okp_bench_cover(name, number, 0);
 	} else if (sscanf(command, "cover %31s", name) == 1) {
