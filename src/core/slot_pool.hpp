@@ -80,6 +80,7 @@ public:
 
 private:
 	static constexpr int words = (slots_per_page + 63) / 64;
+	// Non-null pages are a prefix (take() fills in order, release_all() empties all): give_back stops at a null.
 	uint8_t *pages_[max_pages] = {};
 	uint64_t used_[max_pages][words] = {}; // bit i: slot i of the page is taken
 };
