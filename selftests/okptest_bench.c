@@ -1605,20 +1605,80 @@ static int refusals_of(const char *errors, int errno_value)
 	return 0;
 }
 
+/*
+ * Failures by errno (negative, as the kernel returns them), in the order
+ * first seen, and how many of each: okprobe_bench.ko's passes report up
+ * to 16 distinct ones (OKP_BENCH_MAX_ERRORS); any past that are "other".
+ */
+#define ERRNO_TALLY_MAX 16
+
+struct errno_tally {
+	int errnos[ERRNO_TALLY_MAX], counts[ERRNO_TALLY_MAX], distinct;
+	int other;
+};
+
+static void errno_tally_add(struct errno_tally *tally, int error, int count)
+{
+	int i;
+
+	for (i = 0; i < tally->distinct && tally->errnos[i] != error; i++)
+		;
+	if (i == ERRNO_TALLY_MAX) {
+		tally->other += count;
+		return;
+	}
+	if (i == tally->distinct) {
+		tally->errnos[i] = error;
+		tally->counts[i] = 0;
+		tally->distinct++;
+	}
+	tally->counts[i] += count;
+}
+
+/*
+ * The tally as text, "NAME<pair>COUNT" joined by separator ("EBUSY:3,EPERM:2"
+ * or "EBUSY 3, EPERM 2"), or "none".
+ */
+static void errno_tally_text(const struct errno_tally *tally, const char *pair,
+			     const char *separator, char *out, size_t size)
+{
+	size_t used = 0;
+	int i;
+
+	out[0] = '\0';
+	for (i = 0; i < tally->distinct && used < size; i++) {
+		const char *name = strerrorname_np(-tally->errnos[i]);
+
+		used += snprintf(out + used, size - used, "%s%s%s%d",
+				 i ? separator : "", name ? name : "?", pair,
+				 tally->counts[i]);
+	}
+	if (tally->other && used < size)
+		snprintf(out + used, size - used, "%sother%s%d",
+			 used ? separator : "", pair, tally->other);
+	if (!out[0])
+		snprintf(out, size, "none");
+}
+
+/* A pass's refusals ("-1:100,-16:88") as a tally. */
+static void errno_tally_of(struct errno_tally *tally, const char *errors)
+{
+	int error, count;
+
+	memset(tally, 0, sizeof(*tally));
+	while (next_refusal(&errors, &error, &count))
+		errno_tally_add(tally, error, count);
+}
+
 /* "-1:100,-16:88" -> "EPERM 100, EBUSY 88" */
 static void bench_say_errors(const char *label, const char *errors)
 {
-	char out[512] = "";
-	size_t used = 0;
-	int error, count;
+	struct errno_tally tally;
+	char out[512];
 
-	while (used < sizeof(out) && next_refusal(&errors, &error, &count)) {
-		const char *name = strerrorname_np(-error);
-
-		used += snprintf(out + used, sizeof(out) - used, "%s%s %d",
-				 used ? ", " : "", name ? name : "?", count);
-	}
-	say("# coverage: %s refused: %s", label, out[0] ? out : "none");
+	errno_tally_of(&tally, errors);
+	errno_tally_text(&tally, " ", ", ", out, sizeof(out));
+	say("# coverage: %s refused: %s", label, out);
 }
 
 static int bench_reason_order(const void *a, const void *b)

@@ -39,7 +39,6 @@
 #define COVER_DISCOVERY_FUNCTIONS 30000
 #define COVER_DISCOVERY_BLOCKS 250000
 #define COVER_MAX_SIZES 8
-#define COVER_MAX_ERRNOS 8
 #define COVER_DEFAULT_SIZES "1000,10000,50000"
 /* How long the kernel's one-by-one pass may go on (cover_kernel_pass). */
 #define COVER_KPROBE_SECONDS 600
@@ -52,8 +51,7 @@ struct cover_tally {
 	unsigned long long optimized_hits, breakpoint_hits, ftrace_hits;
 	int refused_functions;		/* "refused 0x..." lines */
 	int unexpected_functions;	/* of them, not "no text there" */
-	/* The blocks okprobe refused, by errno. */
-	int errnos[COVER_MAX_ERRNOS], counts[COVER_MAX_ERRNOS], distinct;
+	struct errno_tally refused;	/* the blocks okprobe refused */
 };
 
 /* A function of the arm/disarm sets, as the discovery found it. */
@@ -80,39 +78,11 @@ static long long now_ns(void)
 	return now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
-static void cover_count_errno(struct cover_tally *tally, int error)
-{
-	int i;
-
-	for (i = 0; i < tally->distinct && tally->errnos[i] != error; i++)
-		;
-	if (i == tally->distinct) {
-		if (i == COVER_MAX_ERRNOS)
-			return;
-		tally->errnos[i] = error;
-		tally->counts[i] = 0;
-		tally->distinct++;
-	}
-	tally->counts[i]++;
-}
-
 /* "EBUSY:3,EPERM:2" (or "none") of a tally's refused blocks. */
 static void cover_errnos_text(const struct cover_tally *tally, char *out,
 			      size_t size)
 {
-	size_t used = 0;
-	int i;
-
-	out[0] = '\0';
-	for (i = 0; i < tally->distinct && used < size; i++) {
-		const char *name = strerrorname_np(-tally->errnos[i]);
-
-		used += snprintf(out + used, size - used, "%s%s:%d",
-				 i ? "," : "", name ? name : "?",
-				 tally->counts[i]);
-	}
-	if (!tally->distinct)
-		snprintf(out, size, "none");
+	errno_tally_text(&tally->refused, ":", ",", out, size);
 }
 
 /* One block line, "+0xOFF hits=N STATE", into the tally. */
@@ -139,7 +109,8 @@ static void cover_tally_block(struct cover_tally *tally, const char *line,
 	state++;
 	if (!strncmp(state, "refused:", 8)) {
 		paren = memrchr(state, '(', line + length - state);
-		cover_count_errno(tally, paren ? atoi(paren + 1) : 0);
+		errno_tally_add(&tally->refused, paren ? atoi(paren + 1) : 0,
+				1);
 		if (record)
 			cover_functions[cover_function_count - 1].refused++;
 		return;

@@ -343,14 +343,10 @@ static int cover_kernel_pass(struct cover_pass *pass)
 static void cover_kernel_errnos_text(const char *errors, char *out,
 				     size_t size)
 {
-	struct cover_tally tally = { 0 };
-	int error, count;
+	struct errno_tally tally;
 
-	while (next_refusal(&errors, &error, &count)) {
-		cover_count_errno(&tally, error);
-		tally.counts[tally.distinct - 1] = count;
-	}
-	cover_errnos_text(&tally, out, size);
+	errno_tally_of(&tally, errors);
+	errno_tally_text(&tally, ":", ",", out, size);
 }
 
 static void cover_say_pass(const struct cover_pass *pass)

@@ -148,23 +148,16 @@ static int fault_attempt(const struct fault_call *c, int n, int *result,
 
 /* The errnos a sweep saw, and how often ("ENOMEM:12 EINVAL:1"). */
 struct fault_tally {
-	int errnos[8], counts[8], used, absorbed;
+	struct errno_tally errors;
+	int absorbed;
 };
 
 static void fault_count(struct fault_tally *t, int result)
 {
-	int i;
-
-	if (!result) {
+	if (!result)
 		t->absorbed++;
-		return;
-	}
-	for (i = 0; i < t->used && t->errnos[i] != -result; i++)
-		;
-	if (i == t->used && t->used < 8)
-		t->errnos[t->used++] = -result;
-	if (i < t->used)
-		t->counts[i]++;
+	else
+		errno_tally_add(&t->errors, result, 1);
 }
 
 /*
@@ -183,18 +176,15 @@ static int fault_stride(void)
 static void fault_say(const char *what, int allocations,
 		      const struct fault_tally *t)
 {
-	char errnos[128] = "";
-	int i, used = 0;
+	char errnos[256];
 
-	for (i = 0; i < t->used; i++)
-		used += snprintf(errnos + used, sizeof(errnos) - used, " %s:%d",
-				 strerrorname_np(t->errnos[i]), t->counts[i]);
+	errno_tally_text(&t->errors, ":", " ", errnos, sizeof(errnos));
 	if (fault_stride() > 1)
-		say("# %s: %d to %d allocations, every %dth failed once:%s, done without %d",
+		say("# %s: %d to %d allocations, every %dth failed once: %s, done without %d",
 		    what, allocations - fault_stride() + 1, allocations,
 		    fault_stride(), errnos, t->absorbed);
 	else
-		say("# %s: %d allocations, each failed once:%s, done without %d",
+		say("# %s: %d allocations, each failed once: %s, done without %d",
 		    what, allocations, errnos, t->absorbed);
 }
 
