@@ -244,12 +244,18 @@ static int bench_irqs_off;
 /* What each kprobes-optimization sysctl was last set to. */
 static char bench_kernel_optimization[4], bench_okprobe_optimization[4];
 
-static long long now_ms(void)
+/* CLOCK_MONOTONIC, in nanoseconds and in milliseconds. */
+static long long now_ns(void)
 {
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec * 1000LL + now.tv_nsec / 1000000;
+	return now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+static long long now_ms(void)
+{
+	return now_ns() / 1000000;
 }
 
 /*
@@ -1249,25 +1255,37 @@ static void bench_tally_jumps(void)
 	}
 }
 
-/* Waits for every site's text to be what it was before the pass. */
-static int bench_wait_restored(struct bench_pass *pass)
+/*
+ * Waits up to BENCH_RESTORE_WAIT_MS for every site okprobe_bench.ko holds
+ * to have its text as before; *changed: the sites whose text is not.
+ * after names what they were restored after, for the failure.
+ */
+static int bench_text_restored(const char *after, int *changed)
 {
 	long long deadline = now_ms() + BENCH_RESTORE_WAIT_MS;
 	int jumps, flagged;
 	long hits, missed;
 
 	for (;;) {
-		STEP(bench_cover_state(&jumps, &pass->text_changed, &hits,
-				       &missed, &flagged));
-		if (!pass->text_changed || now_ms() > deadline)
+		STEP(bench_cover_state(&jumps, changed, &hits, &missed,
+				       &flagged));
+		if (!*changed || now_ms() > deadline)
 			break;
 		usleep(50000);
 	}
 	/* A text not restored byte for byte breaks the run, bench or check. */
-	CHECK(!pass->text_changed,
-	      "after the %s pass %d sites' text is not what it was before",
-	      pass->kind, pass->text_changed);
+	CHECK(!*changed, "after %s %d sites' text is not what it was before",
+	      after, *changed);
 	return 0;
+}
+
+/* Waits for every site's text to be what it was before the pass. */
+static int bench_wait_restored(struct bench_pass *pass)
+{
+	char after[64];
+
+	snprintf(after, sizeof(after), "the %s pass", pass->kind);
+	return bench_text_restored(after, &pass->text_changed);
 }
 
 #define WRITER_STEPS DEBUGFS_DIR "/writer_steps"

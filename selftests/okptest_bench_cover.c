@@ -70,14 +70,6 @@ static int cover_function_count;
 static unsigned long *cover_blocks;
 static int cover_block_count;
 
-static long long now_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
 /* "EBUSY:3,EPERM:2" (or "none") of a tally's refused blocks. */
 static void cover_errnos_text(const struct cover_tally *tally, char *out,
 			      size_t size)
