@@ -1653,6 +1653,17 @@ static void errno_tally_add(struct errno_tally *tally, int error, int count)
 	tally->counts[i] += count;
 }
 
+/* How many of the tally were error. */
+static int errno_tally_count(const struct errno_tally *tally, int error)
+{
+	int i;
+
+	for (i = 0; i < tally->distinct; i++)
+		if (tally->errnos[i] == error)
+			return tally->counts[i];
+	return 0;
+}
+
 /*
  * The tally as text, "NAME<pair>COUNT" joined by separator ("EBUSY:3,EPERM:2"
  * or "EBUSY 3, EPERM 2"), or "none".

@@ -31,17 +31,58 @@
 #define COVER_FILE DEBUGFS_DIR "/cover"
 /* okprobe/cover takes up to a page a write. */
 #define COVER_WRITE_MAX 4096
-/* The report of 50,000 blocks is about 2 MB. */
-#define COVER_REPORT_SIZE (24 << 20)
 /* okprobe_bench.ko's OKP_BENCH_MAX_SITES, less a function's 4096 blocks. */
 #define COVER_MAX_SIZE 60000
 /* What the discovery may cover, the functions that ran included. */
 #define COVER_DISCOVERY_FUNCTIONS 30000
 #define COVER_DISCOVERY_BLOCKS 250000
+/*
+ * The report of 50,000 blocks is about 2 MB (a block's line is 30-50
+ * bytes), but the buffer holds the discovery's largest: a line for each
+ * of COVER_DISCOVERY_BLOCKS blocks at 80 bytes (a refused block's line,
+ * with its reason, is up to 110) and for each of COVER_DISCOVERY_FUNCTIONS
+ * functions at 130, about 24 MB, so that the discovery reaches its own
+ * limits (cover_report_read) before the buffer's.
+ */
+#define COVER_REPORT_SIZE (24 << 20)
 #define COVER_MAX_SIZES 8
 #define COVER_DEFAULT_SIZES "1000,10000,50000"
 /* How long the kernel's one-by-one pass may go on (cover_kernel_pass). */
 #define COVER_KPROBE_SECONDS 600
+
+/* bench_cover_sizes (tools/bench --cover-sizes), or the default. */
+static const char *cover_sizes_text(void)
+{
+	const char *text = getenv("bench_cover_sizes");
+
+	return text && *text ? text : COVER_DEFAULT_SIZES;
+}
+
+/*
+ * Parses "1000,10000,50000": 0, or -1 unless it is 1 to COVER_MAX_SIZES
+ * sizes, ascending, each 1 to COVER_MAX_SIZE blocks, and nothing else.
+ */
+static int cover_parse_sizes(const char *text, int *sizes, int *count)
+{
+	const char *at = text;
+	char *end;
+	long size;
+
+	for (*count = 0; *count < COVER_MAX_SIZES; at = end + 1) {
+		if (*at < '0' || *at > '9')
+			return -1;
+		size = strtol(at, &end, 10);
+		if (size <= 0 || size > COVER_MAX_SIZE ||
+		    (*count && size <= sizes[*count - 1]))
+			return -1;
+		sizes[(*count)++] = size;
+		if (!*end)
+			return 0;
+		if (*end != ',')
+			return -1;
+	}
+	return -1;
+}
 
 /* What a read of okprobe/cover says. */
 struct cover_tally {
