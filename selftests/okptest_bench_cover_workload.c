@@ -10,8 +10,11 @@
  * of each, as make demo's and cover_module's do), so squashfs and virtio
  * run under every read.
  *
- * Rounds interleave the three (none, reach, counts, none, ...), and
- * before each run the page cache is dropped, so that every run reads the
+ * Rounds interleave the three, each round's order rotated from the last
+ * one's (none, reach, counts; reach, counts, none; counts, none, reach),
+ * so that what a mode leaves to finish after its run (the clear's grace
+ * period, the disarm work) does not always fall in the same mode's run.
+ * Before each run the page cache is dropped, so that every run reads the
  * disk rather than memory (Python itself included). Reach probes are armed
  * afresh for each run, since they take themselves out once hit; counts
  * probes are armed and their jumps awaited before the run. Arming is not
@@ -196,11 +199,11 @@ static int workload_run(const char *mode, int round, int *files)
 	      "the workload (%s, round %d) read %d files, the runs before %d",
 	      mode, round, read_count, *files);
 	*files = read_count;
-	say("# cover-workload: round=%d mode=%s ms=%lld arm_ms=%lld files=%d functions=%d blocks=%d probed=%d reached=%d optimized=%d breakpoint=%d ftrace=%d optimized_hits=%llu breakpoint_hits=%llu ftrace_hits=%llu",
+	say("# cover-workload: round=%d mode=%s ms=%lld arm_ms=%lld files=%d functions=%d blocks=%d probed=%d reached=%d optimized=%d breakpoint=%d ftrace=%d disabled=%d optimized_hits=%llu breakpoint_hits=%llu ftrace_hits=%llu",
 	    round, mode, ms, arm_ms, read_count, tally.functions, tally.blocks,
 	    tally.probed, tally.reached, tally.optimized, tally.breakpoint,
-	    tally.ftrace, tally.optimized_hits, tally.breakpoint_hits,
-	    tally.ftrace_hits);
+	    tally.ftrace, tally.disabled, tally.optimized_hits,
+	    tally.breakpoint_hits, tally.ftrace_hits);
 	return 0;
 }
 
@@ -216,9 +219,12 @@ static int workload_rounds(int rounds)
 				 i ? "," : "", cover_module_texts[i].name);
 	say("# cover-workload-set: modules=%s functions=%d rounds=%d", modules,
 	    workload_function_count, rounds);
+	/* Round r starts at modes[(r - 1) % 3]. */
 	for (round = 1; round <= rounds; round++)
 		for (i = 0; i < (int)ARRAY_SIZE(modes); i++)
-			STEP(workload_run(modes[i], round, &files));
+			STEP(workload_run(modes[(round - 1 + i) %
+						ARRAY_SIZE(modes)],
+					  round, &files));
 	return 0;
 }
 

@@ -204,8 +204,9 @@ def print_workload(rows, about):
     print(f"  covered:  every function of {facts.get('modules', '?')}")
     print(f"            ({first['functions']} functions, {first['blocks']} "
           f"blocks, {first['probed']} probed)")
-    print(f"  rounds:   {len(none)}, each none, reach, counts in turn; "
-          "medians over the rounds")
+    print(f"  rounds:   {len(none)}, each none, reach and counts, the "
+          "order rotated each round;")
+    print("            medians over the rounds")
     print()
     print(f"  {'':22} {'run ms':>8} {'vs none':>8} {'per round':>9} "
           f"{'arm ms':>7} {'reached':>8}")
@@ -261,11 +262,9 @@ def print_workload_states(by_mode):
         print(f"  {what:44} {in_reach:>7} {middle[state]:>7} "
               f"{int(middle[state + '_hits']):>15,}")
 
-    def taken_out(row):
-        return int(row["probed"]) - sum(int(row[state]) for state in states)
     print(f"  {'reached, taken out at its first hit':44} "
-          f"{taken_out(reach[0]) if reach else '-':>7} "
-          f"{taken_out(middle):>7} {'-':>15}")
+          f"{reach[0]['disabled'] if reach else '-':>7} "
+          f"{middle['disabled']:>7} {'-':>15}")
     print()
     for line in textwrap.wrap(
             "After the run (the first reach and the median counts run): "
