@@ -49,6 +49,50 @@
 #define COVER_DEFAULT_SIZES "1000,10000,50000"
 /* How long the kernel's one-by-one pass may go on (cover_kernel_pass). */
 #define COVER_KPROBE_SECONDS 600
+#define COVER_KPROBE_MAX_SECONDS 86400
+/* The workload's rounds (bench_cover_rounds). */
+#define COVER_WORKLOAD_ROUNDS 5
+#define COVER_WORKLOAD_MAX_ROUNDS 51
+/*
+ * What the bench test's timeout allows the okprobe-cover steps besides
+ * the kernel's limit at each size (cover_steps_seconds()): the discovery;
+ * at each size okprobe's pass, the kernel's unregistration (53 s for
+ * 23,598 blocks in testing.md's run) and the text checks; a workload
+ * round's three runs (15-33 s each there), their arming and clears.
+ * tools/bench_cover.py has the same numbers for the guest's timeout.
+ */
+#define COVER_DISCOVERY_SECONDS 600
+#define COVER_SIZE_SECONDS 300
+#define COVER_ROUND_SECONDS 300
+
+/*
+ * A whole number setting of the environment (a kernel argument): fallback
+ * when it is not given, -1 when it is not a number from 0 to INT_MAX.
+ */
+static int cover_setting(const char *name, int fallback)
+{
+	const char *text = getenv(name);
+	char *end;
+	long value;
+
+	if (!text || !*text)
+		return fallback;
+	value = strtol(text, &end, 10);
+	return *end || value < 0 || value > INT_MAX ? -1 : (int)value;
+}
+
+/* bench_cover_kprobe_seconds (tools/bench --cover-kprobe-limit). */
+static int cover_kprobe_seconds(void)
+{
+	return cover_setting("bench_cover_kprobe_seconds",
+			     COVER_KPROBE_SECONDS);
+}
+
+/* bench_cover_rounds (tools/bench --cover-rounds). */
+static int cover_rounds(void)
+{
+	return cover_setting("bench_cover_rounds", COVER_WORKLOAD_ROUNDS);
+}
 
 /* bench_cover_sizes (tools/bench --cover-sizes), or the default. */
 static const char *cover_sizes_text(void)
@@ -82,6 +126,29 @@ static int cover_parse_sizes(const char *text, int *sizes, int *count)
 			return -1;
 	}
 	return -1;
+}
+
+/*
+ * The longest the okprobe-cover steps may take with their settings, for
+ * the bench test's timeout (bench_timeout() in okptest.c): the discovery,
+ * the kernel's limit and COVER_SIZE_SECONDS at each size, and
+ * COVER_ROUND_SECONDS a workload round. A malformed setting counts as
+ * none: its step fails on it at its start. tools/bench_cover.py's
+ * bench_seconds() is the same sum.
+ */
+static int cover_steps_seconds(void)
+{
+	int sizes[COVER_MAX_SIZES], count, limit = cover_kprobe_seconds();
+	int rounds = cover_rounds();
+
+	if (cover_parse_sizes(cover_sizes_text(), sizes, &count))
+		count = 0;
+	if (limit <= 0 || limit > COVER_KPROBE_MAX_SECONDS)
+		limit = 0;
+	if (rounds <= 0 || rounds > COVER_WORKLOAD_MAX_ROUNDS)
+		rounds = 0;
+	return COVER_DISCOVERY_SECONDS + count * (limit + COVER_SIZE_SECONDS) +
+	       rounds * COVER_ROUND_SECONDS;
 }
 
 /* What a read of okprobe/cover says. */

@@ -305,9 +305,8 @@ static int cover_kernel_refusals_expected(const char *errors)
  * (tools/bench --cover-kprobe-limit, default COVER_KPROBE_SECONDS) and
  * says how far it got.
  */
-static int cover_kernel_pass(struct cover_pass *pass)
+static int cover_kernel_pass(struct cover_pass *pass, int limit)
 {
-	const char *limit = getenv("bench_cover_kprobe_seconds");
 	int sites, registered, jumps, changed, optimized, ret;
 	unsigned long long register_ns, unregister_ns;
 	char command[64], reply[256];
@@ -319,7 +318,7 @@ static int cover_kernel_pass(struct cover_pass *pass)
 	STEP(cover_nothing_left("okprobe's pass"));
 	say("# pass: kernel kprobes at %d blocks: registering", pass->probed);
 	snprintf(command, sizeof(command), "cover kprobe %d %d", pass->probed,
-		 limit ? atoi(limit) : COVER_KPROBE_SECONDS);
+		 limit);
 	ret = bench_command(command, reply, sizeof(reply));
 	CHECK(ret == 0, "%s: %s", command, strerror(-ret));
 	pass->kprobe_errors[0] = '\0';
@@ -442,7 +441,7 @@ static int cover_send_sites(int count)
  * make bench's okprobe-cover arm/disarm table: for each size, okprobe's
  * reach pass, then the kernel's kprobes on the same blocks.
  */
-static int cover_arm_steps(const int *sizes, int count)
+static int cover_arm_steps(const int *sizes, int count, int limit)
 {
 	struct cover_pass pass;
 	unsigned char byte;
@@ -463,7 +462,7 @@ static int cover_arm_steps(const int *sizes, int count)
 			say("# cover-note: only %d blocks in the %d functions found for %d",
 			    pass.blocks, pass.functions, sizes[i]);
 		STEP(cover_okprobe_pass(&pass));
-		STEP(cover_kernel_pass(&pass));
+		STEP(cover_kernel_pass(&pass, limit));
 		cover_say_pass(&pass);
 		tcdrain(1);
 	}
@@ -473,18 +472,23 @@ static int cover_arm_steps(const int *sizes, int count)
 static int bench_cover_arm(void)
 {
 	int sizes[COVER_MAX_SIZES], count, ret;
+	int limit = cover_kprobe_seconds();
 
 	if (!exists(BENCH_CONTROL))
 		return skip("okprobe_bench.ko is not loaded");
 	if (!exists(COVER_FILE))
 		return skip("no okprobe/cover");
 	STEP(cover_sizes(sizes, &count));
+	/* 0 would be no limit at all: hours at 50,000 blocks. */
+	CHECK(limit > 0 && limit <= COVER_KPROBE_MAX_SECONDS,
+	      "bad bench_cover_kprobe_seconds=%s (1 to %d)",
+	      getenv("bench_cover_kprobe_seconds"), COVER_KPROBE_MAX_SECONDS);
 	STEP(cover_report_buffer());
 	cover_functions = calloc(COVER_DISCOVERY_FUNCTIONS,
 				 sizeof(*cover_functions));
 	cover_blocks = calloc(COVER_DISCOVERY_BLOCKS, sizeof(*cover_blocks));
 	CHECK(cover_functions && cover_blocks, "no memory");
-	ret = cover_arm_steps(sizes, count);
+	ret = cover_arm_steps(sizes, count, limit);
 	/* Whatever broke, nothing stays armed for the next steps. */
 	write_file(COVER_FILE, "clear");
 	write_file(BENCH_CONTROL, "uncover");

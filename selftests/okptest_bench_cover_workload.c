@@ -29,8 +29,6 @@
  * probes). A part of okptest.c, included after okptest_bench_cover.c.
  */
 
-#define COVER_WORKLOAD_ROUNDS 5
-#define COVER_WORKLOAD_MAX_ROUNDS 51
 #define DROP_CACHES "/proc/sys/vm/drop_caches"
 /* The longest counts coverage may wait for okprobe's jumps. */
 #define COVER_OPTIMIZER_WAIT_MS 180000
@@ -230,11 +228,11 @@ static int workload_rounds(int rounds)
 
 static int bench_cover_workload(void)
 {
-	const char *text = getenv("bench_cover_rounds");
-	int rounds = text ? atoi(text) : COVER_WORKLOAD_ROUNDS, ret;
+	int rounds = cover_rounds(), ret;
 
 	CHECK(rounds > 0 && rounds <= COVER_WORKLOAD_MAX_ROUNDS,
-	      "bad bench_cover_rounds=%s", text);
+	      "bad bench_cover_rounds=%s (1 to %d)", getenv("bench_cover_rounds"),
+	      COVER_WORKLOAD_MAX_ROUNDS);
 	if (!exists(COVER_FILE))
 		return skip("no okprobe/cover");
 	STEP(userland_mount());

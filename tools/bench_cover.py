@@ -9,6 +9,7 @@ interleaved, medians and slowdowns), and build/bench/cover.svg drawn with
 gnuplot. The guest's side is selftests/okptest_bench_cover.c and
 okptest_bench_cover_workload.c; tools/bench hands over the console."""
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -24,6 +25,66 @@ NOTE_PREFIX = "# cover-note: "
 WORKLOAD_PREFIX = "# cover-workload: "
 WORKLOAD_SET_PREFIX = "# cover-workload-set: "
 COVER_SVG = os.path.join("bench", "cover.svg")
+
+# What okptest takes (selftests/okptest_bench_cover.c): at most
+# COVER_MAX_SIZES sizes of at most COVER_MAX_SIZE blocks each, a limit of
+# 1 s to a day for the kernel's pass at each, 1 to 51 workload rounds.
+COVER_MAX_SIZE = 60000
+COVER_MAX_SIZES = 8
+COVER_KPROBE_MAX_SECONDS = 86400
+COVER_MAX_ROUNDS = 51
+# The bench test's timeout (okptest's bench_timeout()): BENCH_SECONDS for
+# the steps but the okprobe-cover ones, and for those the discovery, the
+# kernel's limit and COVER_SIZE_SECONDS at each size, and
+# COVER_ROUND_SECONDS a workload round; okptest.c and
+# okptest_bench_cover.c have the same numbers.
+BENCH_SECONDS = 4 * 1200
+COVER_DISCOVERY_SECONDS = 600
+COVER_SIZE_SECONDS = 300
+COVER_ROUND_SECONDS = 300
+
+
+def bench_seconds(sizes, kprobe_limit, rounds):
+    """The guest's bench test's timeout for these okprobe-cover settings:
+    8 * 1200 s with the defaults."""
+    return BENCH_SECONDS + COVER_DISCOVERY_SECONDS + \
+        len(sizes) * (kprobe_limit + COVER_SIZE_SECONDS) + \
+        rounds * COVER_ROUND_SECONDS
+
+
+def sizes_arg(text):
+    """--cover-sizes: 1 to COVER_MAX_SIZES ascending sizes in blocks, each
+    1 to COVER_MAX_SIZE, as okptest's cover_parse_sizes() takes them."""
+    parts = text.split(",")
+    sizes = [int(part) for part in parts
+             if part.isascii() and part.isdigit()]
+    if len(sizes) != len(parts) or not 1 <= len(sizes) <= COVER_MAX_SIZES \
+            or any(not 1 <= size <= COVER_MAX_SIZE for size in sizes) \
+            or any(a >= b for a, b in zip(sizes, sizes[1:])):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: 1 to {COVER_MAX_SIZES} comma-separated sizes in "
+            f"blocks, ascending, each 1 to {COVER_MAX_SIZE}")
+    return sizes
+
+
+def whole_number_arg(least, most, what):
+    """An argparse type: a whole number from least to most."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not least <= value <= most:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: {what}, {least} to {most}")
+        return value
+    return parse
+
+
+kprobe_limit_arg = whole_number_arg(
+    1, COVER_KPROBE_MAX_SECONDS,
+    "seconds (0 would be no limit: hours at 50,000 blocks)")
+rounds_arg = whole_number_arg(1, COVER_MAX_ROUNDS, "rounds")
 
 
 def fields(text):
