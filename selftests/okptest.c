@@ -194,7 +194,8 @@ static int skip(const char *reason)
 /*
  * A test's own sub-results (the in-kernel suite's), printed as a KTAP
  * subtest: indented, with their own numbering and plan, before the
- * harness's line for the test itself.
+ * harness's line for the test itself. failed[i]: 0, 1, or RESULT_SKIP
+ * ("ok N name # SKIP detail").
  */
 static void report_subtests(const int *failed, const char *const *names,
 			    const char *const *details, int count)
@@ -204,6 +205,11 @@ static void report_subtests(const int *failed, const char *const *names,
 	say("    KTAP version 1");
 	say("    1..%d", count);
 	for (i = 0; i < count; i++) {
+		if (failed[i] == RESULT_SKIP) {
+			say("    ok %d %s # SKIP %s", i + 1, names[i],
+			    details[i]);
+			continue;
+		}
 		if (failed[i] && details[i][0])
 			say("    # %s", details[i]);
 		say("    %sok %d %s", failed[i] ? "not " : "", i + 1, names[i]);
@@ -1000,17 +1006,19 @@ OKPTEST(demo, unload, demo_step_unload, SHORT, "unload both; nothing is left beh
  * The benchmark's steps share what they measured, so they run in one
  * test (each in its own process, they could not). bench_steps
  * (tools/bench --steps) names the measuring steps to run; loading and
- * unloading always run.
+ * unloading always run. A measuring step's result names it ("cover-arm:
+ * ..."), and one that did not run says why as a skip: tools/bench
+ * reports those, and fails when a step it was asked for measured nothing.
  */
 static int bench_run(void)
 {
 	static const char *const names[] = {
 		"load okprobe.ko and okprobe_bench.ko",
-		"measure every configuration; hit counts match calls",
-		"bpftrace on the same places by kprobe:, okprobe_events and fentry:; its counts match calls",
-		"register a sample of kernel instructions with kprobes, then okprobe; count, time, unregister",
-		"okprobe-cover's reach mode on 1,000 to 50,000 blocks, then kernel kprobes on the same; time, text restored",
-		"a workload with no probes, reach and counts coverage of the disk's modules, interleaved; text restored",
+		"hits: measure every configuration; hit counts match calls",
+		"bpf: bpftrace on the same places by kprobe:, okprobe_events and fentry:; its counts match calls",
+		"scale: register a sample of kernel instructions with kprobes, then okprobe; count, time, unregister",
+		"cover-arm: okprobe-cover's reach mode on 1,000 to 50,000 blocks, then kernel kprobes on the same; time, text restored",
+		"cover-workload: a workload with no probes, reach and counts coverage of the disk's modules, interleaved; text restored",
 		"unload both",
 	};
 	static const char *const keys[] = { NULL, "hits", "bpf", "scale",
@@ -1026,12 +1034,22 @@ static int bench_run(void)
 	for (i = 0; i < ARRAY_SIZE(steps); i++) {
 		why[0] = '\0';
 		/* Nothing to measure without the modules; unload regardless. */
-		if ((i == 0 || i == ARRAY_SIZE(steps) - 1 || !failed[0]) &&
-		    (!keys[i] || bench_runs_step(keys[i])))
-			failed[i] = steps[i]() == 1;
+		if (i && i != ARRAY_SIZE(steps) - 1 && failed[0]) {
+			failed[i] = RESULT_SKIP;
+			snprintf(why, sizeof(why), "the modules did not load");
+		} else if (keys[i] && !bench_runs_step(keys[i])) {
+			failed[i] = RESULT_SKIP;
+			snprintf(why, sizeof(why),
+				 "not in bench_steps (tools/bench --steps)");
+		} else {
+			failed[i] = steps[i]();
+			/* A step's own skip (no okprobe/cover, say) stays one. */
+			if (failed[i] != RESULT_SKIP)
+				failed[i] = failed[i] == 1;
+		}
 		snprintf(details[i], sizeof(details[i]), "%s", why);
 		detail_of[i] = details[i];
-		if (failed[i] && !first)
+		if (failed[i] == 1 && !first)
 			first = i + 1;
 	}
 	report_subtests(failed, names, detail_of, ARRAY_SIZE(steps));
