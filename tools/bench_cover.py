@@ -88,7 +88,8 @@ rounds_arg = whole_number_arg(1, COVER_MAX_ROUNDS, "rounds")
 
 
 def fields(text):
-    """The key=value fields of a line."""
+    """The key=value fields of a line (okptest's "# PREFIX: k=v ..."
+    lines; tools/bench's too), words without "=" left out."""
     return dict(field.split("=", 1) for field in text.split() if "=" in field)
 
 
@@ -110,7 +111,16 @@ def ms(ns):
 
 
 def ratio(numerator, denominator):
-    return f"{numerator / denominator:.1f}" if denominator else "-"
+    """numerator / denominator to a decimal, "-" where either is missing
+    or the denominator is 0."""
+    if numerator is None or not denominator:
+        return "-"
+    return f"{numerator / denominator:.1f}"
+
+
+def per_block(total, blocks):
+    """total / blocks, or None for no blocks."""
+    return total / blocks if blocks else None
 
 
 def print_cover(console, kernel):
@@ -161,12 +171,16 @@ def print_arm(found, kernel):
         registered = int(row["kprobe_registered"])
         mark = "*" if tried < probed else ""
         stopped |= tried < probed
+        # A block each; no ratio where a pass probed or registered none.
+        registering = ratio(per_block(register, tried),
+                            per_block(arm, probed))
+        unregistering = ratio(per_block(unregister, registered),
+                              per_block(clear, probed))
         print(f"  {int(row['blocks']):>7} {row['functions']:>9} "
               f"{probed:>7} {arm:>9.1f} {clear:>9.1f}   "
               f"{str(tried) + mark:>7} {registered:>10} {register:>11.1f} "
               f"{unregister:>13.1f}   "
-              f"{ratio(register / max(tried, 1), arm / probed):>10} "
-              f"{ratio(unregister / max(registered, 1), clear / probed):>12}")
+              f"{registering:>10} {unregistering:>12}")
     print()
     if stopped:
         print("  * the kernel's pass stopped at its time limit "
@@ -216,7 +230,7 @@ def print_steps(rows):
     print()
     print(f"  {'blocks':>7} {'phase':6} {'write':>7} " +
           " ".join(f"{title:>10}" for _, title in ARM_STEPS) +
-          f" {'other core':>10} {'cover.c':>8}")
+          f" {'other core':>10} {'optimizer':>10} {'rest':>8}")
     for row in rows:
         count = max(int(row["probed"]), 1)
 
@@ -226,10 +240,13 @@ def print_steps(rows):
         parts = [us(step) for step, _ in ARM_STEPS]
         # register covers proof ... arm (and a detour, never built here).
         core_rest = us("register") - sum(parts[:5]) - us("detour")
-        outside = write - us("register") - us("arm_batch") - us("unregister")
+        # The optimizer's passes meanwhile (a kworker's): they take the
+        # probe mutex from the writes only while the writes want it.
+        optimizer = us("optimizer_begin") + us("optimizer_finish")
+        rest = write - us("register") - us("arm_batch") - us("unregister")
         print(f"  {int(row['blocks']):>7} {row['phase']:6} {write:>7.1f} " +
               " ".join(f"{p:>10.1f}" for p in parts) +
-              f" {core_rest:>10.1f} {outside:>8.1f}")
+              f" {core_rest:>10.1f} {optimizer:>10.1f} {rest:>8.1f}")
     print()
     for line in textwrap.wrap(
             "From okprobe/writer_steps around the arm writes and around the "
@@ -241,10 +258,15 @@ def print_steps(rows):
             "block that another block also starts, registered twice and "
             "dropped; clear: all of them, with the grace period); other "
             "core: the rest of the registrations (the site, its slot, the "
-            "indexes); cover.c: the rest of the writes, outside the core's "
-            "registrations: parsing, decoding each function into its "
-            "blocks, allocating them, and the reach probes' own disarm "
-            "work that ran between the writes.", 76):
+            "indexes); optimizer: the optimizer's passes between the two "
+            "readings (optimizer_begin and optimizer_finish; reach probes "
+            "never get a jump), which run in a kworker beside the writes "
+            "and delay them only while holding the probe mutex they want; "
+            "rest: the writes' time outside the core's steps: "
+            "okprobe/cover's parsing, decoding each function into its "
+            "blocks and allocating them, and any wait for the mutex "
+            "meanwhile (for the optimizer, at most its column; the reach "
+            "probes' own disarm work).", 76):
         print(f"  {line}")
     print()
 
@@ -299,8 +321,9 @@ def print_workload(rows, about):
             "over the same round's run with no probes. arm ms: the writes "
             "to okprobe/cover, and for counts the wait until every block "
             "that can have a jump has it. reached: blocks hit during the "
-            "run. Every run read the same files, and every covered "
-            "function's text is checked as before after each clear.", 76):
+            "run. Every run read as many files as the others, and every "
+            "covered function's text is checked as before after each "
+            "clear.", 76):
         print(f"  {line}")
     print()
 
