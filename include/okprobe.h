@@ -20,7 +20,7 @@ extern "C" {
  * okprobe_api_version() of the loaded module and refuses to run on a
  * mismatch rather than misinterpreting structures.
  */
-#define OKPROBE_API_VERSION 8
+#define OKPROBE_API_VERSION 9
 
 /* Returns the OKPROBE_API_VERSION okprobe.ko was built with. */
 int okprobe_api_version(void);
@@ -60,6 +60,49 @@ typedef int (*okprobe_pre_handler_t)(struct okprobe *probe,
 typedef void (*okprobe_post_handler_t)(struct okprobe *probe,
 				       struct pt_regs *regs,
 				       unsigned long flags);
+
+/*
+ * What an argument-only handler sees (okprobe.args_handler): the registers
+ * a call's arguments and return value travel in, the probed address and
+ * the stack pointer there, as the probed code had them; not struct
+ * pt_regs. Once the probe is optimized its detour saves only the registers
+ * the handler's call may clobber, builds this record from them and calls
+ * the handler directly: about half an optimized pre_handler hit's cost
+ * (Documentation/api.md, "Argument-only probes"). As a breakpoint, or
+ * beside other kinds of probes at its address, the record is made from
+ * the trap's pt_regs, with the same values.
+ *
+ * A handler may change arg[] (and, on x86, ax): the probed code goes on
+ * with the new values. ip and sp are read-only: changing them changes
+ * nothing. Every other register, and the flags, are the probed code's
+ * when it goes on.
+ */
+#if defined(__x86_64__)
+#define OKPROBE_ARG_REGS 6 /* di, si, dx, cx, r8, r9 */
+#elif defined(__riscv)
+#define OKPROBE_ARG_REGS 8 /* a0 - a7 */
+#endif
+struct okprobe_args {
+	/* The argument registers in the calling convention's order. */
+	unsigned long arg[OKPROBE_ARG_REGS];
+#if defined(__x86_64__)
+	unsigned long ax; /* the return value register */
+#endif
+	unsigned long ip; /* the probed address */
+	unsigned long sp; /* the stack pointer at the probed instruction */
+};
+/* The return value register: ax on x86, a0 (arg[0]) on riscv. */
+#if defined(__x86_64__)
+#define okprobe_args_return_value(args) ((args)->ax)
+#elif defined(__riscv)
+#define okprobe_args_return_value(args) ((args)->arg[0])
+#endif
+/*
+ * Runs where a pre_handler would, in the same context (preemption off,
+ * NMI-like), before the probed instruction.
+ */
+typedef void (*okprobe_args_handler_t)(struct okprobe *probe,
+				       struct okprobe_args *args);
 
 /* okprobe.flags (written by okprobe once registered; read them freely) */
 #define OKPROBE_FLAG_DISABLED	0x1	/* registered, handlers do not run */
@@ -108,6 +151,11 @@ struct okprobe {
 	void *addr;
 	okprobe_pre_handler_t pre_handler;
 	okprobe_post_handler_t post_handler;
+	/*
+	 * An argument-only probe's handler, instead of both of the others
+	 * (-EINVAL with either): read once, when the probe is registered.
+	 */
+	okprobe_args_handler_t args_handler;
 	/* Hits not handled because a probe handler was already running. */
 	unsigned long nmissed;
 	/* OKPROBE_FLAG_*; set OKPROBE_FLAG_DISABLED to register disabled. */

@@ -3,6 +3,7 @@
 // text buffer the fake arch writes breakpoints into, and counters for the
 // grace periods the table waits for.
 #include "core/core_api.h"
+#include "core/event_fetch.hpp"
 #include "core/errno.hpp"
 #include "core/probe_table.hpp"
 
@@ -1280,6 +1281,22 @@ uint64_t program_counter(const Registers &regs)
 	return regs.pc;
 }
 
+// Where the fake registers hold the arguments (eight, as riscv), the stack
+// pointer and the return value.
+const events::RegisterLayout &event_register_layout()
+{
+	static constexpr events::RegisterLayout layout = [] {
+		events::RegisterLayout fake;
+		for (uint16_t i = 0; i < 8; ++i)
+			fake.arguments[i] = offsetof(Registers, arguments) + 8 * i;
+		fake.argument_count = 8;
+		fake.stack_pointer = offsetof(Registers, stack_pointer);
+		fake.return_value = offsetof(Registers, return_value);
+		return fake;
+	}();
+	return layout;
+}
+
 void present_hit_at(Registers &regs, uint64_t address)
 {
 	regs.pc = address;
@@ -2160,4 +2177,138 @@ TEST_F(HitPathTest, AnFtraceHitItCannotHandleIsCountedAsMissed)
 	okp_core_ftrace_hit(text_start + 3, &regs, &kernel.cpu);
 	EXPECT_EQ(hit_log.pre, 0);
 	EXPECT_EQ(regs.pc, text_start + 0x40);
+}
+
+// ---- Argument-only probes (okprobe.args_handler) -----------------------------
+
+namespace {
+
+struct ArgsLog {
+	int calls = 0;
+	okprobe_args seen = {};
+	// What the handler writes back, when set.
+	bool change = false;
+} args_log;
+
+void logging_args_handler(okprobe *, okprobe_args *args)
+{
+	++args_log.calls;
+	args_log.seen = *args;
+	if (!args_log.change)
+		return;
+	args->arg[1] = 0x1111;
+	okprobe_args_return_value(args) = 0x2222;
+	args->ip = 0xbad; // read-only: changes nothing
+	args->sp = 0xbad;
+}
+
+// Registers as the probed code had them: every word different.
+okp::arch::Registers registers_at(uint64_t pc)
+{
+	okp::arch::Registers regs = {pc, 1, {}, 0x7000, 0x5a5a};
+	for (int i = 0; i < 8; ++i)
+		regs.arguments[i] = 0xa0 + i;
+	return regs;
+}
+
+void expect_record_of(const okp::arch::Registers &regs, uint64_t address)
+{
+	for (int i = 0; i < OKPROBE_ARG_REGS; ++i)
+		EXPECT_EQ(args_log.seen.arg[i], regs.arguments[i]) << "argument " << i;
+	EXPECT_EQ(okprobe_args_return_value(&args_log.seen),
+		  OKPROBE_ARG_REGS == 8 ? regs.arguments[0] : regs.return_value);
+	EXPECT_EQ(args_log.seen.ip, address) << "the probed address, not the trap's pc";
+	EXPECT_EQ(args_log.seen.sp, regs.stack_pointer);
+}
+
+} // namespace
+
+class ArgsProbeTest : public HitPathTest {
+protected:
+	void SetUp() override
+	{
+		HitPathTest::SetUp();
+		args_log = ArgsLog{};
+	}
+
+	okprobe &args_probe(uint64_t offset)
+	{
+		okprobe &probe = probe_at(offset);
+		probe.pre_handler = nullptr;
+		probe.args_handler = logging_args_handler;
+		return probe;
+	}
+};
+
+TEST_F(ArgsProbeTest, AnArgsHandlerComesAloneAndNeverWithACounter)
+{
+	okprobe &with_pre = args_probe(5);
+	with_pre.pre_handler = pre_handler;
+	EXPECT_EQ(add(with_pre), -EINVAL);
+	okprobe &with_post = args_probe(5);
+	with_post.post_handler = logging_post_handler;
+	EXPECT_EQ(add(with_post), -EINVAL);
+	okprobe &counting = args_probe(5);
+	counting.flags = OKPROBE_FLAG_COUNTER;
+	EXPECT_EQ(add(counting), -EINVAL);
+	EXPECT_EQ(table.lookup(text_start + 5), nullptr) << "nothing registered";
+	EXPECT_EQ(add(args_probe(5)), 0);
+}
+
+TEST_F(ArgsProbeTest, ABreakpointHitGivesTheRecordAndTakesBackWhatTheHandlerMayChange)
+{
+	ASSERT_EQ(add(args_probe(5)), 0);
+	okp::arch::Registers regs = registers_at(text_start + 5);
+	const okp::arch::Registers before = regs;
+	args_log.change = true;
+	EXPECT_EQ(okp_core_breakpoint(&regs), 1);
+	EXPECT_EQ(args_log.calls, 1);
+	expect_record_of(before, text_start + 5);
+	EXPECT_EQ(regs.arguments[1], 0x1111u) << "an argument written back";
+	EXPECT_EQ(OKPROBE_ARG_REGS == 8 ? regs.arguments[0] : regs.return_value, 0x2222u);
+	EXPECT_EQ(regs.stack_pointer, before.stack_pointer) << "sp is read-only";
+	for (int i = 2; i < 8; ++i)
+		EXPECT_EQ(regs.arguments[i], before.arguments[i]);
+	EXPECT_EQ(regs.pc, fake_slot_of(text_start + 5)) << "the instruction runs from its copy";
+	EXPECT_EQ(kernel.cpu.active_site, nullptr);
+}
+
+TEST_F(ArgsProbeTest, AFullDetoursHitAndAnEntryThroughFtraceGiveTheSameRecord)
+{
+	okprobe &probe = args_probe(5);
+	ASSERT_EQ(add(probe), 0);
+	okp::Site *site = table.lookup(text_start + 5);
+	ASSERT_NE(site, nullptr);
+	okp::arch::Registers regs = registers_at(0x900000); // the detour's save
+	okp_core_optimized_hit(site, &regs, &kernel.cpu);
+	EXPECT_EQ(args_log.calls, 1);
+	expect_record_of(registers_at(0), text_start + 5);
+	okprobe *batch[] = {&probe};
+	table.unregister_probes(batch, 1);
+
+	kernel.ftrace_site = text_start;
+	ASSERT_EQ(add(args_probe(0)), 0);
+	regs = registers_at(text_start + 0x40); // ftrace's saved pc
+	okp_core_ftrace_hit(text_start, &regs, &kernel.cpu);
+	EXPECT_EQ(args_log.calls, 2);
+	expect_record_of(registers_at(0), text_start);
+	EXPECT_EQ(regs.pc, text_start + 0x40) << "ftrace resumes where it would have";
+}
+
+TEST_F(ArgsProbeTest, BesideAPreHandlerBothRunAndANestedHitIsMissed)
+{
+	okprobe &args = args_probe(5);
+	ASSERT_EQ(add(args), 0);
+	ASSERT_EQ(add(logged_probe(5, false)), 0);
+	okp::arch::Registers regs = registers_at(text_start + 5);
+	EXPECT_EQ(okp_core_breakpoint(&regs), 1);
+	EXPECT_EQ(args_log.calls, 1);
+	EXPECT_EQ(hit_log.pre, 1);
+	okp::Site *site = table.lookup(text_start + 5);
+	kernel.cpu.active_site = site; // as inside another handler
+	regs = registers_at(text_start + 5);
+	EXPECT_EQ(okp_core_breakpoint(&regs), 1);
+	kernel.cpu.active_site = nullptr;
+	EXPECT_EQ(args_log.calls, 1);
+	EXPECT_EQ(args.nmissed, 1u);
 }

@@ -240,6 +240,7 @@ static void okp_run_jump_tests(const struct okp_selftest_arch *arch)
 				     okp_scaled(jumps->cycle_hits), name);
 	okp_test_counting(jumps->all, jumps->count,
 			  okp_scaled(OKP_COUNTING_CALLS));
+	okp_test_args_probes(&arch->args);
 	okp_test_kernel_kprobes(co->target, co->other);
 	okp_test_kernel_kprobes_on_kernel_functions();
 	okp_test_kernel_kprobe_in_piece(co->split, co->split_cold,

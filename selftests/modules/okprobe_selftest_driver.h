@@ -195,7 +195,16 @@ struct okp_selftest_arch {
 	const struct okp_jump_targets *jumps;
 	const struct okp_coexistence_targets *coexistence;
 	const struct okp_resident_probes *residents;
+	/*
+	 * Where a and b of long f(long a, long b) are still in the first two
+	 * argument registers and the return value register holds a, and f
+	 * returns that register plus b: okprobe_selftest_args.c.
+	 */
+	struct okp_instruction args;
 };
+
+/* Argument-only probes at the arch's args instruction (as a breakpoint, optimized). */
+void okp_test_args_probes(const struct okp_instruction *at);
 
 /* The architecture's, in okprobe_selftest_x86.c or _riscv.c. */
 extern const struct okp_selftest_arch okp_selftest_arch;

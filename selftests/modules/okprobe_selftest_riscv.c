@@ -641,6 +641,7 @@ const struct okp_selftest_arch okp_selftest_arch = {
 	.cases = okp_cases, .case_count = ARRAY_SIZE(okp_cases),
 	.tests = okp_riscv_tests,
 	.plain = { okp_rv_add, 4, okp_expect_sum },
+	.args = { okp_rv_add, 0 },
 	.is_breakpoint = okp_is_ebreak, .link_register = okp_ra,
 	.lifecycle = &okp_lifecycle, .concurrency = &okp_concurrency,
 	.trap_path = &okp_trap_path, .jumps = &okp_jumps,

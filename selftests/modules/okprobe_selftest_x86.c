@@ -664,6 +664,7 @@ const struct okp_selftest_arch okp_selftest_arch = {
 	.cases = okp_cases, .case_count = ARRAY_SIZE(okp_cases),
 	.tests = okp_x86_tests,
 	.plain = { okp_target_add, 3, okp_expect_add },
+	.args = { okp_target_add, 3 },
 	.pc_past_probe = 1,
 	.is_breakpoint = okp_is_int3,
 	.lifecycle = &okp_lifecycle, .concurrency = &okp_concurrency,

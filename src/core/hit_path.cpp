@@ -19,6 +19,7 @@
 //   stepping      active_site == the site, its trapping copy runs with
 //                 interrupts off; the post trap runs the post_handlers
 //                 and the CPU is idle again
+#include "core/args_record.hpp"
 #include "core/core_api.h"
 #include "core/handler_path.hpp"
 #include "core/probe_table.hpp"
@@ -127,7 +128,7 @@ OKP_HANDLER_PATH int breakpoint_hit(Site &site, arch::Registers &regs, okp_cpu_s
 	// Read after the snapshot: a probe with a post_handler is published
 	// only after the detour is withdrawn.
 	const Detour *detour = ProbeTable::published_detour(site);
-	if (ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
+	if (ProbeTable::run_pre_handlers(probes, as_pt_regs(regs), site.address)) {
 		// A pre_handler moved the pc itself: the instruction is skipped.
 		cpu.active_site = nullptr;
 		return 1;
@@ -173,11 +174,13 @@ OKP_HANDLER_PATH void ProbeTable::start_hit(Site &site, HitProbes &hit)
 	}
 }
 
-OKP_HANDLER_PATH bool ProbeTable::run_pre_handlers(const HitProbes &hit, pt_regs *regs)
+OKP_HANDLER_PATH bool ProbeTable::run_pre_handlers(const HitProbes &hit, pt_regs *regs, uint64_t address)
 {
 	for (int i = 0; i < hit.count; ++i) {
 		okprobe *probe = hit.probes[i];
-		if (probe->pre_handler && probe->pre_handler(probe, regs))
+		if (probe->args_handler)
+			run_args_handler(probe, *reinterpret_cast<arch::Registers *>(regs), address);
+		else if (probe->pre_handler && probe->pre_handler(probe, regs))
 			return true;
 	}
 	return false;
@@ -206,7 +209,9 @@ OKP_HANDLER_PATH void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
 		if (!probe_active(probe))
 			continue;
 		site.hits[i].fetch_add(1, Order::relaxed);
-		if (probe->pre_handler)
+		if (probe->args_handler)
+			run_args_handler(probe, *reinterpret_cast<arch::Registers *>(regs), site.address);
+		else if (probe->pre_handler)
 			probe->pre_handler(probe, regs);
 	}
 }
@@ -301,7 +306,7 @@ namespace {
 	ProbeTable::HitProbes &probes = ProbeTable::hit_probes_of(cpu);
 	ProbeTable::start_hit(site, probes);
 	arch::present_hit_at(regs, address);
-	if (!ProbeTable::run_pre_handlers(probes, as_pt_regs(regs))) {
+	if (!ProbeTable::run_pre_handlers(probes, as_pt_regs(regs), address)) {
 		arch::continue_at(regs, address + site.ftrace.length);
 		ProbeTable::run_post_handlers(probes, as_pt_regs(regs));
 		arch::continue_at(regs, resume);

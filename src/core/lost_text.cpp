@@ -94,7 +94,8 @@ size_t ProbeTable::probes_within(uint64_t start, uint64_t end, okprobe **found, 
 				continue;
 			const bool inside = within(reinterpret_cast<uint64_t>(probe), start, end) ||
 					    within(reinterpret_cast<uint64_t>(probe->pre_handler), start, end) ||
-					    within(reinterpret_cast<uint64_t>(probe->post_handler), start, end);
+					    within(reinterpret_cast<uint64_t>(probe->post_handler), start, end) ||
+					    within(reinterpret_cast<uint64_t>(probe->args_handler), start, end);
 			if (inside && count < capacity)
 				found[count++] = probe;
 		}

@@ -348,6 +348,7 @@ ProbeRequest request_of(const okprobe &probe, const char *symbol_name)
 	request.address = reinterpret_cast<uint64_t>(probe.addr);
 	request.has_pre_handler = probe.pre_handler != nullptr;
 	request.has_post_handler = probe.post_handler != nullptr;
+	request.has_args_handler = probe.args_handler != nullptr;
 	request.counter = probe.flags & OKPROBE_FLAG_COUNTER;
 	return request;
 }
@@ -369,8 +370,10 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 					     "OKPROBE_FLAG_RETURN_RETHOOK and OKPROBE_FLAG_BREAKPOINT may be set at "
 					     "registration");
 	const bool counter = probe->flags & OKPROBE_FLAG_COUNTER;
-	if (counter && (probe->pre_handler || probe->post_handler))
+	if (counter && (probe->pre_handler || probe->post_handler || probe->args_handler))
 		return refuse(error::einval, "a counting probe has no handlers");
+	if (probe->args_handler && (probe->pre_handler || probe->post_handler))
+		return refuse(error::einval, "an argument-only probe has its args_handler alone");
 	const ProbeRequest request = request_of(*probe, symbol_name);
 	// Every registration is checked, also one joining an existing site,
 	// against the original text rather than okprobe's patches.

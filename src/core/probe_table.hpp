@@ -207,9 +207,10 @@ public:
 	};
 	// Collects the active probes and counts a hit for each.
 	static void start_hit(Site &site, HitProbes &hit);
-	// Runs their pre_handlers. Returns true when one moved the ip itself
+	// Runs their pre_handlers (and args_handlers, with address as the
+	// record's ip). Returns true when a pre_handler moved the ip itself
 	// (the probed instruction is then skipped).
-	static bool run_pre_handlers(const HitProbes &hit, pt_regs *regs);
+	static bool run_pre_handlers(const HitProbes &hit, pt_regs *regs, uint64_t address);
 	static void run_post_handlers(const HitProbes &hit, pt_regs *regs);
 	// Whether one of them has a post_handler (the hit cannot boost).
 	static bool wants_post_handlers(const HitProbes &hit);
@@ -217,8 +218,9 @@ public:
 	// not run; a counting probe's is a hit like any other.
 	static void count_missed(Site &site);
 	// An optimized hit (no post_handler can be active): counts a hit for
-	// each active probe and runs its pre_handler; every one runs, whatever
-	// they return, as the kernel's opt_pre_handler() does.
+	// each active probe and runs its pre_handler (or args_handler); every
+	// one runs, whatever they return, as the kernel's opt_pre_handler()
+	// does.
 	static void run_optimized_hit(Site &site, pt_regs *regs);
 	// A site's only probe when it is active and has no post_handler (an
 	// entry probe as most are), its hit counted; else nullptr. Its hit

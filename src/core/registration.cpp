@@ -23,9 +23,9 @@ struct ProbedFunction {
 // The request's own checks, and the address it asks for.
 Result<uint64_t> requested_address(const ProbeRequest &request)
 {
-	if (!request.has_pre_handler && !request.has_post_handler && !request.counter)
-		return refuse(error::einval,
-			      "a probe needs a pre_handler or a post_handler (or OKPROBE_FLAG_COUNTER and neither)");
+	if (!request.has_pre_handler && !request.has_post_handler && !request.has_args_handler && !request.counter)
+		return refuse(error::einval, "a probe needs a pre_handler or a post_handler, an args_handler, or "
+					     "OKPROBE_FLAG_COUNTER and none");
 	if (request.symbol_name && request.address)
 		return refuse(error::einval, "give symbol_name or addr, not both");
 	if (!request.symbol_name && !request.address)

@@ -41,7 +41,8 @@ struct ProbeRequest {
 	uint64_t address = 0; // okprobe.addr
 	bool has_pre_handler = false;
 	bool has_post_handler = false;
-	bool counter = false; // OKPROBE_FLAG_COUNTER: no handler, by design
+	bool has_args_handler = false; // okprobe.args_handler
+	bool counter = false;	       // OKPROBE_FLAG_COUNTER: no handler, by design
 };
 
 // The per-architecture instruction rules (arch/*/probe_rules.cpp).

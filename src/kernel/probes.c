@@ -494,11 +494,12 @@ static void okp_show_line(const struct okp_list_line *line, void *context)
 	struct seq_file *m = context;
 
 	/* A return probe's misses are its entry's and its instances'. */
-	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s%s%s%s%s%s\n",
+	seq_printf(m, "0x%016lx  %s  hits=%lu missed=%lu%s%s%s%s%s%s%s%s%s%s\n",
 		   line->address, line->description, line->hits, line->missed,
 		   line->return_entry ? " [RETURN]" : "",
 		   line->return_exit ? " [EXIT]" : "",
 		   line->flags & OKPROBE_FLAG_COUNTER ? " [COUNTER]" : "",
+		   line->probe->args_handler ? " [ARGS]" : "",
 		   line->optimized ? " [OPTIMIZED]" : "",
 		   line->flags & OKPROBE_FLAG_FTRACE ? " [FTRACE]" : "",
 		   line->past_ftrace ? " [AFTER FTRACE]" : "",
