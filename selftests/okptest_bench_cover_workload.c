@@ -33,19 +33,8 @@
 /* The longest counts coverage may wait for okprobe's jumps. */
 #define COVER_OPTIMIZER_WAIT_MS 180000
 
-/* Reads 64 KiB of every file of /usr. */
-#define COVER_WORKLOAD \
-	"import os\n" \
-	"root = '/usr'\n" \
-	"n = 0\n" \
-	"for d, _, fs in os.walk(root):\n" \
-	"    for f in fs:\n" \
-	"        p = os.path.join(d, f)\n" \
-	"        if os.path.isfile(p) and not os.path.islink(p):\n" \
-	"            with open(p, 'rb') as h:\n" \
-	"                h.read(1 << 16)\n" \
-	"            n += 1\n" \
-	"print(n, 'files read under', root)\n"
+/* Reads 64 KiB of every file of /usr: make demo's workload. */
+#define COVER_WORKLOAD "import os\n" USERLAND_READ_TREE_PY("'/usr'")
 
 static unsigned long *workload_functions;
 static int workload_function_count;

@@ -12,11 +12,10 @@ okptest_bench_cover_workload.c; tools/bench hands over the console."""
 import argparse
 import os
 import statistics
-import subprocess
 import textwrap
 
 import okprobe_build as build
-from bench_scale import ensure_gnuplot
+from bench_scale import plot_two_panels
 
 ARM_PREFIX = "# cover-arm: "
 STEPS_PREFIX = "# cover-steps: "
@@ -363,40 +362,23 @@ def print_workload_states(by_mode):
 def plot_arm(rows, kernel):
     """build/bench/cover.svg: arm and disarm milliseconds against blocks,
     log-log, okprobe-cover against the kernel's kprobes."""
-    if not ensure_gnuplot():
+    svg = os.path.join(build.BUILD, COVER_SVG)
+    # The kernel's pass may have stopped at its limit: its x is the
+    # blocks it tried.
+    series = [(title, [(row.get(blocks, row["probed"]),
+                        max(ms(row[arm]), 0.001),
+                        max(ms(row[disarm]), 0.001)) for row in rows])
+              for title, blocks, arm, disarm in (
+                  ("okprobe-cover reach", "probed", "okprobe_arm_ns",
+                   "okprobe_clear_ns"),
+                  ("kernel kprobes", "kprobe_sites", "kprobe_register_ns",
+                   "kprobe_unregister_ns"))]
+    if not plot_two_panels(svg, series, "okprobe-cover against kernel "
+                           f"kprobes on the same blocks, {kernel} guest "
+                           "(QEMU TCG)", "probed blocks", "milliseconds",
+                           ("arm (okprobe: batches; kprobes: one by one)",
+                            "disarm (one batch each)")):
         print("bench: no gnuplot: build/bench/cover.svg not drawn")
         return
-    svg = os.path.join(build.BUILD, COVER_SVG)
-    os.makedirs(os.path.dirname(svg), exist_ok=True)
-    data = os.path.join(build.BUILD, "bench", "cover.dat")
-    with open(data, "w") as out:
-        # The kernel's pass may have stopped at its limit: its x is the
-        # blocks it tried.
-        for title, blocks, arm, disarm in (
-                ("okprobe-cover reach", "probed", "okprobe_arm_ns",
-                 "okprobe_clear_ns"),
-                ("kernel kprobes", "kprobe_sites", "kprobe_register_ns",
-                 "kprobe_unregister_ns")):
-            out.write(f'"{title}"\n')
-            for row in rows:
-                out.write(f"{row.get(blocks, row['probed'])} "
-                          f"{max(ms(row[arm]), 0.001)} "
-                          f"{max(ms(row[disarm]), 0.001)}\n")
-            out.write("\n\n")
-    script = f"""set terminal svg size 900,420 dynamic font "sans,11"
-set output "{svg}"
-set multiplot layout 1,2 title "okprobe-cover against kernel kprobes on the same blocks, {kernel} guest (QEMU TCG)"
-set logscale xy
-set xlabel "probed blocks"
-set ylabel "milliseconds"
-set key top left
-set grid
-set title "arm (okprobe: batches; kprobes: one by one)"
-plot for [i=0:1] "{data}" index i using 1:2 with linespoints title columnheader(1)
-set title "disarm (one batch each)"
-plot for [i=0:1] "{data}" index i using 1:3 with linespoints title columnheader(1)
-unset multiplot
-"""
-    subprocess.run(["gnuplot"], input=script, text=True, check=True)
     print(f"bench: plot in {os.path.relpath(svg, build.ROOT)}")
     print()

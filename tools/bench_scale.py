@@ -143,39 +143,56 @@ def print_steps(steps):
     print()
 
 
-def plot_scale(scale, arch):
-    """build/bench/scale.svg: register-and-optimize and unregister seconds
-    against N, log-log, one line per way of registering."""
+def plot_two_panels(svg, series, title, xlabel, ylabel, panels):
+    """An SVG of two log-log panels side by side, drawn by gnuplot:
+    series is [(label, [(x, left y, right y)])], one line each in both
+    panels; panels the left and right panels' titles. False when there is
+    no gnuplot."""
     if not ensure_gnuplot():
-        print("bench: no gnuplot: build/bench/scale.svg not drawn")
-        return
-    svg = os.path.join(build.BUILD, SCALE_SVG)
+        return False
     os.makedirs(os.path.dirname(svg), exist_ok=True)
-    data = os.path.join(build.BUILD, "bench", "scale.dat")
+    data = os.path.splitext(svg)[0] + ".dat"
     with open(data, "w") as out:
-        for kind, label in SCALE_KINDS:
+        for label, points in series:
             out.write(f'"{label}"\n')
-            for row in scale:
-                if row["kind"] == kind:
-                    out.write(f"{row['size']} "
-                              f"{max(int(row['optimized_ms']), 1) / 1000} "
-                              f"{max(int(row['unregister_ms']), 1) / 1000}\n")
+            for x, left, right in points:
+                out.write(f"{x} {left} {right}\n")
             out.write("\n\n")
+    last = len(series) - 1
     script = f"""set terminal svg size 900,420 dynamic font "sans,11"
 set output "{svg}"
-set multiplot layout 1,2 title "okprobe against kernel kprobes, {arch['target']} guest (QEMU TCG), one boot"
+set multiplot layout 1,2 title "{title}"
 set logscale xy
-set xlabel "probes"
-set ylabel "seconds"
+set xlabel "{xlabel}"
+set ylabel "{ylabel}"
 set key top left
 set grid
-set title "register and optimize"
-plot for [i=0:{len(SCALE_KINDS) - 1}] "{data}" index i using 1:2 with linespoints title columnheader(1)
-set title "unregister (one batch)"
-plot for [i=0:{len(SCALE_KINDS) - 1}] "{data}" index i using 1:3 with linespoints title columnheader(1)
+set title "{panels[0]}"
+plot for [i=0:{last}] "{data}" index i using 1:2 with linespoints title columnheader(1)
+set title "{panels[1]}"
+plot for [i=0:{last}] "{data}" index i using 1:3 with linespoints title columnheader(1)
 unset multiplot
 """
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    return True
+
+
+def plot_scale(scale, arch):
+    """build/bench/scale.svg: register-and-optimize and unregister seconds
+    against N, log-log, one line per way of registering."""
+    svg = os.path.join(build.BUILD, SCALE_SVG)
+    series = [(label, [(row["size"],
+                        max(int(row["optimized_ms"]), 1) / 1000,
+                        max(int(row["unregister_ms"]), 1) / 1000)
+                       for row in scale if row["kind"] == kind])
+              for kind, label in SCALE_KINDS]
+    if not plot_two_panels(svg, series, f"okprobe against kernel kprobes, "
+                           f"{arch['target']} guest (QEMU TCG), one boot",
+                           "probes", "seconds",
+                           ("register and optimize",
+                            "unregister (one batch)")):
+        print("bench: no gnuplot: build/bench/scale.svg not drawn")
+        return
     print(f"bench: plot in {os.path.relpath(svg, build.ROOT)}")
 
 
