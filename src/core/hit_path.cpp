@@ -35,6 +35,11 @@ OKP_HANDLER_PATH pt_regs *as_pt_regs(arch::Registers &regs)
 	return reinterpret_cast<pt_regs *>(&regs);
 }
 
+OKP_HANDLER_PATH arch::Registers &as_registers(pt_regs *regs)
+{
+	return *reinterpret_cast<arch::Registers *>(regs);
+}
+
 // Runs the displaced instruction without handlers. While a detour is
 // published its copy runs the whole region: a task must not newly stop
 // inside the region once it waits for its jump (or, while the jump is
@@ -179,7 +184,7 @@ OKP_HANDLER_PATH bool ProbeTable::run_pre_handlers(const HitProbes &hit, pt_regs
 	for (int i = 0; i < hit.count; ++i) {
 		okprobe *probe = hit.probes[i];
 		if (probe->args_handler)
-			run_args_handler(probe, *reinterpret_cast<arch::Registers *>(regs), address);
+			run_args_handler(probe, as_registers(regs), address);
 		else if (probe->pre_handler && probe->pre_handler(probe, regs))
 			return true;
 	}
@@ -210,7 +215,7 @@ OKP_HANDLER_PATH void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
 			continue;
 		site.hits[i].fetch_add(1, Order::relaxed);
 		if (probe->args_handler)
-			run_args_handler(probe, *reinterpret_cast<arch::Registers *>(regs), site.address);
+			run_args_handler(probe, as_registers(regs), site.address);
 		else if (probe->pre_handler)
 			probe->pre_handler(probe, regs);
 	}

@@ -120,10 +120,10 @@ static struct kprobe *okp_kernel_kprobe_within(unsigned long start,
 
 /*
  * The line that names the kernel kprobe okprobe refuses to share with.
- * Once in five seconds for the same kprobe: okprobe-cover's batch asks for every
- * block of a function in a moment, and each is refused for the same one
- * (the refusal's errno and the cover report still say it for each). The
- * writer's mutex (the caller's) guards the last one said.
+ * Once in five seconds for the same kprobe: okprobe-cover's batch asks for
+ * every block of a function in a moment, and each is refused for the same
+ * one (the refusal's errno and the cover report still say it for each).
+ * The writer's mutex (the caller's) guards the last one said.
  */
 static void okp_log_kernel_kprobe(void *where)
 {

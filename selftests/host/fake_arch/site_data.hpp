@@ -12,9 +12,9 @@ namespace okp::arch {
 struct Registers {
 	uint64_t pc;
 	uint64_t interrupts; // 1: enabled in the context the trap returns to
-	uint64_t arguments[8];
-	uint64_t stack_pointer;
-	uint64_t return_value;
+	uint64_t arguments[8] = {};
+	uint64_t stack_pointer = 0;
+	uint64_t return_value = 0;
 };
 
 struct SiteData {
