@@ -31,6 +31,8 @@ long okp_target_imm_disp(long a, long b);	/* +5 imm32 and disp8 */
 long okp_target_refused(long a, long b);	/* +5 ud2, +12 int3 */
 long okp_target_indirect(long a, long b);	/* jmp *%rcx at +13 */
 long okp_target_static_jump(long a, long b);	/* a jump label targets +3 */
+/* buf (b, 16-byte aligned)[0] += a by cmpxchg16b at +20: 1, or 0 */
+long okp_target_cx16(long a, long b);		/* +1 mov, +26 after jne */
 
 /* What okp_target_rip loads. */
 extern long okp_target_data;

@@ -145,6 +145,31 @@ SYM_FUNC_START(okp_target_imm_disp)
 	RET
 SYM_FUNC_END(okp_target_imm_disp)
 
+/*
+ * An unlocked cmpxchg16b between two probed instructions, as SLUB's fast
+ * path has it from 6.2 on (this_cpu_try_cmpxchg128(): its jne right after
+ * it). a is added to buf[0] of the 16-byte aligned buf (b); returns 1 when
+ * the exchange succeeded. The add makes a the flags' source QEMU 7.2's TCG
+ * reads back as RFLAGS after a breakpoint at +1 (see okprobe_selftest_x86.c).
+ */
+SYM_FUNC_START(okp_target_cx16)
+	push	%rbx			/* +0 */
+	mov	%rdi, %r8		/* +1: 49 89 f8, probed */
+	mov	(%rsi), %rax		/* +4 */
+	mov	8(%rsi), %rdx		/* +7 */
+	mov	%rax, %rbx		/* +11 */
+	mov	%rdx, %rcx		/* +14 */
+	add	%r8, %rbx		/* +17 */
+	cmpxchg16b (%rsi)		/* +20: 48 0f c7 0e */
+	jne	1f			/* +24 */
+	mov	$1, %eax		/* +26: probed */
+	pop	%rbx
+	RET
+1:	xor	%eax, %eax
+	pop	%rbx
+	RET
+SYM_FUNC_END(okp_target_cx16)
+
 /* Never called: instructions okprobe must refuse to probe. */
 SYM_FUNC_START(okp_target_refused)
 	test	%rdi, %rdi		/* +0 */
