@@ -19,7 +19,6 @@ import dataclasses
 import glob
 import os
 import re
-import shutil
 import socket
 import stat
 import subprocess
