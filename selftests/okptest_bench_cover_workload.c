@@ -228,7 +228,7 @@ static int bench_cover_workload(void)
 	STEP(cover_report_buffer());
 	if (!cover_module_count)
 		STEP(cover_module_names());
-	if (!cover_module_texts[0].bytes)
+	if (!cover_module_texts[0].snapshot)
 		STEP(cover_module_snapshot());
 	STEP(workload_module_functions());
 	STEP(bench_set_sysctl(SYSCTL_OPTIMIZATION, bench_okprobe_optimization,
