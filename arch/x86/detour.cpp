@@ -252,6 +252,65 @@ size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_
 
 namespace {
 
+// The record, from its last field down (core/args_record.hpp's layout):
+// push %rsp; push %rax; push %r9; push %r8; push %rcx; push %rdx; push
+// %rsi; push %rdi (push $ip, an imm32, between the first two).
+constexpr uint8_t push_rsp = 0x54;
+constexpr uint8_t push_record_registers[] = {0x50, 0x41, 0x51, 0x41, 0x50, 0x51, 0x52, 0x56, 0x57};
+// push %r10; push %r11 / pop %r11; pop %r10: the rest the call clobbers.
+constexpr uint8_t push_scratch[] = {0x41, 0x52, 0x41, 0x53};
+constexpr uint8_t pop_scratch[] = {0x41, 0x5b, 0x41, 0x5a};
+// pop %rdi; pop %rsi; pop %rdx; pop %rcx; pop %r8; pop %r9; pop %rax;
+// lea 16(%rsp),%rsp (ip and sp dropped, the flags untouched).
+constexpr uint8_t pop_record_registers[] = {0x5f, 0x5e, 0x5a, 0x59, 0x41, 0x58, 0x41,
+					    0x59, 0x58, 0x48, 0x8d, 0x64, 0x24, 0x10};
+constexpr uint8_t lea_rsp_disp8_to_rsi[] = {0x48, 0x8d, 0x74, 0x24}; // disp8 follows
+
+} // namespace
+
+size_t build_args_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
+			 uint64_t detour_address, const ArgsCall &args, uint8_t *out, size_t capacity, size_t *copy_at)
+{
+	const DetourCall &call = args.call;
+	if (plan.refusal != OptimizationRefusal::none || capacity < max_detour_frame_size + max_detour_general_size ||
+	    !fits_int32(address))
+		return 0;
+	Emitter code{out, 0, detour_address};
+	code.byte(push_rsp);
+	code.byte(push_imm32); // the record's ip: the probed address
+	code.le(address, 4);
+	code.bytes(push_record_registers);
+	if (!args.flags_dead)
+		code.byte(0x9c); // pushfq
+	code.bytes(push_scratch);
+	if (fast_path(call))
+		emit_per_cpu_enter(code, call);
+	else
+		code.bytes(xor_edx);	  // no CPU state
+	code.bytes(lea_rsp_disp8_to_rsi); // the record, above what was saved
+	code.byte(args.flags_dead ? 16 : 24);
+	code.bytes(movabs_rdi);
+	code.le(call.context, 8);
+	code.byte(call_opcode);
+	code.rel32(call.entry);
+	if (fast_path(call))
+		emit_per_cpu_leave(code, call);
+	code.bytes(pop_scratch);
+	if (!args.flags_dead)
+		code.byte(0x9d); // popfq
+	code.bytes(pop_record_registers);
+	if (copy_at)
+		*copy_at = code.at;
+	const size_t region_length = relocate_region(plan, region, address, thunks, detour_address + code.at,
+						     out + code.at, capacity - code.at);
+	if (!region_length)
+		return 0;
+	code.at += region_length;
+	return code.reached ? code.at : 0;
+}
+
+namespace {
+
 constexpr uint8_t incq_gs_absolute[] = {0x65, 0x48, 0xff, 0x04, 0x25}; // disp32 follows
 constexpr uint8_t push_rax = 0x50, pop_rax = 0x58, pushfq = 0x9c, popfq = 0x9d;
 constexpr uint8_t incq_gs_at_rax[] = {0x65, 0x48, 0xff, 0x00}; // incq %gs:(%rax)

@@ -74,6 +74,28 @@ size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_
 		    uint64_t detour_address, const DetourCall &call, uint8_t *out, size_t capacity,
 		    size_t *copy_at = nullptr);
 
+// An argument-only probe's detour (okprobe.args_handler): the record
+// (struct okprobe_args: di si dx cx r8 r9, ax, ip, sp) pushed where it
+// lies, the other registers the call may clobber saved below it, and
+// entry(context, record, cpu) called:
+//   push %rsp; push $ip; push %rax; push %r9 ... %rdi    the record
+//   [pushfq]; push %r10; push %r11                       unless flags dead
+//   <per-CPU enter as above>; lea N(%rsp),%rsi; movabs $context,%rdi
+//   call entry; <per-CPU leave>
+//   pop %r11; pop %r10; [popfq]; pop %rdi ... %r9; pop %rax
+//   lea 16(%rsp),%rsp                                      ip, sp dropped
+//   <relocated region>; jmp back
+// push %rsp pushes the value before the push: the probed code's sp. What
+// the entry writes to arg[] and ax is popped back; ip and sp are not.
+// DetourCall.direct is ignored (the entry checks and calls).
+struct ArgsCall {
+	DetourCall call;
+	bool flags_dead = false; // status_flags_dead() at the probe
+};
+size_t build_args_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
+			 uint64_t detour_address, const ArgsCall &args, uint8_t *out, size_t capacity,
+			 size_t *copy_at = nullptr);
+
 // A counting probe's detour (OKPROBE_FLAG_COUNTER): one added to this
 // CPU's counter cell, then the region, then the jump back; no register
 // save, no call:

@@ -592,4 +592,98 @@ TEST(StatusFlags, DeadOnlyWhenWrittenBeforeTestedOnTheStraightPath)
 	EXPECT_FALSE(status_flags_dead(mov_only, sizeof(mov_only), 0));
 }
 
+// ---- Argument-only detours (build_args_detour) -------------------------------
+
+struct ArgsSeen {
+	int calls = 0;
+	uint64_t context = 0;
+	okprobe_args record{};
+	uint64_t record_address = 0;
+	okp_cpu_state *cpu = nullptr;
+	int preempt_count = 0;
+	uint64_t new_arg0 = 0; // nonzero: the entry writes it into arg[0]
+} args_seen;
+
+extern "C" void record_args_entry(uint64_t context, okprobe_args *record, okp_cpu_state *cpu)
+{
+	++args_seen.calls;
+	args_seen.context = context;
+	args_seen.record = *record;
+	args_seen.record_address = reinterpret_cast<uint64_t>(record);
+	args_seen.cpu = cpu;
+	args_seen.preempt_count = gs_area.preempt_count;
+	if (args_seen.new_arg0)
+		record->arg[0] = args_seen.new_arg0;
+	record->ip = 0xbad; // read-only: dropped
+	record->sp = 0xbad;
+}
+
+class ArgsDetour : public DirectDetour {
+public:
+	static constexpr size_t args_entry_offset = 0x800;
+
+	void SetUp() override
+	{
+		DirectDetour::SetUp();
+		put_trampoline(args_entry_offset, reinterpret_cast<uint64_t>(&record_args_entry));
+		args_seen = ArgsSeen{};
+	}
+
+	size_t build_args(bool flags_dead, uint8_t (&detour)[max_detour_size])
+	{
+		const uint64_t address = page.address(probe_offset);
+		const CodeRange range{page.at(0), page.address(0), function.size()};
+		const OptimizationPlan plan = plan_jump_optimization(range, nullptr, 0, address, {}, nullptr, nullptr);
+		EXPECT_EQ(plan.refusal, OptimizationRefusal::none);
+		ArgsCall args;
+		args.call = call_with_direct(false);
+		args.call.entry = page.address(args_entry_offset);
+		args.flags_dead = flags_dead;
+		size_t copy_at = 0;
+		const size_t length =
+			build_args_detour(plan, page.at(probe_offset), address, {}, page.address(detour_offset), args,
+					  detour, sizeof(detour), &copy_at);
+		EXPECT_GT(length, copy_at);
+		return length;
+	}
+
+	void optimize_args()
+	{
+		uint8_t detour[max_detour_size];
+		patch_in(page, detour, build_args(false, detour), probe_offset);
+	}
+};
+
+TEST_F(ArgsDetour, TheEntryGetsTheRecordAndTheFunctionItsFlagsBack)
+{
+	optimize_args();
+	EXPECT_EQ(call_function(), 0x1234u + 3 + 1) << "CF survives the call: the flags are saved";
+	ASSERT_EQ(args_seen.calls, 1);
+	EXPECT_EQ(args_seen.context, 0xc0ffeeu);
+	EXPECT_EQ(args_seen.record.arg[0], 0x1234u) << "di";
+	EXPECT_EQ(args_seen.record.ip, page.address(probe_offset)) << "the probed address";
+	EXPECT_EQ(args_seen.record.sp, args_seen.record_address + sizeof(okprobe_args))
+		<< "the record lies right below the probed code's sp, its last word";
+	EXPECT_EQ(args_seen.cpu, &direct_cpu) << "this CPU's state, as the full detour finds it";
+	EXPECT_EQ(args_seen.preempt_count, no_resched_due + 1) << "preemption off around the call";
+	EXPECT_EQ(gs_area.preempt_count, no_resched_due);
+}
+
+TEST_F(ArgsDetour, WhatTheEntryWritesToAnArgumentIsWhatTheCodeContinuesWith)
+{
+	optimize_args();
+	args_seen.new_arg0 = 0x2000;
+	EXPECT_EQ(call_function(), 0x2000u + 3 + 1);
+}
+
+TEST_F(ArgsDetour, WithTheFlagsDeadItSavesNoFlags)
+{
+	uint8_t with_flags[max_detour_size], without[max_detour_size];
+	const size_t long_one = build_args(false, with_flags), short_one = build_args(true, without);
+	EXPECT_EQ(long_one, short_one + 2) << "pushfq and popfq, one byte each";
+	// push %rsp (1), push $ip (5), the record's registers (9): then pushfq.
+	EXPECT_EQ(with_flags[15], 0x9c);
+	EXPECT_EQ(without[15], 0x41) << "push %r10 at once";
+}
+
 } // namespace
