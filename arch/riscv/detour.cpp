@@ -90,6 +90,65 @@ size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t det
 	return prefix + length;
 }
 
+namespace {
+
+// The temporaries an argument-only detour saves above the record, with ra.
+constexpr uint8_t args_saved[] = {reg::ra, reg::t0,	reg::t0 + 1, reg::t0 + 2,
+				  reg::t3, reg::t3 + 1, reg::t3 + 2, reg::t3 + 3};
+static_assert(args_record_size + sizeof(args_saved) * 8 == args_frame_bytes);
+
+} // namespace
+
+size_t build_args_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, const ArgsCall &call,
+			 uint8_t *out, size_t capacity, size_t *copy_offset)
+{
+	const uint8_t before = plan.before_frame();
+	if (plan.refusal != OptimizationRefusal::none || (detour_address & 7))
+		return 0;
+	size_t prefix = 0;
+	if (before) {
+		prefix = relocate_instructions(plan, address, 0, before, false, detour_address, out, capacity);
+		if (!prefix)
+			return 0;
+	}
+	Layout layout;
+	if (capacity < prefix + 8 ||
+	    !relocate_behind(plan, address, before, detour_address + prefix, args_detour_frame_size, out + prefix,
+			     capacity - prefix - 8, layout))
+		return 0;
+	const int32_t frame = int32_t(args_frame_bytes);
+	CodeWriter code(out + prefix, capacity - prefix, detour_address + prefix);
+	code.put32(encode::addi(reg::sp, reg::sp, -frame));
+	for (unsigned n = 0; n < 8; ++n)
+		code.put32(encode::sd(reg::a0 + n, reg::sp, int32_t(n * 8)));
+	for (unsigned n = 0; n < sizeof(args_saved); ++n)
+		code.put32(encode::sd(args_saved[n], reg::sp, int32_t(args_record_size + n * 8)));
+	code.put32(encode::addi(reg::t0, reg::sp, frame));
+	code.put32(encode::sd(reg::t0, reg::sp, 9 * 8));
+	// The literals: the context, then the probed address.
+	const size_t literal_load = code.length();
+	code.put32(encode::auipc(reg::a0, 0));
+	code.put32(encode::ld(reg::a1, reg::a0, int32_t(layout.literal + 8 - literal_load)));
+	code.put32(encode::sd(reg::a1, reg::sp, 8 * 8));
+	code.put32(encode::ld(reg::a0, reg::a0, int32_t(layout.literal - literal_load)));
+	code.put32(encode::addi(reg::a1, reg::sp, 0));
+	code.far_jump(reg::ra, call.entry, reg::ra);
+	for (unsigned n = 0; n < 8; ++n)
+		code.put32(encode::ld(reg::a0 + n, reg::sp, int32_t(n * 8)));
+	for (unsigned n = 0; n < sizeof(args_saved); ++n)
+		code.put32(encode::ld(args_saved[n], reg::sp, int32_t(args_record_size + n * 8)));
+	code.put32(encode::addi(reg::sp, reg::sp, frame));
+	if (!finish_detour(code, layout, call.context))
+		return 0;
+	code.put64(call.probed);
+	const size_t length = code.length();
+	if (!length)
+		return 0;
+	if (copy_offset)
+		*copy_offset = prefix + args_detour_frame_size;
+	return prefix + length;
+}
+
 unsigned counting_second_register(const OptimizationPlan &plan)
 {
 	return pick_dead_register(plan.entry_candidates & ~register_bit(plan.entry_register));

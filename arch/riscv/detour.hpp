@@ -53,6 +53,34 @@ constexpr size_t max_detour_size = detour_frame_size + max_relocated_window + 6 
 size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, uint64_t entry,
 		    uint64_t context, uint8_t *out, size_t capacity, size_t *copy_offset = nullptr);
 
+// An argument-only probe's detour (okprobe.args_handler): struct
+// okprobe_args (a0-a7, ip, sp) at the stack pointer, the rest of what a
+// call clobbers (ra, t0-t6) above it, and entry(context, record) called:
+//   addi sp, sp, -144
+//   sd a0..a7, 0..56(sp)              record.arg[]
+//   sd ra, 80(sp); sd t0..t6, 88..136(sp)
+//   addi t0, sp, 144; sd t0, 72(sp)   record.sp: the stack pointer at the probe
+//   auipc a0, 0; ld a1, ip(a0); sd a1, 64(sp); ld a0, context(a0)
+//   mv a1, sp
+//   auipc ra, hi; jalr ra, lo(ra)     entry(context, record)
+//   ld a0..a7; ld ra; ld t0..t6       what the handlers wrote to arg[] too
+//   addi sp, sp, 144
+//   <relocated window>                detour + copy_offset
+//   .align 3; .dword context, ip      the literals
+// 43 instructions against the full detour's 69; the entry (the glue's
+// okp_glue_args_entry) has no pt_regs to fill. An end-anchored window's
+// instructions before the probed one come first, as in build_detour.
+constexpr size_t args_record_size = 10 * 8;
+constexpr size_t args_frame_bytes = 144; // the record, ra, t0-t6; 16-byte aligned
+constexpr size_t args_detour_frame_size = 43 * 4;
+struct ArgsCall {
+	uint64_t entry = 0;
+	uint64_t context = 0;
+	uint64_t probed = 0; // the record's ip: the probe's address
+};
+size_t build_args_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, const ArgsCall &call,
+			 uint8_t *out, size_t capacity, size_t *copy_offset);
+
 // A counting probe's detour (OKPROBE_FLAG_COUNTER): one added to the
 // running CPU's cell, then the window's copy and the jump back; no
 // register save, no call. E is the patched jump's register, S another

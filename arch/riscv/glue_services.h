@@ -22,6 +22,11 @@ extern "C" {
  */
 void okp_glue_optimized_entry(void *site, void *regs);
 /*
+ * riscv: the call of an argument-only detour: okp_core_args_hit() on the
+ * struct okprobe_args it pushed, preemption disabled around it.
+ */
+void okp_glue_args_entry(void *site, void *record);
+/*
  * riscv: where a fault of the instruction at address resumes (its
  * exception-table entry's fixup), or 0 when it has no entry.
  */

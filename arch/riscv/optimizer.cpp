@@ -229,7 +229,9 @@ const char *plan_jump(Site &site, const OriginalText &original)
 	return why;
 }
 
-// The riscv detour always calls the core's entry (direct is not used yet).
+// The riscv detour always calls the core's entry (direct is not used yet):
+// the full one okp_glue_optimized_entry, an argument-only one
+// okp_glue_args_entry.
 const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 {
 	const OptimizationPlan &plan = site.arch.plan;
@@ -253,6 +255,11 @@ const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 			counter.arrival = window_jump_register_value(plan, window, jumped_to);
 			return riscv::build_counting_detour(plan, window, at, counter, bytes, max_detour_size,
 							    &copy_offset);
+		}
+		if (detour.args_record) {
+			const ArgsCall call{reinterpret_cast<uint64_t>(&okp_glue_args_entry),
+					    reinterpret_cast<uint64_t>(&site), site.address};
+			return riscv::build_args_detour(plan, window, at, call, bytes, max_detour_size, &copy_offset);
 		}
 		return riscv::build_detour(plan, window, at, reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),
 					   reinterpret_cast<uint64_t>(&site), bytes, max_detour_size, &copy_offset);
@@ -291,6 +298,13 @@ const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 	detour.copy = code + copy_offset;
 	detour.size = static_cast<uint16_t>(length);
 	return nullptr;
+}
+
+// An argument-only detour saves the argument registers and temporaries
+// only (build_args_detour); its entry calls no handler of pt_regs.
+bool has_args_detour()
+{
+	return true;
 }
 
 void release_detour(const Detour &detour)

@@ -656,6 +656,14 @@ void notrace okp_glue_optimized_entry(void *site, void *raw_regs)
 }
 NOKPROBE_SYMBOL(okp_glue_optimized_entry);
 
+void notrace okp_glue_args_entry(void *site, void *record)
+{
+	preempt_disable_notrace();
+	okp_core_args_hit(site, record, this_cpu_ptr(&okp_cpu_states));
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(okp_glue_args_entry);
+
 /*
  * A counting site's cells: one u64 per CPU, OKP_COUNTER_CELL_STRIDE bytes
  * apart (a cache line each), which riscv's counting detour addresses from

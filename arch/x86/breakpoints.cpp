@@ -61,6 +61,7 @@ void resolve_thunks()
 	okp_glue_detour_percpu(&percpu);
 	DetourCall &call = probe_pools.detour_call;
 	call.entry = reinterpret_cast<uint64_t>(&okp_core_optimized_hit);
+	probe_pools.args_entry = reinterpret_cast<uint64_t>(&okp_core_args_hit);
 	call.cpu_states = percpu.cpu_states;
 	call.this_cpu_off = static_cast<int32_t>(percpu.this_cpu_off);
 	call.preempt_count = static_cast<int32_t>(percpu.preempt_count);

@@ -140,9 +140,23 @@ void emit_per_cpu_leave(Emitter &code, const DetourCall &call)
 	}
 }
 
-void emit_entry_call(Emitter &code, const DetourCall &call)
+constexpr uint8_t lea_rsp_disp8_to_rsi[] = {0x48, 0x8d, 0x74, 0x24}; // disp8 follows
+
+// %rsi = the frame the handlers see: pt_regs at the stack pointer (offset
+// 0), or an argument-only detour's record above what it saved below it.
+void emit_frame_argument(Emitter &code, uint8_t offset)
 {
-	code.bytes(mov_rsp_to_rsi); // entry(context, regs)
+	if (!offset) {
+		code.bytes(mov_rsp_to_rsi);
+		return;
+	}
+	code.bytes(lea_rsp_disp8_to_rsi);
+	code.byte(offset);
+}
+
+void emit_entry_call(Emitter &code, const DetourCall &call, uint8_t frame_offset = 0)
+{
+	emit_frame_argument(code, frame_offset); // entry(context, frame, cpu)
 	code.bytes(movabs_rdi);
 	code.le(call.context, 8);
 	code.byte(call_opcode); // call entry
@@ -150,8 +164,9 @@ void emit_entry_call(Emitter &code, const DetourCall &call)
 }
 
 // The direct hit (core/direct_hit.hpp); every jne/je of a failed check is
-// recorded in general[] for the caller to land on the entry's call.
-size_t emit_direct_hit(Emitter &code, const DirectHit &direct, size_t (&general)[8])
+// recorded in general[] for the caller to land on the entry's call. %rbx
+// is the detour's to use (saved below the frame).
+size_t emit_direct_hit(Emitter &code, const DirectHit &direct, size_t (&general)[8], uint8_t frame_offset)
 {
 	size_t checks = 0;
 	auto otherwise = [&](const uint8_t(&jump)[2]) {
@@ -184,14 +199,14 @@ size_t emit_direct_hit(Emitter &code, const DirectHit &direct, size_t (&general)
 	code.byte(direct.inactive_flags);
 	otherwise(jne_rel32);
 	code.bytes(cmpq_imm32_at_rdi); // cmpq $handler,pre_handler(%rdi)
-	code.le(static_cast<uint32_t>(direct.probe_pre_handler), 4);
+	code.le(static_cast<uint32_t>(direct.probe_handler), 4);
 	code.le(direct.handler, 4);
 	otherwise(jne_rel32);
 	code.bytes(mov_rax_to_at_rdx); // active_site = site
 	code.bytes(mov_rdx_to_rbx);    // the CPU state, kept across the call
 	code.bytes(lock_incq_at_rax);  // lock incq hits(%rax)
 	code.le(static_cast<uint32_t>(direct.first_hits), 4);
-	code.bytes(mov_rsp_to_rsi); // handler(probe, regs)
+	emit_frame_argument(code, frame_offset); // handler(probe, regs or record)
 	code.byte(call_opcode);
 	code.rel32(direct.handler);
 	code.bytes(movq_0_to_at_rbx); // active_site = 0
@@ -225,7 +240,7 @@ size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_
 	else
 		code.bytes(xor_edx); // no CPU state
 	if (direct)
-		checks = emit_direct_hit(code, call.direct, general);
+		checks = emit_direct_hit(code, call.direct, general, 0);
 	else
 		emit_entry_call(code, call);
 	const size_t tail = code.at;
@@ -260,11 +275,11 @@ constexpr uint8_t push_record_registers[] = {0x50, 0x41, 0x51, 0x41, 0x50, 0x51,
 // push %r10; push %r11 / pop %r11; pop %r10: the rest the call clobbers.
 constexpr uint8_t push_scratch[] = {0x41, 0x52, 0x41, 0x53};
 constexpr uint8_t pop_scratch[] = {0x41, 0x5b, 0x41, 0x5a};
+constexpr uint8_t push_rbx = 0x53, pop_rbx = 0x5b; // the direct hit's
 // pop %rdi; pop %rsi; pop %rdx; pop %rcx; pop %r8; pop %r9; pop %rax;
 // lea 16(%rsp),%rsp (ip and sp dropped, the flags untouched).
 constexpr uint8_t pop_record_registers[] = {0x5f, 0x5e, 0x5a, 0x59, 0x41, 0x58, 0x41,
 					    0x59, 0x58, 0x48, 0x8d, 0x64, 0x24, 0x10};
-constexpr uint8_t lea_rsp_disp8_to_rsi[] = {0x48, 0x8d, 0x74, 0x24}; // disp8 follows
 
 } // namespace
 
@@ -276,6 +291,7 @@ size_t build_args_detour(const OptimizationPlan &plan, const uint8_t *region, ui
 	    !fits_int32(address))
 		return 0;
 	Emitter code{out, 0, detour_address};
+	const bool direct = direct_path(call, address, detour_address);
 	code.byte(push_rsp);
 	code.byte(push_imm32); // the record's ip: the probed address
 	code.le(address, 4);
@@ -283,18 +299,25 @@ size_t build_args_detour(const OptimizationPlan &plan, const uint8_t *region, ui
 	if (!args.flags_dead)
 		code.byte(0x9c); // pushfq
 	code.bytes(push_scratch);
+	if (direct)
+		code.byte(push_rbx);
+	// The record, above what was saved below it.
+	const uint8_t record = static_cast<uint8_t>(16 + (args.flags_dead ? 0 : 8) + (direct ? 8 : 0));
+	size_t general[8];
+	size_t checks = 0;
 	if (fast_path(call))
 		emit_per_cpu_enter(code, call);
 	else
-		code.bytes(xor_edx);	  // no CPU state
-	code.bytes(lea_rsp_disp8_to_rsi); // the record, above what was saved
-	code.byte(args.flags_dead ? 16 : 24);
-	code.bytes(movabs_rdi);
-	code.le(call.context, 8);
-	code.byte(call_opcode);
-	code.rel32(call.entry);
+		code.bytes(xor_edx); // no CPU state
+	if (direct)
+		checks = emit_direct_hit(code, call.direct, general, record);
+	else
+		emit_entry_call(code, call, record);
+	const size_t tail = code.at;
 	if (fast_path(call))
 		emit_per_cpu_leave(code, call);
+	if (direct)
+		code.byte(pop_rbx);
 	code.bytes(pop_scratch);
 	if (!args.flags_dead)
 		code.byte(0x9d); // popfq
@@ -302,10 +325,18 @@ size_t build_args_detour(const OptimizationPlan &plan, const uint8_t *region, ui
 	if (copy_at)
 		*copy_at = code.at;
 	const size_t region_length = relocate_region(plan, region, address, thunks, detour_address + code.at,
-						     out + code.at, capacity - code.at);
+						     out + code.at, capacity - code.at - max_detour_general_size);
 	if (!region_length)
 		return 0;
 	code.at += region_length;
+	if (direct) {
+		// The core's entry, when a check failed; then the common tail.
+		for (size_t i = 0; i < checks; ++i)
+			code.land(general[i]);
+		emit_entry_call(code, call, record);
+		code.byte(jump_opcode);
+		code.rel32(detour_address + tail);
+	}
 	return code.reached ? code.at : 0;
 }
 

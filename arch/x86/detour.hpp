@@ -87,7 +87,10 @@ size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_
 //   <relocated region>; jmp back
 // push %rsp pushes the value before the push: the probed code's sp. What
 // the entry writes to arg[] and ax is popped back; ip and sp are not.
-// DetourCall.direct is ignored (the entry checks and calls).
+// With DetourCall.direct (its handler an args_handler) the detour also
+// saves %rbx below the rest and calls the handler itself as a full
+// detour's direct hit does, handler(probe, record); a failed check calls
+// the entry.
 struct ArgsCall {
 	DetourCall call;
 	bool flags_dead = false; // status_flags_dead() at the probe

@@ -137,6 +137,13 @@ const char *build_detour(Site &site, const DirectHit &direct, Detour &detour)
 								  probe_pools.thunks, at, counter, bytes,
 								  max_detour_size);
 			}
+			if (detour.args_record) {
+				ArgsCall args{call, site.arch.flags_dead};
+				args.call.entry = probe_pools.args_entry;
+				return x86::build_args_detour(site.arch.plan, site.arch.region, site.address,
+							      probe_pools.thunks, at, args, bytes, max_detour_size,
+							      &copy_at);
+			}
 			return x86::build_detour(site.arch.plan, site.arch.region, site.address, probe_pools.thunks, at,
 						 call, bytes, max_detour_size, &copy_at);
 		},
@@ -148,6 +155,11 @@ const char *build_detour(Site &site, const DirectHit &direct, Detour &detour)
 	detour.copy = code + copy_at;
 	detour.size = static_cast<uint16_t>(length);
 	return nullptr;
+}
+
+bool has_args_detour()
+{
+	return true;
 }
 
 void release_detour(const Detour &detour)

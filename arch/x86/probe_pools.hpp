@@ -38,7 +38,8 @@ struct ProbePools {
 	SlotPool<slot_bytes, max_slot_pages> slots;
 	DetourPool detours;
 	Thunks thunks;
-	DetourCall detour_call; // all but the context
+	DetourCall detour_call;	 // all but the context
+	uint64_t args_entry = 0; // an argument-only detour's: okp_core_args_hit
 	bool thunks_resolved = false;
 	LastFunction<DecodedFunction> last_function;
 };

@@ -36,18 +36,21 @@ struct FakeKernel {
 	int optimizer_scheduled = 0, detours_created = 0, detours_freed = 0;
 	// Counter cells handed out and not freed, each one CPU's count.
 	std::map<unsigned long, unsigned long long> counter_cells;
-	int unoptimize_calls = 0;			// riscv waits a grace period in each
-	std::map<uint64_t, okp::DirectHit> direct_hits; // what each site's last detour was asked
-	int text_writes = 0, text_batches = 0;		// synchronizing writes, single and batched
-	std::map<uint64_t, int> arms;			// times each address was armed
-	std::map<uint64_t, const char *> unplannable;	// plan_jump refuses these
-	std::map<uint64_t, int> claims;			// okprobe's claims on each function
-	bool kernel_kprobe_in_function = false;		// the glue refuses every claim
-	uint64_t breakpoint_on_claim = 0;		// someone's int3 appears there as okprobe claims
-	std::map<uint64_t, int> lost;			// times each address was reported lost
-	int pins = 0;					// okprobe.ko's pins for lost text
-	std::set<uint64_t> emulated;			// sites emulated instead of copied
-	std::set<uint64_t> unboostable;			// sites whose copy cannot jump back
+	int unoptimize_calls = 0;			 // riscv waits a grace period in each
+	std::map<uint64_t, okp::DirectHit> direct_hits;	 // what each site's last detour was asked
+	bool args_detours = true;			 // arch::has_args_detour()
+	std::map<uint64_t, bool> args_records;		 // each site's last detour: argument-only?
+	std::map<uint64_t, int> published_at_unoptimize; // probes a site had when its jump went
+	int text_writes = 0, text_batches = 0;		 // synchronizing writes, single and batched
+	std::map<uint64_t, int> arms;			 // times each address was armed
+	std::map<uint64_t, const char *> unplannable;	 // plan_jump refuses these
+	std::map<uint64_t, int> claims;			 // okprobe's claims on each function
+	bool kernel_kprobe_in_function = false;		 // the glue refuses every claim
+	uint64_t breakpoint_on_claim = 0;		 // someone's int3 appears there as okprobe claims
+	std::map<uint64_t, int> lost;			 // times each address was reported lost
+	int pins = 0;					 // okprobe.ko's pins for lost text
+	std::set<uint64_t> emulated;			 // sites emulated instead of copied
+	std::set<uint64_t> unboostable;			 // sites whose copy cannot jump back
 	int emulations = 0;
 	okp_cpu_state cpu; // the hit path's per-CPU state
 	// ftrace: a one-byte call site at this address (0: none), what arming
@@ -112,6 +115,9 @@ protected:
 		kernel.optimizer_scheduled = kernel.detours_created = kernel.detours_freed = 0;
 		kernel.counter_cells.clear();
 		kernel.direct_hits.clear();
+		kernel.args_detours = true;
+		kernel.args_records.clear();
+		kernel.published_at_unoptimize.clear();
 		kernel.arms.clear();
 		kernel.unplannable.clear();
 		kernel.claims.clear();
@@ -772,7 +778,7 @@ TEST_F(ProbeTableTest, TheDetourCallsASoleProbesPreHandlerDirectly)
 	EXPECT_EQ(base + direct.lost, reinterpret_cast<const uint8_t *>(&site->lost));
 	EXPECT_EQ(reinterpret_cast<const uint8_t *>(&sole) + direct.probe_flags,
 		  reinterpret_cast<const uint8_t *>(&sole.flags));
-	EXPECT_EQ(reinterpret_cast<const uint8_t *>(&sole) + direct.probe_pre_handler,
+	EXPECT_EQ(reinterpret_cast<const uint8_t *>(&sole) + direct.probe_handler,
 		  reinterpret_cast<const uint8_t *>(&sole.pre_handler));
 	EXPECT_EQ(direct.inactive_flags, OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_GONE);
 	EXPECT_EQ(*reinterpret_cast<const bool *>(direct.all_enabled), true);
@@ -1174,10 +1180,17 @@ const char *build_detour(Site &site, const DirectHit &direct, Detour &detour)
 {
 	++kernel.detours_created;
 	kernel.direct_hits[site.address] = direct;
+	EXPECT_TRUE(kernel.args_detours || !detour.args_record) << "an argument-only detour the arch cannot build";
+	kernel.args_records[site.address] = detour.args_record;
 	detour.code = 0x900000 + site.address;
 	detour.copy = detour.code + 0x40;
 	detour.size = 0x50;
 	return nullptr;
+}
+
+bool has_args_detour()
+{
+	return kernel.args_detours;
 }
 
 void release_detour(const Detour &)
@@ -1209,6 +1222,10 @@ void unoptimize(Site *const *sites, size_t count)
 			mark_lost(site, "changed the jump");
 			continue;
 		}
+		int published = 0;
+		for (int slot = 0; slot < okp::max_probes_per_site; ++slot)
+			published += site.probes[slot].load(okp::Order::relaxed) != nullptr;
+		kernel.published_at_unoptimize[site.address] = published;
 		text_at(site.address) = breakpoint;
 		for (uint64_t b = 1; b < fake_region; ++b)
 			text_at(site.address + b) = site.original[b];
@@ -2311,4 +2328,115 @@ TEST_F(ArgsProbeTest, BesideAPreHandlerBothRunAndANestedHitIsMissed)
 	kernel.cpu.active_site = nullptr;
 	EXPECT_EQ(args_log.calls, 1);
 	EXPECT_EQ(args.nmissed, 1u);
+}
+
+// Where every probe of a site is argument-only, its detour is: it pushes
+// struct okprobe_args and calls the args_handler itself, or the core's
+// okp_core_args_hit, which runs the args_handlers on the record in place.
+TEST_F(ArgsProbeTest, AnArgsOnlySiteGetsAnArgsDetourThatCallsItsHandlerDirectly)
+{
+	okp_core_set_optimization(1);
+	okprobe &probe = args_probe(5);
+	ASSERT_EQ(add(probe), 0);
+	okp::Site *site = table.lookup(text_start + 5);
+	ASSERT_NE(site, nullptr);
+	EXPECT_TRUE(kernel.args_records[site->address]);
+	const okp::DirectHit direct = kernel.direct_hits[site->address];
+	ASSERT_TRUE(direct.wanted());
+	EXPECT_EQ(direct.handler, reinterpret_cast<uint64_t>(probe.args_handler));
+	EXPECT_EQ(reinterpret_cast<const uint8_t *>(&probe) + direct.probe_handler,
+		  reinterpret_cast<const uint8_t *>(&probe.args_handler));
+	run_optimizer();
+	EXPECT_EQ(jump_state(5), okp::JumpState::optimized);
+
+	okprobe_args record = {};
+	for (int i = 0; i < OKPROBE_ARG_REGS; ++i)
+		record.arg[i] = 0xa0 + i;
+	record.ip = text_start + 5;
+	record.sp = 0x7000;
+	args_log.change = true;
+	okp_core_args_hit(site, &record, &kernel.cpu);
+	EXPECT_EQ(args_log.calls, 1);
+	EXPECT_EQ(args_log.seen.arg[2], 0xa2u);
+	EXPECT_EQ(args_log.seen.ip, text_start + 5);
+	EXPECT_EQ(record.arg[1], 0x1111u) << "written in the record the detour pops back";
+	EXPECT_EQ(kernel.cpu.active_site, nullptr);
+	unsigned long hits = 0;
+	table.for_each_line([&](const okp::ListLine &line) { hits = line.hits; });
+	EXPECT_EQ(hits, 1u);
+
+	kernel.cpu.active_site = site; // as inside another handler
+	okp_core_args_hit(site, &record, &kernel.cpu);
+	kernel.cpu.active_site = nullptr;
+	EXPECT_EQ(args_log.calls, 1);
+	EXPECT_EQ(probe.nmissed, 1u);
+
+	ASSERT_EQ(table.set_probe_enabled(&probe, false), 0);
+	okp_core_args_hit(site, &record, &kernel.cpu); // a CPU still on its way
+	EXPECT_EQ(args_log.calls, 1) << "a disabled probe's handler ran";
+}
+
+// A probe of pt_regs never sees an argument-only detour: its registration
+// takes the jump out before the probe is published, and the site gets a
+// full detour; when it leaves, the argument-only detour comes back. A
+// disabled one counts: enabling it must not need another detour.
+TEST_F(ArgsProbeTest, APtRegsProbeTakesTheArgsDetourOutAndItsLeavingBringsItBack)
+{
+	okp_core_set_optimization(1);
+	okprobe &args = args_probe(5);
+	ASSERT_EQ(add(args), 0);
+	run_optimizer();
+	ASSERT_EQ(jump_state(5), okp::JumpState::optimized);
+	okp::Site *site = table.lookup(text_start + 5);
+	const int created = kernel.detours_created;
+
+	okprobe &full = logged_probe(5, false);
+	full.flags = OKPROBE_FLAG_DISABLED;
+	ASSERT_EQ(add(full), 0);
+	EXPECT_EQ(kernel.detours_created, created + 1);
+	EXPECT_FALSE(kernel.args_records[site->address]) << "a full detour for the disabled probe too";
+	EXPECT_EQ(jump_state(5), okp::JumpState::waiting);
+	EXPECT_EQ(kernel.published_at_unoptimize[site->address], 1) << "the jump went after the probe came in";
+	ASSERT_EQ(table.set_probe_enabled(&full, true), 0);
+	EXPECT_EQ(kernel.detours_created, created + 1) << "enabling it built no other detour";
+
+	// A CPU that entered the argument-only detour before it went runs
+	// the args_handlers only.
+	okprobe_args record = {};
+	okp_core_args_hit(site, &record, &kernel.cpu);
+	EXPECT_EQ(args_log.calls, 1);
+	EXPECT_EQ(hit_log.pre, 0) << "a pre_handler called without pt_regs";
+	run_optimizer();
+	ASSERT_EQ(jump_state(5), okp::JumpState::optimized);
+	okp::arch::Registers regs = registers_at(0x900000);
+	okp_core_optimized_hit(site, &regs, &kernel.cpu);
+	EXPECT_EQ(args_log.calls, 2);
+	EXPECT_EQ(hit_log.pre, 1);
+
+	okprobe *leaving[] = {&full};
+	table.unregister_probes(leaving, 1);
+	EXPECT_EQ(kernel.detours_created, created + 2);
+	EXPECT_TRUE(kernel.args_records[site->address]) << "argument-only again";
+	run_optimizer();
+	EXPECT_EQ(jump_state(5), okp::JumpState::optimized);
+}
+
+// An arch without argument-only detours gives args probes the full one,
+// and the site is never rebuilt for it.
+TEST_F(ArgsProbeTest, WithoutArgsDetoursTheFullDetourServesAndStays)
+{
+	okp_core_set_optimization(1);
+	kernel.args_detours = false;
+	okprobe &probe = args_probe(5);
+	ASSERT_EQ(add(probe), 0);
+	run_optimizer();
+	ASSERT_EQ(jump_state(5), okp::JumpState::optimized);
+	EXPECT_FALSE(kernel.args_records[text_start + 5]);
+	EXPECT_FALSE(kernel.direct_hits[text_start + 5].wanted()) << "no direct pre_handler call";
+	const int created = kernel.detours_created;
+	ASSERT_EQ(table.set_probe_enabled(&probe, false), 0);
+	ASSERT_EQ(table.set_probe_enabled(&probe, true), 0);
+	run_optimizer();
+	EXPECT_EQ(jump_state(5), okp::JumpState::optimized);
+	EXPECT_LE(kernel.detours_created, created + 1) << "rebuilt over and over";
 }

@@ -309,7 +309,7 @@ public:
 			hit.first_hits = offsetof(FakeSite, first_hits);
 			hit.lost = offsetof(FakeSite, lost);
 			hit.probe_flags = offsetof(okprobe, flags);
-			hit.probe_pre_handler = offsetof(okprobe, pre_handler);
+			hit.probe_handler = offsetof(okprobe, pre_handler);
 			hit.inactive_flags = OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_GONE;
 		}
 		return call;
@@ -618,26 +618,53 @@ extern "C" void record_args_entry(uint64_t context, okprobe_args *record, okp_cp
 	record->sp = 0xbad;
 }
 
+// An args_handler the detour calls directly.
+struct ArgsDirectSeen {
+	int calls = 0;
+	okprobe *probe = nullptr;
+	okprobe_args record{};
+	uint64_t active_site = 0;
+	uint64_t new_arg1 = 0; // nonzero: the handler writes it into arg[1]
+} args_direct_seen;
+
+extern "C" void record_args_direct(okprobe *probe, okprobe_args *record)
+{
+	++args_direct_seen.calls;
+	args_direct_seen.probe = probe;
+	args_direct_seen.record = *record;
+	args_direct_seen.active_site = reinterpret_cast<uint64_t>(direct_cpu.active_site);
+	if (args_direct_seen.new_arg1)
+		record->arg[1] = args_direct_seen.new_arg1;
+}
+
 class ArgsDetour : public DirectDetour {
 public:
-	static constexpr size_t args_entry_offset = 0x800;
+	static constexpr size_t args_entry_offset = 0x800, args_handler_offset = 0x880;
 
 	void SetUp() override
 	{
 		DirectDetour::SetUp();
 		put_trampoline(args_entry_offset, reinterpret_cast<uint64_t>(&record_args_entry));
+		put_trampoline(args_handler_offset, reinterpret_cast<uint64_t>(&record_args_direct));
 		args_seen = ArgsSeen{};
+		args_direct_seen = ArgsDirectSeen{};
+		probe.pre_handler = nullptr;
+		probe.args_handler = reinterpret_cast<okprobe_args_handler_t>(page.address(args_handler_offset));
 	}
 
-	size_t build_args(bool flags_dead, uint8_t (&detour)[max_detour_size])
+	size_t build_args(bool flags_dead, uint8_t (&detour)[max_detour_size], bool direct = false)
 	{
 		const uint64_t address = page.address(probe_offset);
 		const CodeRange range{page.at(0), page.address(0), function.size()};
 		const OptimizationPlan plan = plan_jump_optimization(range, nullptr, 0, address, {}, nullptr, nullptr);
 		EXPECT_EQ(plan.refusal, OptimizationRefusal::none);
 		ArgsCall args;
-		args.call = call_with_direct(false);
+		args.call = call_with_direct(direct);
 		args.call.entry = page.address(args_entry_offset);
+		if (direct) {
+			args.call.direct.handler = page.address(args_handler_offset);
+			args.call.direct.probe_handler = offsetof(okprobe, args_handler);
+		}
 		args.flags_dead = flags_dead;
 		size_t copy_at = 0;
 		const size_t length =
@@ -647,10 +674,10 @@ public:
 		return length;
 	}
 
-	void optimize_args()
+	void optimize_args(bool direct = false)
 	{
 		uint8_t detour[max_detour_size];
-		patch_in(page, detour, build_args(false, detour), probe_offset);
+		patch_in(page, detour, build_args(false, detour, direct), probe_offset);
 	}
 };
 
@@ -684,6 +711,49 @@ TEST_F(ArgsDetour, WithTheFlagsDeadItSavesNoFlags)
 	// push %rsp (1), push $ip (5), the record's registers (9): then pushfq.
 	EXPECT_EQ(with_flags[15], 0x9c);
 	EXPECT_EQ(without[15], 0x41) << "push %r10 at once";
+}
+
+// The sole args_handler, called by the detour itself: the same record,
+// the hit counted, nested hits missed, a written argument kept, the flags
+// and %rbx (saved for the CPU state) the function's again.
+TEST_F(ArgsDetour, ASoleArgsHandlerIsCalledDirectlyWithTheRecord)
+{
+	optimize_args(true);
+	EXPECT_EQ(call_function(), 0x1234u + 3 + 1) << "CF survives";
+	ASSERT_EQ(args_direct_seen.calls, 1);
+	EXPECT_EQ(args_seen.calls, 0) << "the core's entry is not called";
+	EXPECT_EQ(args_direct_seen.probe, &probe);
+	EXPECT_EQ(args_direct_seen.record.arg[0], 0x1234u);
+	EXPECT_EQ(args_direct_seen.record.ip, page.address(probe_offset));
+	EXPECT_EQ(args_direct_seen.active_site, reinterpret_cast<uint64_t>(&site));
+	EXPECT_EQ(site.first_hits, 1u);
+	EXPECT_EQ(direct_cpu.active_site, nullptr);
+	EXPECT_EQ(gs_area.preempt_count, no_resched_due);
+	args_direct_seen.new_arg1 = 0x55;
+	EXPECT_EQ(call_function(), 0x1234u + 3 + 1) << "arg[1] (si) is not what the function adds";
+	EXPECT_EQ(site.first_hits, 2u);
+}
+
+TEST_F(ArgsDetour, AFailedCheckCallsTheArgsEntryWithTheRecord)
+{
+	optimize_args(true);
+	probe.flags = OKPROBE_FLAG_DISABLED;
+	EXPECT_EQ(call_function(), 0x1234u + 3 + 1);
+	EXPECT_EQ(args_direct_seen.calls, 0);
+	ASSERT_EQ(args_seen.calls, 1);
+	EXPECT_EQ(args_seen.record.arg[0], 0x1234u);
+	EXPECT_EQ(args_seen.record.sp, args_seen.record_address + sizeof(okprobe_args));
+	args_seen.new_arg0 = 0x3000;
+	EXPECT_EQ(call_function(), 0x3000u + 3 + 1) << "the entry's write kept";
+	EXPECT_EQ(site.first_hits, 0u);
+	reset();
+	probe.pre_handler = nullptr;
+	probe.args_handler = reinterpret_cast<okprobe_args_handler_t>(page.address(args_handler_offset));
+	args_seen.new_arg0 = 0;
+	direct_cpu.active_site = &site; // inside another hit
+	EXPECT_EQ(call_function(), 0x1234u + 3 + 1);
+	EXPECT_EQ(args_direct_seen.calls, 0);
+	EXPECT_EQ(args_seen.calls, 3);
 }
 
 } // namespace

@@ -14,6 +14,8 @@
 #include <linux/kernel.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
 
 #include "okprobe_selftest_common.h"
 #include "okprobe_selftest_driver.h"
@@ -153,8 +155,111 @@ out:
 	kfree(p);
 }
 
+/*
+ * x86: whether the jump at address leads to an argument-only detour (its
+ * first instruction push %rsp; a full detour's is push $__KERNEL_DS): 1 or
+ * 0, or -1 when there is no jump there. riscv: -1 (not read here; the
+ * host tests run its frame).
+ */
+static int okp_args_detour_at(void *address)
+{
+#ifdef CONFIG_X86
+	u8 jump[5], first;
+	s32 rel;
+
+	if (copy_from_kernel_nofault(jump, address, sizeof(jump)) ||
+	    jump[0] != 0xe9)
+		return -1;
+	memcpy(&rel, jump + 1, sizeof(rel));
+	if (copy_from_kernel_nofault(&first, address + 5 + rel, 1))
+		return -1;
+	return first == 0x54;
+#else
+	return -1;
+#endif
+}
+
+/* Where the kind can be read (x86), it must be the one expected. */
+static bool okp_args_kind_is(void *address, int expected)
+{
+	int kind = okp_args_detour_at(address);
+
+	return !IS_ENABLED(CONFIG_X86) || kind == expected;
+}
+
+static atomic_long_t okp_args_full_hits;
+
+static int okp_args_full_pre(struct okprobe *probe, struct pt_regs *regs)
+{
+	atomic_long_inc(&okp_args_full_hits);
+	return 0;
+}
+
+/*
+ * An argument-only site gets a probe of pt_regs and loses it again: the
+ * argument-only detour (x86) gives way to a full one, then comes back, and
+ * at every step each call is one hit of each probe there, optimized.
+ */
+static void okp_test_args_beside_full(const struct okp_instruction *at)
+{
+	static const char name[] =
+		"argument-only probe joined by a pre_handler probe and left again: optimized at each step, every call one hit of each";
+	struct okp_args_probe *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	struct okprobe *full = kzalloc(sizeof(*full), GFP_KERNEL);
+	char why[300] = "";
+	long full_hits;
+	int ret;
+
+	EXPECT(p && full, "out of memory");
+	atomic_long_set(&okp_args_full_hits, 0);
+	p->probe.addr = okp_at(at->function, at->offset);
+	p->probe.args_handler = okp_args_handler;
+	ret = okprobe_register(&p->probe);
+	EXPECT(!ret, "okprobe_register: %d", ret);
+	EXPECT(okp_wait_optimized(&p->probe, true), "never optimized alone");
+	EXPECT(okp_args_kind_is(p->probe.addr, 1),
+	       "alone, the jump leads to no argument-only detour (%d)",
+	       okp_args_detour_at(p->probe.addr));
+	if (!okp_args_calls(p, at->function, why, sizeof(why)))
+		goto out;
+	full->addr = p->probe.addr;
+	full->pre_handler = okp_args_full_pre;
+	ret = okprobe_register(full);
+	EXPECT(!ret, "okprobe_register (pre_handler): %d", ret);
+	EXPECT(okp_wait_optimized(full, true), "never optimized with both");
+	EXPECT(okp_args_kind_is(p->probe.addr, 0),
+	       "with a pre_handler, the jump leads to no full detour (%d)",
+	       okp_args_detour_at(p->probe.addr));
+	if (!okp_args_calls(p, at->function, why, sizeof(why)))
+		goto out;
+	full_hits = atomic_long_read(&okp_args_full_hits);
+	EXPECT(full_hits == 3 * OKP_ARGS_CALLS, "the pre_handler saw %ld hits",
+	       full_hits);
+	okprobe_unregister(full);
+	full->okp_site = NULL;
+	EXPECT(okp_wait_optimized(&p->probe, true),
+	       "never optimized again alone");
+	EXPECT(okp_args_kind_is(p->probe.addr, 1),
+	       "alone again, the jump leads to no argument-only detour (%d)",
+	       okp_args_detour_at(p->probe.addr));
+	if (!okp_args_calls(p, at->function, why, sizeof(why)))
+		goto out;
+	EXPECT(atomic_long_read(&okp_args_full_hits) == full_hits,
+	       "the unregistered pre_handler ran");
+	EXPECT(!p->probe.nmissed, "%lu missed", p->probe.nmissed);
+out:
+	if (full && full->okp_site)
+		okprobe_unregister(full);
+	if (p && p->probe.okp_site)
+		okprobe_unregister(&p->probe);
+	okp_report(!why[0], name, why);
+	kfree(full);
+	kfree(p);
+}
+
 void okp_test_args_probes(const struct okp_instruction *at)
 {
 	okp_test_args_probe(at, false);
 	okp_test_args_probe(at, true);
+	okp_test_args_beside_full(at);
 }

@@ -92,10 +92,14 @@ TrapPath trap_path_functions(const CodeGraphFacts &facts, uint64_t (*lookup)(con
 // why not. Asked once, when the site is created.
 const char *plan_jump(Site &site, const OriginalText &text);
 // Builds the planned site's detour code and fills detour (not yet
-// published); direct says whether its one probe's pre_handler may be
-// called from the detour itself (core/direct_hit.hpp; an arch may ignore
-// it). nullptr, or why it cannot (no memory within reach).
+// published); direct says whether its one probe's handler may be called
+// from the detour itself (core/direct_hit.hpp; an arch may ignore it).
+// detour.args_record asks for an argument-only detour (its frame struct
+// okprobe_args, its entry okp_core_args_hit), only where
+// has_args_detour(). nullptr, or why it cannot (no memory within reach).
 const char *build_detour(Site &site, const DirectHit &direct, Detour &detour);
+// Whether build_detour builds argument-only detours.
+bool has_args_detour();
 // After the grace periods (no CPU or task is inside it): gives the
 // detour's code back.
 void release_detour(const Detour &detour);

@@ -235,6 +235,7 @@ struct okp_jump_line {
 	unsigned int region_length;	/* bytes the jump replaces (0: none) */
 	unsigned int detour_size;	/* bytes of detour code (0: none) */
 	unsigned int region_behind;	/* of those, before address */
+	int args_detour;		/* the detour is argument-only */
 };
 void okp_core_jumps(void (*emit)(const struct okp_jump_line *line,
 				 void *context),
@@ -263,6 +264,15 @@ struct okp_cpu_state;
  */
 void okp_core_optimized_hit(void *site, void *regs,
 			    struct okp_cpu_state *cpu);
+
+struct okprobe_args;
+/*
+ * An argument-only detour calls this instead, with preemption disabled:
+ * record is the struct okprobe_args it pushed (what the handlers write to
+ * its arguments and return value is popped back into the registers).
+ */
+void okp_core_args_hit(void *site, struct okprobe_args *record,
+		       struct okp_cpu_state *cpu);
 
 /*
  * The breakpoint handler (arch): regs is the trap's struct pt_regs. Returns

@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
-// What an optimized site's detour needs to run its one probe's pre_handler
-// by itself: the core's entry (okp_core_optimized_hit) does the same for
-// any number of probes, with a loop, its checks and an indirect call,
-// about 50 instructions of a 106-instruction hit on x86 (tools/trace-hit).
+// What an optimized site's detour needs to run its one probe's handler by
+// itself: the core's entry (okp_core_optimized_hit, okp_core_args_hit)
+// does the same for any number of probes, with a loop, its checks and an
+// indirect call, about 50 instructions of a 106-instruction hit on x86
+// (tools/trace-hit).
 //
 // The core decides when the detour is built (ProbeTable::direct_hit): a
 // site with exactly one active probe that has a pre_handler and no
-// post_handler. Everything that can change after that is checked live at
-// every hit, in this order, and any difference takes the core's entry:
+// post_handler, or (for an argument-only detour) an args_handler.
+// Everything that can change after that is checked live at every hit, in
+// this order, and any difference takes the core's entry:
 //   this CPU is inside no other hit (okp_cpu_state::active_site == 0)
 //   site->probe_slots == 1 and site->probes[0] == probe
 //   site->lost == nullptr and the table's all_enabled byte is set
-//   !(probe->flags & inactive_flags) and probe->pre_handler == handler
+//   !(probe->flags & inactive_flags) and the handler field == handler
 // then, as the core would: active_site = site; site->hits[0] += 1
-// (atomically); handler(probe, regs); active_site = 0. The handler is
-// called directly (a call rel32), its return value ignored as
-// opt_pre_handler() does.
+// (atomically); handler(probe, regs or record); active_site = 0. The
+// handler is called directly (a call rel32), a pre_handler's return value
+// ignored as opt_pre_handler() does.
 #pragma once
 
 #include <stdint.h>
@@ -33,8 +35,8 @@ struct DirectHit {
 	int32_t first_hits = 0;	 // hits[0], an unsigned long
 	int32_t lost = 0;	 // lost, a pointer
 	// Offsets in struct okprobe.
-	int32_t probe_flags = 0; // flags, an unsigned int
-	int32_t probe_pre_handler = 0;
+	int32_t probe_flags = 0;   // flags, an unsigned int
+	int32_t probe_handler = 0; // pre_handler, or args_handler
 	uint8_t inactive_flags = 0;
 
 	bool wanted() const { return site != 0; }

@@ -221,6 +221,21 @@ OKP_HANDLER_PATH void ProbeTable::run_optimized_hit(Site &site, pt_regs *regs)
 	}
 }
 
+OKP_HANDLER_PATH void ProbeTable::run_args_hit(Site &site, okprobe_args &record)
+{
+	const int slots = site.probe_slots.load(Order::acquire);
+	for (int i = 0; i < slots && i < max_probes_per_site; ++i) {
+		okprobe *probe = site.probes[i].load(Order::acquire);
+		// A probe of pt_regs is published only after the argument-only
+		// detour is withdrawn: one seen here came in while this CPU was
+		// already on its way, and the hit is not its.
+		if (!probe_active(probe) || !probe->args_handler)
+			continue;
+		site.hits[i].fetch_add(1, Order::relaxed);
+		probe->args_handler(probe, &record);
+	}
+}
+
 OKP_HANDLER_PATH void ProbeTable::count_missed(Site &site)
 {
 	for (int i = 0; i < max_probes_per_site; ++i) {
@@ -297,6 +312,23 @@ extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_optimized_hit(void *r
 	cpu->active_site = &site;
 	arch::present_optimized_hit(site, regs);
 	ProbeTable::run_optimized_hit(site, as_pt_regs(regs));
+	cpu->active_site = nullptr;
+}
+
+// An argument-only detour's hit (preemption off): the record is the
+// handlers', as the detour pushed it; the rest as okp_core_optimized_hit.
+extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_args_hit(void *raw_site, okprobe_args *record,
+								    struct okp_cpu_state *cpu)
+{
+	Site &site = *static_cast<Site *>(raw_site);
+	if (cpu->active_site) {
+		ProbeTable::count_missed(site);
+		return;
+	}
+	if (!registered_probes.all_enabled() || site.is_lost())
+		return;
+	cpu->active_site = &site;
+	ProbeTable::run_args_hit(site, *record);
 	cpu->active_site = nullptr;
 }
 

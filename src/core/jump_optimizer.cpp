@@ -12,15 +12,39 @@
 
 namespace okp {
 
-DirectHit ProbeTable::direct_hit(const Site &site) const
+bool ProbeTable::args_detour_wanted(const Site &site) const
+{
+	// Every probe attached, enabled or not (enabling one must not need
+	// another detour), has an args_handler.
+	if (site.counting() || site.via_ftrace || !arch::has_args_detour())
+		return false;
+	bool any = false;
+	for (const okprobe *probe : site.attached_probes()) {
+		if (probe && !probe->args_handler)
+			return false;
+		any = any || probe;
+	}
+	return any;
+}
+
+bool ProbeTable::detour_kind_stale(const Site &site) const
+{
+	const Detour *detour = site.current_detour();
+	return detour && detour->args_record != args_detour_wanted(site);
+}
+
+DirectHit ProbeTable::direct_hit(const Site &site, bool args_record) const
 {
 	DirectHit direct;
-	okprobe *probe = site.counting() || site.via_ftrace ? nullptr : sole_pre_candidate(site);
+	okprobe *probe = site.counting() || site.via_ftrace ? nullptr
+			 : args_record			    ? sole_args_candidate(site)
+							    : sole_pre_candidate(site);
 	if (!probe)
 		return direct;
 	direct.site = reinterpret_cast<uint64_t>(&site);
 	direct.probe = reinterpret_cast<uint64_t>(probe);
-	direct.handler = reinterpret_cast<uint64_t>(probe->pre_handler);
+	direct.handler = args_record ? reinterpret_cast<uint64_t>(probe->args_handler)
+				     : reinterpret_cast<uint64_t>(probe->pre_handler);
 	direct.all_enabled = reinterpret_cast<uint64_t>(&all_enabled_);
 	// Site is not standard-layout (it has an arch part), but GCC and
 	// Clang lay it out as declared: offsetof is well defined for them.
@@ -32,7 +56,7 @@ DirectHit ProbeTable::direct_hit(const Site &site) const
 	direct.lost = offsetof(Site, lost);
 #pragma GCC diagnostic pop
 	direct.probe_flags = offsetof(okprobe, flags);
-	direct.probe_pre_handler = offsetof(okprobe, pre_handler);
+	direct.probe_handler = args_record ? offsetof(okprobe, args_handler) : offsetof(okprobe, pre_handler);
 	direct.inactive_flags = inactive_flags;
 	static_assert(sizeof(site.probe_slots) == 1 && sizeof(site.probes[0]) == 8 && sizeof(site.hits[0]) == 8 &&
 		      sizeof(site.lost) == 8 && sizeof(all_enabled_) == 1 && sizeof(probe->flags) == 4 &&
@@ -100,7 +124,8 @@ void ProbeTable::enter_waiting(Site &site)
 		site.unoptimized_why = "out of memory";
 		return;
 	}
-	if (const char *why = arch::build_detour(site, direct_hit(site), *owned)) {
+	owned->args_record = args_detour_wanted(site);
+	if (const char *why = arch::build_detour(site, direct_hit(site, owned->args_record), *owned)) {
 		site.unoptimized_why = why;
 		return;
 	}

@@ -112,8 +112,9 @@ extern "C" void okp_core_jumps(void (*emit)(const struct okp_jump_line *line, vo
 				    : line.state == JumpState::optimized ? "optimized"
 				    : line.state == JumpState::waiting	 ? "waiting"
 									 : "breakpoint";
-		const okp_jump_line out = {line.address,     line.description,	state, line.why, line.region_length,
-					   line.detour_size, line.region_behind};
+		const okp_jump_line out = {line.address,       line.description,   state,
+					   line.why,	       line.region_length, line.detour_size,
+					   line.region_behind, line.args_detour};
 		emit(&out, context);
 	});
 }

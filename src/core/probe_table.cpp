@@ -67,7 +67,19 @@ void ProbeTable::update_site(Site &site, bool defer_detour)
 		set_queued(site, false);
 		leave_jump(site);
 		site.unoptimized_why = why;
-	} else if (site.jump == JumpState::breakpoint && defer_detour) {
+		return;
+	}
+	// The probes changed kind (an argument-only detour cannot serve a
+	// pt_regs handler; a full one serves args_handlers, slower): the
+	// jump goes, and a detour of the right kind is built.
+	if (detour_kind_stale(site)) {
+		leave_jump(site);
+		if (site.is_lost()) {
+			settle_lost(site);
+			return;
+		}
+	}
+	if (site.jump == JumpState::breakpoint && defer_detour) {
 		// The optimizer builds the detour (optimizer_begin); the caller
 		// schedules it once for all.
 		set_queued(site, true);
@@ -423,9 +435,12 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 			abandon_new_site(site);
 		return out_of_memory;
 	}
-	// An optimized hit runs no post_handler: the jump goes first.
+	// An optimized hit runs no post_handler, and an argument-only detour
+	// no handler of pt_regs: the jump goes first.
 	if ((probe->post_handler || (probe->flags & OKPROBE_FLAG_BREAKPOINT)) &&
 	    !(probe->flags & OKPROBE_FLAG_DISABLED))
+		leave_jump(*site);
+	else if (!probe->args_handler && site->current_detour() && site->current_detour()->args_record)
 		leave_jump(*site);
 	site->past_ftrace = site->past_ftrace || checked.past_ftrace;
 	// Everything the handler reads is filled before the probe is

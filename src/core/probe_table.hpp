@@ -80,6 +80,7 @@ struct JumpLine {
 	const char *why; // why not optimized (nullptr when optimized)
 	unsigned int region_length, detour_size;
 	unsigned int region_behind; // the region starts this many bytes before address
+	bool args_detour;	    // the detour is argument-only (Detour::args_record)
 };
 
 class ProbeTable {
@@ -222,6 +223,9 @@ public:
 	// one runs, whatever they return, as the kernel's opt_pre_handler()
 	// does.
 	static void run_optimized_hit(Site &site, pt_regs *regs);
+	// An argument-only detour's hit: the same for the args_handlers,
+	// over the record the detour pushed.
+	static void run_args_hit(Site &site, okprobe_args &record);
 	// A site's only probe when it is active and has no post_handler (an
 	// entry probe as most are), its hit counted; else nullptr. Its hit
 	// needs no snapshot: nothing runs after the pre_handler.
@@ -229,6 +233,9 @@ public:
 	// The same probe, its hit not counted: what the detour of an x86
 	// site calls directly (direct_hit).
 	static okprobe *sole_pre_candidate(const Site &site);
+	// The site's one active probe, when it has an args_handler: what an
+	// argument-only detour calls directly.
+	static okprobe *sole_args_candidate(const Site &site);
 	// The per-CPU state's storage for the probes of the hit in progress.
 	static HitProbes &hit_probes_of(okp_cpu_state &cpu);
 	// The site's detour while it waits or jumps (acquire: read after the
@@ -237,8 +244,13 @@ public:
 
 private:
 	static bool probe_active(const okprobe *probe);
-	// Whether the site's detour may call its one probe itself.
-	DirectHit direct_hit(const Site &site) const;
+	// Whether the site's detour may call its one probe itself (its
+	// args_handler from an argument-only detour).
+	DirectHit direct_hit(const Site &site, bool args_record) const;
+	// Whether the site's detour should be argument-only (Detour::args_record).
+	bool args_detour_wanted(const Site &site) const;
+	// Whether the site's detour is of another kind than it should be.
+	bool detour_kind_stale(const Site &site) const;
 	bool should_be_armed(const Site &site) const;
 	const char *jump_refusal(const Site &site) const;
 	// Writes / removes the site's breakpoint (the text write includes its
@@ -454,6 +466,7 @@ template <typename Visit> void ProbeTable::for_each_jump(Visit visit) const
 		line.region_length = site->jump_refusal ? 0 : site->jump_region_behind + site->jump_region_length;
 		line.region_behind = site->jump_refusal ? 0 : site->jump_region_behind;
 		line.detour_size = detour ? detour->size : 0;
+		line.args_detour = detour && detour->args_record;
 		visit(line);
 	}
 }
@@ -470,6 +483,14 @@ OKP_HANDLER_PATH [[gnu::always_inline]] inline okprobe *ProbeTable::sole_pre_can
 	if (!probe_active(probe) || probe->post_handler || !probe->pre_handler)
 		return nullptr;
 	return probe;
+}
+
+inline okprobe *ProbeTable::sole_args_candidate(const Site &site)
+{
+	if (site.probe_slots.load(Order::acquire) != 1)
+		return nullptr;
+	okprobe *probe = site.probes[0].load(Order::acquire);
+	return probe_active(probe) && probe->args_handler ? probe : nullptr;
 }
 
 OKP_HANDLER_PATH [[gnu::always_inline]] inline okprobe *ProbeTable::sole_pre_probe(Site &site)

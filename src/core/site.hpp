@@ -22,10 +22,14 @@ enum class JumpState : uint8_t { breakpoint, waiting, optimized };
 
 // A site's detour buffer (its code lives in the arch's executable pages).
 struct Detour {
-	uint64_t code = 0;	 // the save/call/restore frame, then the copy
-	uint64_t entry = 0;	 // where the patched jump lands: code, or a landing leading there
-	uint64_t copy = 0;	 // the relocated region: waiting hits continue here
-	uint16_t size = 0;	 // bytes of code
+	uint64_t code = 0;  // the save/call/restore frame, then the copy
+	uint64_t entry = 0; // where the patched jump lands: code, or a landing leading there
+	uint64_t copy = 0;  // the relocated region: waiting hits continue here
+	uint16_t size = 0;  // bytes of code
+	// Its frame is struct okprobe_args, not pt_regs: it calls
+	// okp_core_args_hit and serves argument-only probes alone
+	// (ProbeTable::args_detour_wanted).
+	bool args_record = false;
 	uint64_t retired_in = 0; // the optimizer generation it was withdrawn in
 	Detour *next_retired = nullptr;
 };

@@ -526,7 +526,8 @@ static void okp_show_jump(const struct okp_jump_line *line, void *context)
 	if (line->region_behind)
 		seq_printf(m, " from=-%u", line->region_behind);
 	if (line->detour_size)
-		seq_printf(m, " detour=%u", line->detour_size);
+		seq_printf(m, " detour=%u%s", line->detour_size,
+			   line->args_detour ? " args" : "");
 	if (line->why)
 		seq_printf(m, ": %s", line->why);
 	seq_putc(m, '\n');
