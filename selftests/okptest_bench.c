@@ -111,6 +111,10 @@ static const struct bench_config bench_configs[] = {
 	{ .label = "okprobe counter, optimization 1", .arm = "okprobe-count",
 	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
 	  .optimized = 1, .on = BENCH_ON_INSTRUCTION },
+	{ .label = "okprobe, args_handler, optimization 1",
+	  .arm = "okprobe-args",
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
+	  .optimized = 1, .on = BENCH_ON_INSTRUCTION },
 #ifdef __x86_64__
 	{ .label = "kernel kretprobe, optimization 0", .arm = "kretprobe",
 	  .kernel_optimization = "0", .okprobe_optimization = "0",

@@ -44,8 +44,8 @@ static const char *const soak_functions[] = {
 
 /* okprobe_bench.ko's single-probe configurations (its "arm" command). */
 static const char *const soak_arm_configs[] = {
-	"okprobe-pre", "okprobe-post", "okprobe-count", "okretprobe",
-	"okretprobe-rethook", "kprobe", "kretprobe", "ftrace-ops",
+	"okprobe-pre", "okprobe-post", "okprobe-count", "okprobe-args",
+	"okretprobe", "okretprobe-rethook", "kprobe", "kretprobe", "ftrace-ops",
 };
 
 enum soak_operation {

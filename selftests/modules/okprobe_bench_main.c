@@ -30,7 +30,8 @@
  *                 ftrace-ops (a bare ftrace_ops of this module that
  *                 counts: the floor of any probe through ftrace), or
  *                 okprobe-count (a counting okprobe, OKPROBE_FLAG_COUNTER:
- *                 its hits are okprobe_read_count()'s)
+ *                 its hits are okprobe_read_count()'s), or okprobe-args
+ *                 (an argument-only okprobe: its args_handler counts)
  *   state         whether the armed probe is optimized now
  *   places        where okp_bench_mid's probed instructions are, as
  *                 FUNCTION+OFFSET (make bench's BPF rows)
@@ -223,6 +224,7 @@ enum okp_bench_config {
 	OKP_BENCH_FTRACE_OPS,
 	OKP_BENCH_OKPROBE_COUNT,
 	OKP_BENCH_OKRETPROBE_RETHOOK,
+	OKP_BENCH_OKPROBE_ARGS,
 	OKP_BENCH_DISARMED = -1,
 };
 
@@ -236,6 +238,7 @@ static const char *const okp_bench_names[] = {
 	[OKP_BENCH_FTRACE_OPS] = "ftrace-ops",
 	[OKP_BENCH_OKPROBE_COUNT] = "okprobe-count",
 	[OKP_BENCH_OKRETPROBE_RETHOOK] = "okretprobe-rethook",
+	[OKP_BENCH_OKPROBE_ARGS] = "okprobe-args",
 };
 
 /* Calls per batch run with preemption off. */
@@ -350,6 +353,12 @@ static int okp_bench_okprobe_pre(struct okprobe *probe, struct pt_regs *regs)
 	return 0;
 }
 
+static void okp_bench_okprobe_args(struct okprobe *probe,
+				   struct okprobe_args *args)
+{
+	atomic_long_inc(&okp_bench_hits);
+}
+
 static void okp_bench_okprobe_post(struct okprobe *probe,
 				   struct pt_regs *regs, unsigned long flags)
 {
@@ -415,6 +424,7 @@ static int okp_bench_traps(void)
 		return 2;
 	case OKP_BENCH_OKPROBE_PRE:
 	case OKP_BENCH_OKPROBE_COUNT:
+	case OKP_BENCH_OKPROBE_ARGS:
 		return okp_bench_okprobe.flags & OKPROBE_FLAG_FTRACE ? 0 : 1;
 #ifdef CONFIG_KRETPROBES
 	case OKP_BENCH_KRETPROBE:
@@ -450,6 +460,7 @@ static int okp_bench_optimized(void)
 	case OKP_BENCH_OKPROBE_POST:
 	case OKP_BENCH_OKPROBE_PRE:
 	case OKP_BENCH_OKPROBE_COUNT:
+	case OKP_BENCH_OKPROBE_ARGS:
 		return !!(READ_ONCE(okp_bench_okprobe.flags) &
 			  OKPROBE_FLAG_OPTIMIZED);
 #ifdef CONFIG_KRETPROBES
@@ -474,6 +485,7 @@ static unsigned long okp_bench_missed(void)
 	case OKP_BENCH_OKPROBE_POST:
 	case OKP_BENCH_OKPROBE_PRE:
 	case OKP_BENCH_OKPROBE_COUNT:
+	case OKP_BENCH_OKPROBE_ARGS:
 		return okp_bench_okprobe.nmissed;
 #ifdef CONFIG_KRETPROBES
 	case OKP_BENCH_KRETPROBE:
@@ -533,6 +545,12 @@ static int okp_bench_arm(const char *name, const char *target_name)
 		memset(&okp_bench_okprobe, 0, sizeof(okp_bench_okprobe));
 		okp_bench_okprobe.addr = address;
 		okp_bench_okprobe.flags = OKPROBE_FLAG_COUNTER;
+		ret = okprobe_register(&okp_bench_okprobe);
+		break;
+	case OKP_BENCH_OKPROBE_ARGS:
+		memset(&okp_bench_okprobe, 0, sizeof(okp_bench_okprobe));
+		okp_bench_okprobe.addr = address;
+		okp_bench_okprobe.args_handler = okp_bench_okprobe_args;
 		ret = okprobe_register(&okp_bench_okprobe);
 		break;
 	case OKP_BENCH_KRETPROBE:
@@ -628,7 +646,8 @@ static void okp_bench_disarm(void)
 		unregister_kprobe(&okp_bench_kprobe);
 	else if (okp_bench_armed == OKP_BENCH_OKPROBE_POST ||
 		 okp_bench_armed == OKP_BENCH_OKPROBE_PRE ||
-		 okp_bench_armed == OKP_BENCH_OKPROBE_COUNT)
+		 okp_bench_armed == OKP_BENCH_OKPROBE_COUNT ||
+		 okp_bench_armed == OKP_BENCH_OKPROBE_ARGS)
 		okprobe_unregister(&okp_bench_okprobe);
 #ifdef CONFIG_KRETPROBES
 	else if (okp_bench_armed == OKP_BENCH_KRETPROBE)
