@@ -42,12 +42,7 @@ constexpr uint8_t call_opcode = 0xe8, jump_opcode = 0xe9;
 // CPU state in %rdx, the site in %rax and the probe in %rdi.
 constexpr uint8_t cmpq_0_at_rdx[] = {0x48, 0x83, 0x3a, 0x00};
 constexpr uint8_t jne_rel32[] = {0x0f, 0x85};
-constexpr uint8_t je_rel32[] = {0x0f, 0x84};
-constexpr uint8_t cmpb_at_rax[] = {0x80, 0xb8};		    // disp32, imm8 follow
 constexpr uint8_t cmp_rdi_at_rax[] = {0x48, 0x39, 0xb8};    // disp32 follows
-constexpr uint8_t cmpq_at_rax[] = {0x48, 0x83, 0xb8};	    // disp32, imm8 follow
-constexpr uint8_t cmpb_absolute[] = {0x80, 0x3c, 0x25};	    // disp32, imm8 follow
-constexpr uint8_t testb_at_rdi[] = {0xf6, 0x87};	    // disp32, imm8 follow
 constexpr uint8_t cmpq_imm32_at_rdi[] = {0x48, 0x81, 0xbf}; // disp32, imm32 follow
 constexpr uint8_t mov_rax_to_at_rdx[] = {0x48, 0x89, 0x02};
 constexpr uint8_t mov_rdx_to_rbx[] = {0x48, 0x89, 0xd3};
@@ -72,16 +67,16 @@ bool rel32_from(uint64_t end, uint64_t target, uint8_t *where)
 	return true;
 }
 
-// The detour calls its probe's pre_handler itself when the core asks for it
-// and the addresses it compares with immediates fit them (kernel text and
-// module data do: they lie in the top 2 GiB); its call must reach too (a
-// few hundred bytes in, far less than the margin).
+// The detour calls its probe's handler itself when the core asks for it,
+// the probed address and the handler fit an imm32 (kernel and module text
+// lie in the top 2 GiB) and the handler's call reaches (a few hundred
+// bytes in, far less than the margin).
 bool direct_path(const DetourCall &call, uint64_t address, uint64_t detour_address)
 {
 	const DirectHit &direct = call.direct;
 	constexpr uint64_t margin = 4096;
 	return fast_path(call) && direct.wanted() && fits_int32(address + 1) && fits_int32(direct.handler) &&
-	       fits_int32(direct.all_enabled) && fits_int32(direct.handler - detour_address + margin) &&
+	       fits_int32(direct.handler - detour_address + margin) &&
 	       fits_int32(direct.handler - detour_address - margin);
 }
 
@@ -163,10 +158,14 @@ void emit_entry_call(Emitter &code, const DetourCall &call, uint8_t frame_offset
 	code.rel32(call.entry);
 }
 
-// The direct hit (core/direct_hit.hpp); every jne/je of a failed check is
+// The direct hit's checks: this CPU in no other hit, the site's gate, the
+// probe's handler.
+constexpr size_t direct_checks = 3;
+
+// The direct hit (core/direct_hit.hpp); every jne of a failed check is
 // recorded in general[] for the caller to land on the entry's call. %rbx
 // is the detour's to use (saved below the frame).
-size_t emit_direct_hit(Emitter &code, const DirectHit &direct, size_t (&general)[8], uint8_t frame_offset)
+size_t emit_direct_hit(Emitter &code, const DirectHit &direct, size_t (&general)[direct_checks], uint8_t frame_offset)
 {
 	size_t checks = 0;
 	auto otherwise = [&](const uint8_t(&jump)[2]) {
@@ -179,26 +178,10 @@ size_t emit_direct_hit(Emitter &code, const DirectHit &direct, size_t (&general)
 	code.le(direct.probe, 8);
 	code.bytes(cmpq_0_at_rdx); // cmpq $0,(%rdx): inside another hit?
 	otherwise(jne_rel32);
-	code.bytes(cmpb_at_rax); // cmpb $1,slots(%rax)
-	code.le(static_cast<uint32_t>(direct.slots), 4);
-	code.byte(1);
+	code.bytes(cmp_rdi_at_rax); // cmp %rdi,direct_probe(%rax): the gate
+	code.le(static_cast<uint32_t>(direct.direct_probe), 4);
 	otherwise(jne_rel32);
-	code.bytes(cmp_rdi_at_rax); // cmp %rdi,probes(%rax)
-	code.le(static_cast<uint32_t>(direct.first_probe), 4);
-	otherwise(jne_rel32);
-	code.bytes(cmpq_at_rax); // cmpq $0,lost(%rax)
-	code.le(static_cast<uint32_t>(direct.lost), 4);
-	code.byte(0);
-	otherwise(jne_rel32);
-	code.bytes(cmpb_absolute); // cmpb $0,all_enabled
-	code.le(direct.all_enabled, 4);
-	code.byte(0);
-	otherwise(je_rel32);
-	code.bytes(testb_at_rdi); // testb $inactive,flags(%rdi)
-	code.le(static_cast<uint32_t>(direct.probe_flags), 4);
-	code.byte(direct.inactive_flags);
-	otherwise(jne_rel32);
-	code.bytes(cmpq_imm32_at_rdi); // cmpq $handler,pre_handler(%rdi)
+	code.bytes(cmpq_imm32_at_rdi); // cmpq $handler,handler(%rdi)
 	code.le(static_cast<uint32_t>(direct.probe_handler), 4);
 	code.le(direct.handler, 4);
 	otherwise(jne_rel32);
@@ -233,7 +216,7 @@ size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_
 		code.bytes(leave_cs_ip_orig_ax);
 	}
 	code.bytes(save_registers);
-	size_t general[8];
+	size_t general[direct_checks];
 	size_t checks = 0;
 	if (fast_path(call))
 		emit_per_cpu_enter(code, call);
@@ -303,7 +286,7 @@ size_t build_args_detour(const OptimizationPlan &plan, const uint8_t *region, ui
 		code.byte(push_rbx);
 	// The record, above what was saved below it.
 	const uint8_t record = static_cast<uint8_t>(16 + (args.flags_dead ? 0 : 8) + (direct ? 8 : 0));
-	size_t general[8];
+	size_t general[direct_checks];
 	size_t checks = 0;
 	if (fast_path(call))
 		emit_per_cpu_enter(code, call);

@@ -21,7 +21,9 @@
 // the entry's call, which comes back to the common tail:
 //   ... push $__KERNEL_CS; push $ip; push $-1; push %rdi ... %r15
 //   incl %gs:preempt_count; %rdx = this CPU's state
-//   movabs $site,%rax; movabs $probe,%rdi; <checks, jne 2f>
+//   movabs $site,%rax; movabs $probe,%rdi
+//   cmpq $0,(%rdx); jne 2f; cmp %rdi,direct_probe(%rax); jne 2f
+//   cmpq $handler,handler(%rdi); jne 2f
 //   mov %rax,(%rdx); mov %rdx,%rbx; lock incq hits(%rax)
 //   mov %rsp,%rsi; call handler; movq $0,(%rbx)
 //   1: decl %gs:preempt_count; ...; pop ...; <relocated region>; jmp back

@@ -772,16 +772,11 @@ TEST_F(ProbeTableTest, TheDetourCallsASoleProbesPreHandlerDirectly)
 	EXPECT_EQ(direct.probe, reinterpret_cast<uint64_t>(&sole));
 	EXPECT_EQ(direct.handler, reinterpret_cast<uint64_t>(sole.pre_handler));
 	const auto *base = reinterpret_cast<const uint8_t *>(site);
-	EXPECT_EQ(base + direct.slots, reinterpret_cast<const uint8_t *>(&site->probe_slots));
-	EXPECT_EQ(base + direct.first_probe, reinterpret_cast<const uint8_t *>(&site->probes[0]));
+	EXPECT_EQ(base + direct.direct_probe, reinterpret_cast<const uint8_t *>(&site->direct_probe));
 	EXPECT_EQ(base + direct.first_hits, reinterpret_cast<const uint8_t *>(&site->hits[0]));
-	EXPECT_EQ(base + direct.lost, reinterpret_cast<const uint8_t *>(&site->lost));
-	EXPECT_EQ(reinterpret_cast<const uint8_t *>(&sole) + direct.probe_flags,
-		  reinterpret_cast<const uint8_t *>(&sole.flags));
 	EXPECT_EQ(reinterpret_cast<const uint8_t *>(&sole) + direct.probe_handler,
 		  reinterpret_cast<const uint8_t *>(&sole.pre_handler));
-	EXPECT_EQ(direct.inactive_flags, OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_GONE);
-	EXPECT_EQ(*reinterpret_cast<const bool *>(direct.all_enabled), true);
+	EXPECT_EQ(site->direct_probe.load(okp::Order::relaxed), &sole) << "the gate open for it";
 
 	okprobe &with_post = probe_at(0x20);
 	with_post.post_handler = post_handler;
@@ -795,6 +790,54 @@ TEST_F(ProbeTableTest, TheDetourCallsASoleProbesPreHandlerDirectly)
 	ASSERT_TRUE(table.lookup(text_start + 0x30));
 	ASSERT_EQ(add(second), 0);
 	EXPECT_FALSE(kernel.direct_hits[text_start + 0x30].wanted()) << "two probes: the core runs both";
+}
+
+// The gate a direct detour checks (Site::direct_probe) is open, for
+// probes[0], exactly while the detour may call it by itself: closed by a
+// second probe, a post_handler, disabling, lost text, everything
+// disarmed, and before the probe leaves (so that its grace period covers
+// the direct calls too).
+TEST_F(ProbeTableTest, TheDirectGateFollowsEverythingTheDetourNoLongerChecks)
+{
+	okprobe &sole = probe_at(0x10);
+	ASSERT_EQ(add(sole), 0);
+	okp::Site *site = table.lookup(text_start + 0x10);
+	ASSERT_NE(site, nullptr);
+	auto gate = [&] { return site->direct_probe.load(okp::Order::relaxed); };
+	EXPECT_EQ(gate(), &sole);
+
+	okprobe &second = probe_at(0x10);
+	ASSERT_EQ(add(second), 0);
+	EXPECT_EQ(gate(), nullptr) << "two probes";
+	okprobe *leaving[] = {&second};
+	table.unregister_probes(leaving, 1);
+	EXPECT_EQ(gate(), &sole) << "alone again";
+
+	ASSERT_EQ(table.set_probe_enabled(&sole, false), 0);
+	EXPECT_EQ(gate(), nullptr) << "disabled";
+	ASSERT_EQ(table.set_probe_enabled(&sole, true), 0);
+	EXPECT_EQ(gate(), &sole);
+
+	okprobe *all[] = {&sole};
+	ASSERT_EQ(table.disable_probes(all, 1), 0);
+	EXPECT_EQ(gate(), nullptr) << "disabled in a batch";
+	ASSERT_EQ(table.set_probe_enabled(&sole, true), 0);
+
+	table.set_all_enabled(false);
+	EXPECT_EQ(gate(), nullptr) << "everything disarmed";
+	table.set_all_enabled(true);
+	EXPECT_EQ(gate(), &sole);
+
+	okprobe &with_post = probe_at(0x20);
+	with_post.post_handler = post_handler;
+	ASSERT_EQ(add(with_post), 0);
+	EXPECT_EQ(table.lookup(text_start + 0x20)->direct_probe.load(okp::Order::relaxed), nullptr) << "a post_handler";
+
+	// The arch marks the text lost the moment it finds it changed; the
+	// lost-text tests follow the site from there.
+	okp::mark_lost(*site, "changed");
+	EXPECT_EQ(gate(), nullptr) << "lost text";
+	site->lost.store(nullptr, okp::Order::relaxed);
 }
 
 TEST_F(ProbeTableTest, ASitePublishedDuringTheGracePeriodWaitsForTheNextOne)
@@ -2346,6 +2389,7 @@ TEST_F(ArgsProbeTest, AnArgsOnlySiteGetsAnArgsDetourThatCallsItsHandlerDirectly)
 	EXPECT_EQ(direct.handler, reinterpret_cast<uint64_t>(probe.args_handler));
 	EXPECT_EQ(reinterpret_cast<const uint8_t *>(&probe) + direct.probe_handler,
 		  reinterpret_cast<const uint8_t *>(&probe.args_handler));
+	EXPECT_EQ(site->direct_probe.load(okp::Order::relaxed), &probe);
 	run_optimizer();
 	EXPECT_EQ(jump_state(5), okp::JumpState::optimized);
 

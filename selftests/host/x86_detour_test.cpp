@@ -192,17 +192,16 @@ TEST(X86DetourPerCpu, TheCallIsBracketedByThePreemptCountAndItsPreemptionPoint)
 // ---- Direct hits -----------------------------------------------------------
 
 // A direct hit (core/direct_hit.hpp) runs here on the host: the page is in
-// the first 2 GiB so that ip, the handler (a trampoline on the page) and the
-// all_enabled byte fit imm32 as kernel addresses do; %gs points at a local
+// the first 2 GiB so that ip and the handler (a trampoline on the page) fit
+// imm32 and rel32 as kernel addresses do; %gs points at a local
 // area holding the preempt count and this_cpu_off, which leads to cpu.
 // Its fields' neighbours are not zero, as the real Site's are not, so
 // that a compare wider than its field shows.
 struct FakeSite {
-	uint8_t slots = 1;
-	uint8_t after_slots[7] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-	okprobe *first_probe = nullptr;
+	unsigned long before = ~0ul;
+	okprobe *direct_probe = nullptr; // the gate
 	unsigned long first_hits = 0;
-	const char *lost = nullptr;
+	unsigned long after = ~0ul;
 };
 
 struct DirectSeen {
@@ -244,7 +243,7 @@ extern "C" int record_direct(okprobe *probe, Registers *regs)
 
 class DirectDetour : public ::testing::Test {
 public:
-	static constexpr size_t handler_offset = 0x700, schedule_offset = 0x780, all_enabled_offset = 0x7f0;
+	static constexpr size_t handler_offset = 0x700, schedule_offset = 0x780;
 	// x86's preempt count holds PREEMPT_NEED_RESCHED inverted: set, no
 	// reschedule is due and the count never drops to 0.
 	static constexpr int32_t no_resched_due = INT32_MIN;
@@ -270,9 +269,8 @@ public:
 		gs_area.this_cpu_off = reinterpret_cast<uint64_t>(&direct_cpu);
 		gs_area.preempt_count = no_resched_due;
 		preempt_schedules = 0;
-		*page.at(all_enabled_offset) = 1;
 		site = FakeSite{};
-		site.first_probe = &probe;
+		site.direct_probe = &probe;
 		probe = okprobe{};
 		probe.pre_handler = reinterpret_cast<okprobe_pre_handler_t>(page.address(handler_offset));
 	}
@@ -303,14 +301,9 @@ public:
 			hit.site = reinterpret_cast<uint64_t>(&site);
 			hit.probe = reinterpret_cast<uint64_t>(&probe);
 			hit.handler = page.address(handler_offset);
-			hit.all_enabled = page.address(all_enabled_offset);
-			hit.slots = offsetof(FakeSite, slots);
-			hit.first_probe = offsetof(FakeSite, first_probe);
+			hit.direct_probe = offsetof(FakeSite, direct_probe);
 			hit.first_hits = offsetof(FakeSite, first_hits);
-			hit.lost = offsetof(FakeSite, lost);
-			hit.probe_flags = offsetof(okprobe, flags);
 			hit.probe_handler = offsetof(okprobe, pre_handler);
-			hit.inactive_flags = OKPROBE_FLAG_DISABLED | OKPROBE_FLAG_GONE;
 		}
 		return call;
 	}
@@ -405,7 +398,7 @@ TEST_F(DirectDetour, AnAddressBeyondImm32GivesTheOrdinaryDetour)
 	DetourCall call = call_with_direct(true);
 	const size_t direct_length = build_detour(plan, page.at(probe_offset), address, {}, page.address(detour_offset),
 						  call, direct, sizeof(direct));
-	call.direct.all_enabled = 1ull << 40;
+	call.direct.handler = page.address(handler_offset) + (1ull << 40); // beyond imm32
 	size_t copy_at = 0;
 	const size_t ordinary_length =
 		build_detour(plan, page.at(probe_offset), address, {}, page.address(detour_offset), call, ordinary,
@@ -425,7 +418,10 @@ TEST_F(DirectDetour, TheHandlersRegisterChangesAreWhatTheCodeContinuesWith)
 }
 
 // Each of the live checks, failed, takes the core's entry, which gets the
-// same registers; nothing of the direct hit's bookkeeping happens.
+// same registers; nothing of the direct hit's bookkeeping happens. The
+// gate (Site::direct_probe) is the writer's summary of the rest: closed
+// (nullptr) for a second probe, a disabled or gone one, lost text or
+// everything disarmed (ProbeTableTest.TheDirectGate...).
 TEST_F(DirectDetour, AnyFailedCheckCallsTheCoresEntryInstead)
 {
 	const struct {
@@ -433,14 +429,14 @@ TEST_F(DirectDetour, AnyFailedCheckCallsTheCoresEntryInstead)
 		void (*change)(DirectDetour &);
 	} cases[] = {
 		{"inside another hit", [](DirectDetour &t) { direct_cpu.active_site = &t.site; }},
-		{"a second probe", [](DirectDetour &t) { t.site.slots = 2; }},
-		{"another probe", [](DirectDetour &t) { t.site.first_probe = nullptr; }},
-		{"lost text", [](DirectDetour &t) { t.site.lost = "changed"; }},
-		{"lost text (a pointer's high half)",
-		 [](DirectDetour &t) { t.site.lost = reinterpret_cast<const char *>(1ull << 32); }},
-		{"everything disarmed", [](DirectDetour &t) { *t.page.at(all_enabled_offset) = 0; }},
-		{"disabled", [](DirectDetour &t) { t.probe.flags = OKPROBE_FLAG_DISABLED; }},
-		{"gone", [](DirectDetour &t) { t.probe.flags = OKPROBE_FLAG_GONE; }},
+		{"the gate closed", [](DirectDetour &t) { t.site.direct_probe = nullptr; }},
+		{"the gate open for another probe",
+		 [](DirectDetour &t) { t.site.direct_probe = reinterpret_cast<okprobe *>(&t.site); }},
+		{"the gate's high half differs",
+		 [](DirectDetour &t) {
+			 t.site.direct_probe =
+				 reinterpret_cast<okprobe *>(reinterpret_cast<uint64_t>(&t.probe) ^ (1ull << 40));
+		 }},
 		{"another handler",
 		 [](DirectDetour &t) { t.probe.pre_handler = reinterpret_cast<okprobe_pre_handler_t>(pre_elsewhere); }},
 	};
@@ -737,7 +733,7 @@ TEST_F(ArgsDetour, ASoleArgsHandlerIsCalledDirectlyWithTheRecord)
 TEST_F(ArgsDetour, AFailedCheckCallsTheArgsEntryWithTheRecord)
 {
 	optimize_args(true);
-	probe.flags = OKPROBE_FLAG_DISABLED;
+	site.direct_probe = nullptr; // the writer closed the gate
 	EXPECT_EQ(call_function(), 0x1234u + 3 + 1);
 	EXPECT_EQ(args_direct_seen.calls, 0);
 	ASSERT_EQ(args_seen.calls, 1);

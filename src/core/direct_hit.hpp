@@ -7,13 +7,16 @@
 //
 // The core decides when the detour is built (ProbeTable::direct_hit): a
 // site with exactly one active probe that has a pre_handler and no
-// post_handler, or (for an argument-only detour) an args_handler.
-// Everything that can change after that is checked live at every hit, in
-// this order, and any difference takes the core's entry:
+// post_handler, or (for an argument-only detour) an args_handler. What
+// can change after that is summed up by the writer in one word of the
+// site, Site::direct_probe: the probe while it is still all the site has,
+// active, the text okprobe's and the table enabled, else nullptr
+// (ProbeTable::refresh_direct_probe). At every hit the detour checks, and
+// any difference takes the core's entry:
 //   this CPU is inside no other hit (okp_cpu_state::active_site == 0)
-//   site->probe_slots == 1 and site->probes[0] == probe
-//   site->lost == nullptr and the table's all_enabled byte is set
-//   !(probe->flags & inactive_flags) and the handler field == handler
+//   site->direct_probe == probe
+//   the probe's handler field is still handler (a client may replace a
+//   registered probe's handler; okprobe_selftest_lifecycle does)
 // then, as the core would: active_site = site; site->hits[0] += 1
 // (atomically); handler(probe, regs or record); active_site = 0. The
 // handler is called directly (a call rel32), a pre_handler's return value
@@ -28,16 +31,12 @@ struct DirectHit {
 	uint64_t site = 0; // 0: the detour always calls the core's entry
 	uint64_t probe = 0;
 	uint64_t handler = 0;
-	uint64_t all_enabled = 0; // the address of a bool
 	// Offsets in struct Site.
-	int32_t slots = 0;	 // probe_slots, one byte
-	int32_t first_probe = 0; // probes[0], a pointer
-	int32_t first_hits = 0;	 // hits[0], an unsigned long
-	int32_t lost = 0;	 // lost, a pointer
-	// Offsets in struct okprobe.
-	int32_t probe_flags = 0;   // flags, an unsigned int
-	int32_t probe_handler = 0; // pre_handler, or args_handler
-	uint8_t inactive_flags = 0;
+	int32_t direct_probe = 0; // the gate, a pointer
+	int32_t first_hits = 0;	  // hits[0], an unsigned long
+	// Offset in struct okprobe of the handler called: pre_handler, or
+	// args_handler.
+	int32_t probe_handler = 0;
 
 	bool wanted() const { return site != 0; }
 };

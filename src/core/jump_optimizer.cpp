@@ -45,22 +45,15 @@ DirectHit ProbeTable::direct_hit(const Site &site, bool args_record) const
 	direct.probe = reinterpret_cast<uint64_t>(probe);
 	direct.handler = args_record ? reinterpret_cast<uint64_t>(probe->args_handler)
 				     : reinterpret_cast<uint64_t>(probe->pre_handler);
-	direct.all_enabled = reinterpret_cast<uint64_t>(&all_enabled_);
 	// Site is not standard-layout (it has an arch part), but GCC and
 	// Clang lay it out as declared: offsetof is well defined for them.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
-	direct.slots = offsetof(Site, probe_slots);
-	direct.first_probe = offsetof(Site, probes);
+	direct.direct_probe = offsetof(Site, direct_probe);
 	direct.first_hits = offsetof(Site, hits);
-	direct.lost = offsetof(Site, lost);
 #pragma GCC diagnostic pop
-	direct.probe_flags = offsetof(okprobe, flags);
 	direct.probe_handler = args_record ? offsetof(okprobe, args_handler) : offsetof(okprobe, pre_handler);
-	direct.inactive_flags = inactive_flags;
-	static_assert(sizeof(site.probe_slots) == 1 && sizeof(site.probes[0]) == 8 && sizeof(site.hits[0]) == 8 &&
-		      sizeof(site.lost) == 8 && sizeof(all_enabled_) == 1 && sizeof(probe->flags) == 4 &&
-		      inactive_flags < 0x80);
+	static_assert(sizeof(site.direct_probe) == 8 && sizeof(site.hits[0]) == 8);
 	// The detour tests and sets okp_cpu_state::active_site at the
 	// state's address.
 	static_assert(offsetof(okp_cpu_state, active_site) == 0);

@@ -32,7 +32,25 @@ int ProbeTable::update_site_refusing(Site &site)
 	return site.ftrace.error ? site.ftrace.error : error::ebusy;
 }
 
+void ProbeTable::refresh_direct_probe(Site &site)
+{
+	okprobe *probe = nullptr;
+	if (all_enabled() && !site.gone && !site.is_lost() && !site.via_ftrace && !site.counting() &&
+	    site.used_slots() == 1) {
+		probe = site.probe_at(0);
+		if (probe && ((probe->flags & inactive_flags) || probe->post_handler))
+			probe = nullptr;
+	}
+	site.direct_probe.store(probe, Order::release);
+}
+
 void ProbeTable::update_site(Site &site, bool defer_detour)
+{
+	update_site_state(site, defer_detour);
+	refresh_direct_probe(site);
+}
+
+void ProbeTable::update_site_state(Site &site, bool defer_detour)
 {
 	if (site.via_ftrace) {
 		update_ftrace_site(site);
@@ -451,6 +469,9 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 	if (site->via_ftrace)
 		set_flag(probe, OKPROBE_FLAG_FTRACE, true);
 	site->hits[index].store(0, Order::relaxed);
+	// No direct call of another probe once this one is published
+	// (update_site below opens the gate again where it may).
+	site->direct_probe.store(nullptr, Order::relaxed);
 	if (index + 1 > site->used_slots())
 		site->probe_slots.store(static_cast<uint8_t>(index + 1), Order::release);
 	site->probes[index].store(probe, Order::release);
@@ -483,6 +504,9 @@ Site *ProbeTable::detach_probes(okprobe *const *probes, size_t count, size_t *un
 			continue;
 		}
 		uint8_t slots = 0;
+		// Closed before the probe leaves: its grace period then covers
+		// the direct calls too.
+		site->direct_probe.store(nullptr, Order::relaxed);
 		for (int i = 0; i < max_probes_per_site; ++i) {
 			if (site->probe_at(i) == probe)
 				site->probes[i].store(nullptr, Order::release);

@@ -247,6 +247,10 @@ private:
 	// Whether the site's detour may call its one probe itself (its
 	// args_handler from an argument-only detour).
 	DirectHit direct_hit(const Site &site, bool args_record) const;
+	// Opens or closes the site's direct_probe gate from its state now.
+	void refresh_direct_probe(Site &site);
+	// update_site's work; update_site then refreshes the gate.
+	void update_site_state(Site &site, bool defer_detour);
 	// Whether the site's detour should be argument-only (Detour::args_record).
 	bool args_detour_wanted(const Site &site) const;
 	// Whether the site's detour is of another kind than it should be.

@@ -78,6 +78,13 @@ struct Site {
 	// 1 + the highest index of probes[] in use: handlers look no further.
 	// Raised before a probe is published, lowered after one is removed.
 	Atomic<uint8_t> probe_slots;
+	// The probe a direct detour may call by itself (core/direct_hit.hpp),
+	// or nullptr: probes[0] while it is the site's only probe, active,
+	// without a post_handler, the text okprobe's and the table enabled.
+	// The writer clears it before any of that changes and sets it again
+	// after (ProbeTable::refresh_direct_probe); the detour compares it with
+	// the probe it was built for, one load instead of six.
+	Atomic<okprobe *> direct_probe;
 	// How many bytes at address the arch has replaced (0: disarmed); the
 	// registration checks read original[] for them.
 	uint8_t patched_bytes = 0;
@@ -206,6 +213,7 @@ inline bool text_holds(uint64_t address, const uint8_t *bytes, size_t length)
 // For the arch, before a write it then skips: the text is not okprobe's.
 inline void mark_lost(Site &site, const char *why)
 {
+	site.direct_probe.store(nullptr, Order::relaxed);
 	if (!site.is_lost())
 		site.lost.store(why, Order::relaxed);
 }
