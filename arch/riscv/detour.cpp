@@ -45,22 +45,31 @@ size_t finish_detour(CodeWriter &code, const Layout &layout, uint64_t literal)
 	return code.length();
 }
 
+// An end-anchored window's instructions before the probed one run first,
+// ahead of the frame: their copy at the detour's start, its length in
+// prefix (0 for another window). False when the plan or the detour's
+// alignment refuses, or the copy does not fit.
+bool relocate_prefix(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, uint8_t *out,
+		     size_t capacity, size_t &prefix)
+{
+	const uint8_t before = plan.before_frame();
+	prefix = 0;
+	if (plan.refusal != OptimizationRefusal::none || (detour_address & 7))
+		return false;
+	if (before)
+		prefix = relocate_instructions(plan, address, 0, before, false, detour_address, out, capacity);
+	return !before || prefix;
+}
+
 } // namespace
 
 size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, uint64_t entry,
 		    uint64_t context, uint8_t *out, size_t capacity, size_t *copy_offset)
 {
-	// An end-anchored window's instructions before the probed one run
-	// first, ahead of the frame.
 	const uint8_t before = plan.before_frame();
-	if (plan.refusal != OptimizationRefusal::none || (detour_address & 7))
-		return 0;
 	size_t prefix = 0;
-	if (before) {
-		prefix = relocate_instructions(plan, address, 0, before, false, detour_address, out, capacity);
-		if (!prefix)
-			return 0;
-	}
+	if (!relocate_prefix(plan, address, detour_address, out, capacity, prefix))
+		return 0;
 	Layout layout;
 	if (!relocate_behind(plan, address, before, detour_address + prefix, detour_frame_size, out + prefix,
 			     capacity - prefix, layout))
@@ -103,14 +112,9 @@ size_t build_args_detour(const OptimizationPlan &plan, uint64_t address, uint64_
 			 uint8_t *out, size_t capacity, size_t *copy_offset)
 {
 	const uint8_t before = plan.before_frame();
-	if (plan.refusal != OptimizationRefusal::none || (detour_address & 7))
-		return 0;
 	size_t prefix = 0;
-	if (before) {
-		prefix = relocate_instructions(plan, address, 0, before, false, detour_address, out, capacity);
-		if (!prefix)
-			return 0;
-	}
+	if (!relocate_prefix(plan, address, detour_address, out, capacity, prefix))
+		return 0;
 	Layout layout;
 	if (capacity < prefix + 8 ||
 	    !relocate_behind(plan, address, before, detour_address + prefix, args_detour_frame_size, out + prefix,

@@ -196,6 +196,55 @@ size_t emit_direct_hit(Emitter &code, const DirectHit &direct, size_t (&general)
 	return checks;
 }
 
+// With the frame saved: the per-CPU enter, then the direct hit (its checks'
+// jumps in general[], their count returned) or the entry's call.
+size_t emit_hit_call(Emitter &code, const DetourCall &call, bool direct, size_t (&general)[direct_checks],
+		     uint8_t frame_offset)
+{
+	if (fast_path(call))
+		emit_per_cpu_enter(code, call);
+	else
+		code.bytes(xor_edx); // no CPU state
+	if (direct)
+		return emit_direct_hit(code, call.direct, general, frame_offset);
+	emit_entry_call(code, call, frame_offset);
+	return 0;
+}
+
+// Where a direct detour's failed checks go: the entry's call, then back to
+// its common tail (general is nullptr for a detour that always calls the
+// entry).
+struct EntryAfterRegion {
+	const DetourCall &call;
+	const size_t *general;
+	size_t checks;
+	size_t tail;
+	uint8_t frame_offset;
+};
+
+// The relocated region at the code's end (*copy_at: where it starts), then
+// a direct detour's entry call. The detour's length, or 0.
+size_t emit_region_and_entry(Emitter &code, const OptimizationPlan &plan, const uint8_t *region, uint64_t address,
+			     const Thunks &thunks, size_t capacity, size_t *copy_at, const EntryAfterRegion &entry)
+{
+	if (copy_at)
+		*copy_at = code.at;
+	const size_t region_length = relocate_region(plan, region, address, thunks, code.base + code.at,
+						     code.out + code.at, capacity - code.at - max_detour_general_size);
+	if (!region_length)
+		return 0;
+	code.at += region_length;
+	if (entry.general) {
+		// The core's entry, when a check failed; then the common tail.
+		for (size_t i = 0; i < entry.checks; ++i)
+			code.land(entry.general[i]);
+		emit_entry_call(code, entry.call, entry.frame_offset);
+		code.byte(jump_opcode);
+		code.rel32(code.base + entry.tail);
+	}
+	return code.reached ? code.at : 0;
+}
+
 } // namespace
 
 size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
@@ -217,35 +266,13 @@ size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_
 	}
 	code.bytes(save_registers);
 	size_t general[direct_checks];
-	size_t checks = 0;
-	if (fast_path(call))
-		emit_per_cpu_enter(code, call);
-	else
-		code.bytes(xor_edx); // no CPU state
-	if (direct)
-		checks = emit_direct_hit(code, call.direct, general, 0);
-	else
-		emit_entry_call(code, call);
+	const size_t checks = emit_hit_call(code, call, direct, general, 0);
 	const size_t tail = code.at;
 	if (fast_path(call))
 		emit_per_cpu_leave(code, call);
 	code.bytes(restore);
-	if (copy_at)
-		*copy_at = code.at;
-	const size_t region_length = relocate_region(plan, region, address, thunks, detour_address + code.at,
-						     out + code.at, capacity - code.at - max_detour_general_size);
-	if (!region_length)
-		return 0;
-	code.at += region_length;
-	if (direct) {
-		// The core's entry, when a check failed; then the common tail.
-		for (size_t i = 0; i < checks; ++i)
-			code.land(general[i]);
-		emit_entry_call(code, call);
-		code.byte(jump_opcode);
-		code.rel32(detour_address + tail);
-	}
-	return code.reached ? code.at : 0;
+	return emit_region_and_entry(code, plan, region, address, thunks, capacity, copy_at,
+				     {call, direct ? general : nullptr, checks, tail, 0});
 }
 
 namespace {
@@ -287,15 +314,7 @@ size_t build_args_detour(const OptimizationPlan &plan, const uint8_t *region, ui
 	// The record, above what was saved below it.
 	const uint8_t record = static_cast<uint8_t>(16 + (args.flags_dead ? 0 : 8) + (direct ? 8 : 0));
 	size_t general[direct_checks];
-	size_t checks = 0;
-	if (fast_path(call))
-		emit_per_cpu_enter(code, call);
-	else
-		code.bytes(xor_edx); // no CPU state
-	if (direct)
-		checks = emit_direct_hit(code, call.direct, general, record);
-	else
-		emit_entry_call(code, call, record);
+	const size_t checks = emit_hit_call(code, call, direct, general, record);
 	const size_t tail = code.at;
 	if (fast_path(call))
 		emit_per_cpu_leave(code, call);
@@ -305,22 +324,8 @@ size_t build_args_detour(const OptimizationPlan &plan, const uint8_t *region, ui
 	if (!args.flags_dead)
 		code.byte(0x9d); // popfq
 	code.bytes(pop_record_registers);
-	if (copy_at)
-		*copy_at = code.at;
-	const size_t region_length = relocate_region(plan, region, address, thunks, detour_address + code.at,
-						     out + code.at, capacity - code.at - max_detour_general_size);
-	if (!region_length)
-		return 0;
-	code.at += region_length;
-	if (direct) {
-		// The core's entry, when a check failed; then the common tail.
-		for (size_t i = 0; i < checks; ++i)
-			code.land(general[i]);
-		emit_entry_call(code, call, record);
-		code.byte(jump_opcode);
-		code.rel32(detour_address + tail);
-	}
-	return code.reached ? code.at : 0;
+	return emit_region_and_entry(code, plan, region, address, thunks, capacity, copy_at,
+				     {call, direct ? general : nullptr, checks, tail, record});
 }
 
 namespace {

@@ -292,6 +292,22 @@ extern "C" OKP_HANDLER_PATH int okp_core_breakpoint(void *raw_regs)
 	return 0;
 }
 
+namespace {
+
+// Whether a detour's hit runs handlers: not inside another hit on this CPU
+// (then it is missed), nor racing with disarming everything, nor at lost
+// text.
+OKP_HANDLER_PATH [[gnu::always_inline]] inline bool detour_hit_runs(Site &site, const okp_cpu_state *cpu)
+{
+	if (cpu->active_site) {
+		ProbeTable::count_missed(site);
+		return false;
+	}
+	return registered_probes.all_enabled() && !site.is_lost();
+}
+
+} // namespace
+
 // An optimized hit, from the detour (preemption off): the handlers see regs
 // as a breakpoint hit presents them. A pre_handler's change of the pc is
 // ignored: the detour goes on with the region's copy, as the kernel's
@@ -302,12 +318,7 @@ extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_optimized_hit(void *r
 {
 	Site &site = *static_cast<Site *>(raw_site);
 	arch::Registers &regs = *static_cast<arch::Registers *>(raw_regs);
-	if (cpu->active_site) {
-		ProbeTable::count_missed(site);
-		return;
-	}
-	// Disarming everything raced with this hit, or the text is lost.
-	if (!registered_probes.all_enabled() || site.is_lost())
+	if (!detour_hit_runs(site, cpu))
 		return;
 	cpu->active_site = &site;
 	arch::present_optimized_hit(site, regs);
@@ -321,11 +332,7 @@ extern "C" OKP_HANDLER_PATH [[gnu::flatten]] void okp_core_args_hit(void *raw_si
 								    struct okp_cpu_state *cpu)
 {
 	Site &site = *static_cast<Site *>(raw_site);
-	if (cpu->active_site) {
-		ProbeTable::count_missed(site);
-		return;
-	}
-	if (!registered_probes.all_enabled() || site.is_lost())
+	if (!detour_hit_runs(site, cpu))
 		return;
 	cpu->active_site = &site;
 	ProbeTable::run_args_hit(site, *record);
