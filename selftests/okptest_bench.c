@@ -65,6 +65,11 @@ struct bench_config {
 	 * module runs the calls unprobed, the event's profile counts them.
 	 */
 	const char *event_file;
+	/*
+	 * Argument-only (issue 42): optimized, okprobe/jumps must show the
+	 * short path's detour ("detour=N args"), or the round is wrong.
+	 */
+	int args_path;
 };
 
 /*
@@ -114,7 +119,7 @@ static const struct bench_config bench_configs[] = {
 	{ .label = "okprobe, args_handler, optimization 1",
 	  .arm = "okprobe-args",
 	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
-	  .optimized = 1, .on = BENCH_ON_INSTRUCTION },
+	  .optimized = 1, .on = BENCH_ON_INSTRUCTION, .args_path = 1 },
 #ifdef __x86_64__
 	{ .label = "kernel kretprobe, optimization 0", .arm = "kretprobe",
 	  .kernel_optimization = "0", .okprobe_optimization = "0",
@@ -387,6 +392,18 @@ static int bench_wait_optimized(struct bench_row *row)
 	return 0;
 }
 
+/*
+ * Whether an argument-only row that was optimized ran on the short path:
+ * okprobe/jumps' line of its site, read once optimized, says
+ * "detour=N args".
+ */
+static int bench_args_path(const struct bench_row *row)
+{
+	if (!strstr(row->listed, "  optimized "))
+		return 1; /* not optimized: the optimized rounds say so */
+	return strstr(row->listed, " args") != NULL;
+}
+
 /* One sample of row: arm, run calls, disarm. */
 static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 {
@@ -480,7 +497,8 @@ static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 	wrong = got_calls != calls || missed || bad ||
 		hits != (strcmp(module_arm, "none") ? calls : 0) ||
 		(c->event_file && event_hits != (long)calls) ||
-		(!c->optimized && strcmp(jump, "none"));
+		(!c->optimized && strcmp(jump, "none")) ||
+		(c->args_path && !bench_args_path(row));
 	if (wrong && !row->wrong_rounds++)
 		snprintf(row->wrong, sizeof(row->wrong),
 			 "round %d: %lu calls, %lu hits, %lu missed, %lu wrong results, jump %s, event hits %ld",
