@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 // The jump optimizer's half of the probe table: where a site's jump may go
 // (its refusal, the regions of its neighbours, the kept bytes before an
-// end-anchored region), its detour built and published (waiting), the
-// jumps written by the optimizer's passes after a grace period
-// (optimizer_begin/optimizer_finish, over the staging lists queued_ and
-// waiting_ only, as the kernel's kprobe_optimizer() works on its
+// end-anchored region), which detour it gets (argument-only or full, and
+// the gate of a direct one), every site brought up to date after the
+// sysctl or the table's enabled changed, its detour built and published
+// (waiting), the jumps written by the optimizer's passes after a grace
+// period (optimizer_begin/optimizer_finish, over the staging lists queued_
+// and waiting_ only, as the kernel's kprobe_optimizer() works on its
 // optimizing_list), and the way back: the jump out, the detour withdrawn
 // and freed a generation later. The states are described in
 // probe_table.hpp; the arch writes the text (arch::optimize, unoptimize).
@@ -58,6 +60,60 @@ DirectHit ProbeTable::direct_hit(const Site &site, bool args_record) const
 	// state's address.
 	static_assert(offsetof(okp_cpu_state, active_site) == 0);
 	return direct;
+}
+
+void ProbeTable::refresh_direct_probe(Site &site)
+{
+	okprobe *probe = nullptr;
+	if (all_enabled() && !site.gone && !site.is_lost() && !site.via_ftrace && !site.counting() &&
+	    site.used_slots() == 1) {
+		probe = site.probe_at(0);
+		if (probe && ((probe->flags & inactive_flags) || probe->post_handler))
+			probe = nullptr;
+	}
+	site.direct_probe.store(probe, Order::release);
+}
+
+void ProbeTable::update_sites_before(uint64_t address)
+{
+	// Sites before address whose jump may cover it, and sites after it
+	// whose end-anchored jump may start before it or overlap the jump of
+	// a site at address.
+	for_each_site_in(address - (max_jump_region - 1), address + max_jump_region + max_jump_region_behind,
+			 [&](Site &site) {
+				 if (site.gone || site.address == address)
+					 return;
+				 if (site.address < address || site.jump_region_behind)
+					 update_site(site);
+			 });
+}
+
+void ProbeTable::leave_jump_for(Site &site, const okprobe &probe)
+{
+	// An optimized hit runs no post_handler, and an argument-only detour
+	// no handler of pt_regs: the jump goes before such a probe comes.
+	if ((probe.post_handler || (probe.flags & OKPROBE_FLAG_BREAKPOINT)) && !(probe.flags & OKPROBE_FLAG_DISABLED))
+		leave_jump(site);
+	else if (!probe.args_handler && site.current_detour() && site.current_detour()->args_record)
+		leave_jump(site);
+}
+
+void ProbeTable::update_all_sites()
+{
+	// The jumps that must go are taken out in one pass, then each site
+	// settles on its own.
+	JumpsOut out(site_count_, waiting_);
+	for (Site *site = first_; site; site = site->next)
+		if (!should_be_armed(*site) || jump_refusal(*site))
+			out.add(*site);
+	out.flush();
+	// Detours are built by the optimizer, not here: the sysctl and
+	// debugfs enabled return at once whatever the number of sites.
+	for (Site *site = first_; site; site = site->next)
+		update_site(*site, true);
+	// Once, not once a site: under probes the call itself can trap.
+	if (!queued_.empty())
+		okp_glue_schedule_optimizer();
 }
 
 const char *ProbeTable::jump_refusal(const Site &site) const

@@ -32,18 +32,6 @@ int ProbeTable::update_site_refusing(Site &site)
 	return site.ftrace.error ? site.ftrace.error : error::ebusy;
 }
 
-void ProbeTable::refresh_direct_probe(Site &site)
-{
-	okprobe *probe = nullptr;
-	if (all_enabled() && !site.gone && !site.is_lost() && !site.via_ftrace && !site.counting() &&
-	    site.used_slots() == 1) {
-		probe = site.probe_at(0);
-		if (probe && ((probe->flags & inactive_flags) || probe->post_handler))
-			probe = nullptr;
-	}
-	site.direct_probe.store(probe, Order::release);
-}
-
 void ProbeTable::update_site(Site &site, bool defer_detour)
 {
 	update_site_state(site, defer_detour);
@@ -106,38 +94,6 @@ void ProbeTable::update_site_state(Site &site, bool defer_detour)
 		set_queued(site, false);
 		enter_waiting(site);
 	}
-}
-
-void ProbeTable::update_all_sites()
-{
-	// The jumps that must go are taken out in one pass, then each site
-	// settles on its own.
-	JumpsOut out(site_count_, waiting_);
-	for (Site *site = first_; site; site = site->next)
-		if (!should_be_armed(*site) || jump_refusal(*site))
-			out.add(*site);
-	out.flush();
-	// Detours are built by the optimizer, not here: the sysctl and
-	// debugfs enabled return at once whatever the number of sites.
-	for (Site *site = first_; site; site = site->next)
-		update_site(*site, true);
-	// Once, not once a site: under probes the call itself can trap.
-	if (!queued_.empty())
-		okp_glue_schedule_optimizer();
-}
-
-void ProbeTable::update_sites_before(uint64_t address)
-{
-	// Sites before address whose jump may cover it, and sites after it
-	// whose end-anchored jump may start before it or overlap the jump of
-	// a site at address.
-	for_each_site_in(address - (max_jump_region - 1), address + max_jump_region + max_jump_region_behind,
-			 [&](Site &site) {
-				 if (site.gone || site.address == address)
-					 return;
-				 if (site.address < address || site.jump_region_behind)
-					 update_site(site);
-			 });
 }
 
 void ProbeTable::free_storage_now(AddressTable<Site>::Storage *old, void *)
@@ -453,13 +409,7 @@ Status ProbeTable::register_probe(okprobe *probe, const char *symbol_name, Instr
 			abandon_new_site(site);
 		return out_of_memory;
 	}
-	// An optimized hit runs no post_handler, and an argument-only detour
-	// no handler of pt_regs: the jump goes first.
-	if ((probe->post_handler || (probe->flags & OKPROBE_FLAG_BREAKPOINT)) &&
-	    !(probe->flags & OKPROBE_FLAG_DISABLED))
-		leave_jump(*site);
-	else if (!probe->args_handler && site->current_detour() && site->current_detour()->args_record)
-		leave_jump(*site);
+	leave_jump_for(*site, *probe);
 	site->past_ftrace = site->past_ftrace || checked.past_ftrace;
 	// Everything the handler reads is filled before the probe is
 	// published to it.

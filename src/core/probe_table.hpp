@@ -249,6 +249,10 @@ private:
 	DirectHit direct_hit(const Site &site, bool args_record) const;
 	// Opens or closes the site's direct_probe gate from its state now.
 	void refresh_direct_probe(Site &site);
+	// Before probe joins the site: takes its jump out where the probe could
+	// not run from it (a post_handler, a breakpoint asked for, a handler of
+	// pt_regs at an argument-only detour).
+	void leave_jump_for(Site &site, const okprobe &probe);
 	// update_site's work; update_site then refreshes the gate.
 	void update_site_state(Site &site, bool defer_detour);
 	// Whether the site's detour should be argument-only (Detour::args_record).
