@@ -64,14 +64,10 @@ DirectHit ProbeTable::direct_hit(const Site &site, bool args_record) const
 
 void ProbeTable::refresh_direct_probe(Site &site)
 {
-	okprobe *probe = nullptr;
-	if (all_enabled() && !site.gone && !site.is_lost() && !site.via_ftrace && !site.counting() &&
-	    site.used_slots() == 1) {
-		probe = site.probe_at(0);
-		if (probe && ((probe->flags & inactive_flags) || probe->post_handler))
-			probe = nullptr;
-	}
-	site.direct_probe.store(probe, Order::release);
+	okprobe *probe = site.used_slots() == 1 ? site.probe_at(0) : nullptr;
+	const bool open = all_enabled() && !site.gone && !site.is_lost() && !site.via_ftrace && !site.counting() &&
+			  probe_active(probe) && !probe->post_handler;
+	site.direct_probe.store(open ? probe : nullptr, Order::release);
 }
 
 void ProbeTable::update_sites_before(uint64_t address)
