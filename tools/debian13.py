@@ -319,22 +319,32 @@ def depends_closure(packages, arch):
     return wanted
 
 
+def unpacked_tree(name, packages, arch, layout, finish):
+    """The cache's tree NAME-ARCH-KEY (KEY from the suite, layout and
+    packages): packages and everything they depend on, unpacked with
+    dpkg-deb -x into its root/, then finish(out, root) run once; made once
+    and kept. Returns the tree's directory."""
+    with _CACHE_LOCK:
+        key = hashlib.sha256(" ".join(
+            [SUITE, str(layout)] + packages).encode()).hexdigest()[:16]
+        out = os.path.join(CACHE, "debian13", f"{name}-{arch}-{key}")
+        if os.path.exists(os.path.join(out, ".okprobe-done")):
+            return out
+        shutil.rmtree(out, ignore_errors=True)
+        root = os.path.join(out, "root")
+        os.makedirs(root)
+        for deb in fetch(depends_closure(packages, arch), arch):
+            subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+        finish(out, root)
+        open(os.path.join(out, ".okprobe-done"), "w").close()
+        return out
+
+
 def guest_tools(arch):
     """A tree for a guest's initramfs: GUEST_PACKAGES and their libraries,
     unpacked, documentation left out, the loader where programs look for
     it; made once per arch and cached."""
-    with _CACHE_LOCK:
-        key = hashlib.sha256(" ".join(
-            [SUITE, str(GUEST_TOOLS_LAYOUT)] + GUEST_PACKAGES).encode()) \
-            .hexdigest()[:16]
-        out = os.path.join(CACHE, "debian13", f"guest-tools-{arch}-{key}")
-        if os.path.exists(os.path.join(out, ".okprobe-done")):
-            return os.path.join(out, "root")
-        shutil.rmtree(out, ignore_errors=True)
-        root = os.path.join(out, "root")
-        os.makedirs(root)
-        for deb in fetch(depends_closure(GUEST_PACKAGES, arch), arch):
-            subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+    def finish(out, root):
         for unused in ("usr/share", "etc", "usr/libexec", "usr/sbin",
                        f"usr/lib/{TRIPLETS[arch]}/gconv"):
             shutil.rmtree(os.path.join(root, unused), ignore_errors=True)
@@ -347,8 +357,9 @@ def guest_tools(arch):
             sys.exit(f"debian13: no {os.path.basename(loader)} in libc6")
         os.makedirs(os.path.dirname(loader), exist_ok=True)
         shutil.copy(found[0], loader)
-        open(os.path.join(out, ".okprobe-done"), "w").close()
-        return root
+    out = unpacked_tree("guest-tools", GUEST_PACKAGES, arch,
+                        GUEST_TOOLS_LAYOUT, finish)
+    return os.path.join(out, "root")
 
 
 def kbuild_dir(kernel):

@@ -7,8 +7,8 @@ Why not the host's QEMU 7.2: before 8.1, TCG computed cmpxchg16b's flags
 in a helper from a stale cc_op when the translation block was entered
 right after an iret, so a breakpoint after `cmpxchg16b; jne` (SLUB's fast
 path in 6.12 and later) pushed garbage RFLAGS, TF and IOPL among them, and
-the guest crashed on its return (Documentation/testing.md, "QEMU 7.2's
-cmpxchg16b flags"). QEMU 8.1 inlined cmpxchg16b. The riscv guests keep
+the guest crashed on its return (Documentation/testing.md, "The x86
+guests' emulator: Debian 13's QEMU"). QEMU 8.1 inlined cmpxchg16b. The riscv guests keep
 the host's qemu-system-riscv64.
 
 The packages (qemu-system-x86 and its depends) come through
@@ -22,9 +22,7 @@ from QEMU_MODULE_DIR, so nothing of the host's QEMU 7.2 is mixed in.
     tools/guest_emulator.py       # prints the wrapper, making it if needed
 """
 
-import hashlib
 import os
-import shutil
 import subprocess
 import sys
 
@@ -38,27 +36,15 @@ TRIPLET = debian13.TRIPLETS["amd64"]
 def emulator():
     """The path of an executable that runs Debian 13's
     qemu-system-x86_64 with the arguments it is given."""
-    with debian13._CACHE_LOCK:
-        key = hashlib.sha256(" ".join(
-            [debian13.SUITE, str(LAYOUT)] + PACKAGES).encode()).hexdigest()
-        out = os.path.join(debian13.CACHE, "debian13",
-                           f"qemu-amd64-{key[:16]}")
-        wrapper = os.path.join(out, "qemu-system-x86_64")
-        if os.path.exists(os.path.join(out, ".okprobe-done")):
-            return wrapper
-        debian13.say("unpacking Debian 13's qemu-system-x86 for the x86 "
+    def finish(out, root):
+        debian13.say("unpacked Debian 13's qemu-system-x86 for the x86 "
                      "guests")
-        shutil.rmtree(out, ignore_errors=True)
-        root = os.path.join(out, "root")
-        os.makedirs(root)
-        closure = debian13.depends_closure(PACKAGES, "amd64")
-        for deb in debian13.fetch(closure, "amd64"):
-            subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
         loader = os.path.join(root, "usr", debian13.LOADERS["amd64"])
         if not os.path.exists(loader):
             sys.exit(f"guest_emulator: no {loader} in trixie's libc6")
         libraries = ":".join(os.path.join(root, d, TRIPLET)
                              for d in ("usr/lib", "lib"))
+        wrapper = os.path.join(out, "qemu-system-x86_64")
         with open(wrapper + ".tmp", "w") as f:
             f.write("#!/bin/sh\n"
                     "# Debian 13's QEMU under its own loader "
@@ -75,8 +61,8 @@ def emulator():
         if version.returncode != 0 or "QEMU emulator" not in version.stdout:
             sys.exit("guest_emulator: Debian 13's qemu-system-x86_64 does "
                      f"not start: {wrapper} --version")
-        open(os.path.join(out, ".okprobe-done"), "w").close()
-        return wrapper
+    out = debian13.unpacked_tree("qemu", PACKAGES, "amd64", LAYOUT, finish)
+    return os.path.join(out, "qemu-system-x86_64")
 
 
 if __name__ == "__main__":

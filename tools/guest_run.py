@@ -149,13 +149,6 @@ def build_initramfs(path, init, modules, busybox=None, extra_files=(),
 
 # ---- QEMU ------------------------------------------------------------------
 
-# x86 guests run single-threaded TCG (the vCPUs take turns on one host
-# thread, switching at translation-block boundaries): under the default
-# multi-threaded TCG of QEMU 7.2, a breakpoint written or removed by one vCPU
-# while another keeps executing that address left the other vCPUs executing
-# a stale int3 forever. The kernel's own register_kprobe/unregister_kprobe
-# hang the same way there (checked with the concurrency test's pattern);
-# with thread=single neither does. Documentation/testing.md has the details.
 def qemu_binary(arch):
     """The emulator arch's guests run on: Debian 13's QEMU for x86
     (tools/guest_emulator.py says why; OKPROBE_HOST_QEMU=1: the host's
@@ -167,6 +160,13 @@ def qemu_binary(arch):
     return guest_emulator.emulator()
 
 
+# x86 guests run single-threaded TCG (the vCPUs take turns on one host
+# thread, switching at translation-block boundaries): under the default
+# multi-threaded TCG of QEMU 7.2, a breakpoint written or removed by one vCPU
+# while another keeps executing that address left the other vCPUs executing
+# a stale int3 forever. The kernel's own register_kprobe/unregister_kprobe
+# hang the same way there (checked with the concurrency test's pattern);
+# with thread=single neither does. Documentation/testing.md has the details.
 def qemu_command(arch, kernel, initrd, append, smp=2, memory="1G", cpu="max",
                  extra=()):
     if arch == "x86":
