@@ -95,7 +95,7 @@ size_t build_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_
 // the entry.
 struct ArgsCall {
 	DetourCall call;
-	bool flags_dead = false; // status_flags_dead() at the probe
+	bool flags_dead = false; // status_flags_dead(..., ClobberedFlags::call) at the probe
 };
 size_t build_args_detour(const OptimizationPlan &plan, const uint8_t *region, uint64_t address, const Thunks &thunks,
 			 uint64_t detour_address, const ArgsCall &args, uint8_t *out, size_t capacity,

@@ -73,10 +73,11 @@ void flow_step(const CodeRange &function, size_t offset, FlowStep &step)
 	}
 }
 
-bool status_flags_dead(const uint8_t *function, size_t function_size, size_t offset)
+bool status_flags_dead(const uint8_t *function, size_t function_size, size_t offset, ClobberedFlags clobbered)
 {
-	constexpr ZydisAccessedFlagsMask status =
-		ZYDIS_CPUFLAG_OF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_PF;
+	const ZydisAccessedFlagsMask status = ZYDIS_CPUFLAG_OF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_ZF |
+					      ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_PF |
+					      (clobbered == ClobberedFlags::call ? ZYDIS_CPUFLAG_CF : 0);
 	// A few instructions are enough: compilers set flags right before
 	// they use them.
 	constexpr int max_instructions = 16;

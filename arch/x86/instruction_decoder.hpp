@@ -61,13 +61,19 @@ Boundary check_instruction_boundary(const uint8_t *function, size_t function_siz
 // jmp rel a jump; indirect jmp, ret, int3, ud2 stop; calls go on.
 void flow_step(const CodeRange &function, size_t offset, FlowStep &step);
 
-// Whether the status flags an inc changes (OF, SF, ZF, AF, PF) are dead at
-// offset, the start of an instruction of the function: on the straight
+// The status flags a detour clobbers: those an inc changes (OF, SF, ZF,
+// AF, PF; a counting detour's incq keeps CF), or those and CF (a call: an
+// argument-only detour's handler).
+enum class ClobberedFlags { inc, call };
+
+// Whether the clobbered status flags are dead at offset, the start of an
+// instruction of the function: on the straight
 // path from there, an instruction writes (or leaves undefined) all of them
 // before any instruction tests one, and before a jump, call, return or the
 // function's end, where the answer is "live" (a callee or caller written
 // in assembly may pass results in flags: the kernel's
 // this_cpu_cmpxchg16b_emu returns ZF). From Zydis's flag tables.
-bool status_flags_dead(const uint8_t *function, size_t function_size, size_t offset);
+bool status_flags_dead(const uint8_t *function, size_t function_size, size_t offset,
+		       ClobberedFlags clobbered = ClobberedFlags::inc);
 
 } // namespace okp::x86

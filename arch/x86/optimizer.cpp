@@ -114,6 +114,7 @@ const char *plan_jump(Site &site, const OriginalText &original)
 		return "the function has jump labels and the kernel's jump table is unknown";
 	site.arch.plan = plan;
 	site.arch.flags_dead = status_flags_dead(function.bytes, size, site.address - start);
+	site.arch.call_flags_dead = status_flags_dead(function.bytes, size, site.address - start, ClobberedFlags::call);
 	__builtin_memcpy(site.arch.region, function.bytes + (site.address - start), plan.region_length);
 	site.jump_region_length = plan.region_length;
 	return nullptr;
@@ -138,7 +139,7 @@ const char *build_detour(Site &site, const DirectHit &direct, Detour &detour)
 								  max_detour_size);
 			}
 			if (detour.args_record) {
-				ArgsCall args{call, site.arch.flags_dead};
+				ArgsCall args{call, site.arch.call_flags_dead};
 				args.call.entry = probe_pools.args_entry;
 				return x86::build_args_detour(site.arch.plan, site.arch.region, site.address,
 							      probe_pools.thunks, at, args, bytes, max_detour_size,

@@ -22,6 +22,8 @@ struct SiteData {
 	// The status flags are dead at the probe (a counting detour's incq
 	// needs no pushfq/popfq around it).
 	bool flags_dead = false;
+	// And CF too: an argument-only detour's handler call clobbers them all.
+	bool call_flags_dead = false;
 	uint8_t region[x86::jump_size - 1 + x86::max_instruction_length] = {};
 };
 

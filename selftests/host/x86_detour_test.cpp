@@ -588,6 +588,24 @@ TEST(StatusFlags, DeadOnlyWhenWrittenBeforeTestedOnTheStraightPath)
 	EXPECT_FALSE(status_flags_dead(mov_only, sizeof(mov_only), 0));
 }
 
+TEST(StatusFlags, ACallClobbersCarryTooSoAnAdcKeepsThemLive)
+{
+	// adc reads CF: dead for an inc, live for a call.
+	const uint8_t adc_first[] = {0x48, 0x11, 0xf0, 0xc3}; // adc %rsi,%rax
+	EXPECT_FALSE(status_flags_dead(adc_first, sizeof(adc_first), 0, ClobberedFlags::call));
+	// sort_r's choice of a swap (6.1): cmp; mov $1,%edx; sbb $-1,%rdx.
+	// A probe on the mov sits between the cmp's CF and the sbb's read.
+	const uint8_t sort_r_swap[] = {0xba, 0x01, 0x00, 0x00, 0x00, 0x48, 0x83, 0xda, 0xff, 0xc3};
+	EXPECT_TRUE(status_flags_dead(sort_r_swap, sizeof(sort_r_swap), 0));
+	EXPECT_FALSE(status_flags_dead(sort_r_swap, sizeof(sort_r_swap), 0, ClobberedFlags::call));
+	// add writes all six: dead for both.
+	const uint8_t add_first[] = {0x48, 0x01, 0xf0, 0xc3};
+	EXPECT_TRUE(status_flags_dead(add_first, sizeof(add_first), 0, ClobberedFlags::call));
+	// inc keeps CF: not enough before a call's clobber of it.
+	const uint8_t inc_then_adc[] = {0x48, 0xff, 0xc0, 0x48, 0x11, 0xf0, 0xc3}; // inc %rax; adc
+	EXPECT_FALSE(status_flags_dead(inc_then_adc, sizeof(inc_then_adc), 0, ClobberedFlags::call));
+}
+
 // ---- Argument-only detours (build_args_detour) -------------------------------
 
 struct ArgsSeen {
