@@ -35,6 +35,17 @@ public:
 		put32(uint32_t(value));
 		put32(uint32_t(value >> 32));
 	}
+	// Rewrites the 4 bytes at offset, written before (a forward branch
+	// once its target is known).
+	void patch32(size_t offset, uint32_t value)
+	{
+		if (offset + 4 > length_) {
+			failed_ = true;
+			return;
+		}
+		for (unsigned n = 0; n < 4; ++n)
+			out_[offset + n] = uint8_t(value >> (8 * n));
+	}
 	// Steps over bytes written by someone else.
 	void skip(size_t bytes)
 	{

@@ -23,6 +23,7 @@
 // tests decode the bytes.
 #pragma once
 
+#include "core/direct_hit.hpp"
 #include "riscv/jump_optimization.hpp"
 
 namespace okp::riscv {
@@ -33,9 +34,6 @@ constexpr size_t pt_regs_size = 36 * 8;
 
 // The save/call/restore part: the copy starts here.
 constexpr size_t detour_frame_size = 4 + 30 * 4 + 8 + 8 + 4 + 8 + 30 * 4 + 4;
-// Frame, the longest copy (an end-anchored window's split around the
-// frame is no longer), alignment and the literal.
-constexpr size_t max_detour_size = detour_frame_size + max_relocated_window + 6 + 8;
 
 // Builds the detour of plan's window (at address) to run at
 // detour_address: it calls entry(context, regs). Returns its length, or 0
@@ -53,33 +51,83 @@ constexpr size_t max_detour_size = detour_frame_size + max_relocated_window + 6 
 size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, uint64_t entry,
 		    uint64_t context, uint8_t *out, size_t capacity, size_t *copy_offset = nullptr);
 
-// An argument-only probe's detour (okprobe.args_handler): struct
-// okprobe_args (a0-a7, ip, sp) at the stack pointer, the rest of what a
-// call clobbers (ra, t0-t6) above it, and entry(context, record) called:
-//   addi sp, sp, -144
+// An argument-only probe's detour (okprobe.args_handler, args_detour.cpp):
+// struct okprobe_args (a0-a7, ip, sp) at the stack pointer, the rest of
+// what a call clobbers (ra, t0-t6) above it, and the probes run:
+//   addi sp, sp, -frame
 //   sd a0..a7, 0..56(sp)              record.arg[]
 //   sd ra, 80(sp); sd t0..t6, 88..136(sp)
-//   addi t0, sp, 144; sd t0, 72(sp)   record.sp: the stack pointer at the probe
-//   auipc a0, 0; ld a1, ip(a0); sd a1, 64(sp); ld a0, context(a0)
-//   mv a1, sp
-//   auipc ra, hi; jalr ra, lo(ra)     entry(context, record)
+//   addi t0, sp, frame; sd t0, 72(sp) record.sp: the stack pointer at the probe
+//   auipc t6, 0; ld t0, ip(t6); sd t0, 64(sp)
+//   <the call>
 //   ld a0..a7; ld ra; ld t0..t6       what the handlers wrote to arg[] too
-//   addi sp, sp, 144
+//   addi sp, sp, frame
 //   <relocated window>                detour + copy_offset
-//   .align 3; .dword context, ip      the literals
-// 43 instructions against the full detour's 69; the entry (the glue's
-// okp_glue_args_entry) has no pt_regs to fill. An end-anchored window's
-// instructions before the probed one come first, as in build_detour.
+//   [tail]
+//   .align 3; .dword context, ip, ... the literals
+// The call, without a DetourTask: the glue's entry(context, record),
+// which disables preemption and finds this CPU's state (43 instructions
+// of frame). With one, the detour does that itself from tp, the running
+// task, as preempt_disable_notrace(), this_cpu_ptr() and
+// preempt_enable_notrace() would:
+//   lw t0, preempt_count(tp); addi t0, t0, 1; sw t0, preempt_count(tp)
+//   lw t1, cpu(tp); slli t1, t1, 3; ld t2, offsets(t6); add t2, t2, t1
+//   ld t2, 0(t2); ld t3, cpu_states(t6); add t3, t3, t2   t3: this CPU's state
+//   ld t5, context(t6)
+//   mv a0, t5; mv a1, sp; mv a2, t3; call core_entry    (site, record, cpu)
+//   1: lw t0, preempt_count(tp); addi t0, t0, -1; sw t0, preempt_count(tp)
+//   bnez t0, 2f; ld t1, flags(tp); srli, andi: need_resched; beqz t1, 2f
+//   call preemption_point
+//   2:
+// and with a DirectHit (core/direct_hit.hpp) the core's call becomes the
+// direct hit, its core call moved to the tail for the failed checks:
+//   ld t0, 0(t3); bnez t0, tail               this CPU in another hit
+//   ld a0, probe(t6); ld t0, direct_probe(t5); bne t0, a0, tail
+//   ld t4, handler(t6); ld t0, handler_field(a0); bne t0, t4, tail
+//   sd t5, 0(t3); sd t3, cpu_slot(sp)         active_site = site
+//   addi t0, t5, hits; li t1, 1; amoadd.d zero, t1, (t0)
+//   mv a1, sp; jalr ra, 0(t4)                 handler(probe, record)
+//   ld t3, cpu_slot(sp); sd zero, 0(t3)       active_site = 0
+//   1: ...
+//   tail: mv a0, t5; mv a1, sp; mv a2, t3; call core_entry; j 1b
+// An end-anchored window's instructions before the probed one come first,
+// as in build_detour.
 constexpr size_t args_record_size = 10 * 8;
-constexpr size_t args_frame_bytes = 144; // the record, ra, t0-t6; 16-byte aligned
-constexpr size_t args_detour_frame_size = 43 * 4;
-struct ArgsCall {
-	uint64_t entry = 0;
-	uint64_t context = 0;
-	uint64_t probed = 0; // the record's ip: the probe's address
+// What the detour does the glue's part of a hit with, from tp (the
+// running task, whose thread_info is at its start).
+struct DetourTask {
+	uint64_t per_cpu_offsets = 0;  // &__per_cpu_offset[0]; 0: unknown
+	uint64_t cpu_states = 0;       // the per-CPU pointer of the CPU states
+	int32_t cpu = 0;	       // of thread_info.cpu (a u32) from tp
+	int32_t preempt_count = -1;    // of thread_info.preempt_count (an int); -1: none kept
+	int32_t flags = 0;	       // of thread_info.flags
+	uint8_t need_resched_bit = 0;  // TIF_NEED_RESCHED
+	uint64_t preemption_point = 0; // called at count 0 and need_resched; 0: none
+
+	bool known() const { return per_cpu_offsets != 0 && cpu_states != 0; }
 };
+struct ArgsCall {
+	uint64_t entry = 0;   // the glue's entry(context, record): without a task
+	uint64_t context = 0; // the site
+	uint64_t probed = 0;  // the record's ip: the probe's address
+	DetourTask task;
+	uint64_t core_entry = 0; // okp_core_args_hit(site, record, cpu): with a task
+	DirectHit direct;	 // with a task
+};
+// The longest argument-only detour's frame and tail, and its literals.
+constexpr size_t max_args_frame_size = 96 * 4;
+constexpr size_t max_args_tail_size = 6 * 4;
+constexpr size_t args_literals = 6;
 size_t build_args_detour(const OptimizationPlan &plan, uint64_t address, uint64_t detour_address, const ArgsCall &call,
 			 uint8_t *out, size_t capacity, size_t *copy_offset);
+
+// The longest detour: the longer frame (with its tail and literals), the
+// longest copy (an end-anchored window's split around the frame is no
+// longer), alignment.
+constexpr size_t max_detour_size = (max_args_frame_size + max_args_tail_size + args_literals * 8 > detour_frame_size + 8
+					    ? max_args_frame_size + max_args_tail_size + args_literals * 8
+					    : detour_frame_size + 8) +
+				   max_relocated_window + 6;
 
 // A counting probe's detour (OKPROBE_FLAG_COUNTER): one added to the
 // running CPU's cell, then the window's copy and the jump back; no

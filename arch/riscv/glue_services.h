@@ -27,6 +27,30 @@ void okp_glue_optimized_entry(void *site, void *regs);
  */
 void okp_glue_args_entry(void *site, void *record);
 /*
+ * riscv: what an argument-only detour needs to do itself, from tp (the
+ * running task, its thread_info first), what preempt_disable_notrace(),
+ * this_cpu_ptr(&okp_cpu_states) and preempt_enable_notrace() do around
+ * okp_core_args_hit(). per_cpu_offsets is 0 where the glue could not
+ * check that this kernel works so; the detour then calls
+ * okp_glue_args_entry().
+ */
+struct okp_riscv_detour_task {
+	unsigned long per_cpu_offsets;	/* &__per_cpu_offset[0] */
+	unsigned long cpu_states;	/* &okp_cpu_states (a per-CPU pointer) */
+	long cpu;			/* of thread_info.cpu (a u32) from tp */
+	long preempt_count;		/* of thread_info.preempt_count; -1: none */
+	long flags;			/* of thread_info.flags */
+	long need_resched_bit;		/* TIF_NEED_RESCHED */
+	unsigned long preemption_point;	/* okp_glue_preemption_point; 0: none */
+};
+void okp_glue_detour_task(struct okp_riscv_detour_task *task);
+/*
+ * riscv: called by an argument-only detour where its preempt count came
+ * back to 0 with need_resched set (CONFIG_PREEMPTION only): the
+ * preemption point preempt_enable_notrace() would have been.
+ */
+void okp_glue_preemption_point(void);
+/*
  * riscv: where a fault of the instruction at address resumes (its
  * exception-table entry's fixup), or 0 when it has no entry.
  */

@@ -116,9 +116,25 @@ uint32_t lw(unsigned destination, unsigned base, int32_t offset)
 	return ((uint32_t(offset) & 0xfff) << 20) | (base << 15) | (2u << 12) | (destination << 7) | 0x03;
 }
 
+uint32_t sw(unsigned source, unsigned base, int32_t offset)
+{
+	const uint32_t o = uint32_t(offset) & 0xfff;
+	return ((o >> 5) << 25) | (source << 20) | (base << 15) | (2u << 12) | ((o & 0x1f) << 7) | 0x23;
+}
+
 uint32_t slli(unsigned rd, unsigned rs1, unsigned shift)
 {
 	return ((shift & 0x3f) << 20) | (rs1 << 15) | (1u << 12) | (rd << 7) | 0x13;
+}
+
+uint32_t srli(unsigned rd, unsigned rs1, unsigned shift)
+{
+	return ((shift & 0x3f) << 20) | (rs1 << 15) | (5u << 12) | (rd << 7) | 0x13;
+}
+
+uint32_t andi(unsigned rd, unsigned rs1, int32_t imm12)
+{
+	return ((uint32_t(imm12) & 0xfff) << 20) | (rs1 << 15) | (7u << 12) | (rd << 7) | 0x13;
 }
 
 uint32_t add(unsigned rd, unsigned rs1, unsigned rs2)

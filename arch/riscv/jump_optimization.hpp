@@ -174,7 +174,10 @@ uint32_t branch(unsigned funct3, unsigned rs1, unsigned rs2, int32_t offset);
 uint32_t sd(unsigned source, unsigned base, int32_t offset);
 uint32_t ld(unsigned destination, unsigned base, int32_t offset);
 uint32_t lw(unsigned destination, unsigned base, int32_t offset);
+uint32_t sw(unsigned source, unsigned base, int32_t offset);
 uint32_t slli(unsigned rd, unsigned rs1, unsigned shift);
+uint32_t srli(unsigned rd, unsigned rs1, unsigned shift);
+uint32_t andi(unsigned rd, unsigned rs1, int32_t imm12);
 uint32_t add(unsigned rd, unsigned rs1, unsigned rs2);
 uint32_t amoadd_d(unsigned rd, unsigned rs2, unsigned rs1); // amoadd.d rd, rs2, (rs1)
 uint16_t c_jr(unsigned rs1);

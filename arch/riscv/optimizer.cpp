@@ -229,10 +229,46 @@ const char *plan_jump(Site &site, const OriginalText &original)
 	return why;
 }
 
-// The riscv detour always calls the core's entry (direct is not used yet):
-// the full one okp_glue_optimized_entry, an argument-only one
-// okp_glue_args_entry.
-const char *build_detour(Site &site, const DirectHit &, Detour &detour)
+namespace {
+
+const DetourTask &detour_task()
+{
+	if (!probe_pools.detour_task_known) {
+		okp_riscv_detour_task glue = {};
+		okp_glue_detour_task(&glue);
+		DetourTask &task = probe_pools.detour_task;
+		task.per_cpu_offsets = glue.per_cpu_offsets;
+		task.cpu_states = glue.cpu_states;
+		task.cpu = int32_t(glue.cpu);
+		task.preempt_count = int32_t(glue.preempt_count);
+		task.flags = int32_t(glue.flags);
+		task.need_resched_bit = uint8_t(glue.need_resched_bit);
+		task.preemption_point = glue.preemption_point;
+		probe_pools.detour_task_known = true;
+	}
+	return probe_pools.detour_task;
+}
+
+// An argument-only detour's call: the glue's entry, or (where the glue
+// found how) the core's with this CPU's state, or the site's one probe's
+// handler itself (direct).
+ArgsCall args_call(const Site &site, const DirectHit &direct)
+{
+	ArgsCall call;
+	call.entry = reinterpret_cast<uint64_t>(&okp_glue_args_entry);
+	call.context = reinterpret_cast<uint64_t>(&site);
+	call.probed = site.address;
+	call.task = detour_task();
+	call.core_entry = reinterpret_cast<uint64_t>(&okp_core_args_hit);
+	call.direct = direct;
+	return call;
+}
+
+} // namespace
+
+// The full detour calls the glue's okp_glue_optimized_entry (direct is
+// used by argument-only detours alone).
+const char *build_detour(Site &site, const DirectHit &direct, Detour &detour)
 {
 	const OptimizationPlan &plan = site.arch.plan;
 	const uint64_t window = window_of(site);
@@ -257,8 +293,7 @@ const char *build_detour(Site &site, const DirectHit &, Detour &detour)
 							    &copy_offset);
 		}
 		if (detour.args_record) {
-			const ArgsCall call{reinterpret_cast<uint64_t>(&okp_glue_args_entry),
-					    reinterpret_cast<uint64_t>(&site), site.address};
+			const ArgsCall call = args_call(site, direct);
 			return riscv::build_args_detour(plan, window, at, call, bytes, max_detour_size, &copy_offset);
 		}
 		return riscv::build_detour(plan, window, at, reinterpret_cast<uint64_t>(&okp_glue_optimized_entry),

@@ -7,6 +7,7 @@
 #include "core/detour_pool.hpp"
 #include "core/probe_table.hpp"
 #include "core/slot_pool.hpp"
+#include "riscv/detour.hpp"
 #include "riscv/out_of_line.hpp"
 #include "riscv/site_function.hpp"
 
@@ -19,6 +20,10 @@ struct ProbePools {
 	SlotPool<slot_size, max_slot_pages> slots;
 	DetourPool detours;
 	LastFunction<SiteFunction> last_function;
+	// What argument-only detours do the glue's part with (the glue's
+	// okp_glue_detour_task, asked once).
+	DetourTask detour_task;
+	bool detour_task_known = false;
 };
 
 extern ProbePools probe_pools;

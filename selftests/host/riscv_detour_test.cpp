@@ -7,33 +7,16 @@
 #include "riscv/detour.hpp"
 
 #include "riscv_code.hpp"
+#include "riscv_detour_sample.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <map>
 
 namespace {
 
 using namespace okp::riscv;
 using namespace okp::riscv::test;
-
-constexpr uint64_t base = 0xffffffff80100000;
-constexpr uint64_t detour = 0xffffffff017a4000;
-constexpr uint64_t entry = 0xffffffff017a9a32; // in the module's text
-constexpr uint64_t site = 0xffffaf8001234560;  // a kmalloc'd struct
-
-// The plan at +2 of the sample function at base:
-// 0: c.li t0, 1; 2: addi a0, a1, -5; 6: addi a0, a0, 1; a: c.li t1, 0;
-// c: c.li t0, 0; e: c.jr ra
-OptimizationPlan sample_plan()
-{
-	const std::vector<uint8_t> bytes =
-		assemble({c(0x4285), i(0xffb58513), i(0x00150513), c(0x4301), c(0x4281), c(0x8082)});
-	FunctionAnalysis analysis;
-	EXPECT_TRUE(analysis.build({bytes.data(), base, bytes.size()}, nullptr, 0, nullptr, 0));
-	return plan_jump_optimization(analysis, base + 2);
-}
 
 Instruction at(const uint8_t *bytes, size_t offset)
 {
@@ -382,122 +365,6 @@ TEST(RiscvDetour, TheJumpBackIsOneJalWhereItReaches)
 	// Far away, auipc + jalr through the return register.
 	build_counting_detour(plan, base + 2, detour, counter, out, sizeof(out), &prologue);
 	EXPECT_EQ(at(out, back).operation, Operation::auipc);
-}
-
-// ---- Argument-only detours (build_args_detour) -------------------------------
-
-// Runs the frame's instructions (addi, sd, ld, auipc, jalr) on a register
-// file and a stack, as the CPU would: riscv code cannot run on the host.
-struct FrameMachine {
-	uint64_t x[32] = {};
-	std::map<uint64_t, uint64_t> memory; // 8-byte words by address
-	uint64_t pc = 0;
-
-	// Steps from pc until it leaves [start, start + length) or a jalr
-	// leaves the code; returns false on an instruction it does not know.
-	bool run(const uint8_t *code, uint64_t start, size_t length, uint64_t stop_at)
-	{
-		while (pc >= start && pc < start + length && pc != stop_at) {
-			const Instruction insn = decode_instruction(code + (pc - start), 4);
-			const uint64_t next = pc + insn.length;
-			const uint64_t address = x[insn.rs1] + uint64_t(insn.immediate);
-			switch (insn.operation) {
-			case Operation::addi:
-				set(insn.rd, address);
-				break;
-			case Operation::sd:
-				memory[address] = x[insn.rs2];
-				break;
-			case Operation::ld:
-				set(insn.rd,
-				    memory.count(address) ? memory[address] : word_at(code, start, length, address));
-				break;
-			case Operation::auipc:
-				set(insn.rd, pc + uint64_t(insn.immediate));
-				break;
-			case Operation::jalr:
-				set(insn.rd, next);
-				pc = address & ~uint64_t(1);
-				continue;
-			default:
-				return false;
-			}
-			pc = next;
-		}
-		return true;
-	}
-	void set(unsigned rd, uint64_t value)
-	{
-		if (rd)
-			x[rd] = value;
-	}
-	static uint64_t word_at(const uint8_t *code, uint64_t start, size_t length, uint64_t address)
-	{
-		uint64_t value = 0;
-		if (address >= start && address + 8 <= start + length)
-			memcpy(&value, code + (address - start), 8);
-		return value;
-	}
-};
-
-TEST(RiscvDetour, AnArgsDetourPushesTheRecordCallsTheEntryAndTakesBackItsWrites)
-{
-	const OptimizationPlan plan = sample_plan();
-	ASSERT_EQ(plan.refusal, OptimizationRefusal::none);
-	uint8_t out[max_detour_size];
-	size_t copy_offset = 0;
-	const ArgsCall call{entry, site, base + 2};
-	const size_t length = build_args_detour(plan, base + 2, detour, call, out, sizeof(out), &copy_offset);
-	ASSERT_GT(length, copy_offset);
-	EXPECT_EQ(copy_offset, args_detour_frame_size);
-	EXPECT_LT(args_detour_frame_size, detour_frame_size);
-
-	FrameMachine m;
-	for (unsigned n = 1; n < 32; ++n)
-		m.x[n] = 0x1000 + n; // every register its own value
-	constexpr uint64_t stack = 0xffffffc800a03f00;
-	m.x[reg::sp] = stack;
-	const FrameMachine before = m;
-	m.pc = detour;
-	// To the call: the entry gets (context, record).
-	ASSERT_TRUE(m.run(out, detour, length, entry));
-	ASSERT_EQ(m.pc, entry) << "the call reaches the entry";
-	EXPECT_EQ(m.x[reg::a0], site) << "the context literal";
-	const uint64_t record = m.x[reg::a1];
-	EXPECT_EQ(record, m.x[reg::sp]) << "the record at the stack pointer";
-	EXPECT_EQ(stack - record, args_frame_bytes);
-	EXPECT_EQ(record % 16, 0u) << "the psABI's stack alignment";
-	for (unsigned n = 0; n < 8; ++n)
-		EXPECT_EQ(m.memory[record + n * 8], before.x[reg::a0 + n]) << "arg[" << n << "]";
-	EXPECT_EQ(m.memory[record + 8 * 8], base + 2) << "ip: the probed address";
-	EXPECT_EQ(m.memory[record + 9 * 8], stack) << "sp: the probed code's";
-	const uint64_t return_address = m.x[reg::ra];
-
-	// The entry: writes arg[1], and clobbers what a call may.
-	m.memory[record + 8] = 0xabc;
-	for (unsigned n = 0; n < 32; ++n)
-		if (caller_saved_registers & register_bit(n))
-			m.x[n] = 0xdead0000 + n;
-	m.pc = return_address;
-	ASSERT_TRUE(m.run(out, detour, length, detour + copy_offset));
-	ASSERT_EQ(m.pc, detour + copy_offset) << "on to the window's copy";
-	for (unsigned n = 1; n < 32; ++n) {
-		const uint64_t expected = n == reg::a0 + 1 ? 0xabc : before.x[n];
-		EXPECT_EQ(m.x[n], expected) << "x" << n;
-	}
-}
-
-TEST(RiscvDetour, AnArgsDetourRefusesAnEntryOutOfReachAndTooSmallABuffer)
-{
-	const OptimizationPlan plan = sample_plan();
-	uint8_t out[max_detour_size];
-	size_t copy_offset = 0;
-	ArgsCall call{entry, site, base + 2};
-	EXPECT_GT(build_args_detour(plan, base + 2, detour, call, out, sizeof(out), &copy_offset), 0u);
-	EXPECT_EQ(build_args_detour(plan, base + 2, detour, call, out, args_detour_frame_size + 8, &copy_offset), 0u);
-	EXPECT_EQ(build_args_detour(plan, base + 2, detour + 2, call, out, sizeof(out), &copy_offset), 0u);
-	call.entry = detour + (uint64_t(1) << 32);
-	EXPECT_EQ(build_args_detour(plan, base + 2, detour, call, out, sizeof(out), &copy_offset), 0u);
 }
 
 } // namespace
