@@ -956,6 +956,7 @@ OKPTEST(okprobe, unload_while_optimized, test_unload_while_optimized, SHORT, "th
 OKPTEST(okprobe, counter_probe, test_counter_probe, SHORT, "the sample client's counting probe (counter=1) on ksys_read: [COUNTER], optimized, every read of two processes counted")
 OKPTEST(okprobe, enable_disable_switches, test_enable_disable_switches, SHORT, "okprobe_disable/enable and debugfs enabled stop and resume hits, removing the breakpoint")
 OKPTEST(okprobe, coexist_in_kernel, test_coexist_in_kernel, SHORT, "the kernel kprobe coexistence matrix alone (okprobe_selftest.ko coexist_only=1), on kernel functions (strscpy, memchr_inv)")
+OKPTEST(okprobe, args_in_kernel, test_args_in_kernel, SHORT, "the argument-only probe tests alone (okprobe_selftest.ko args_only=1): the record against pt_regs on the same calls, on the module's targets and at every instruction of int_sqrt, gcd, kstrtoull, sort_r; every CPU at once")
 OKPTEST(okprobe, context_in_kernel, test_context_in_kernel, SHORT, "the calling-context and bad-input tests alone (okprobe_selftest.ko context_only=1): API calls from atomic context refused, NULLs, garbage structs and names, fuzz")
 OKPTEST(okprobe, entry_in_kernel, test_entry_in_kernel, SHORT, "in-kernel entry probe tests alone (okprobe_selftest.ko entry_only=1)")
 OKPTEST(okprobe, entry_probe, test_entry_probe, SHORT, "the sample client at ksys_read+0: through ftrace ([FTRACE]) or past its call site ([AFTER FTRACE]), every read counted, beside a kprobe_events probe at +0, under the function tracer, and with kernel.ftrace_enabled=0 (none through ftrace, all past the call site) and back")
@@ -1137,7 +1138,7 @@ static const char *const essentials_tests[] = {
 	"enable_disable_switches", "unload_while_optimized", "counter_probe",
 	"entry_probe", "return_probe", "probe_events", "probe_events_bpf",
 	"probe_events_bpf_recursion", "probe_events_bpftrace", "probe_events_libbpf", "okprobe_tool",
-	"source_line_probe", "source_line_inlined", "kprobe_events", "coexist_in_kernel", "context_in_kernel", "module_gone", "scale",
+	"source_line_probe", "source_line_inlined", "kprobe_events", "coexist_in_kernel", "args_in_kernel", "context_in_kernel", "module_gone", "scale",
 	"kernel_log_clean",
 };
 

@@ -516,6 +516,19 @@ static int test_coexist_in_kernel(void)
 }
 
 /*
+ * okprobe_selftest.ko's argument-only probe tests alone (args_only=1): the
+ * record, write-backs and the detour's kind on the args target; the
+ * differential against probes of pt_regs on every optimizable target and
+ * at every instruction of a few kernel functions; every CPU at once.
+ */
+static int test_args_in_kernel(void)
+{
+	if (!running_part)
+		return skip("the whole suite runs these in in_kernel_probes");
+	return in_kernel_part("args_only", "argument-only probe", 6);
+}
+
+/*
  * okprobe_selftest.ko's calling-context and bad-input tests alone
  * (context_only=1): a client's calls from atomic context (interrupts or
  * preemption off, a spinlock, which PREEMPT_RT makes a sleeping lock,

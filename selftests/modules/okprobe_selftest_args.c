@@ -161,7 +161,7 @@ out:
  * 0, or -1 when there is no jump there. riscv: -1 (not read here; the
  * host tests run its frame).
  */
-static int okp_args_detour_at(void *address)
+int okp_args_detour_at(void *address)
 {
 #ifdef CONFIG_X86
 	u8 jump[5], first;

@@ -44,11 +44,15 @@ static bool okp_context_only;
 module_param_named(context_only, okp_context_only, bool, 0444);
 MODULE_PARM_DESC(context_only,
 		 "Run the calling-context and bad-input tests alone");
+bool okp_args_only;
+module_param_named(args_only, okp_args_only, bool, 0444);
+MODULE_PARM_DESC(args_only,
+		 "Run the argument-only probe tests alone (with the differential on kernel functions)");
 
 bool okp_part_only(void)
 {
 	return okp_entry_only || okp_return_only || okp_coexist_only ||
-	       okp_context_only;
+	       okp_context_only || okp_args_only;
 }
 
 bool okp_run_part_only(okp_target_fn target, unsigned long offset,
@@ -254,6 +258,28 @@ int okp_write_file(const char *path, const char *value)
 	return written < 0 ? written : 0;
 }
 
+ssize_t okp_read_file(const char *path, char *buffer, size_t size)
+{
+	struct file *file = filp_open(path, O_RDONLY, 0);
+	loff_t position = 0;
+	ssize_t got, total = 0;
+
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	while (total < size) {
+		got = kernel_read(file, buffer + total, size - total,
+				  &position);
+		if (got <= 0) {
+			if (got < 0)
+				total = got;
+			break;
+		}
+		total += got;
+	}
+	filp_close(file, NULL);
+	return total;
+}
+
 int okp_count_pre(struct okprobe *probe, struct pt_regs *regs)
 {
 	struct okp_counted_probe *p =
@@ -302,6 +328,33 @@ okp_start_target_hammers(struct okp_hammer *hammers,
 	okp_hammered = targets;
 	okp_hammered_count = count;
 	return okp_start_round_hammers(hammers, okp_call_hammered);
+}
+
+bool okp_hammer_targets(const struct okp_cycle_target *targets, size_t count,
+			long min_calls, long *rounds, char *reason,
+			size_t reason_size)
+{
+	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
+					     GFP_KERNEL);
+	unsigned int cpus = num_online_cpus(), started;
+	char why[200] = "";
+	long wrong = 0;
+
+	*rounds = 0;
+	EXPECT(hammers, "out of memory");
+	started = okp_start_target_hammers(hammers, targets, count);
+	while (started == cpus &&
+	       okp_hammer_calls(hammers) * (long)count < min_calls)
+		msleep(20);
+	okp_stop_hammers(hammers, rounds, &wrong);
+	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
+	EXPECT(!wrong, "%ld wrong results", wrong);
+	EXPECT(*rounds * (long)count >= min_calls, "only %ld calls",
+	       *rounds * (long)count);
+out:
+	kfree(hammers);
+	strscpy(reason, why, reason_size);
+	return !why[0];
 }
 
 bool okp_hammer_steady(const struct okp_cycle_target *targets, size_t count,
@@ -381,21 +434,18 @@ void okp_test_counting(const struct okp_cycle_target *targets, size_t count,
 {
 	struct okprobe *counters = kcalloc(count, sizeof(*counters),
 					   GFP_KERNEL);
-	struct okp_hammer *hammers = kcalloc(nr_cpu_ids, sizeof(*hammers),
-					     GFP_KERNEL);
 	u8 (*original)[OKP_COUNTING_TEXT] = kcalloc(count, OKP_COUNTING_TEXT,
 						      GFP_KERNEL);
-	unsigned int cpus = num_online_cpus(), started;
 	struct okp_counted_probe extra = {};
 	unsigned long long counted, before;
-	long rounds = 0, wrong = 0;
+	long rounds = 0;
 	size_t registered = 0, i, length;
 	void *text;
 	char why[200] = "";
 	bool ok = false;
 	int ret;
 
-	EXPECT(counters && hammers && original, "out of memory");
+	EXPECT(counters && original, "out of memory");
 	for (; registered < count; registered++) {
 		struct okprobe *probe = &counters[registered];
 
@@ -430,15 +480,9 @@ void okp_test_counting(const struct okp_cycle_target *targets, size_t count,
 	EXPECT(ret == -EINVAL, "a counter with a handler: %d, not -EINVAL",
 	       ret);
 
-	started = okp_start_target_hammers(hammers, targets, count);
-	while (started == cpus &&
-	       okp_hammer_calls(hammers) * (long)count < min_calls)
-		msleep(20);
-	okp_stop_hammers(hammers, &rounds, &wrong);
-	EXPECT(started == cpus, "started %u of %u threads", started, cpus);
-	EXPECT(!wrong, "%ld wrong results", wrong);
-	EXPECT(rounds * (long)count >= min_calls, "only %ld calls",
-	       rounds * (long)count);
+	if (!okp_hammer_targets(targets, count, min_calls, &rounds, why,
+				sizeof(why)))
+		goto out;
 	for (i = 0; i < count; i++) {
 		EXPECT(!okprobe_read_count(&counters[i], &counted),
 		       "reading the count failed");
@@ -482,7 +526,6 @@ out:
 	okp_report(ok, "counting probes count every call of every target exactly, with its registers and flags intact",
 		   why);
 	kfree(counters);
-	kfree(hammers);
 	kfree(original);
 }
 

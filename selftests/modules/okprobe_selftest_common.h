@@ -43,6 +43,9 @@ void okp_report(bool ok, const char *name, const char *why);
 		}							\
 	} while (0)
 
+/* The args_only parameter: the driver runs those tests (arch targets). */
+extern bool okp_args_only;
+
 /* The results buffer, then debugfs okprobe_selftest/results. */
 int okp_results_init(void);
 void okp_results_publish(void);
@@ -72,6 +75,16 @@ int okp_round_hammer(void *data);
 /* Starts okp_round_hammer with round on every online CPU. */
 unsigned int okp_start_round_hammers(struct okp_hammer *hammers,
 				     long (*round)(long a));
+/*
+ * Calls every target from a thread on every online CPU at once, in rounds
+ * (a = 0..7 in turn, b = 1), until min_calls calls are made; the rounds
+ * made in *rounds. False, with why in reason, when a thread did not start
+ * or a result was wrong.
+ */
+struct okp_cycle_target;
+bool okp_hammer_targets(const struct okp_cycle_target *targets, size_t count,
+			long min_calls, long *rounds, char *reason,
+			size_t reason_size);
 /* Calls made so far by all of them. */
 long okp_hammer_calls(struct okp_hammer *hammers);
 /* Stops them and adds up their calls and wrong results. */
@@ -153,6 +166,9 @@ bool okp_wait_optimized(struct okprobe *probe, bool optimized);
 int okp_write_sysctl(const char *value);
 /* Writes value to a /proc or /sys file; 0 or -errno. */
 int okp_write_file(const char *path, const char *value);
+/* Reads up to size bytes of the file; how many, or an error. */
+ssize_t okp_read_file(const char *path, char *buffer, size_t size);
+#define OKP_JUMPS_FILE "/sys/kernel/debug/okprobe/jumps"
 /* A probed target of the cycle test, and what it must return. */
 struct okp_cycle_target {
 	okp_target_fn target;

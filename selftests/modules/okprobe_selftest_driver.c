@@ -241,6 +241,7 @@ static void okp_run_jump_tests(const struct okp_selftest_arch *arch)
 	okp_test_counting(jumps->all, jumps->count,
 			  okp_scaled(OKP_COUNTING_CALLS));
 	okp_test_args_probes(&arch->args);
+	okp_test_args_differential(jumps, okp_scaled(OKP_COUNTING_CALLS));
 	okp_test_kernel_kprobes(co->target, co->other);
 	okp_test_kernel_kprobes_on_kernel_functions();
 	okp_test_kernel_kprobe_in_piece(co->split, co->split_cold,
@@ -294,6 +295,11 @@ static int __init okp_selftest_init(void)
 	if (ret)
 		return ret;
 	entry_pad = okp_entry_pad(plain->target);
+	if (okp_args_only) {
+		okp_test_args_probes(&arch->args);
+		okp_test_args_differential(arch->jumps,
+					   okp_scaled(OKP_COUNTING_CALLS));
+	}
 	if (okp_run_part_only(plain->target, plain->offset, plain->expect))
 		return 0;
 	okp_run_breakpoint_tests(arch);

@@ -205,6 +205,14 @@ struct okp_selftest_arch {
 
 /* Argument-only probes at the arch's args instruction (as a breakpoint, optimized). */
 void okp_test_args_probes(const struct okp_instruction *at);
+/*
+ * x86: 1 when the jump at address leads to an argument-only detour, 0 to
+ * another, -1 without a jump; riscv: -1.
+ */
+int okp_args_detour_at(void *address);
+/* okprobe_selftest_args_diff.c */
+void okp_test_args_differential(const struct okp_jump_targets *jumps,
+				long concurrent_calls);
 
 /* The architecture's, in okprobe_selftest_x86.c or _riscv.c. */
 extern const struct okp_selftest_arch okp_selftest_arch;
