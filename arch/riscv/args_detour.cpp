@@ -169,6 +169,9 @@ private:
 		branch_to_tail(bne, reg::t0, reg::zero);
 		code_.put32(encode::ld(reg::a0, reg::t6, literal(probe_literal)));
 		code_.put32(encode::ld(reg::t0, t5, direct.direct_probe));
+		// The gate is the writer's release: nothing of the probe is
+		// read before it (RVWMO orders no two loads by itself).
+		code_.put32(encode::fence_r_rw);
 		branch_to_tail(bne, reg::t0, reg::a0);
 		code_.put32(encode::ld(t4, reg::t6, literal(handler_literal)));
 		code_.put32(encode::ld(reg::t0, reg::a0, direct.probe_handler));

@@ -39,6 +39,8 @@ public:
 	// once its target is known).
 	void patch32(size_t offset, uint32_t value)
 	{
+		if (failed_)
+			return;
 		if (offset + 4 > length_) {
 			failed_ = true;
 			return;

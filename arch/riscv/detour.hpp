@@ -82,7 +82,8 @@ size_t build_detour(const OptimizationPlan &plan, uint64_t address, uint64_t det
 // and with a DirectHit (core/direct_hit.hpp) the core's call becomes the
 // direct hit, its core call moved to the tail for the failed checks:
 //   ld t0, 0(t3); bnez t0, tail               this CPU in another hit
-//   ld a0, probe(t6); ld t0, direct_probe(t5); bne t0, a0, tail
+//   ld a0, probe(t6); ld t0, direct_probe(t5); fence r, rw
+//   bne t0, a0, tail
 //   ld t4, handler(t6); ld t0, handler_field(a0); bne t0, t4, tail
 //   sd t5, 0(t3); sd t3, cpu_slot(sp)         active_site = site
 //   addi t0, t5, hits; li t1, 1; amoadd.d zero, t1, (t0)

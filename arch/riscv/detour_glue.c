@@ -74,14 +74,13 @@ void okp_glue_detour_task(struct okp_riscv_detour_task *task)
 	const unsigned long count_at =
 		offsetof(struct task_struct, thread_info.preempt_count);
 	const unsigned long cpu_at = offsetof(struct task_struct, thread_info.cpu);
+	bool same __maybe_unused;
 
 	memset(task, 0, sizeof(*task));
 	task->preempt_count = -1;
 	if (info != (unsigned long)current)
 		return;
 #ifdef CONFIG_SMP
-	bool same;
-
 	preempt_disable_notrace();
 	same = (unsigned long)this_cpu_ptr(&okp_cpu_states) ==
 	       __per_cpu_offset[*(u32 *)(info + cpu_at)] +

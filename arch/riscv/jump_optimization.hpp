@@ -183,6 +183,7 @@ uint32_t amoadd_d(unsigned rd, unsigned rs2, unsigned rs1); // amoadd.d rd, rs2,
 uint16_t c_jr(unsigned rs1);
 uint16_t c_j(int32_t offset); // offset within c_j_reach
 constexpr uint16_t c_nop = 0x0001;
+constexpr uint32_t fence_r_rw = 0x0230000f; // fence r, rw: an acquire after a load
 // The hi/lo split of a displacement for auipc + (addi|jalr|load).
 int32_t high_part(int64_t displacement);
 int32_t low_part(int64_t displacement);

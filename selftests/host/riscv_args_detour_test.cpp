@@ -78,6 +78,8 @@ struct FrameMachine {
 				if ((x[insn.rs1] == x[insn.rs2]) == (insn.operation == Operation::beq))
 					next = taken;
 				break;
+			case Operation::fence:
+				break;
 			case Operation::jal:
 				set(insn.rd, next);
 				next = taken;
@@ -244,6 +246,9 @@ TEST(RiscvArgsDetour, ADirectHitCountsAndCallsTheHandlerWithPreemptionOff)
 	expect_registers_back(d.m, before);
 	EXPECT_EQ(d.preempt_count(), 0u);
 	EXPECT_EQ(d.m.memory[cpu_state], 0u) << "active_site cleared";
+	for (const auto &[address, value] : d.m.memory)
+		EXPECT_FALSE(address >= stack && address < stack + 4096)
+			<< "a store at or above the probed code's stack pointer: " << std::hex << address;
 	// What the hit costs on top of the handler and the window: issue 42's
 	// budget is 100 instructions in all.
 	EXPECT_LE(d.m.steps, 76u) << to_handler << " to the handler";
