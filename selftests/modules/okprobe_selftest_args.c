@@ -156,10 +156,12 @@ out:
 }
 
 /*
- * x86: whether the jump at address leads to an argument-only detour (its
- * first instruction push %rsp; a full detour's is push $__KERNEL_DS): 1 or
- * 0, or -1 when there is no jump there. riscv: -1 (not read here; the
- * host tests run its frame).
+ * Whether the jump at address leads to an argument-only detour: 1 or 0,
+ * or -1 when there is no jump there that this can follow. x86: the
+ * detour's first instruction is push %rsp (a full detour's push
+ * $__KERNEL_DS). riscv: a window that starts at address with auipc +
+ * jalr, whose detour opens its frame with addi sp, sp, -144 or -160 (a
+ * full detour's: -288); an end-anchored window or a c.j landing: -1.
  */
 int okp_args_detour_at(void *address)
 {
@@ -175,16 +177,29 @@ int okp_args_detour_at(void *address)
 		return -1;
 	return first == 0x54;
 #else
-	return -1;
+	u32 jump[2], first;
+	long target, frame;
+
+	if (copy_from_kernel_nofault(jump, address, sizeof(jump)) ||
+	    (jump[0] & 0x7f) != 0x17 || (jump[1] & 0x707f) != 0x67 ||
+	    ((jump[1] >> 15) & 0x1f) != ((jump[0] >> 7) & 0x1f))
+		return -1;
+	target = (long)address + (long)(s32)(jump[0] & 0xfffff000) +
+		 ((s32)jump[1] >> 20);
+	if (copy_from_kernel_nofault(&first, (void *)target, sizeof(first)) ||
+	    (first & 0xfffff) != 0x10113) /* addi sp, sp, imm */
+		return -1;
+	frame = (s32)first >> 20;
+	return frame == -144 || frame == -160;
 #endif
 }
 
-/* Where the kind can be read (x86), it must be the one expected. */
+/* Where the kind can be read, it must be the one expected. */
 static bool okp_args_kind_is(void *address, int expected)
 {
 	int kind = okp_args_detour_at(address);
 
-	return !IS_ENABLED(CONFIG_X86) || kind == expected;
+	return kind == expected || (kind < 0 && !IS_ENABLED(CONFIG_X86));
 }
 
 static atomic_long_t okp_args_full_hits;

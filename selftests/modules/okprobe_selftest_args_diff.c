@@ -3,12 +3,13 @@
  * Argument-only probes against probes of pt_regs, on the same instructions
  * and the same calls: every optimizable target of the relocation classes,
  * and every instruction of a few real kernel functions (int_sqrt, gcd,
- * kstrtoull and its parser, sort_r). Each instruction is probed by a
- * pre_handler probe, then by an args_handler probe, while this thread
- * makes the same calls; the record must hold what pt_regs held (the
- * argument registers, x86's ax, the probed address, the stack pointer) at
- * every hit. Calls from other tasks are not counted, and the first call's
- * argument registers are not compared (they hold what ran before). Then
+ * kstrtoull's parser, sort_r). Each instruction is probed by a pre_handler
+ * probe twice, then by an args_handler probe, while this thread makes the
+ * same calls; the record must hold what pt_regs held (the argument
+ * registers, x86's ax, the probed address, the stack pointer) at every
+ * hit. Hits in interrupts and other tasks are not counted; the first
+ * call's argument registers, and any register the two pt_regs runs
+ * disagree on (a dead one's leftover), are not compared. Then
  * the targets run on every CPU at once under argument-only probes, and
  * every probe must count every call.
  */
@@ -25,7 +26,7 @@
 #include "okprobe_selftest_common.h"
 #include "okprobe_selftest_driver.h"
 
-#define OKP_DIFF_CALLS 6
+#define OKP_DIFF_CALLS 4
 #define OKP_DIFF_HITS 96	/* per site and run: loops hit a site often */
 #define OKP_DIFF_SITES 24	/* probed at once */
 #define OKP_DIFF_SPACING 16	/* bytes between a run's sites: one jump each */
@@ -39,7 +40,7 @@ struct okp_diff_hit {
 struct okp_diff_site {
 	struct okprobe probe;
 	bool optimized;
-	bool args_detour; /* x86: the jump there leads to one */
+	int args_detour; /* okp_args_detour_at() while optimized */
 	int hits;
 	struct okp_diff_hit log[OKP_DIFF_HITS];
 };
@@ -48,9 +49,10 @@ struct okp_diff_site {
 struct okp_diff {
 	struct okp_diff_site sites[OKP_DIFF_SITES];
 	struct okp_diff_site full[OKP_DIFF_SITES];
+	struct okp_diff_site again[OKP_DIFF_SITES];	/* full's, once more */
 	size_t count;
 	unsigned int compared;	/* sites the calls reached */
-	unsigned int optimized;
+	unsigned int optimized;	/* of those, optimized in the args run */
 };
 
 /* The thread making the calls, and which call it is in. */
@@ -62,7 +64,8 @@ static void okp_diff_log(struct okprobe *probe, const struct okprobe_args *args)
 	struct okp_diff_site *site =
 		container_of(probe, struct okp_diff_site, probe);
 
-	if (READ_ONCE(okp_diff_tester) != current)
+	/* In an interrupt current is the task it interrupted. */
+	if (!in_task() || READ_ONCE(okp_diff_tester) != current)
 		return;
 	if (site->hits < OKP_DIFF_HITS) {
 		site->log[site->hits].call = READ_ONCE(okp_diff_call);
@@ -161,7 +164,7 @@ static int okp_diff_probe_run(struct okp_diff_site *sites, void **addresses,
 		for (i = 0; i < count; i++) {
 			sites[i].optimized = okp_optimized(&sites[i].probe);
 			sites[i].args_detour =
-				okp_args_detour_at(sites[i].probe.addr) == 1;
+				okp_args_detour_at(sites[i].probe.addr);
 		}
 		WRITE_ONCE(okp_diff_tester, current);
 		calls(context);
@@ -173,16 +176,38 @@ static int okp_diff_probe_run(struct okp_diff_site *sites, void **addresses,
 	return ret;
 }
 
-/* The two kinds' logs at one site: the same hits, the same registers. */
+/*
+ * Whether the record's word w of hit n holds what pt_regs held. A word
+ * the two runs with pt_regs disagree on is a dead register's leftover
+ * (what ran before, which a preemption or an interrupt can change), and
+ * is not compared.
+ */
+static bool okp_diff_word_same(const struct okp_diff_hit *a,
+			       const struct okp_diff_hit *f,
+			       const struct okp_diff_hit *g, size_t w)
+{
+	const unsigned long *aw = (const unsigned long *)&a->args;
+	const unsigned long *fw = (const unsigned long *)&f->args;
+	const unsigned long *gw = (const unsigned long *)&g->args;
+
+	return fw[w] != gw[w] || aw[w] == fw[w];
+}
+
+/*
+ * The two kinds' logs at one site (full and again: two runs with
+ * pt_regs): the same hits, the same registers.
+ */
 static bool okp_diff_same(const struct okp_diff_site *args,
-			  const struct okp_diff_site *full, char *why,
+			  const struct okp_diff_site *full,
+			  const struct okp_diff_site *again, char *why,
 			  size_t size)
 {
 	int n;
 
-	if (args->hits != full->hits) {
-		snprintf(why, size, "%pS: %d hits with args_handler, %d with pre_handler",
-			 args->probe.addr, args->hits, full->hits);
+	if (args->hits != full->hits || full->hits != again->hits) {
+		snprintf(why, size, "%pS: %d hits with args_handler, %d and %d with pre_handler",
+			 args->probe.addr, args->hits, full->hits,
+			 again->hits);
 		return false;
 	}
 	for (n = 0; n < min(args->hits, OKP_DIFF_HITS); n++) {
@@ -190,17 +215,22 @@ static bool okp_diff_same(const struct okp_diff_site *args,
 		bool same = a->call == f->call && a->args.ip == f->args.ip &&
 			    a->args.sp == f->args.sp &&
 			    a->args.ip == (unsigned long)args->probe.addr;
+		size_t w;
 
-		if (same && a->call > 0)
-			same = !memcmp(&a->args, &f->args, sizeof(a->args));
+		for (w = 0; same && a->call > 0 &&
+			    w < sizeof(a->args) / sizeof(unsigned long); w++)
+			same = okp_diff_word_same(a, f, &again->log[n], w);
 		if (!same) {
 			snprintf(why, size,
-				 "%pS (%s, %s), hit %d (call %d): record %*phN; pt_regs %*phN",
+				 "%pS (%s, %s), hit %d (call %d): record ip %lx sp %lx %*phN; pt_regs ip %lx sp %lx %*phN",
 				 args->probe.addr,
 				 args->optimized ? "optimized" : "breakpoint",
 				 full->optimized ? "optimized" : "breakpoint",
-				 n, a->call, (int)sizeof(a->args), &a->args,
-				 (int)sizeof(f->args), &f->args);
+				 n, a->call, a->args.ip, a->args.sp,
+				 (int)min(sizeof(a->args.arg), (size_t)64),
+				 a->args.arg, f->args.ip, f->args.sp,
+				 (int)min(sizeof(f->args.arg), (size_t)64),
+				 f->args.arg);
 			return false;
 		}
 	}
@@ -215,24 +245,27 @@ static u8 okp_diff_text[OKP_DIFF_SITES][OKP_DIFF_TEXT];
  * Takes the sites' text (take), or checks that it is what it was before:
  * okprobe restores it byte for byte.
  */
-static bool okp_diff_text_same(void **addresses, size_t count, bool take,
-			       char *why, size_t size)
+static bool okp_diff_text_same(void **addresses, size_t count, void *end,
+			       bool take, char *why, size_t size)
 {
 	u8 now[OKP_DIFF_TEXT];
-	size_t i;
+	size_t i, length;
 
 	for (i = 0; i < count; i++) {
+		/* Not into the next function, which others may patch. */
+		length = end ? min_t(size_t, OKP_DIFF_TEXT, end - addresses[i])
+			     : OKP_DIFF_TEXT;
 		if (copy_from_kernel_nofault(take ? okp_diff_text[i] : now,
-					     addresses[i], OKP_DIFF_TEXT)) {
+					     addresses[i], length)) {
 			snprintf(why, size, "%pS: text unreadable",
 				 addresses[i]);
 			return false;
 		}
-		if (!take && memcmp(now, okp_diff_text[i], OKP_DIFF_TEXT)) {
+		if (!take && memcmp(now, okp_diff_text[i], length)) {
 			snprintf(why, size,
 				 "%pS: text changed after the run: %*ph, was %*ph",
-				 addresses[i], OKP_DIFF_TEXT, now,
-				 OKP_DIFF_TEXT, okp_diff_text[i]);
+				 addresses[i], (int)length, now, (int)length,
+				 okp_diff_text[i]);
 			return false;
 		}
 	}
@@ -241,18 +274,23 @@ static bool okp_diff_text_same(void **addresses, size_t count, bool take,
 
 /* One set of addresses: both kinds, compared. */
 static bool okp_diff_addresses(struct okp_diff *diff, void **addresses,
-			       size_t count, void (*calls)(void *context),
-			       void *context, char *why, size_t size)
+			       size_t count, void *end,
+			       void (*calls)(void *context), void *context,
+			       char *why, size_t size)
 {
 	unsigned int full_optimized = 0, args_optimized = 0;
 	size_t i;
 	int ret;
 
-	if (!okp_diff_text_same(addresses, count, true, why, size))
+	if (!okp_diff_text_same(addresses, count, end, true, why, size))
 		return false;
 	ret = okp_diff_probe_run(diff->full, addresses, count, false, calls,
 				 context, &full_optimized, 0);
-	if (!ret && !okp_diff_text_same(addresses, count, false, why, size))
+	if (!ret)
+		ret = okp_diff_probe_run(diff->again, addresses, count, false,
+					 calls, context, &full_optimized,
+					 full_optimized);
+	if (!ret && !okp_diff_text_same(addresses, count, end, false, why, size))
 		return false;
 	if (!ret)
 		ret = okp_diff_probe_run(diff->sites, addresses, count, true,
@@ -263,20 +301,21 @@ static bool okp_diff_addresses(struct okp_diff *diff, void **addresses,
 			 ret);
 		return false;
 	}
-	if (!okp_diff_text_same(addresses, count, false, why, size))
+	if (!okp_diff_text_same(addresses, count, end, false, why, size))
 		return false;
 	for (i = 0; i < count; i++) {
-		if (!okp_diff_same(&diff->sites[i], &diff->full[i], why, size))
+		if (!okp_diff_same(&diff->sites[i], &diff->full[i],
+				   &diff->again[i], why, size))
 			return false;
-		if (IS_ENABLED(CONFIG_X86) && diff->sites[i].optimized &&
-		    !diff->sites[i].args_detour) {
+		if (diff->sites[i].optimized && diff->sites[i].args_detour == 0) {
 			snprintf(why, size, "%pS: optimized without the argument-only detour",
 				 addresses[i]);
 			return false;
 		}
 		diff->compared += diff->sites[i].hits > 0;
+		diff->optimized += diff->sites[i].hits > 0 &&
+				   diff->sites[i].optimized;
 	}
-	diff->optimized += args_optimized;
 	return true;
 }
 
@@ -305,24 +344,28 @@ static void okp_diff_call_targets(void *context)
 static void okp_test_args_diff_targets(const struct okp_cycle_target *targets,
 				       size_t count)
 {
-	struct okp_diff *diff = kzalloc(sizeof(*diff), GFP_KERNEL);
+	struct okp_diff *diff = kvzalloc(sizeof(*diff), GFP_KERNEL);
 	struct okp_diff_targets calls = { targets, min_t(size_t, count, OKP_DIFF_SITES) };
 	void *addresses[OKP_DIFF_SITES];
 	char why[400] = "";
+	bool same;
 	size_t i;
 
 	EXPECT(diff, "out of memory");
 	for (i = 0; i < calls.count; i++)
 		addresses[i] = okp_at(targets[i].target, targets[i].offset);
-	if (!okp_diff_addresses(diff, addresses, calls.count,
-				okp_diff_call_targets, &calls, why, sizeof(why)))
-		goto out;
+	same = okp_diff_addresses(diff, addresses, calls.count, NULL,
+				  okp_diff_call_targets, &calls, why,
+				  sizeof(why));
+	/* A wrong result says more than the registers that led to it. */
 	EXPECT(!calls.wrong, "%ld wrong results", calls.wrong);
+	if (!same)
+		goto out;
 	EXPECT(diff->optimized == calls.count, "%u of %zu optimized",
 	       diff->optimized, calls.count);
 out:
 	okp_report(!why[0], "argument-only probes on every optimizable target see what probes of pt_regs see on the same calls, and the targets' registers and flags come through", why);
-	kfree(diff);
+	kvfree(diff);
 }
 
 /* ---- Real kernel functions --------------------------------------------------- */
@@ -378,7 +421,6 @@ struct okp_diff_function {
 static const struct okp_diff_function okp_diff_functions[] = {
 	{ "int_sqrt", okp_diff_call_int_sqrt },
 	{ "gcd", okp_diff_call_gcd },
-	{ "kstrtoull", okp_diff_call_kstrtoull },
 	{ "_parse_integer_limit", okp_diff_call_kstrtoull },
 	{ "sort_r", okp_diff_call_sort_r },
 };
@@ -388,6 +430,8 @@ static void okp_diff_call_function(void *context)
 	const struct okp_diff_function *function = context;
 	int call;
 
+	/* What the calls leave in registers must not depend on the run. */
+	okp_diff_sink = 0;
 	for (call = 0; call < OKP_DIFF_CALLS; call++) {
 		WRITE_ONCE(okp_diff_call, call);
 		function->call(call);
@@ -395,7 +439,8 @@ static void okp_diff_call_function(void *context)
 }
 
 /* The function's address and size ("name+0x0/0xSIZE"), or false. */
-static bool okp_diff_bounds(const char *symbol, void **start,
+static noinline_for_stack bool okp_diff_bounds(const char *symbol,
+						void **start,
 			    unsigned long *size)
 {
 	struct okprobe probe = { .symbol_name = symbol,
@@ -490,7 +535,7 @@ static bool okp_diff_function(struct okp_diff *diff,
 			last = scratch->offsets[i];
 			addresses[count++] = start + scratch->offsets[i];
 		}
-		if (!okp_diff_addresses(diff, addresses, count,
+		if (!okp_diff_addresses(diff, addresses, count, start + length,
 					okp_diff_call_function,
 					(void *)function, why, size))
 			return false;
@@ -500,7 +545,7 @@ static bool okp_diff_function(struct okp_diff *diff,
 
 static void okp_test_args_diff_functions(void)
 {
-	struct okp_diff *diff = kzalloc(sizeof(*diff), GFP_KERNEL);
+	struct okp_diff *diff = kvzalloc(sizeof(*diff), GFP_KERNEL);
 	struct okp_diff_scratch *scratch = kvzalloc(sizeof(*scratch),
 						    GFP_KERNEL);
 	unsigned int functions = 0;
@@ -512,8 +557,11 @@ static void okp_test_args_diff_functions(void)
 		unsigned int before = diff->compared;
 
 		if (!okp_diff_function(diff, &okp_diff_functions[f], scratch,
-				       why, sizeof(why)))
+				       why, sizeof(why))) {
+			EXPECT(!okp_diff_wrong, "%lu wrong results",
+			       okp_diff_wrong);
 			goto out;
+		}
 		functions += diff->compared != before;
 	}
 	EXPECT(!okp_diff_wrong, "%lu wrong results", okp_diff_wrong);
@@ -524,9 +572,9 @@ static void okp_test_args_diff_functions(void)
 	       "only %u of %u instructions optimized", diff->optimized,
 	       diff->compared);
 out:
-	okp_report(!why[0], "argument-only probes at every instruction of int_sqrt, gcd, kstrtoull, _parse_integer_limit and sort_r see what probes of pt_regs see on the same calls", why);
+	okp_report(!why[0], "argument-only probes at every instruction of int_sqrt, gcd, _parse_integer_limit and sort_r see what probes of pt_regs see on the same calls", why);
 	kvfree(scratch);
-	kfree(diff);
+	kvfree(diff);
 }
 
 /* ---- Every CPU at once ------------------------------------------------------- */
