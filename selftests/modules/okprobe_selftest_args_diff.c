@@ -4,11 +4,11 @@
  * and the same calls: every optimizable target of the relocation classes,
  * and every instruction of a few real kernel functions (int_sqrt, gcd,
  * kstrtoull's parser, sort_r). Each instruction is probed by a pre_handler
- * probe twice, then by an args_handler probe, while this thread makes the
- * same calls; the record must hold what pt_regs held (the argument
+ * probe twice, then by an args_handler probe twice, while this thread
+ * makes the same calls; the record must hold what pt_regs held (the argument
  * registers, x86's ax, the probed address, the stack pointer) at every
  * hit. Hits in interrupts and other tasks are not counted; the first
- * call's argument registers, and any register the two pt_regs runs
+ * call's argument registers, and any register either kind's two runs
  * disagree on (a dead one's leftover), are not compared. Then
  * the targets run on every CPU at once under argument-only probes, and
  * every probe must count every call.
@@ -50,6 +50,7 @@ struct okp_diff {
 	struct okp_diff_site sites[OKP_DIFF_SITES];
 	struct okp_diff_site full[OKP_DIFF_SITES];
 	struct okp_diff_site again[OKP_DIFF_SITES];	/* full's, once more */
+	struct okp_diff_site sites_again[OKP_DIFF_SITES];	/* sites', once more */
 	size_t count;
 	unsigned int compared;	/* sites the calls reached */
 	unsigned int optimized;	/* of those, optimized in the args run */
@@ -177,34 +178,39 @@ static int okp_diff_probe_run(struct okp_diff_site *sites, void **addresses,
 }
 
 /*
- * Whether the record's word w of hit n holds what pt_regs held. A word
- * the two runs with pt_regs disagree on is a dead register's leftover
- * (what ran before, which a preemption or an interrupt can change), and
- * is not compared.
+ * Whether the record's word w of hit n holds what pt_regs held. Each kind
+ * ran twice: a word either kind's two runs disagree on is a dead
+ * register's leftover (what ran before; on x86-7.3-rt such leftovers
+ * take one of two values from run to run), and is not compared.
  */
 static bool okp_diff_word_same(const struct okp_diff_hit *a,
+			       const struct okp_diff_hit *b,
 			       const struct okp_diff_hit *f,
 			       const struct okp_diff_hit *g, size_t w)
 {
 	const unsigned long *aw = (const unsigned long *)&a->args;
+	const unsigned long *bw = (const unsigned long *)&b->args;
 	const unsigned long *fw = (const unsigned long *)&f->args;
 	const unsigned long *gw = (const unsigned long *)&g->args;
 
-	return fw[w] != gw[w] || aw[w] == fw[w];
+	return fw[w] != gw[w] || aw[w] != bw[w] || aw[w] == fw[w];
 }
 
 /*
- * The two kinds' logs at one site (full and again: two runs with
- * pt_regs): the same hits, the same registers.
+ * The two kinds' logs at one site (args and args_again: two runs with
+ * the record; full and again: two with pt_regs): the same hits, the same
+ * registers.
  */
 static bool okp_diff_same(const struct okp_diff_site *args,
+			  const struct okp_diff_site *args_again,
 			  const struct okp_diff_site *full,
 			  const struct okp_diff_site *again, char *why,
 			  size_t size)
 {
 	int n;
 
-	if (args->hits != full->hits || full->hits != again->hits) {
+	if (args->hits != full->hits || full->hits != again->hits ||
+	    args->hits != args_again->hits) {
 		snprintf(why, size, "%pS: %d hits with args_handler, %d and %d with pre_handler",
 			 args->probe.addr, args->hits, full->hits,
 			 again->hits);
@@ -219,7 +225,8 @@ static bool okp_diff_same(const struct okp_diff_site *args,
 
 		for (w = 0; same && a->call > 0 &&
 			    w < sizeof(a->args) / sizeof(unsigned long); w++)
-			same = okp_diff_word_same(a, f, &again->log[n], w);
+			same = okp_diff_word_same(a, &args_again->log[n], f,
+						  &again->log[n], w);
 		if (!same) {
 			snprintf(why, size,
 				 "%pS (%s, %s), hit %d (call %d): record ip %lx sp %lx %*phN; pt_regs ip %lx sp %lx %*phN",
@@ -296,6 +303,10 @@ static bool okp_diff_addresses(struct okp_diff *diff, void **addresses,
 		ret = okp_diff_probe_run(diff->sites, addresses, count, true,
 					 calls, context, &args_optimized,
 					 full_optimized);
+	if (!ret)
+		ret = okp_diff_probe_run(diff->sites_again, addresses, count,
+					 true, calls, context, &args_optimized,
+					 full_optimized);
 	if (ret) {
 		snprintf(why, size, "registering at %pS: %d", addresses[0],
 			 ret);
@@ -304,8 +315,8 @@ static bool okp_diff_addresses(struct okp_diff *diff, void **addresses,
 	if (!okp_diff_text_same(addresses, count, end, false, why, size))
 		return false;
 	for (i = 0; i < count; i++) {
-		if (!okp_diff_same(&diff->sites[i], &diff->full[i],
-				   &diff->again[i], why, size))
+		if (!okp_diff_same(&diff->sites[i], &diff->sites_again[i],
+				   &diff->full[i], &diff->again[i], why, size))
 			return false;
 		if (diff->sites[i].optimized && diff->sites[i].args_detour == 0) {
 			snprintf(why, size, "%pS: optimized without the argument-only detour",
