@@ -7,9 +7,9 @@
  * probe twice, then by an args_handler probe twice, while this thread
  * makes the same calls; the record must hold what pt_regs held (the argument
  * registers, x86's ax, the probed address, the stack pointer) at every
- * hit. Hits in interrupts and other tasks are not counted; the first
- * call's argument registers, and any register either kind's two runs
- * disagree on (a dead one's leftover), are not compared. Then
+ * hit. Hits in interrupts and other tasks are not counted; a register
+ * either kind's two runs disagree on (a dead one's leftover, made to
+ * differ from run to run) is not compared. Then
  * the targets run on every CPU at once under argument-only probes, and
  * every probe must count every call.
  */
@@ -56,9 +56,41 @@ struct okp_diff {
 	unsigned int optimized;	/* of those, optimized in the args run */
 };
 
-/* The thread making the calls, and which call it is in. */
+/* The thread making the calls, which call it is in, and which run. */
 static struct task_struct *okp_diff_tester;
 static int okp_diff_call;
+static unsigned long okp_diff_run;
+
+/*
+ * Leaves values that differ from run to run in the argument registers (and
+ * x86's ax, the return value). A register the probed code no longer reads
+ * then differs between a kind's two runs and is not compared, whether it
+ * still holds what the caller left there or what an argument-only handler
+ * left: the argument-only detour need not restore a dead register, so the
+ * handler's leftovers reach later sites and calls, while the full detour
+ * restores every register.
+ */
+static noinline unsigned long okp_diff_scramble(unsigned long a,
+						unsigned long b,
+						unsigned long c,
+						unsigned long d,
+						unsigned long e,
+						unsigned long f,
+						unsigned long g,
+						unsigned long h)
+{
+	asm volatile("" : : "r"(a), "r"(b), "r"(c), "r"(d), "r"(e), "r"(f),
+		     "r"(g), "r"(h) : "memory");
+	return a ^ h;
+}
+
+static void okp_diff_scramble_registers(void)
+{
+	unsigned long seed = READ_ONCE(okp_diff_run) * 0x9e3779b97f4a7c15UL;
+
+	okp_diff_scramble(seed + 1, seed + 2, seed + 3, seed + 4, seed + 5,
+			  seed + 6, seed + 7, seed + 8);
+}
 
 static void okp_diff_log(struct okprobe *probe, const struct okprobe_args *args)
 {
@@ -73,6 +105,7 @@ static void okp_diff_log(struct okprobe *probe, const struct okprobe_args *args)
 		site->log[site->hits].args = *args;
 	}
 	site->hits++;
+	okp_diff_scramble_registers();
 }
 
 static void okp_diff_args_handler(struct okprobe *probe,
@@ -167,6 +200,7 @@ static int okp_diff_probe_run(struct okp_diff_site *sites, void **addresses,
 			sites[i].args_detour =
 				okp_args_detour_at(sites[i].probe.addr);
 		}
+		WRITE_ONCE(okp_diff_run, okp_diff_run + 1);
 		WRITE_ONCE(okp_diff_tester, current);
 		calls(context);
 		WRITE_ONCE(okp_diff_tester, NULL);
@@ -180,8 +214,8 @@ static int okp_diff_probe_run(struct okp_diff_site *sites, void **addresses,
 /*
  * Whether the record's word w of hit n holds what pt_regs held. Each kind
  * ran twice: a word either kind's two runs disagree on is a dead
- * register's leftover (what ran before; on x86-7.3-rt such leftovers
- * take one of two values from run to run), and is not compared.
+ * register's leftover (okp_diff_scramble_registers() sees to that), and
+ * is not compared.
  */
 static bool okp_diff_word_same(const struct okp_diff_hit *a,
 			       const struct okp_diff_hit *b,
@@ -223,8 +257,8 @@ static bool okp_diff_same(const struct okp_diff_site *args,
 			    a->args.ip == (unsigned long)args->probe.addr;
 		size_t w;
 
-		for (w = 0; same && a->call > 0 &&
-			    w < sizeof(a->args) / sizeof(unsigned long); w++)
+		for (w = 0; same && w < sizeof(a->args) / sizeof(unsigned long);
+		     w++)
 			same = okp_diff_word_same(a, &args_again->log[n], f,
 						  &again->log[n], w);
 		if (!same) {
@@ -346,9 +380,11 @@ static void okp_diff_call_targets(void *context)
 
 	for (call = 0; call < OKP_DIFF_CALLS; call++) {
 		WRITE_ONCE(okp_diff_call, call);
-		for (i = 0; i < t->count; i++)
+		for (i = 0; i < t->count; i++) {
+			okp_diff_scramble_registers();
 			t->wrong += t->targets[i].target(call, 7) !=
 				    t->targets[i].expect(call, 7);
+		}
 	}
 }
 
@@ -445,6 +481,7 @@ static void okp_diff_call_function(void *context)
 	okp_diff_sink = 0;
 	for (call = 0; call < OKP_DIFF_CALLS; call++) {
 		WRITE_ONCE(okp_diff_call, call);
+		okp_diff_scramble_registers();
 		function->call(call);
 	}
 }
