@@ -683,6 +683,7 @@ static int expect_load_failure(const char *params, int expected, ...)
 #include "okptest_bench.c"
 #include "okptest_entry_return.c"
 #include "okptest_events.c"
+#include "okptest_events_args.c"
 #include "okptest_events_scenarios.c"
 #include "okptest_userland.c"
 #include "okptest_source_lines.c"
@@ -965,6 +966,7 @@ OKPTEST(okprobe, return_probe, test_return_probe, SHORT, "the sample client's re
 OKPTEST(okprobe, probe_events, test_probe_events, SHORT, "okprobe_events: events defined from the shell on ksys_read (arguments, $comm, $retval) count a child's reads as the kernel's kprobe event does; filter, hist trigger, profile; removal refused while enabled; bad lines get their errno and an error_log caret; > removes all")
 OKPTEST(okprobe, probe_events_trace_cmd, test_probe_events_trace_cmd, SHORT, "okprobe_events with trace-cmd: record -e okptest_tc:read with a filter over 100 reads, report prints each with its count and comm")
 OKPTEST(okprobe, probe_events_perf, test_probe_events_perf, SHORT, "okprobe_events with perf: perf_event_open of the event as a tracepoint counts okptest's 100 reads, and samples them with their raw records")
+OKPTEST(okprobe, probe_events_args, test_probe_events_args, SHORT, "okprobe_events on the argument-only path: a register-only line's probe is [ARGS] (one reading %bx or %s1 is not), on pt_regs while perf has the event and back after, every read an entry each way; optimized on okprobe_bench.ko's target onto the short detour, every call an entry with its argument")
 OKPTEST(okprobe, probe_events_bpf, test_probe_events_bpf, SHORT, "okprobe_events with BPF: a tracepoint program attached as libbpf does (perf event on CPU 0, PERF_EVENT_IOC_SET_BPF) counts okptest's 100 reads on the other CPU and sums their count field; a kprobe program and bpf_get_func_ip() refused; the event and okprobe stay while it is attached")
 OKPTEST(okprobe, probe_events_bpf_recursion, test_probe_events_bpf_recursion, SHORT, "BPF programs that hit okprobes: a program on a ksys_read event updates a hash map where another event is, and that event's own program, run from a socket filter's update, hits itself: each nested hit is a miss of the inner event, nothing recurses")
 OKPTEST(okprobe, probe_events_bpftrace, test_probe_events_bpftrace, LONG, "okprobe_events with Debian's bpftrace: one-liners on events at ksys_read's entry, a block past it and its return count dd's 100 reads as bpftrace's kprobe:/kretprobe: (fentry:/fexit: where the kernel takes no kprobe at an entry) do on the same places; bpftool perf lists them as tracepoints")
@@ -1116,8 +1118,8 @@ static const char *const return_tests[] = {
 /* okptest=events: okprobe_events' tests, for working on them. */
 static const char *const events_tests[] = {
 	"load", "unload", "probe_events", "probe_events_trace_cmd",
-	"probe_events_perf", "probe_events_bpf", "probe_events_bpf_recursion",
-	"probe_events_bpftrace",
+	"probe_events_perf", "probe_events_args", "probe_events_bpf",
+	"probe_events_bpf_recursion", "probe_events_bpftrace",
 	"probe_events_libbpf", "okprobe_tool", "source_line_probe",
 	"source_line_inlined", "kernel_ftracetest", "probe_events_storm",
 	"probe_events_like_kernel", "kernel_log_clean",
@@ -1136,8 +1138,8 @@ static const char *const essentials_tests[] = {
 	"load", "debugfs_blacklist", "sample_client", "unload",
 	"syscall_probe_under_load",
 	"enable_disable_switches", "unload_while_optimized", "counter_probe",
-	"entry_probe", "return_probe", "probe_events", "probe_events_bpf",
-	"probe_events_bpf_recursion", "probe_events_bpftrace", "probe_events_libbpf", "okprobe_tool",
+	"entry_probe", "return_probe", "probe_events", "probe_events_args",
+	"probe_events_bpf", "probe_events_bpf_recursion", "probe_events_bpftrace", "probe_events_libbpf", "okprobe_tool",
 	"source_line_probe", "source_line_inlined", "kprobe_events", "coexist_in_kernel", "args_in_kernel", "context_in_kernel", "module_gone", "scale",
 	"kernel_log_clean",
 };

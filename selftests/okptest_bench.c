@@ -70,6 +70,12 @@ struct bench_config {
 	 * short path's detour ("detour=N args"), or the round is wrong.
 	 */
 	int args_path;
+	/*
+	 * An event's: a perf event of it is open (disabled, so that perf
+	 * records nothing), which moves its probe to pt_regs: okprobe/jumps
+	 * must not show the short path's detour.
+	 */
+	int perf_open;
 };
 
 /*
@@ -89,6 +95,9 @@ struct bench_config {
  * for), past the call site on riscv 6.12, where the jump is awaited.
  */
 #define BENCH_ENTRY_JUMP (!IS_X86)
+
+#define BENCH_EVENT_ARGS_LABEL "okprobe_events event, optimization 1 (arg, comm)"
+#define BENCH_EVENT_PERF_LABEL "okprobe_events event with perf open, optimization 1"
 
 static const struct bench_config bench_configs[] = {
 	{ .label = "no probe", .arm = "none",
@@ -120,6 +129,18 @@ static const struct bench_config bench_configs[] = {
 	  .arm = "okprobe-args",
 	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
 	  .optimized = 1, .on = BENCH_ON_INSTRUCTION, .args_path = 1 },
+	/*
+	 * The same okprobe_events line ($arg1, $comm: the record has them)
+	 * on the argument-only path, and on pt_regs while perf has it.
+	 */
+	{ .label = BENCH_EVENT_ARGS_LABEL, .arm = "okprobe-event",
+	  .event_file = OKPROBE_EVENTS,
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
+	  .optimized = 1, .on = BENCH_ON_INSTRUCTION, .args_path = 1 },
+	{ .label = BENCH_EVENT_PERF_LABEL, .arm = "okprobe-event",
+	  .event_file = OKPROBE_EVENTS,
+	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
+	  .optimized = 1, .on = BENCH_ON_INSTRUCTION, .perf_open = 1 },
 #ifdef __x86_64__
 	{ .label = "kernel kretprobe, optimization 0", .arm = "kretprobe",
 	  .kernel_optimization = "0", .okprobe_optimization = "0",
@@ -179,6 +200,32 @@ static const char *bench_event_name(const struct bench_config *c)
 	return strcmp(c->event_file, KPROBE_EVENTS) ? "okp" : "kern";
 }
 
+/* A perf event of the okprobe_events event (perf_open rows), or -1. */
+static int bench_perf_fd = -1;
+
+/*
+ * perf_event_open() of the event as a tracepoint, disabled: perf has the
+ * event (its probe hands pt_regs), records nothing. 0 or -errno.
+ */
+static int bench_event_perf_open(const struct bench_config *c)
+{
+	struct perf_event_attr attr;
+	char path[160], id[32];
+
+	snprintf(path, sizeof(path), TRACING "/events/okpbench/%s/id",
+		 bench_event_name(c));
+	if (read_file(path, id, sizeof(id)))
+		return -EOPNOTSUPP; /* no CONFIG_PERF_EVENTS */
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = atol(id);
+	attr.disabled = 1;
+	bench_perf_fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1,
+				PERF_FLAG_FD_CLOEXEC);
+	return bench_perf_fd < 0 ? -errno : 0;
+}
+
 /* Defines and enables c's event on target; 0 or -errno. */
 static int bench_event_define(const struct bench_config *c,
 			      const char *target)
@@ -194,6 +241,8 @@ static int bench_event_define(const struct bench_config *c,
 		 bench_event_name(c));
 	if (!ret)
 		ret = write_file(path, "1");
+	if (!ret && c->perf_open)
+		ret = bench_event_perf_open(c);
 	return ret;
 }
 
@@ -204,6 +253,9 @@ static long bench_event_remove(const struct bench_config *c)
 	char path[160], name[64], *line;
 	long hits = -1, count;
 
+	if (bench_perf_fd >= 0)
+		close(bench_perf_fd);
+	bench_perf_fd = -1;
 	snprintf(path, sizeof(path), TRACING "/events/okpbench/%s/enable",
 		 bench_event_name(c));
 	write_file(path, "0");
@@ -397,11 +449,11 @@ static int bench_wait_optimized(struct bench_row *row)
  * okprobe/jumps' line of its site, read once optimized, says
  * "detour=N args".
  */
-static int bench_args_path(const struct bench_row *row)
+static int bench_args_path(const char *listed)
 {
-	if (!strstr(row->listed, "  optimized "))
+	if (!strstr(listed, "  optimized "))
 		return 1; /* not optimized: the optimized rounds say so */
-	return strstr(row->listed, " args") != NULL;
+	return strstr(listed, " args") != NULL;
 }
 
 /* One sample of row: arm, run calls, disarm. */
@@ -498,7 +550,9 @@ static int bench_sample(struct bench_row *row, unsigned long calls, int round)
 		hits != (strcmp(module_arm, "none") ? calls : 0) ||
 		(c->event_file && event_hits != (long)calls) ||
 		(!c->optimized && strcmp(jump, "none")) ||
-		(c->args_path && !bench_args_path(row));
+		(c->args_path &&
+		 !bench_args_path(c->event_file ? event_jump : row->listed)) ||
+		(c->perf_open && strstr(event_jump, " args"));
 	if (wrong && !row->wrong_rounds++)
 		snprintf(row->wrong, sizeof(row->wrong),
 			 "round %d: %lu calls, %lu hits, %lu missed, %lu wrong results, jump %s, event hits %ld",
@@ -554,6 +608,19 @@ static const struct bench_row *bench_find(const struct bench_row *row,
 		    bench_applies(found))
 			return found;
 	}
+	return NULL;
+}
+
+/* The target's row of the configuration labelled label; or NULL. */
+static const struct bench_row *bench_find_label(const struct bench_row *row,
+						const char *label)
+{
+	size_t i;
+
+	for (i = 0; i < BENCH_CONFIGS; i++)
+		if (!strcmp(bench_configs[i].label, label) &&
+		    bench_applies(bench_row_of(row, &bench_configs[i])))
+			return bench_row_of(row, &bench_configs[i]);
 	return NULL;
 }
 
@@ -637,6 +704,9 @@ static void bench_print_ratio(const char *what, const struct bench_row *ours,
 static void bench_print_optimized_ratio(const struct bench_row *row)
 {
 	if (!row->target->entry) {
+		bench_print_ratio("okprobe_events event on the argument-only path vs the same with perf open (pt_regs)",
+				  bench_find_label(row, BENCH_EVENT_ARGS_LABEL),
+				  bench_find_label(row, BENCH_EVENT_PERF_LABEL));
 		bench_print_ratio("okretprobe optimized vs the kernel's kretprobe through a breakpoint",
 				  bench_find(row, "okretprobe", 1),
 				  bench_find(row, "kretprobe", 0));

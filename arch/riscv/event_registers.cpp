@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 // riscv's register names for okprobe_events (core/arch_port.hpp).
 #include "core/arch_port.hpp"
+#include "core/event_record_layout.hpp"
 #include "core/handler_path.hpp"
 #include "riscv/event_registers.hpp"
+
+#include <okprobe.h>
 
 namespace okp::arch {
 
@@ -16,6 +19,17 @@ const events::RegisterName *event_registers(size_t *count)
 OKP_HANDLER_PATH const events::RegisterLayout &event_register_layout()
 {
 	return riscv::event_register_layout;
+}
+
+OKP_HANDLER_PATH const events::RegisterLayout &event_record_layout()
+{
+	static constexpr events::RegisterLayout layout = events::record_layout(riscv::event_register_layout);
+#if defined(__riscv) // the struct is this arch's (not so in the other's host tests)
+	static_assert(layout.arguments[0] == offsetof(okprobe_args, arg) && layout.argument_count == OKPROBE_ARG_REGS);
+	static_assert(layout.stack_pointer == offsetof(okprobe_args, sp));
+	static_assert(layout.return_value == offsetof(okprobe_args, arg));
+#endif
+	return layout;
 }
 
 } // namespace okp::arch

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/event_fetch.hpp"
+#include "core/event_record_layout.hpp"
 #include "riscv/event_registers.hpp"
 #include "x86/event_registers.hpp"
 
@@ -431,4 +432,133 @@ TEST(EventFetch, ReturnEventsFetchWhatTheEntrySaved)
 }
 
 } // namespace
+} // namespace okp::events
+
+namespace okp::events {
+namespace {
+
+ParseContext riscv_context()
+{
+	ParseContext context;
+	context.registers = riscv::event_registers;
+	context.register_count = sizeof(riscv::event_registers) / sizeof(riscv::event_registers[0]);
+	return context;
+}
+
+std::unique_ptr<Definition> parsed(const std::string &line, const ParseContext &context)
+{
+	auto d = std::make_unique<Definition>();
+	EXPECT_TRUE(parse_line(line.data(), line.size(), context, *d).ok()) << line;
+	return d;
+}
+
+// The record an argument-only hit gives at the same registers as fake's
+// pt_regs: its words where record_layout() says.
+std::vector<uint64_t> record_of(const FakeHit &fake, const RegisterLayout &regs, uint64_t ip)
+{
+	const RegisterLayout record = record_layout(regs);
+	std::vector<uint64_t> words(record.stack_pointer / 8 + 1, 0xdead);
+	for (unsigned i = 0; i < regs.argument_count; i++)
+		words[record.arguments[i] / 8] = fake.pt_regs[regs.arguments[i] / 8];
+	words[record.return_value / 8] = fake.pt_regs[regs.return_value / 8];
+	words[record.stack_pointer / 8 - 1] = ip;
+	words[record.stack_pointer / 8] = fake.pt_regs[regs.stack_pointer / 8];
+	return words;
+}
+
+// The fields and strings one definition stores from env.
+std::vector<uint8_t> stored(const Definition &d, const FetchEnvironment &env)
+{
+	size_t dynamic = dynamic_size(d, env);
+	std::vector<uint8_t> bytes(16 + d.record_size + dynamic, 0xee);
+	store_arguments(d, env, bytes.data(), bytes.data() + 16, dynamic);
+	return bytes;
+}
+
+} // namespace
+
+// struct okprobe_args as a register layout: the argument registers, x86's
+// ax apart (riscv's return value is a0, the first argument), the probed
+// address, the stack pointer, a word each. (The module asserts these
+// against the struct itself.)
+TEST(EventRecord, TheRecordsLayoutIsStructOkprobeArgs)
+{
+	const RegisterLayout x86 = record_layout(x86::event_register_layout);
+	EXPECT_EQ(x86.argument_count, 6);
+	for (unsigned i = 0; i < 6; i++)
+		EXPECT_EQ(x86.arguments[i], 8 * i);
+	EXPECT_EQ(x86.return_value, 48);
+	EXPECT_EQ(x86.stack_pointer, 64);
+	EXPECT_TRUE(x86.stack_arguments);
+
+	const RegisterLayout riscv = record_layout(riscv::event_register_layout);
+	EXPECT_EQ(riscv.argument_count, 8);
+	for (unsigned i = 0; i < 8; i++)
+		EXPECT_EQ(riscv.arguments[i], 8 * i);
+	EXPECT_EQ(riscv.return_value, 0);
+	EXPECT_EQ(riscv.stack_pointer, 72);
+	EXPECT_FALSE(riscv.stack_arguments);
+}
+
+// The lines whose fetch programs read only registers the record holds
+// (and memory and the stack through them) take the argument-only path;
+// any other register, or an r event, keeps pt_regs.
+TEST(EventRecord, OnlyLinesOfTheRecordsRegistersReadOnlyTheRecord)
+{
+	const ParseContext x86 = x86_context(), riscv = riscv_context();
+	const RegisterLayout &x86_regs = x86::event_register_layout, &riscv_regs = riscv::event_register_layout;
+	for (const char *line : {"p f", "p f a=%di b=%si c=%dx d=%cx e=%r8 f=%r9 ax=%ax sp=%sp",
+				 "p f a=$arg1 g=$arg7 s=$stack3 st=$stack c=$comm n=+8(+16(%di)):u32 t=+0(%si):string",
+				 "p f x=@jiffies k=\\\"text\" y=\\16"})
+		EXPECT_TRUE(reads_only_record(*parsed(line, x86), x86_regs)) << line;
+	for (const char *line : {"p f b=%bx", "p f ip=%ip", "p f f=%flags", "p f a=%di bp=+8(%bp)", "p f r=%r10",
+				 "r f ret=$retval", "r f sp=%sp"})
+		EXPECT_FALSE(reads_only_record(*parsed(line, x86), x86_regs)) << line;
+
+	for (const char *line : {"p f a=%a0 h=%a7 sp=%sp n=+4(%a1):s32 a9=$arg9 s=$stack2"})
+		EXPECT_TRUE(reads_only_record(*parsed(line, riscv), riscv_regs)) << line;
+	for (const char *line : {"p f t=%t0", "p f s=%s0", "p f ra=%ra", "p f pc=%epc", "r f ret=$retval"})
+		EXPECT_FALSE(reads_only_record(*parsed(line, riscv), riscv_regs)) << line;
+}
+
+// The same line stores the same fields from the record as from pt_regs
+// holding the same registers: names, $argN (x86's past the registers from
+// the stack), $stackN, memory and strings through them.
+TEST(EventRecord, FieldsFromTheRecordAreFieldsFromPtRegs)
+{
+	struct Case {
+		const char *line;
+		ParseContext context;
+		const RegisterLayout *regs;
+	};
+	const Case cases[] = {
+		{"p f a=%di b=%si:s32 c=%dx d=%cx e=%r8 f=%r9 ax=%ax sp=%sp a1=$arg1 a7=$arg7 s2=$stack2 st=$stack "
+		 "n=+8(%si):u16 t=+0(%dx):string",
+		 x86_context(), &x86::event_register_layout},
+		{"p f a=%a0 b=%a1 h=%a7 sp=%sp a8=$arg8 a9=$arg9 s1=$stack1 n=+8(%a1):u16 t=+0(%a2):string",
+		 riscv_context(), &riscv::event_register_layout},
+	};
+	for (const Case &c : cases) {
+		auto d = parsed(c.line, c.context);
+		ASSERT_TRUE(reads_only_record(*d, *c.regs)) << c.line;
+		FakeHit fake;
+		for (unsigned i = 0; i < c.regs->argument_count; i++)
+			fake.registers[c.regs->arguments[i]] = 0x1000 + i * 0x100;
+		fake.return_value = 0x4242;
+		fake.memory[0x1108] = raw<uint16_t>(0xbeef);
+		fake.memory[0x1200] = cstring("from a register");
+		fake.stack[1] = 0x77;
+		fake.stack[2] = 0x88;
+		const std::vector<uint8_t> from_regs = stored(*d, environment_of(fake, *c.regs));
+
+		std::vector<uint64_t> record = record_of(fake, *c.regs, 0xffffffff81000000);
+		FetchEnvironment env = environment_of(fake, *c.regs);
+		const RegisterLayout record_registers = record_layout(*c.regs);
+		env.registers = reinterpret_cast<const uint8_t *>(record.data());
+		env.regs_layout = c.regs;
+		env.layout = &record_registers;
+		EXPECT_EQ(stored(*d, env), from_regs) << c.line;
+	}
+}
+
 } // namespace okp::events

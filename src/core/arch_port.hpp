@@ -49,6 +49,9 @@ namespace arch {
 const events::RegisterName *event_registers(size_t *count);
 // Where pt_regs holds the arguments, stack pointer and return value.
 const events::RegisterLayout &event_register_layout();
+// Where an argument-only hit's record (struct okprobe_args) holds them:
+// events::record_layout() of the above (core/event_record_layout.hpp).
+const events::RegisterLayout &event_record_layout();
 
 // The control flow of one instruction, for the basic blocks
 // okprobe-cover counts (core/basic_blocks.hpp; x86::flow_step,

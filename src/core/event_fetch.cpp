@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // Fetch programs at a hit: event_fetch.hpp says what and why.
 #include "event_fetch.hpp"
+#include "event_record_layout.hpp"
 #include "glue_services.h"
 #include "handler_path.hpp"
 
@@ -34,6 +35,16 @@ OKP_HANDLER_PATH uint64_t register_at(const FetchEnvironment &env, unsigned offs
 	return value;
 }
 
+// %REG: the register at its pt_regs offset, or the record's word of it
+// (reads_only_record() let only those on it; 0 for any other).
+OKP_HANDLER_PATH uint64_t named_register(const FetchEnvironment &env, int64_t regs_offset)
+{
+	if (!env.regs_layout)
+		return register_at(env, static_cast<unsigned>(regs_offset));
+	const int offset = record_offset(*env.regs_layout, *env.layout, static_cast<uint64_t>(regs_offset));
+	return offset < 0 ? 0 : register_at(env, static_cast<unsigned>(offset));
+}
+
 OKP_HANDLER_PATH uint64_t argument(const FetchEnvironment &env, unsigned index)
 {
 	const RegisterLayout &layout = *env.layout;
@@ -57,7 +68,7 @@ OKP_HANDLER_PATH Fetched run(const Definition &definition, const Argument &argum
 		const FetchStep &step = argument.steps[i];
 		switch (step.op) {
 		case Op::register_value:
-			fetched.value = register_at(env, static_cast<unsigned>(step.value));
+			fetched.value = named_register(env, step.value);
 			break;
 		case Op::argument:
 			fetched.value = events::argument(env, static_cast<unsigned>(step.value));

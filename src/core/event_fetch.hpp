@@ -39,6 +39,10 @@ struct RegisterLayout {
 struct FetchEnvironment {
 	const uint8_t *registers = nullptr;
 	const RegisterLayout *layout = nullptr;
+	// Set where registers is an argument-only hit's record (layout then
+	// the record's, event_record_layout.hpp): the pt_regs layout, by which
+	// a register_value step's pt_regs offset finds the record's word.
+	const RegisterLayout *regs_layout = nullptr;
 	const char *comm = nullptr;
 	const void *task = nullptr;
 	// An r event's arguments its function's entry saved (nullptr: none).

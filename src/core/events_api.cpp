@@ -6,6 +6,7 @@
 #include "core/btf.hpp"
 #include "core/errno.hpp"
 #include "core/event_fetch.hpp"
+#include "core/event_record_layout.hpp"
 #include "core/events_entry.h"
 #include "glue_services.h"
 #include "core/handler_path.hpp"
@@ -93,6 +94,10 @@ OKP_HANDLER_PATH FetchEnvironment environment_of(const okp_event_environment *en
 	FetchEnvironment fetch;
 	fetch.registers = static_cast<const uint8_t *>(env->regs);
 	fetch.layout = &okp::arch::event_register_layout();
+	if (env->args_record) {
+		fetch.regs_layout = fetch.layout;
+		fetch.layout = &okp::arch::event_record_layout();
+	}
 	fetch.comm = env->comm;
 	fetch.task = env->task;
 	// unsigned long is the u64 of both 64-bit arches.
@@ -311,6 +316,11 @@ extern "C" unsigned long okp_core_event_print_fmt(const struct okp_event_definit
 						  unsigned long size)
 {
 	return print_format(definition_of(event), buffer, size);
+}
+
+extern "C" int okp_core_event_reads_only_args(const struct okp_event_definition *event)
+{
+	return reads_only_record(definition_of(event), okp::arch::event_register_layout());
 }
 
 extern "C" OKP_HANDLER_PATH unsigned long okp_core_event_dynamic_size(const struct okp_event_definition *event,

@@ -186,11 +186,13 @@ unsigned long okp_core_event_print_fmt(const struct okp_event_definition *event,
 
 /*
  * What a hit offers the fetch programs (okp::events::FetchEnvironment):
- * the handler's pt_regs, read where the arch port says, and the task's
- * comm. Memory is read through okp_glue_event_* (glue_services.h).
+ * the handler's pt_regs, or an argument-only hit's struct okprobe_args,
+ * read where the arch port says, and the task's comm. Memory is read
+ * through okp_glue_event_* (glue_services.h).
  */
 struct okp_event_environment {
 	const void *regs;
+	int args_record;	/* regs is a struct okprobe_args */
 	const char *comm;
 	const void *task;	/* current, for $current */
 	/* An r event's arguments its entry saved; NULL: none. */
@@ -204,6 +206,13 @@ struct okp_event_environment {
 void okp_core_event_save_entry(const struct okp_event_definition *event,
 			       const struct okp_event_environment *environment,
 			       unsigned long *to);
+
+/*
+ * Whether the event's fetch programs read only what an argument-only
+ * hit's record holds (event_record_layout.hpp): its probe can then be an
+ * argument-only one.
+ */
+int okp_core_event_reads_only_args(const struct okp_event_definition *event);
 
 /* At a hit: the bytes of strings to reserve, then the store. */
 unsigned long okp_core_event_dynamic_size(const struct okp_event_definition *event,

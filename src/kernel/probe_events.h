@@ -50,6 +50,11 @@ struct okp_trace_event {
 	unsigned int enabled;
 	/* perf's tracepoint PMU has it (its call.perf_events are there). */
 	int perf;
+	/*
+	 * perf or a BPF program has it (event_mutex): its probes hand them
+	 * pt_regs, so no line takes the argument-only path.
+	 */
+	bool wants_regs;
 	unsigned int arg_count;
 	unsigned int record_size;	/* bytes of the fixed fields */
 	char (*field_types)[32];	/* trace_define_field keeps the pointers */
@@ -77,7 +82,19 @@ struct okp_event_probe {
 	struct list_head list;		/* okp_event_probes: every line, in order */
 	struct list_head sibling;	/* its event's probes */
 	struct okp_trace_event *event;
+	/*
+	 * A p line's probe: probe (its handler gets pt_regs), or args_probe
+	 * where the line's fetch programs read only what an argument-only
+	 * record holds and the event does not want pt_regs. active is the
+	 * one registered, whose hits record (both are, for a moment, while
+	 * okp_event_reroute() moves the line from one to the other);
+	 * written under event_mutex, read by the handlers.
+	 */
 	struct okprobe probe;
+	struct okprobe args_probe;
+	struct okprobe *active;
+	/* The missed hits of probes the line moved away from. */
+	unsigned long nmissed_before;
 	struct okretprobe rp;
 	bool registered;		/* event_mutex */
 	bool gone;			/* event_mutex */
@@ -105,6 +122,14 @@ struct okp_return_entry {
 	unsigned long ret_ip;
 };
 
+/* The okprobe a line uses: its active one, or its okretprobe's. */
+static inline struct okprobe *okp_event_probe_kp(struct okp_event_probe *ep)
+{
+	if (ep->event->is_return)
+		return &ep->rp.kp;
+	return ep->active ? ep->active : &ep->probe;
+}
+
 /* The bytes before the fields. */
 static inline unsigned long okp_event_header(const struct okp_trace_event *event)
 {
@@ -124,6 +149,7 @@ extern struct list_head okp_events, okp_event_probes;
 
 /* probe_events_hit.c: the probes' handlers (notrace, NOKPROBE). */
 int okp_event_pre_handler(struct okprobe *probe, struct pt_regs *regs);
+void okp_event_args_handler(struct okprobe *probe, struct okprobe_args *args);
 int okp_event_return_handler(struct okretprobe_instance *ri,
 			     struct pt_regs *regs);
 int okp_event_entry_handler(struct okretprobe_instance *ri,
@@ -140,6 +166,11 @@ void okp_event_probe_free(struct okp_event_probe *ep);
  */
 int okp_event_probe_register(struct okp_event_probe *ep);
 void okp_event_probe_unregister(struct okp_event_probe *ep);
+/*
+ * Moves every p line of the event to the argument-only path where it can
+ * take it (args), or to pt_regs; event_mutex held.
+ */
+int okp_event_reroute(struct okp_trace_event *event, bool args);
 /*
  * Taking lines out: under event_mutex, then okp_events_destroy() without
  * it, with the probes and events taken out.

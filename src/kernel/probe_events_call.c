@@ -39,7 +39,8 @@ static int okp_event_probe_switch(struct okp_event_probe *ep, bool on)
 	if (ep->event->is_return)
 		return on ? okretprobe_enable(&ep->rp) :
 			    okretprobe_disable(&ep->rp);
-	return on ? okprobe_enable(&ep->probe) : okprobe_disable(&ep->probe);
+	return on ? okprobe_enable(okp_event_probe_kp(ep)) :
+		    okprobe_disable(okp_event_probe_kp(ep));
 }
 
 /* One more user of the event's probes: enabled with the first, all or none. */
@@ -132,11 +133,27 @@ static int okp_event_reg(struct trace_event_call *call, enum trace_reg type,
 		ret = okp_event_arm(event);
 		if (ret)
 			return ret;
+		/*
+		 * perf samples pt_regs and BPF programs read them: lines on
+		 * the argument-only path move to probes that have them,
+		 * before the first hit for perf.
+		 */
+		event->wants_regs = true;
+		ret = okp_event_reroute(event, false);
+		if (ret) {
+			event->wants_regs = false;
+			okp_event_reroute(event, true);
+			okp_event_disarm(event);
+			return ret;
+		}
 		/* Pairs with okp_event_hit()'s acquire: perf_events first. */
 		smp_store_release(&event->perf, 1);
 		return 0;
 	case TRACE_REG_PERF_UNREGISTER:
 		WRITE_ONCE(event->perf, 0);
+		/* Back where they can; one that cannot keeps pt_regs. */
+		event->wants_regs = false;
+		okp_event_reroute(event, true);
 		okp_event_disarm(event);
 		return 0;
 #endif
@@ -297,15 +314,39 @@ void okp_event_probe_free(struct okp_event_probe *ep)
 	kfree(ep);
 }
 
+/* Whether the p line takes the argument-only path now. */
+static bool okp_event_probe_on_args(const struct okp_event_probe *ep)
+{
+	return !ep->event->is_return && !ep->event->wants_regs &&
+	       okp_core_event_reads_only_args(ep->definition);
+}
+
+/* A p line's probe of the kind its fetch programs and its event allow. */
+static struct okprobe *okp_event_probe_fill(struct okp_event_probe *ep,
+					    bool args)
+{
+	struct okprobe *kp = args ? &ep->args_probe : &ep->probe;
+
+	memset(kp, 0, sizeof(*kp));
+	if (args)
+		kp->args_handler = okp_event_args_handler;
+	else
+		kp->pre_handler = okp_event_pre_handler;
+	kp->flags = ep->event->enabled ? 0 : OKPROBE_FLAG_DISABLED;
+	return kp;
+}
+
 int okp_event_probe_register(struct okp_event_probe *ep)
 {
 	struct okp_trace_event *event = ep->event;
-	struct okprobe *kp = event->is_return ? &ep->rp.kp : &ep->probe;
+	struct okprobe *kp;
 	int ret;
 
 	/* Afresh: a probe unregistered (its module went) comes back so. */
-	memset(&ep->probe, 0, sizeof(ep->probe));
 	memset(&ep->rp, 0, sizeof(ep->rp));
+	kp = event->is_return ? &ep->rp.kp :
+				okp_event_probe_fill(ep, okp_event_probe_on_args(ep));
+	WRITE_ONCE(ep->active, event->is_return ? NULL : kp);
 	ep->registered = false;
 	ep->gone = false;
 	if (ep->symbol && event->is_return && ep->offset) {
@@ -323,8 +364,8 @@ int okp_event_probe_register(struct okp_event_probe *ep)
 	} else {
 		kp->addr = (void *)ep->address;
 	}
-	kp->flags = event->enabled ? 0 : OKPROBE_FLAG_DISABLED;
 	if (event->is_return) {
+		kp->flags = event->enabled ? 0 : OKPROBE_FLAG_DISABLED;
 		ep->rp.handler = okp_event_return_handler;
 		ep->rp.maxactive = ep->maxactive;
 		/* The arguments the return fetches, saved at each entry. */
@@ -335,7 +376,6 @@ int okp_event_probe_register(struct okp_event_probe *ep)
 		}
 		ret = okretprobe_register(&ep->rp);
 	} else {
-		kp->pre_handler = okp_event_pre_handler;
 		ret = okprobe_register(kp);
 	}
 	ep->registered = !ret;
@@ -353,8 +393,49 @@ void okp_event_probe_unregister(struct okp_event_probe *ep)
 	if (ep->event->is_return)
 		okretprobe_unregister(&ep->rp);
 	else
-		okprobe_unregister(&ep->probe);
+		okprobe_unregister(okp_event_probe_kp(ep));
 	ep->registered = false;
+}
+
+/*
+ * A p line onto the argument-only path (args) or onto pt_regs: the other
+ * kind of probe registered at the same address first, enabled as the
+ * event is, made the active one, and only then the old one taken out.
+ * No hit goes unrecorded; one in the instant active changes may be
+ * recorded by both or by neither. A line whose new probe fails to
+ * register stays where it is.
+ */
+static int okp_event_probe_reroute(struct okp_event_probe *ep, bool args)
+{
+	struct okprobe *from = ep->active, *to;
+	int ret;
+
+	if (!ep->registered || ep->gone || ep->event->is_return || !from ||
+	    from == (args ? &ep->args_probe : &ep->probe))
+		return 0;
+	to = okp_event_probe_fill(ep, args);
+	to->addr = from->addr;
+	ret = okprobe_register(to);
+	if (ret)
+		return ret;
+	WRITE_ONCE(ep->active, to);
+	okprobe_unregister(from);
+	ep->nmissed_before += from->nmissed;
+	return 0;
+}
+
+int okp_event_reroute(struct okp_trace_event *event, bool args)
+{
+	struct okp_event_probe *ep;
+	int ret, first = 0;
+
+	list_for_each_entry(ep, &event->probes, sibling) {
+		ret = okp_event_probe_reroute(ep, args &&
+					      okp_event_probe_on_args(ep));
+		if (ret && !first)
+			first = ret;
+	}
+	return first;
 }
 
 /*
@@ -501,7 +582,7 @@ void okp_events_destroy(struct list_head *gone_probes,
 			if (ep->event->is_return)
 				rps[returns++] = &ep->rp;
 			else
-				probes[entries++] = &ep->probe;
+				probes[entries++] = okp_event_probe_kp(ep);
 			ep->registered = false;
 		}
 		if (returns)

@@ -229,10 +229,40 @@ int notrace okp_event_pre_handler(struct okprobe *probe, struct pt_regs *regs)
 	struct okp_event_probe *ep =
 		container_of(probe, struct okp_event_probe, probe);
 
-	okp_event_hit(ep, regs, (unsigned long)probe->addr, 0, NULL);
+	/* While the line moves to the other kind, only the active records. */
+	if (READ_ONCE(ep->active) == probe)
+		okp_event_hit(ep, regs, (unsigned long)probe->addr, 0, NULL);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_pre_handler);
+
+/*
+ * A hit of a line on the argument-only path (its fetch programs read only
+ * the record, and neither perf nor BPF has the event): entries in the
+ * instances it is on in, fetched from the record. Without pt_regs, as the
+ * kernel's fprobe events without full registers: options/stacktrace
+ * starts the stack at the handler.
+ */
+void notrace okp_event_args_handler(struct okprobe *probe,
+				    struct okprobe_args *args)
+{
+	struct okp_event_probe *ep =
+		container_of(probe, struct okp_event_probe, args_probe);
+	const struct okp_event_environment env = {
+		.regs = args,
+		.args_record = 1,
+		.comm = current->comm,
+		.task = current,
+	};
+	struct okp_event_link *link;
+
+	if (READ_ONCE(ep->active) != probe)
+		return;
+	raw_cpu_inc(*ep->hits);
+	list_for_each_entry_rcu(link, &ep->event->links, list)
+		okp_event_trace(ep, link->file, &env, NULL, args->ip, 0);
+}
+NOKPROBE_SYMBOL(okp_event_args_handler);
 
 /* An r event: the function's address, and where it returned to. */
 int notrace okp_event_return_handler(struct okretprobe_instance *ri,

@@ -94,10 +94,9 @@ static bool okp_event_probe_names(const struct okp_event_probe *ep,
 	       ep->symbol[length] == ':';
 }
 
-static unsigned long okp_event_probe_address(const struct okp_event_probe *ep)
+static unsigned long okp_event_probe_address(struct okp_event_probe *ep)
 {
-	return (unsigned long)(ep->event->is_return ? ep->rp.kp.addr :
-						      ep->probe.addr);
+	return (unsigned long)okp_event_probe_kp(ep)->addr;
 }
 
 static int okp_events_module_going(struct notifier_block *block,
