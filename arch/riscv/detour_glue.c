@@ -78,6 +78,8 @@ void okp_glue_detour_task(struct okp_riscv_detour_task *task)
 
 	memset(task, 0, sizeof(*task));
 	task->preempt_count = -1;
+	/* Always: the counting detour reads it where the rest is not known. */
+	task->cpu = cpu_at;
 	if (info != (unsigned long)current)
 		return;
 #ifdef CONFIG_SMP
@@ -95,7 +97,6 @@ void okp_glue_detour_task(struct okp_riscv_detour_task *task)
 	task->per_cpu_offsets = (unsigned long)&__per_cpu_offset[0];
 #endif
 	task->cpu_states = (unsigned long)&okp_cpu_states;
-	task->cpu = cpu_at;
 	task->flags = offsetof(struct task_struct, thread_info.flags);
 	task->need_resched_bit = TIF_NEED_RESCHED;
 	if (IS_ENABLED(CONFIG_PREEMPT_COUNT))
@@ -128,9 +129,4 @@ unsigned long long okp_glue_counter_cells_sum(unsigned long cells)
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
 		sum += READ_ONCE(*(u64 *)(cells + cpu * OKP_COUNTER_CELL_STRIDE));
 	return sum;
-}
-
-int okp_glue_thread_cpu_offset(void)
-{
-	return offsetof(struct task_struct, thread_info.cpu);
 }

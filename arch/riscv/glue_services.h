@@ -37,7 +37,7 @@ void okp_glue_args_entry(void *site, void *record);
 struct okp_riscv_detour_task {
 	unsigned long per_cpu_offsets;	/* &__per_cpu_offset[0] */
 	unsigned long cpu_states;	/* &okp_cpu_states (a per-CPU pointer) */
-	long cpu;			/* of thread_info.cpu (a u32) from tp */
+	long cpu;			/* of thread_info.cpu (a u32) from tp: always */
 	long preempt_count;		/* of thread_info.preempt_count; -1: none */
 	long flags;			/* of thread_info.flags */
 	long need_resched_bit;		/* TIF_NEED_RESCHED */
@@ -64,11 +64,6 @@ unsigned long okp_glue_exception_fixup(unsigned long address);
  */
 unsigned long okp_glue_read_trap_text(unsigned long address, void *buffer,
 				      unsigned long size);
-/*
- * riscv: where the running task's CPU number (a u32) is, from tp (the
- * task_struct): offsetof(struct task_struct, thread_info.cpu).
- */
-int okp_glue_thread_cpu_offset(void);
 /* riscv: the bytes between two CPUs' counter cells (a cache line). */
 #define OKP_COUNTER_CELL_STRIDE 64
 /* riscv: okprobe.ko's psabi_liveness parameter (1: psABI, 0: strict). */

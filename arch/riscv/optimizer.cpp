@@ -279,7 +279,7 @@ const char *build_detour(Site &site, const DirectHit &direct, Detour &detour)
 	const bool counting = site.counting() && counting_second_register(plan) && !plan.behind;
 	CounterCall counter;
 	counter.cells = site.counter_cells;
-	counter.cpu_offset = okp_glue_thread_cpu_offset();
+	counter.cpu_offset = detour_task().cpu;
 	static_assert(OKP_COUNTER_CELL_STRIDE == 1u << CounterCall{}.stride_shift,
 		      "the glue's cells, the detour's shift");
 	// Where the copy that trapping hits continue in starts.
