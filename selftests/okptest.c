@@ -891,11 +891,14 @@ static int test_kernel_log_clean(void)
 static void run_test(struct __test_metadata *_metadata, int (*test)(void),
 		     const char *description)
 {
+	long long started = now_ms();
 	int result;
 
 	say("# %s", description);
 	why[0] = '\0';
 	result = test();
+	/* Where a guest's time goes (testing.md, "Two lanes"). */
+	say("# took: %s %.1f s", _metadata->name, (now_ms() - started) / 1000.0);
 	for (char *c = why; *c; c++)
 		if (*c == '\n')
 			*c = ' ';

@@ -140,7 +140,8 @@ static const struct bench_config bench_configs[] = {
 	{ .label = BENCH_EVENT_PERF_LABEL, .arm = "okprobe-event",
 	  .event_file = OKPROBE_EVENTS,
 	  .kernel_optimization = BENCH_KERNEL_OFF, .okprobe_optimization = "1",
-	  .optimized = 1, .on = BENCH_ON_INSTRUCTION, .perf_open = 1 },
+	  .optimized = 1, .on = BENCH_ON_INSTRUCTION, .perf_open = 1,
+	  .may_refuse = 1 },
 #ifdef __x86_64__
 	{ .label = "kernel kretprobe, optimization 0", .arm = "kretprobe",
 	  .kernel_optimization = "0", .okprobe_optimization = "0",

@@ -60,17 +60,20 @@ struct okp_diff {
 static struct task_struct *okp_diff_tester;
 static int okp_diff_call;
 static unsigned long okp_diff_run;
+static unsigned long okp_diff_scrambled;
 
 /*
- * Leaves values that differ from run to run in the argument registers (and
- * x86's ax, the return value). A register the probed code no longer reads
- * then differs between a kind's two runs and is not compared, whether it
- * still holds what the caller left there or what an argument-only handler
- * left: the argument-only detour need not restore a dead register, so the
- * handler's leftovers reach later sites and calls, while the full detour
- * restores every register.
+ * Leaves values of seed in the argument registers (and x86's ax, the
+ * return value). Before each call, seeded by the call: a register the
+ * probed code no longer reads holds the same in every run, which the
+ * record must show as pt_regs does (a record word taken from the wrong
+ * register then differs). At the end of the handler, seeded by the run:
+ * the argument-only detour need not restore a dead register, so what the
+ * handler leaves reaches later sites and calls, while the full detour
+ * restores every register; such a leftover differs between the two
+ * argument-only runs and is not compared.
  */
-static noinline unsigned long okp_diff_scramble(unsigned long a,
+static noinline __noipa unsigned long okp_diff_scramble(unsigned long a,
 						unsigned long b,
 						unsigned long c,
 						unsigned long d,
@@ -84,12 +87,12 @@ static noinline unsigned long okp_diff_scramble(unsigned long a,
 	return a ^ h;
 }
 
-static void okp_diff_scramble_registers(void)
+static void okp_diff_scramble_registers(unsigned long seed)
 {
-	unsigned long seed = READ_ONCE(okp_diff_run) * 0x9e3779b97f4a7c15UL;
-
-	okp_diff_scramble(seed + 1, seed + 2, seed + 3, seed + 4, seed + 5,
-			  seed + 6, seed + 7, seed + 8);
+	seed *= 0x9e3779b97f4a7c15UL;
+	WRITE_ONCE(okp_diff_scrambled,
+		   okp_diff_scramble(seed + 1, seed + 2, seed + 3, seed + 4,
+				     seed + 5, seed + 6, seed + 7, seed + 8));
 }
 
 static void okp_diff_log(struct okprobe *probe, const struct okprobe_args *args)
@@ -105,7 +108,7 @@ static void okp_diff_log(struct okprobe *probe, const struct okprobe_args *args)
 		site->log[site->hits].args = *args;
 	}
 	site->hits++;
-	okp_diff_scramble_registers();
+	okp_diff_scramble_registers(READ_ONCE(okp_diff_run) << 32);
 }
 
 static void okp_diff_args_handler(struct okprobe *probe,
@@ -381,7 +384,7 @@ static void okp_diff_call_targets(void *context)
 	for (call = 0; call < OKP_DIFF_CALLS; call++) {
 		WRITE_ONCE(okp_diff_call, call);
 		for (i = 0; i < t->count; i++) {
-			okp_diff_scramble_registers();
+			okp_diff_scramble_registers(call * 64 + i + 1);
 			t->wrong += t->targets[i].target(call, 7) !=
 				    t->targets[i].expect(call, 7);
 		}
@@ -417,8 +420,12 @@ out:
 
 /* ---- Real kernel functions --------------------------------------------------- */
 
-/* Results kept, so that no call is left out; wrong ones counted. */
-static unsigned long okp_diff_sink;
+/*
+ * Results kept, so that no call is left out, and compared with an
+ * unprobed run's (baseline, once known); wrong ones counted.
+ */
+static unsigned long okp_diff_sink, okp_diff_baseline;
+static bool okp_diff_have_baseline;
 static unsigned long okp_diff_wrong;
 
 static int okp_diff_compare(const void *a, const void *b)
@@ -481,9 +488,11 @@ static void okp_diff_call_function(void *context)
 	okp_diff_sink = 0;
 	for (call = 0; call < OKP_DIFF_CALLS; call++) {
 		WRITE_ONCE(okp_diff_call, call);
-		okp_diff_scramble_registers();
+		okp_diff_scramble_registers(call + 1);
 		function->call(call);
 	}
+	if (okp_diff_have_baseline)
+		okp_diff_wrong += okp_diff_sink != okp_diff_baseline;
 }
 
 /* The function's address and size ("name+0x0/0xSIZE"), or false. */
@@ -570,6 +579,11 @@ static bool okp_diff_function(struct okp_diff *diff,
 		length = OKP_DIFF_MAX_SIZE;
 	found = okp_diff_probeable(start, length, scratch->probes,
 				   scratch->taken, scratch->offsets);
+	/* What every probed run must compute: the calls unprobed. */
+	okp_diff_have_baseline = false;
+	okp_diff_call_function((void *)function);
+	okp_diff_baseline = okp_diff_sink;
+	okp_diff_have_baseline = true;
 	memset(scratch->done, 0, sizeof(scratch->done));
 	for (left = found; left; left -= count) {
 		long last = -OKP_DIFF_SPACING;

@@ -487,7 +487,7 @@ static int okp_profile_show(struct seq_file *m, void *v)
 	struct okp_event_probe *ep = list_entry(v, struct okp_event_probe, list);
 	unsigned long missed = ep->event->is_return ?
 		ep->rp.nmissed + ep->rp.kp.nmissed :
-		ep->nmissed_before + okp_event_probe_kp(ep)->nmissed;
+		READ_ONCE(ep->nmissed_before) + okp_event_probe_kp(ep)->nmissed;
 	unsigned long hits = 0;
 	int cpu;
 

@@ -127,7 +127,9 @@ static inline struct okprobe *okp_event_probe_kp(struct okp_event_probe *ep)
 {
 	if (ep->event->is_return)
 		return &ep->rp.kp;
-	return ep->active ? ep->active : &ep->probe;
+	struct okprobe *active = READ_ONCE(ep->active);
+
+	return active ? active : &ep->probe;
 }
 
 /* The bytes before the fields. */

@@ -420,7 +420,7 @@ static int okp_event_probe_reroute(struct okp_event_probe *ep, bool args)
 		return ret;
 	WRITE_ONCE(ep->active, to);
 	okprobe_unregister(from);
-	ep->nmissed_before += from->nmissed;
+	WRITE_ONCE(ep->nmissed_before, ep->nmissed_before + from->nmissed);
 	return 0;
 }
 
