@@ -483,21 +483,21 @@ std::vector<uint8_t> stored(const Definition &d, const FetchEnvironment &env)
 // against the struct itself.)
 TEST(EventRecord, TheRecordsLayoutIsStructOkprobeArgs)
 {
-	const RegisterLayout x86 = record_layout(x86::event_register_layout);
-	EXPECT_EQ(x86.argument_count, 6);
-	for (unsigned i = 0; i < 6; i++)
-		EXPECT_EQ(x86.arguments[i], 8 * i);
-	EXPECT_EQ(x86.return_value, 48);
-	EXPECT_EQ(x86.stack_pointer, 64);
-	EXPECT_TRUE(x86.stack_arguments);
-
-	const RegisterLayout riscv = record_layout(riscv::event_register_layout);
-	EXPECT_EQ(riscv.argument_count, 8);
-	for (unsigned i = 0; i < 8; i++)
-		EXPECT_EQ(riscv.arguments[i], 8 * i);
-	EXPECT_EQ(riscv.return_value, 0);
-	EXPECT_EQ(riscv.stack_pointer, 72);
-	EXPECT_FALSE(riscv.stack_arguments);
+	struct Expected {
+		const RegisterLayout *regs;
+		unsigned arguments, return_value, stack_pointer;
+		bool stack_arguments;
+	};
+	for (const Expected &arch : {Expected{&x86::event_register_layout, 6, 48, 64, true},
+				     Expected{&riscv::event_register_layout, 8, 0, 72, false}}) {
+		const RegisterLayout record = record_layout(*arch.regs);
+		EXPECT_EQ(record.argument_count, arch.arguments);
+		for (unsigned i = 0; i < arch.arguments; i++)
+			EXPECT_EQ(record.arguments[i], 8 * i);
+		EXPECT_EQ(record.return_value, arch.return_value);
+		EXPECT_EQ(record.stack_pointer, arch.stack_pointer);
+		EXPECT_EQ(record.stack_arguments, arch.stack_arguments);
+	}
 }
 
 // The lines whose fetch programs read only registers the record holds
@@ -505,20 +505,30 @@ TEST(EventRecord, TheRecordsLayoutIsStructOkprobeArgs)
 // any other register, or an r event, keeps pt_regs.
 TEST(EventRecord, OnlyLinesOfTheRecordsRegistersReadOnlyTheRecord)
 {
-	const ParseContext x86 = x86_context(), riscv = riscv_context();
-	const RegisterLayout &x86_regs = x86::event_register_layout, &riscv_regs = riscv::event_register_layout;
-	for (const char *line : {"p f", "p f a=%di b=%si c=%dx d=%cx e=%r8 f=%r9 ax=%ax sp=%sp",
-				 "p f a=$arg1 g=$arg7 s=$stack3 st=$stack c=$comm n=+8(+16(%di)):u32 t=+0(%si):string",
-				 "p f x=@jiffies k=\\\"text\" y=\\16"})
-		EXPECT_TRUE(reads_only_record(*parsed(line, x86), x86_regs)) << line;
-	for (const char *line : {"p f b=%bx", "p f ip=%ip", "p f f=%flags", "p f a=%di bp=+8(%bp)", "p f r=%r10",
-				 "r f ret=$retval", "r f sp=%sp"})
-		EXPECT_FALSE(reads_only_record(*parsed(line, x86), x86_regs)) << line;
-
-	for (const char *line : {"p f a=%a0 h=%a7 sp=%sp n=+4(%a1):s32 a9=$arg9 s=$stack2"})
-		EXPECT_TRUE(reads_only_record(*parsed(line, riscv), riscv_regs)) << line;
-	for (const char *line : {"p f t=%t0", "p f s=%s0", "p f ra=%ra", "p f pc=%epc", "r f ret=$retval"})
-		EXPECT_FALSE(reads_only_record(*parsed(line, riscv), riscv_regs)) << line;
+	struct Lines {
+		ParseContext context;
+		const RegisterLayout *regs;
+		std::vector<const char *> record_only, not_record_only;
+	};
+	const Lines arches[] = {
+		{x86_context(),
+		 &x86::event_register_layout,
+		 {"p f", "p f a=%di b=%si c=%dx d=%cx e=%r8 f=%r9 ax=%ax sp=%sp",
+		  "p f a=$arg1 g=$arg7 s=$stack3 st=$stack c=$comm n=+8(+16(%di)):u32 t=+0(%si):string",
+		  "p f x=@jiffies k=\\\"text\" y=\\16"},
+		 {"p f b=%bx", "p f ip=%ip", "p f f=%flags", "p f a=%di bp=+8(%bp)", "p f r=%r10", "r f ret=$retval",
+		  "r f sp=%sp"}},
+		{riscv_context(),
+		 &riscv::event_register_layout,
+		 {"p f a=%a0 h=%a7 sp=%sp n=+4(%a1):s32 a9=$arg9 s=$stack2"},
+		 {"p f t=%t0", "p f s=%s0", "p f ra=%ra", "p f pc=%epc", "r f ret=$retval"}},
+	};
+	for (const Lines &arch : arches) {
+		for (const char *line : arch.record_only)
+			EXPECT_TRUE(reads_only_record(*parsed(line, arch.context), *arch.regs)) << line;
+		for (const char *line : arch.not_record_only)
+			EXPECT_FALSE(reads_only_record(*parsed(line, arch.context), *arch.regs)) << line;
+	}
 }
 
 // The same line stores the same fields from the record as from pt_regs

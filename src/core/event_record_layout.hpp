@@ -46,6 +46,21 @@ constexpr RegisterLayout record_layout(const RegisterLayout &regs)
 	return record;
 }
 
+// Whether record (record_layout()'s) is where Record, struct okprobe_args
+// as include/okprobe.h defines it for the arch being built, holds the
+// registers. Another arch's layout (host tests build both) has another
+// argument count and is not judged.
+template <typename Record> constexpr bool describes_record(const RegisterLayout &record)
+{
+	if (record.argument_count != sizeof(Record::arg) / sizeof(Record::arg[0]))
+		return true;
+	size_t return_value = offsetof(Record, arg);
+	if constexpr (requires(Record args) { args.ax; })
+		return_value = offsetof(Record, ax);
+	return record.arguments[0] == offsetof(Record, arg) && record.stack_pointer == offsetof(Record, sp) &&
+	       record.return_value == return_value;
+}
+
 // The record's offset of the register at pt_regs offset regs_offset, or
 // -1 where the record does not hold that register.
 OKP_HANDLER_PATH [[gnu::always_inline]] constexpr int record_offset(const RegisterLayout &regs,
