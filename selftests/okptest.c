@@ -293,6 +293,29 @@ static int clear_file(const char *path)
 	return 0;
 }
 
+/*
+ * perf_event_open() of the trace event id as a tracepoint on okptest's
+ * own task, disabled: counting, or sampling every hit with its raw
+ * record. The fd, or -1 (errno).
+ */
+static int perf_open(long id, int sampling)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = id;
+	attr.disabled = 1;
+	if (sampling) {
+		attr.sample_period = 1;
+		attr.sample_type = PERF_SAMPLE_RAW;
+		attr.wakeup_events = 1;
+	}
+	return syscall(SYS_perf_event_open, &attr, 0, -1, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
 /* Debian's userland disk (okptest_userland.c), mounted on USERLAND. */
 #define USERLAND "/debian"
 #define USERLAND_DISK "/dev/vda"

@@ -210,20 +210,13 @@ static int bench_perf_fd = -1;
  */
 static int bench_event_perf_open(const struct bench_config *c)
 {
-	struct perf_event_attr attr;
 	char path[160], id[32];
 
 	snprintf(path, sizeof(path), TRACING "/events/okpbench/%s/id",
 		 bench_event_name(c));
 	if (read_file(path, id, sizeof(id)))
 		return -EOPNOTSUPP; /* no CONFIG_PERF_EVENTS */
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = atol(id);
-	attr.disabled = 1;
-	bench_perf_fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1,
-				PERF_FLAG_FD_CLOEXEC);
+	bench_perf_fd = perf_open(atol(id), 0);
 	return bench_perf_fd < 0 ? -errno : 0;
 }
 

@@ -978,24 +978,6 @@ static int test_probe_events_trace_cmd(void)
 #define PERF_READS 100
 #define PERF_PAGES 8
 
-static int perf_open(long id, int sampling)
-{
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = id;
-	attr.disabled = 1;
-	if (sampling) {
-		attr.sample_period = 1;
-		attr.sample_type = PERF_SAMPLE_RAW;
-		attr.wakeup_events = 1;
-	}
-	return syscall(SYS_perf_event_open, &attr, 0, -1, -1,
-		       PERF_FLAG_FD_CLOEXEC);
-}
-
 /* The field's offset in the event's records, from its format file; -1. */
 static int field_offset(const char *format_path, const char *field)
 {

@@ -197,15 +197,22 @@ static void notrace okp_event_perf(struct okp_event_probe *ep,
 NOKPROBE_SYMBOL(okp_event_perf);
 #endif
 
-/* A hit of one of the event's probes: an entry in every instance it is on in. */
+/*
+ * A hit of one of the event's probes: an entry in every instance it is on
+ * in, and perf's. Its registers are regs, or (an argument-only hit, regs
+ * NULL) the record args, which perf never gets: while perf has the event
+ * its lines hand pt_regs (okp_event_reroute()).
+ */
 static void notrace okp_event_hit(struct okp_event_probe *ep,
-				  struct pt_regs *regs, unsigned long ip,
-				  unsigned long ret_ip,
+				  struct pt_regs *regs,
+				  const struct okprobe_args *args,
+				  unsigned long ip, unsigned long ret_ip,
 				  const unsigned long *entry_arguments)
 {
 	struct okp_trace_event *event = ep->event;
 	const struct okp_event_environment env = {
-		.regs = regs,
+		.regs = args ? (const void *)args : regs,
+		.args_record = args != NULL,
 		.comm = current->comm,
 		.task = current,
 		.entry_arguments = entry_arguments,
@@ -218,7 +225,7 @@ static void notrace okp_event_hit(struct okp_event_probe *ep,
 		okp_event_trace(ep, link->file, &env, regs, ip, ret_ip);
 #ifdef CONFIG_PERF_EVENTS
 	/* Acquire: perf's core made call.perf_events before the release. */
-	if (smp_load_acquire(&event->perf))
+	if (regs && smp_load_acquire(&event->perf))
 		okp_event_perf(ep, &env, regs, ip, ret_ip);
 #endif
 }
@@ -231,7 +238,8 @@ int notrace okp_event_pre_handler(struct okprobe *probe, struct pt_regs *regs)
 
 	/* While the line moves to the other kind, only the active records. */
 	if (READ_ONCE(ep->active) == probe)
-		okp_event_hit(ep, regs, (unsigned long)probe->addr, 0, NULL);
+		okp_event_hit(ep, regs, NULL, (unsigned long)probe->addr, 0,
+			      NULL);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_pre_handler);
@@ -248,19 +256,9 @@ void notrace okp_event_args_handler(struct okprobe *probe,
 {
 	struct okp_event_probe *ep =
 		container_of(probe, struct okp_event_probe, args_probe);
-	const struct okp_event_environment env = {
-		.regs = args,
-		.args_record = 1,
-		.comm = current->comm,
-		.task = current,
-	};
-	struct okp_event_link *link;
 
-	if (READ_ONCE(ep->active) != probe)
-		return;
-	raw_cpu_inc(*ep->hits);
-	list_for_each_entry_rcu(link, &ep->event->links, list)
-		okp_event_trace(ep, link->file, &env, NULL, args->ip, 0);
+	if (READ_ONCE(ep->active) == probe)
+		okp_event_hit(ep, NULL, args, args->ip, 0, NULL);
 }
 NOKPROBE_SYMBOL(okp_event_args_handler);
 
@@ -271,7 +269,8 @@ int notrace okp_event_return_handler(struct okretprobe_instance *ri,
 	struct okp_event_probe *ep =
 		container_of(ri->rp, struct okp_event_probe, rp);
 
-	okp_event_hit(ep, regs, (unsigned long)ri->rp->kp.addr, ri->ret_addr,
+	okp_event_hit(ep, regs, NULL, (unsigned long)ri->rp->kp.addr,
+		      ri->ret_addr,
 		      ep->entry_arguments ? (const unsigned long *)ri->data :
 					    NULL);
 	return 0;
